@@ -1,0 +1,34 @@
+//! Why the generator refused a set of parameters.
+
+use crate::params::KernelKind;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GenError {
+    #[error("dimension must be 1, 2 or 3, got {0}")]
+    Dimension(usize),
+    #[error("tolerance must be a positive finite number, got {0}")]
+    Tolerance(f64),
+    #[error("tolerance {tol:e} is below what {precision} can reach (smallest accepted: {floor:e})")]
+    ToleranceBelowPrecision {
+        tol: f64,
+        precision: &'static str,
+        floor: f64,
+    },
+    #[error("tolerance {tol:e} needs a {kernel:?} kernel of width {needed} at upsampling {sigma}, above the maximum 16; use the ES kernel or upsampling 2")]
+    WidthForTolerance {
+        tol: f64,
+        needed: usize,
+        kernel: KernelKind,
+        sigma: f64,
+    },
+    #[error("kernel width must be between 2 and 16, got {0}")]
+    Width(usize),
+    #[error("upsampling factor must be 2 or 1.25, got {0}")]
+    Upsampling(f64),
+    #[error("mode count {0} along a dimension must be at least 1")]
+    Modes(usize),
+    #[error("fine grid for {modes} modes would overflow the address space")]
+    GridOverflow { modes: usize },
+    #[error("template rendering failed: {0}")]
+    Render(String),
+}

@@ -1,0 +1,193 @@
+//! Piecewise-polynomial fits of a kernel, evaluated by Horner's rule in generated code.
+//!
+//! A point at grid coordinate `x` touches grid points `i0 .. i0 + w` with `i0 = ⌈x − w/2⌉`.
+//! With `t = 2(i0 − x + w/2) − 1 ∈ [−1, 1)`, the weight on grid point `i0 + j` is
+//! `φ((i0 + j − x)/α) = p_j(t)`, one polynomial per `j`. Evaluating all `w` of them at once
+//! is `nc` fused multiply–adds over a `w`-vector, which vectorises, and never calls `exp`.
+
+use super::KernelSpec;
+
+/// Coefficients of the `w` polynomials, highest degree first: `coeffs[k][j]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PiecewisePoly {
+    pub width: usize,
+    pub coeffs: Vec<Vec<f64>>,
+}
+
+/// A Horner table flattened for templates: `nc` rows of `w` literals.
+pub type HornerTable = Vec<Vec<String>>;
+
+impl PiecewisePoly {
+    /// Fits the smallest degree (≥ w) whose error is a tenth of the kernel's design
+    /// tolerance, or else the most accurate degree tried. (The ES kernel's square-root edge
+    /// limits polynomial fits to a few percent of its edge value, e^{−β}, whatever the degree.)
+    pub fn fit(spec: &KernelSpec) -> Self {
+        let target = spec.design_tolerance() * 0.1 + 1e-15;
+        let w = spec.width;
+        let mut best: Option<(f64, Self)> = None;
+        for nc in (w + 1)..=(w + 8) {
+            let p = Self::fit_degree(spec, nc);
+            let err = p.max_error(spec);
+            if err <= target {
+                return p;
+            }
+            if best.as_ref().is_none_or(|(e, _)| err < *e) {
+                best = Some((err, p));
+            }
+        }
+        best.expect("at least one degree is tried").1
+    }
+
+    /// Chebyshev interpolation at `nc` nodes, converted to monomial coefficients in `t`.
+    fn fit_degree(spec: &KernelSpec, nc: usize) -> Self {
+        let w = spec.width;
+        let mut coeffs = vec![vec![0.0; w]; nc];
+        for j in 0..w {
+            let f = |t: f64| spec.eval(offset(spec, j, t));
+            let cheb = chebyshev_coefficients(f, nc);
+            let mono = chebyshev_to_monomial(&cheb);
+            for (k, c) in mono.iter().enumerate() {
+                // Highest degree first.
+                coeffs[nc - 1 - k][j] = *c;
+            }
+        }
+        PiecewisePoly { width: w, coeffs }
+    }
+
+    /// Number of coefficients per polynomial (degree + 1).
+    pub fn nc(&self) -> usize {
+        self.coeffs.len()
+    }
+
+    /// Evaluates all `w` weights at `t` — the same arithmetic the generated code does.
+    pub fn eval(&self, t: f64) -> Vec<f64> {
+        let mut r = self.coeffs[0].clone();
+        for row in &self.coeffs[1..] {
+            for (rj, cj) in r.iter_mut().zip(row) {
+                *rj = *rj * t + cj;
+            }
+        }
+        r
+    }
+
+    /// Largest absolute deviation from the kernel over a fine sample of `t ∈ [−1, 1]`.
+    pub fn max_error(&self, spec: &KernelSpec) -> f64 {
+        let samples = 400;
+        let mut worst: f64 = 0.0;
+        for s in 0..=samples {
+            let t = -1.0 + 2.0 * s as f64 / samples as f64;
+            for (j, v) in self.eval(t).iter().enumerate() {
+                worst = worst.max((v - spec.eval(offset(spec, j, t))).abs());
+            }
+        }
+        worst
+    }
+
+    /// The coefficients as literals of the given scalar type, for templates.
+    pub fn literals(&self, ty: &str) -> HornerTable {
+        self.coeffs
+            .iter()
+            .map(|row| row.iter().map(|c| format!("{c:e}_{ty}")).collect())
+            .collect()
+    }
+}
+
+/// Normalised kernel argument of grid point `j` for Horner variable `t`.
+fn offset(spec: &KernelSpec, j: usize, t: f64) -> f64 {
+    let a = spec.half_width();
+    let u = (t + 1.0) / 2.0; // i0 − x + α
+    (u - a + j as f64) / a
+}
+
+fn chebyshev_coefficients(f: impl Fn(f64) -> f64, n: usize) -> Vec<f64> {
+    let pi = std::f64::consts::PI;
+    let values: Vec<f64> = (0..n)
+        .map(|m| f((pi * (m as f64 + 0.5) / n as f64).cos()))
+        .collect();
+    (0..n)
+        .map(|k| {
+            let s: f64 = values
+                .iter()
+                .enumerate()
+                .map(|(m, v)| v * (pi * k as f64 * (m as f64 + 0.5) / n as f64).cos())
+                .sum();
+            let scale = if k == 0 { 1.0 } else { 2.0 };
+            scale * s / n as f64
+        })
+        .collect()
+}
+
+/// Σ a_k T_k(t) as monomial coefficients, lowest degree first.
+fn chebyshev_to_monomial(a: &[f64]) -> Vec<f64> {
+    let n = a.len();
+    let mut out = vec![0.0; n];
+    let mut prev = vec![0.0; n]; // T_{k-1}
+    let mut cur = vec![0.0; n]; // T_k
+    prev[0] = 1.0;
+    if n > 1 {
+        cur[1] = 1.0;
+    }
+    out[0] += a[0];
+    if n > 1 {
+        out[1] += a[1];
+    }
+    for ak in a.iter().skip(2) {
+        let mut next = vec![0.0; n];
+        for i in 0..n - 1 {
+            next[i + 1] += 2.0 * cur[i];
+        }
+        for i in 0..n {
+            next[i] -= prev[i];
+        }
+        for i in 0..n {
+            out[i] += ak * next[i];
+        }
+        prev = cur;
+        cur = next;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{KernelKind, Upsampling};
+
+    #[test]
+    fn fit_error_is_far_below_the_tolerance_it_serves() {
+        for kind in [KernelKind::Es, KernelKind::Gaussian] {
+            for sigma in [Upsampling::TWO, Upsampling::FIVE_FOURTHS] {
+                for w in 2..=16 {
+                    let spec = KernelSpec::for_width(kind, w, sigma).unwrap();
+                    let p = spec.horner();
+                    let err = p.max_error(&spec);
+                    let served = spec.design_tolerance().max(1e-15);
+                    assert!(
+                        err < 0.12 * served + 2e-14,
+                        "{kind:?} σ={} w={w}: fit error {err:e} vs tolerance {served:e}",
+                        sigma.0
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn degrees_stay_near_the_width() {
+        let spec = KernelSpec::for_width(KernelKind::Es, 7, Upsampling::TWO).unwrap();
+        let nc = spec.horner().nc();
+        assert!((8..=11).contains(&nc), "nc = {nc}");
+    }
+
+    #[test]
+    fn weights_sum_to_the_kernel_sum() {
+        // Independent check of the offset convention: at t = 1 (x on a grid point) the
+        // weights are φ at integer offsets, symmetric about the centre.
+        let spec = KernelSpec::for_width(KernelKind::Es, 8, Upsampling::TWO).unwrap();
+        let v = spec.horner().eval(1.0);
+        for j in 0..8 {
+            let d = (j as f64 + 1.0 - 4.0) / 4.0;
+            assert!((v[j] - spec.eval(d)).abs() < 0.12 * spec.design_tolerance(), "j={j} {} {}", v[j], spec.eval(d));
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! nudt-gen: turns NUFFT parameters and a machine description into spreading code.
+//!
+//! Data flows one way: [`Params`] → kernel choice and [`plan`] (fine grid, tiles, schedule)
+//! → [`render`] (tera templates) → source text. This crate knows nothing about the runtime
+//! that will compile or call that source.
+
+pub mod arch;
+pub mod error;
+pub mod kernel;
+pub mod params;
+pub mod plan;
+pub mod render;
+
+pub use arch::Arch;
+pub use error::GenError;
+pub use kernel::KernelSpec;
+pub use params::{Accuracy, AlgoParams, KernelKind, Params, Precision, Strategy, TransformType, Upsampling};

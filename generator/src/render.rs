@@ -1,0 +1,74 @@
+//! Rendering: a planned configuration → source text, through the tera templates.
+//!
+//! The templates are compiled into the binary (`include_str!`), so rendering never touches
+//! the file system.
+
+use crate::error::GenError;
+use crate::kernel::KernelSpec;
+use crate::params::{Precision, Strategy};
+use crate::plan;
+use tera::{Context, Tera};
+
+const SUPPORT: &str = include_str!("../../templates/rust/support.rs.tera");
+const SPREADER: &str = include_str!("../../templates/rust/spreader.rs.tera");
+
+/// Everything that shapes one generated Rust spreader.
+#[derive(Clone, Debug)]
+pub struct RustSpreader {
+    pub dim: usize,
+    pub kernel: KernelSpec,
+    pub precision: Precision,
+    /// Schedule behind the module's `spread` function.
+    pub strategy: Strategy,
+    /// Path of the rendered support module, as seen from the spreader.
+    pub support_path: String,
+    /// Threshold of the target-driven block tree.
+    pub max_block_points: usize,
+    /// Human-readable record of every parameter, copied into the header comment.
+    pub provenance: Vec<String>,
+}
+
+fn engine(name: &str, body: &str) -> Result<Tera, GenError> {
+    let mut t = Tera::default();
+    t.add_raw_template(name, body).map_err(|e| GenError::Render(format!("{e:?}")))?;
+    Ok(t)
+}
+
+/// The width-independent support module (scalar trait, tiling, bin sort, schedules).
+pub fn support_module() -> Result<String, GenError> {
+    engine("support", SUPPORT)?
+        .render("support", &Context::new())
+        .map_err(|e| GenError::Render(format!("{e:?}")))
+}
+
+/// One specialised spreader module.
+pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
+    if !(1..=3).contains(&s.dim) {
+        return Err(GenError::Dimension(s.dim));
+    }
+    let poly = s.kernel.horner();
+    let real = s.precision.type_name();
+    let mut ctx = Context::new();
+    ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    ctx.insert("params", &s.provenance);
+    ctx.insert("dim", &s.dim);
+    ctx.insert("width", &s.kernel.width);
+    ctx.insert("real", real);
+    ctx.insert("nc", &poly.nc());
+    ctx.insert("coeffs", &poly.literals(real));
+    ctx.insert("fit_error", &format!("{:.1e}", poly.max_error(&s.kernel)));
+    ctx.insert("kernel", &format!("{:?}", s.kernel.kind));
+    ctx.insert("beta", &format!("{}", s.kernel.beta));
+    ctx.insert("support", &s.support_path);
+    let (strategy, doc) = match s.strategy {
+        Strategy::TargetDriven => ("target_driven", "target-driven (block tree, no synchronisation)"),
+        _ => ("source_driven", "source-driven (coloured tiles, no atomics)"),
+    };
+    ctx.insert("strategy", strategy);
+    ctx.insert("strategy_doc", doc);
+    ctx.insert("max_block_points", &s.max_block_points);
+    ctx.insert("interp_chunk", &plan::INTERP_CHUNK);
+    engine("spreader", SPREADER)?
+        .render("spreader", &ctx)
+        .map_err(|e| GenError::Render(format!("{e:?}")))
+}

@@ -1,0 +1,1 @@
+pub use nudt_runtime::*;
