@@ -1,7 +1,25 @@
+//! nudt-runtime: plans, binning, FFTs, corrections and the CPU executors that run nudt's
+//! generated spreaders inside complete NUFFTs of types 1, 2 and 3.
 
+pub mod direct;
+pub mod error;
+mod fft;
+pub mod float;
+mod grid;
+pub mod kernels;
+mod oneshot;
+pub mod plan;
+mod type3;
+mod uniform;
+
+/// Width-independent generated code (tiling, bin sort, schedules) shared by every spreader.
 pub mod support {
     nudt_macros::support! {}
 }
-pub mod k2 {
-    nudt_macros::spreader! { dim = 2, width = 7, precision = f64, support = crate::support }
-}
+
+pub use error::{NudtError, Result};
+pub use float::Float;
+pub use nudt_gen::{Arch, KernelKind, Strategy, TransformType, Upsampling};
+pub use oneshot::{type1, type2, type3};
+pub use plan::{Options, Plan};
+pub use uniform::ModeOrder;

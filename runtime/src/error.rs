@@ -1,0 +1,48 @@
+//! Every way a plan can refuse its input, as a typed error that names the problem.
+
+use nudt_gen::GenError;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NudtError {
+    /// The generator refused the parameters (tolerance, width, dimension, grid size...).
+    #[error(transparent)]
+    Gen(#[from] GenError),
+    #[error("{what} has a non-finite value ({value}) at index {index}")]
+    NonFinite {
+        what: &'static str,
+        index: usize,
+        value: f64,
+    },
+    #[error("{what}: expected length {expected}, got {got}")]
+    Length {
+        what: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("expected {expected} coordinate arrays (one per dimension), got {got}")]
+    Coordinates { expected: usize, got: usize },
+    #[error("mode counts: expected {expected} (one per dimension), got {got}")]
+    ModesShape { expected: usize, got: usize },
+    #[error("number of transforms (ntransf) must be at least 1")]
+    ZeroTransforms,
+    #[error("isign must be +1 or -1, got {0}")]
+    Sign(i32),
+    #[error("{0} points exceed the supported maximum of 2^32 - 1")]
+    TooManyPoints(usize),
+    #[error("fine grid of {points} points ({bytes} bytes) exceeds available memory ({available} bytes)")]
+    GridTooLarge {
+        points: usize,
+        bytes: usize,
+        available: usize,
+    },
+    #[error("fine grid size overflows usize")]
+    GridOverflow,
+    #[error("execute called before set_points")]
+    PointsNotSet,
+    #[error("this operation needs a type {expected} plan, but the plan is type {actual}")]
+    WrongType { expected: u8, actual: u8 },
+    #[error("thread pool: {0}")]
+    Threads(String),
+}
+
+pub type Result<T> = std::result::Result<T, NudtError>;

@@ -1,0 +1,32 @@
+//! The scalar types a plan can run in.
+
+use crate::kernels::KernelRegistry;
+pub use crate::support::Real;
+use nudt_gen::Precision;
+use num_complex::Complex;
+
+/// f32 or f64: generated kernels, FFTs and complex arithmetic all available.
+pub trait Float: KernelRegistry + rustfft::FftNum + num_traits::Float + Default {
+    const PRECISION: Precision;
+}
+
+impl Float for f32 {
+    const PRECISION: Precision = Precision::F32;
+}
+
+impl Float for f64 {
+    const PRECISION: Precision = Precision::F64;
+}
+
+/// Views complex values as interleaved `[re, im, ..]` reals, the generated code's layout.
+pub fn interleaved<T>(c: &[Complex<T>]) -> &[T] {
+    // SAFETY: `Complex<T>` is `#[repr(C)]` with fields `re, im`, so a slice of n of them is
+    // exactly 2n consecutive `T`s with the same alignment.
+    unsafe { std::slice::from_raw_parts(c.as_ptr().cast::<T>(), 2 * c.len()) }
+}
+
+/// Mutable counterpart of [`interleaved`].
+pub fn interleaved_mut<T>(c: &mut [Complex<T>]) -> &mut [T] {
+    // SAFETY: as in `interleaved`; the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(c.as_mut_ptr().cast::<T>(), 2 * c.len()) }
+}

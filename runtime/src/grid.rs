@@ -1,0 +1,101 @@
+//! One fine grid and the points binned onto it: spreading and interpolation through the
+//! generated kernels, with the schedule chosen for the point set.
+
+use crate::error::{NudtError, Result};
+use crate::float::{interleaved, interleaved_mut, Float};
+use crate::kernels::KernelFns;
+use crate::support::{TileGrid, Tiles};
+use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
+use num_complex::Complex;
+use std::borrow::Cow;
+
+/// A fine grid with its kernel, tiling and (once set) binned points.
+pub struct FineGrid<T: Float> {
+    pub n: Vec<usize>,
+    pub kernel: KernelSpec,
+    fns: KernelFns<T>,
+    table: Cow<'static, [T]>,
+    side: Vec<usize>,
+    requested: Strategy,
+    strategy: Strategy,
+    max_block_points: usize,
+    tiles: Option<Tiles<T>>,
+    arch: Arch,
+}
+
+impl<T: Float> FineGrid<T> {
+    pub fn new(n: Vec<usize>, kernel: KernelSpec, strategy: Strategy, arch: &Arch, tile_side: Option<usize>) -> Result<Self> {
+        let dim = n.len();
+        let fns = T::kernels(dim, kernel.width).ok_or(NudtError::Gen(nudt_gen::GenError::Width(kernel.width)))?;
+        // The registry's modules bake the ES σ = 2 table; other kernels get theirs fitted now,
+        // by the same generator code, and evaluated by the same generated loops.
+        let table = if kernel.kind == KernelKind::Es && kernel.upsampling == Upsampling::TWO {
+            Cow::Borrowed(fns.table)
+        } else {
+            Cow::Owned(kernel.horner().coeffs.iter().flatten().map(|&c| T::of(c)).collect())
+        };
+        let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
+        Ok(FineGrid {
+            side: vec![side; dim],
+            n,
+            kernel,
+            fns,
+            table,
+            requested: strategy,
+            strategy,
+            max_block_points: 1 << 15,
+            tiles: None,
+            arch: arch.clone(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    /// The schedule in use for the current points.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    pub fn tile_side(&self) -> usize {
+        self.side[0]
+    }
+
+    /// Bins the points (radians, finite, any range) and picks the spreading schedule.
+    pub fn set_points(&mut self, coords: &[&[T]]) {
+        let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
+        let tiles = Tiles::bin(grid, coords);
+        let counts: Vec<usize> = tiles.starts.windows(2).map(|w| w[1] - w[0]).collect();
+        self.strategy = plan::choose_strategy(self.requested, &counts);
+        self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
+        self.tiles = Some(tiles);
+    }
+
+    fn tiles(&self) -> Result<&Tiles<T>> {
+        self.tiles.as_ref().ok_or(NudtError::PointsNotSet)
+    }
+
+    /// Spreads strengths (original point order) onto `grid`, which is overwritten.
+    pub fn spread(&self, c: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
+        self.spread_with(self.strategy, c, grid)
+    }
+
+    /// Spreads with an explicit schedule (for cross-checks and tuning).
+    pub fn spread_with(&self, strategy: Strategy, c: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
+        let tiles = self.tiles()?;
+        let (c, g) = (interleaved(c), interleaved_mut(grid));
+        match strategy {
+            Strategy::TargetDriven => (self.fns.spread_target_driven)(tiles, c, g, &self.table, self.max_block_points),
+            _ => (self.fns.spread_source_driven)(tiles, c, g, &self.table),
+        }
+        Ok(())
+    }
+
+    /// Interpolates `grid` at the points into `out` (original point order).
+    pub fn interp(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
+        let tiles = self.tiles()?;
+        (self.fns.interp)(tiles, interleaved(grid), interleaved_mut(out), &self.table, plan::INTERP_CHUNK);
+        Ok(())
+    }
+}

@@ -1,0 +1,61 @@
+//! The runtime's own generated spreaders: every dimension (1–3), width (2–16) and precision,
+//! instantiated through the same `spreader!` macro users call, and a registry that picks one.
+
+use crate::support::{Real, Tiles};
+
+/// Type-erased entry points of one generated spreader.
+pub struct KernelFns<T: 'static> {
+    pub spread_source_driven: fn(&Tiles<T>, &[T], &mut [T], &[T]),
+    pub spread_target_driven: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
+    pub interp: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
+    /// The Horner table baked into the module (ES kernel, σ = 2, at this width).
+    pub table: &'static [T],
+}
+
+/// Registry of the kernels of one precision.
+pub trait KernelRegistry: Real {
+    /// The generated spreader for `dim` and `width`; `None` outside 1–3 × 2–16.
+    fn kernels(dim: usize, width: usize) -> Option<KernelFns<Self>>;
+}
+
+macro_rules! registry {
+    ($real:ident, $module:ident; $($name:ident = ($d:tt, $w:tt)),* $(,)?) => {
+        mod $module {
+            $(
+                pub mod $name {
+                    nudt_macros::spreader! { dim = $d, width = $w, precision = $real, support = crate::support }
+                }
+            )*
+        }
+
+        impl KernelRegistry for $real {
+            fn kernels(dim: usize, width: usize) -> Option<KernelFns<Self>> {
+                use crate::support::{interp, spread_source_driven, spread_target_driven};
+                match (dim, width) {
+                    $(
+                        ($d, $w) => Some(KernelFns {
+                            spread_source_driven: spread_source_driven::<$real, $module::$name::Kernel>,
+                            spread_target_driven: spread_target_driven::<$real, $module::$name::Kernel>,
+                            interp: interp::<$real, $module::$name::Kernel>,
+                            table: $module::$name::table(),
+                        }),
+                    )*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+macro_rules! all_widths {
+    ($real:ident, $module:ident) => {
+        registry!($real, $module;
+            d1_w2 = (1, 2), d1_w3 = (1, 3), d1_w4 = (1, 4), d1_w5 = (1, 5), d1_w6 = (1, 6), d1_w7 = (1, 7), d1_w8 = (1, 8), d1_w9 = (1, 9), d1_w10 = (1, 10), d1_w11 = (1, 11), d1_w12 = (1, 12), d1_w13 = (1, 13), d1_w14 = (1, 14), d1_w15 = (1, 15), d1_w16 = (1, 16),
+            d2_w2 = (2, 2), d2_w3 = (2, 3), d2_w4 = (2, 4), d2_w5 = (2, 5), d2_w6 = (2, 6), d2_w7 = (2, 7), d2_w8 = (2, 8), d2_w9 = (2, 9), d2_w10 = (2, 10), d2_w11 = (2, 11), d2_w12 = (2, 12), d2_w13 = (2, 13), d2_w14 = (2, 14), d2_w15 = (2, 15), d2_w16 = (2, 16),
+            d3_w2 = (3, 2), d3_w3 = (3, 3), d3_w4 = (3, 4), d3_w5 = (3, 5), d3_w6 = (3, 6), d3_w7 = (3, 7), d3_w8 = (3, 8), d3_w9 = (3, 9), d3_w10 = (3, 10), d3_w11 = (3, 11), d3_w12 = (3, 12), d3_w13 = (3, 13), d3_w14 = (3, 14), d3_w15 = (3, 15), d3_w16 = (3, 16)
+        );
+    };
+}
+
+all_widths!(f32, single);
+all_widths!(f64, double);

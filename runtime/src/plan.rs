@@ -1,0 +1,407 @@
+//! The user-facing plan, in the spirit of FINUFFT and rustfft: make a plan once, set points
+//! once (binning happens there), execute many times.
+
+use crate::error::{NudtError, Result};
+use crate::float::Float;
+use crate::grid::FineGrid;
+use crate::type3::NonUniform;
+use crate::uniform::{ModeOrder, Uniform};
+use nudt_gen::{plan as gplan, Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
+use num_complex::Complex;
+use std::sync::{Arc, OnceLock};
+
+/// Plan options; `Options::default()` is what FINUFFT users expect.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub kernel: KernelKind,
+    pub upsampling: Upsampling,
+    pub strategy: Strategy,
+    pub mode_order: ModeOrder,
+    /// Worker threads; `None` uses rayon's global pool.
+    pub threads: Option<usize>,
+    /// Machine to tune for; `None` detects this one (once per process).
+    pub arch: Option<Arch>,
+    /// Tile side override (tuning); `None` lets the planner choose from the caches.
+    pub tile_side: Option<usize>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            kernel: KernelKind::Es,
+            upsampling: Upsampling::TWO,
+            strategy: Strategy::Auto,
+            mode_order: ModeOrder::Cmcl,
+            threads: None,
+            arch: None,
+            tile_side: None,
+        }
+    }
+}
+
+/// The machine this process runs on, detected once.
+pub fn this_machine() -> &'static Arch {
+    static ARCH: OnceLock<Arch> = OnceLock::new();
+    ARCH.get_or_init(Arch::detect)
+}
+
+/// Refuses fine grids that overflow or could not fit in memory.
+pub(crate) fn check_grid<T>(n: &[usize]) -> Result<()> {
+    let points = n.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).ok_or(NudtError::GridOverflow)?;
+    let bytes = points
+        .checked_mul(2 * std::mem::size_of::<T>())
+        .ok_or(NudtError::GridOverflow)?;
+    let available = available_memory();
+    if bytes > available {
+        return Err(NudtError::GridTooLarge { points, bytes, available });
+    }
+    Ok(())
+}
+
+fn available_memory() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<usize>().ok())
+        })
+        .map_or(usize::MAX / 2, |kb| kb.saturating_mul(1024))
+}
+
+fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
+    match v.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(NudtError::NonFinite {
+            what,
+            index,
+            value: v[index].wide(),
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_coords<T: Float>(dim: usize, coords: &[&[T]], names: [&'static str; 3]) -> Result<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates { expected: dim, got: coords.len() });
+    }
+    let m = coords[0].len();
+    for (d, c) in coords.iter().enumerate() {
+        if c.len() != m {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates", names[d]),
+                expected: m,
+                got: c.len(),
+            });
+        }
+        check_finite(names[d], c)?;
+    }
+    if m > u32::MAX as usize {
+        return Err(NudtError::TooManyPoints(m));
+    }
+    Ok(m)
+}
+
+enum Engine<T: Float> {
+    Uniform(Uniform<T>),
+    /// Type 3 before its points are set: the grids depend on them.
+    Type3Pending,
+    Type3 {
+        forward: Box<NonUniform<T>>,
+        /// The adjoint (targets → sources), planned on first use from kept coordinates.
+        adjoint: Option<Box<NonUniform<T>>>,
+        points: Box<[Vec<Vec<T>>; 2]>,
+    },
+}
+
+/// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions.
+///
+/// ```
+/// use nudt_runtime::{Plan, Options, TransformType};
+/// use num_complex::Complex64;
+/// let x = [0.1, -2.0, 3.0];
+/// let c = [Complex64::new(1.0, 0.0); 3];
+/// let mut plan = Plan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-9, Options::default()).unwrap();
+/// plan.set_points(&[&x]).unwrap();
+/// let mut f = vec![Complex64::default(); 8];
+/// plan.execute(&c, &mut f).unwrap();
+/// ```
+pub struct Plan<T: Float> {
+    ty: TransformType,
+    dim: usize,
+    isign: i32,
+    ntransf: usize,
+    tol: f64,
+    opts: Options,
+    kernel: KernelSpec,
+    modes: Vec<usize>,
+    engine: Engine<T>,
+    num_points: usize,
+    num_targets: usize,
+    pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+impl<T: Float> Plan<T> {
+    /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d. `isign` is ±1;
+    /// `ntransf` transforms share the points (and their sort).
+    pub fn new(ty: TransformType, modes: &[usize], isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
+        if ty == TransformType::Type3 {
+            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+        }
+        Self::build(ty, modes, isign, ntransf, tol, opts)
+    }
+
+    /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
+    pub fn new_type3(dim: usize, isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
+        Self::build(TransformType::Type3, &vec![1; dim], isign, ntransf, tol, opts)
+    }
+
+    fn build(ty: TransformType, modes: &[usize], isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
+        let dim = modes.len();
+        if !(1..=3).contains(&dim) {
+            return Err(nudt_gen::GenError::Dimension(dim).into());
+        }
+        if isign != 1 && isign != -1 {
+            return Err(NudtError::Sign(isign));
+        }
+        if ntransf == 0 {
+            return Err(NudtError::ZeroTransforms);
+        }
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        let arch = opts.arch.clone().unwrap_or_else(|| this_machine().clone());
+        let pool = match opts.threads {
+            Some(n) => Some(Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| NudtError::Threads(e.to_string()))?,
+            )),
+            None => None,
+        };
+        let engine = match ty {
+            TransformType::Type3 => Engine::Type3Pending,
+            _ => {
+                let n = modes
+                    .iter()
+                    .map(|&m| gplan::fine_size(m, &kernel))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                check_grid::<T>(&n)?;
+                let grid = FineGrid::new(n, kernel, opts.strategy, &arch, opts.tile_side)?;
+                Engine::Uniform(Uniform::new(modes, grid, opts.mode_order))
+            }
+        };
+        Ok(Plan {
+            ty,
+            dim,
+            isign,
+            ntransf,
+            tol,
+            kernel,
+            modes: modes.to_vec(),
+            engine,
+            num_points: 0,
+            num_targets: 0,
+            pool,
+            opts: Options { arch: Some(arch), ..opts },
+        })
+    }
+
+    fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
+        }
+    }
+
+    /// Sets the nonuniform points of a type 1 or 2 plan: one array per dimension, in radians
+    /// (any finite value; the transform is 2π-periodic). Bins them for every later execute.
+    pub fn set_points(&mut self, coords: &[&[T]]) -> Result<()> {
+        if self.ty == TransformType::Type3 {
+            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+        }
+        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        let pool = self.pool.clone();
+        let Engine::Uniform(u) = &mut self.engine else { unreachable!("type 1/2 plans hold a uniform engine") };
+        match pool {
+            Some(p) => p.install(|| u.grid.set_points(coords)),
+            None => u.grid.set_points(coords),
+        }
+        self.num_points = m;
+        Ok(())
+    }
+
+    /// Sets sources `x` and target frequencies `s` of a type 3 plan.
+    pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<()> {
+        if self.ty != TransformType::Type3 {
+            return Err(NudtError::WrongType { expected: 3, actual: self.type_number() });
+        }
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
+        let arch = self.opts.arch.clone().unwrap_or_default();
+        let side = self.opts.tile_side;
+        let nu = self.run(|| NonUniform::new(sources, targets, kernel, isign, strategy, &arch, side))?;
+        let keep = |v: &[&[T]]| v.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
+        self.engine = Engine::Type3 {
+            forward: Box::new(nu),
+            adjoint: None,
+            points: Box::new([keep(sources), keep(targets)]),
+        };
+        self.num_points = m;
+        self.num_targets = k;
+        Ok(())
+    }
+
+    fn type_number(&self) -> u8 {
+        match self.ty {
+            TransformType::Type1 => 1,
+            TransformType::Type2 => 2,
+            TransformType::Type3 => 3,
+        }
+    }
+
+    /// Input and output lengths of one transform, for this plan's direction.
+    fn lengths(&self, adjoint: bool) -> (usize, usize) {
+        let modes: usize = self.modes.iter().product();
+        let (a, b) = match self.ty {
+            TransformType::Type1 => (self.num_points, modes),
+            TransformType::Type2 => (modes, self.num_points),
+            TransformType::Type3 => (self.num_points, self.num_targets),
+        };
+        if adjoint {
+            (b, a)
+        } else {
+            (a, b)
+        }
+    }
+
+    fn check_io(&self, input: &[Complex<T>], output: &[Complex<T>], adjoint: bool) -> Result<(usize, usize)> {
+        if matches!(self.engine, Engine::Type3Pending) {
+            return Err(NudtError::PointsNotSet);
+        }
+        let (a, b) = self.lengths(adjoint);
+        let (ea, eb) = (a * self.ntransf, b * self.ntransf);
+        if input.len() != ea {
+            return Err(NudtError::Length { what: "input".into(), expected: ea, got: input.len() });
+        }
+        if output.len() != eb {
+            return Err(NudtError::Length { what: "output".into(), expected: eb, got: output.len() });
+        }
+        Ok((a, b))
+    }
+
+    /// Runs the plan's transform on `ntransf` stacked inputs.
+    ///
+    /// Type 1: strengths (M each) → modes; type 2: modes → values at the points (M each);
+    /// type 3: strengths (M each) → values at the targets (K each).
+    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
+        self.execute_dir(input, output, false)
+    }
+
+    /// The adjoint: type 1's is a type 2 with the opposite sign, type 2's a type 1, and
+    /// type 3's maps values at the targets back to the sources (the type 3 with roles and
+    /// sign swapped; its grids are planned on first use).
+    pub fn execute_adjoint(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
+        self.execute_dir(input, output, true)
+    }
+
+    fn execute_dir(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool) -> Result<()> {
+        let (a, b) = self.check_io(input, output, adjoint)?;
+        if a == 0 {
+            output.iter_mut().for_each(|v| *v = Complex::default());
+        }
+        if a == 0 || b == 0 {
+            return Ok(());
+        }
+        let isign = if adjoint { -self.isign } else { self.isign };
+        let as_type1 = (self.ty == TransformType::Type1) != adjoint;
+        let (kernel, strategy, side) = (self.kernel, self.opts.strategy, self.opts.tile_side);
+        let arch = self.opts.arch.clone().unwrap_or_default();
+        let engine = &mut self.engine;
+        let mut body = move || -> Result<()> {
+            if let Engine::Type3 { adjoint: slot @ None, points, .. } = engine {
+                if adjoint {
+                    let [src, tgt] = &**points;
+                    let (s, t): (Vec<&[T]>, Vec<&[T]>) = (src.iter().map(|c| &c[..]).collect(), tgt.iter().map(|c| &c[..]).collect());
+                    let nu = NonUniform::new(&t, &s, kernel, isign, strategy, &arch, side)?;
+                    *slot = Some(Box::new(nu));
+                }
+            }
+            for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
+                match &mut *engine {
+                    Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
+                    Engine::Uniform(u) => u.type2(x, y, isign)?,
+                    Engine::Type3 { forward, .. } if !adjoint => forward.execute(x, y, isign)?,
+                    Engine::Type3 { adjoint: Some(back), .. } => back.execute(x, y, isign)?,
+                    _ => return Err(NudtError::PointsNotSet),
+                }
+            }
+            Ok(())
+        };
+        match self.pool.clone() {
+            Some(p) => p.install(body),
+            None => body(),
+        }
+    }
+
+    /// Kernel width per dimension.
+    pub fn width(&self) -> usize {
+        self.kernel.width
+    }
+
+    pub fn kernel(&self) -> &KernelSpec {
+        &self.kernel
+    }
+
+    pub fn tolerance(&self) -> f64 {
+        self.tol
+    }
+
+    /// Fine grid size per dimension (type 3: the inner type 2's grid, once points are set).
+    pub fn fine_grid(&self) -> Vec<usize> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.n.clone(),
+            Engine::Type3 { forward, .. } => forward.inner_grid().to_vec(),
+            Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// The spreading schedule chosen for the current points.
+    pub fn strategy(&self) -> Strategy {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.strategy(),
+            Engine::Type3 { forward, .. } => forward.spread_grid().strategy(),
+            Engine::Type3Pending => self.opts.strategy,
+        }
+    }
+
+    pub fn tile_side(&self) -> usize {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.tile_side(),
+            Engine::Type3 { forward, .. } => forward.spread_grid().tile_side(),
+            Engine::Type3Pending => 0,
+        }
+    }
+
+    pub fn transform_type(&self) -> TransformType {
+        self.ty
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Spreads with an explicit schedule onto the fine grid (types 1/2; for cross-checking
+    /// the two schedules and for tuning). Returns the fine grid.
+    pub fn spread_only(&self, strategy: Strategy, c: &[Complex<T>]) -> Result<Vec<Complex<T>>> {
+        let Engine::Uniform(u) = &self.engine else {
+            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+        };
+        if c.len() != self.num_points {
+            return Err(NudtError::Length { what: "strengths".into(), expected: self.num_points, got: c.len() });
+        }
+        let mut g = vec![Complex::default(); u.grid.len()];
+        self.run(|| u.grid.spread_with(strategy, c, &mut g))?;
+        Ok(g)
+    }
+}

@@ -1,0 +1,144 @@
+//! Type 3 (nonuniform → nonuniform), FINUFFT-style (Lee & Greengard with any kernel): centre
+//! and rescale both point sets, pre-phase, spread onto a grid that holds the sources, run an
+//! inner type 2 at the rescaled targets, and correct at each target.
+//!
+//! With `x = c_x + x'`, `s = c_s + s'`, `|x'| ≤ X`, `|s'| ≤ S`:
+//! `e^{±i s·x} = e^{±i s·c_x} · e^{±i c_s·x'} · e^{±i s'·x'}`. The last factor is computed
+//! through a grid of `n ≥ 2σXS/π + w + 1` points with spacing `h = 2π/n`, after scaling
+//! `x'' = x'/γ`, `t = γ s'` with `γ = n/(2σS)`, so that the spread sources fit inside
+//! `[−π, π)` and the inner type 2 frequencies `h·t` stay inside `[−π/σ, π/σ]`, where the
+//! kernel's Fourier transform `ψ̂` is well away from zero.
+
+use crate::error::Result;
+use crate::float::Float;
+use crate::grid::FineGrid;
+use crate::uniform::{ModeOrder, Uniform};
+use nudt_gen::{plan, Arch, GenError, KernelSpec, Strategy};
+use num_complex::Complex;
+use rayon::prelude::*;
+
+/// Centre and half-extent of a set of coordinates along one dimension.
+fn centre(v: &[f64]) -> (f64, f64) {
+    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        ((lo + hi) / 2.0, (hi - lo) / 2.0)
+    }
+}
+
+/// A type 3 engine for one pair of point sets.
+pub struct NonUniform<T: Float> {
+    spread: FineGrid<T>,
+    inner: Uniform<T>,
+    prephase: Vec<Complex<T>>,
+    post: Vec<Complex<T>>,
+    work: Vec<Complex<T>>,
+    scaled: Vec<Complex<T>>,
+}
+
+impl<T: Float> NonUniform<T> {
+    /// Plans the grids for these sources and targets and bins both.
+    pub fn new(
+        sources: &[&[T]],
+        targets: &[&[T]],
+        kernel: KernelSpec,
+        isign: i32,
+        strategy: Strategy,
+        arch: &Arch,
+        tile_side: Option<usize>,
+    ) -> Result<Self> {
+        let dim = sources.len();
+        let sigma = kernel.upsampling.0;
+        let w = kernel.width as f64;
+        let sgn = isign.signum() as f64;
+        let m = sources[0].len();
+        let k = targets[0].len();
+        let mut n = Vec::with_capacity(dim);
+        let mut scaled_src: Vec<Vec<T>> = Vec::with_capacity(dim);
+        let mut scaled_tgt: Vec<Vec<T>> = Vec::with_capacity(dim);
+        let mut pre_phase = vec![0.0f64; m];
+        let mut post_phase = vec![0.0f64; k];
+        let mut post_mag = vec![1.0f64; k];
+        let ft = kernel.fourier();
+        for d in 0..dim {
+            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
+            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
+            let (cx, xh) = centre(&x);
+            let (cs, sh) = centre(&s);
+            // Degenerate extents (FINUFFT's rule): keep X·S ≥ 1 so the grid stays sensible.
+            let (xs, ss) = if xh == 0.0 {
+                if sh == 0.0 {
+                    (1.0, 1.0)
+                } else {
+                    (xh.max(1.0 / sh), sh)
+                }
+            } else {
+                (xh, sh.max(1.0 / xh))
+            };
+            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
+            if !want.is_finite() || want > 1e15 {
+                return Err(GenError::GridOverflow { modes: usize::MAX }.into());
+            }
+            let nd = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width))
+                .ok_or(GenError::GridOverflow { modes: want as usize })?;
+            let gamma = nd as f64 / (2.0 * sigma * ss);
+            let h = 2.0 * std::f64::consts::PI / nd as f64;
+            scaled_src.push(x.iter().map(|&v| T::of((v - cx) / gamma)).collect());
+            scaled_tgt.push(s.iter().map(|&v| T::of(h * gamma * (v - cs))).collect());
+            for (p, &v) in pre_phase.iter_mut().zip(&x) {
+                *p += cs * (v - cx);
+            }
+            for ((p, mag), &v) in post_phase.iter_mut().zip(post_mag.iter_mut()).zip(&s) {
+                *p += v * cx;
+                *mag /= ft.at(h * gamma * (v - cs));
+            }
+            n.push(nd);
+        }
+        crate::plan::check_grid::<T>(&n)?;
+        let src_refs: Vec<&[T]> = scaled_src.iter().map(|v| &v[..]).collect();
+        let tgt_refs: Vec<&[T]> = scaled_tgt.iter().map(|v| &v[..]).collect();
+
+        let mut spread = FineGrid::new(n.clone(), kernel, strategy, arch, tile_side)?;
+        spread.set_points(&src_refs);
+        let inner_n = n
+            .iter()
+            .map(|&nd| plan::fine_size(nd, &kernel))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        crate::plan::check_grid::<T>(&inner_n)?;
+        let mut inner_grid = FineGrid::new(inner_n, kernel, strategy, arch, tile_side)?;
+        inner_grid.set_points(&tgt_refs);
+        let inner = Uniform::new(&n, inner_grid, ModeOrder::Fft);
+        let polar = |mag: f64, ph: f64| {
+            let z = Complex::from_polar(mag, sgn * ph);
+            Complex::new(T::of(z.re), T::of(z.im))
+        };
+        Ok(NonUniform {
+            spread,
+            inner,
+            prephase: pre_phase.iter().map(|&p| polar(1.0, p)).collect(),
+            post: post_phase.iter().zip(&post_mag).map(|(&p, &mg)| polar(mg, p)).collect(),
+            work: Vec::new(),
+            scaled: Vec::new(),
+        })
+    }
+
+    pub fn inner_grid(&self) -> &[usize] {
+        &self.inner.grid.n
+    }
+
+    pub fn spread_grid(&self) -> &FineGrid<T> {
+        &self.spread
+    }
+
+    /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
+    pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
+        self.scaled.clear();
+        self.scaled.par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
+        self.work.resize(self.spread.len(), Complex::default());
+        self.spread.spread(&self.scaled, &mut self.work)?;
+        self.inner.type2(&self.work, f, isign)?;
+        f.par_iter_mut().zip(&self.post).for_each(|(v, p)| *v = *v * p);
+        Ok(())
+    }
+}

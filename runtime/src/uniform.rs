@@ -1,0 +1,150 @@
+//! Types 1 and 2 on one fine grid: spread → FFT → correct, and its transpose.
+
+use crate::error::Result;
+use crate::fft::FftNd;
+use crate::float::Float;
+use crate::grid::FineGrid;
+use num_complex::Complex;
+use rayon::prelude::*;
+use rustfft::FftDirection;
+
+/// Order of the modes in user arrays, per dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ModeOrder {
+    /// Centred: index `i` holds mode `k = i − ⌊N/2⌋` (FINUFFT's default, numpy's fftshift).
+    #[default]
+    Cmcl,
+    /// FFT order: `0, 1, .., ⌈N/2⌉−1, −⌊N/2⌋, .., −1`.
+    Fft,
+}
+
+impl ModeOrder {
+    /// The mode number at array index `i` of a dimension of `n` modes.
+    pub fn mode(self, i: usize, n: usize) -> i64 {
+        match self {
+            ModeOrder::Cmcl => i as i64 - (n / 2) as i64,
+            ModeOrder::Fft if i < n - n / 2 => i as i64,
+            ModeOrder::Fft => i as i64 - n as i64,
+        }
+    }
+}
+
+/// Where each user mode lives on the fine grid, and its correction factor `1/ψ̂(2πk/n)`.
+struct ModeMap<T> {
+    /// Per dimension (padded to 3): fine-grid index of each user index.
+    gidx: [Vec<usize>; 3],
+    corr: [Vec<T>; 3],
+    gstride: [usize; 3],
+}
+
+impl<T: Float> ModeMap<T> {
+    fn new(modes: &[usize], grid: &FineGrid<T>, order: ModeOrder) -> Self {
+        let ft = grid.kernel.fourier();
+        let dim = modes.len();
+        let mut gstride = [0; 3];
+        let mut acc = 1;
+        for d in (0..dim).rev() {
+            gstride[d] = acc;
+            acc *= grid.n[d];
+        }
+        let gidx = std::array::from_fn(|d| {
+            if d >= dim {
+                return vec![0];
+            }
+            let n = grid.n[d] as i64;
+            (0..modes[d]).map(|i| order.mode(i, modes[d]).rem_euclid(n) as usize).collect()
+        });
+        let corr = std::array::from_fn(|d| {
+            if d >= dim {
+                return vec![T::one()];
+            }
+            let step = 2.0 * std::f64::consts::PI / grid.n[d] as f64;
+            (0..modes[d])
+                .map(|i| T::of(1.0 / ft.at(step * order.mode(i, modes[d]) as f64)))
+                .collect()
+        });
+        ModeMap { gidx, corr, gstride }
+    }
+
+    /// User-array elements per index of the first dimension.
+    fn rows(&self) -> usize {
+        self.gidx[1].len() * self.gidx[2].len()
+    }
+}
+
+/// A type 1/2 engine: fine grid, FFT plan and mode map.
+pub struct Uniform<T: Float> {
+    pub grid: FineGrid<T>,
+    fft: FftNd<T>,
+    map: ModeMap<T>,
+    work: Vec<Complex<T>>,
+}
+
+fn direction(isign: i32) -> FftDirection {
+    if isign < 0 {
+        FftDirection::Forward
+    } else {
+        FftDirection::Inverse
+    }
+}
+
+impl<T: Float> Uniform<T> {
+    pub fn new(modes: &[usize], grid: FineGrid<T>, order: ModeOrder) -> Self {
+        let map = ModeMap::new(modes, &grid, order);
+        Uniform {
+            fft: FftNd::new(&grid.n),
+            map,
+            grid,
+            work: Vec::new(),
+        }
+    }
+
+    /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform.
+    pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
+        self.work.resize(self.grid.len(), Complex::default());
+        self.grid.spread(c, &mut self.work)?;
+        self.fft.process(&mut self.work, direction(isign));
+        let (map, work) = (&self.map, &self.work);
+        let row = map.rows();
+        f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
+            let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
+            let mut o = 0;
+            for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
+                let (g01, c01) = (g0 + g1 * map.gstride[1], c0 * c1);
+                for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
+                    out[o] = work[g01 + g2 * map.gstride[2]] * (c01 * c2);
+                    o += 1;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform.
+    pub fn type2(&mut self, f: &[Complex<T>], c: &mut [Complex<T>], isign: i32) -> Result<()> {
+        self.work.clear();
+        self.work.resize(self.grid.len(), Complex::default());
+        let map = &self.map;
+        let row = map.rows();
+        // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
+        let mut row_of_slab = vec![None; self.grid.n[0]];
+        for (i0, &g0) in map.gidx[0].iter().enumerate() {
+            row_of_slab[g0] = Some(i0);
+        }
+        self.work.par_chunks_mut(map.gstride[0]).zip(&row_of_slab).for_each(|(slab, i0)| {
+            let Some(i0) = *i0 else { return };
+            let fin = &f[i0 * row..(i0 + 1) * row];
+            let c0 = map.corr[0][i0];
+            let mut o = 0;
+            for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
+                let (g01, c01) = (g1 * map.gstride[1], c0 * c1);
+                for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
+                    slab[g01 + g2 * map.gstride[2]] = fin[o] * (c01 * c2);
+                    o += 1;
+                }
+            }
+        });
+        self.fft.process(&mut self.work, direction(isign));
+        self.grid.interp(&self.work, c)
+    }
+}
