@@ -66,7 +66,11 @@ fn sysfs_caches() -> Vec<(u32, usize)> {
     let Ok(entries) = std::fs::read_dir(root) else {
         return Vec::new();
     };
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
     entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("index"))

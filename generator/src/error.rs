@@ -8,7 +8,9 @@ pub enum GenError {
     Dimension(usize),
     #[error("tolerance must be a positive finite number, got {0}")]
     Tolerance(f64),
-    #[error("tolerance {tol:e} is below what {precision} can reach (smallest accepted: {floor:e})")]
+    #[error(
+        "tolerance {tol:e} is below what {precision} can reach (smallest accepted: {floor:e})"
+    )]
     ToleranceBelowPrecision {
         tol: f64,
         precision: &'static str,

@@ -14,4 +14,6 @@ pub mod render;
 pub use arch::Arch;
 pub use error::GenError;
 pub use kernel::KernelSpec;
-pub use params::{Accuracy, AlgoParams, KernelKind, Params, Precision, Strategy, TransformType, Upsampling};
+pub use params::{
+    Accuracy, AlgoParams, KernelKind, Params, Precision, Strategy, TransformType, Upsampling,
+};

@@ -119,7 +119,10 @@ mod tests {
     #[test]
     fn tiles_fit_a_third_of_l2() {
         let k = KernelSpec::for_width(KernelKind::Es, 7, Upsampling::TWO).unwrap();
-        let arch = Arch { l2: 1 << 20, ..Arch::default() };
+        let arch = Arch {
+            l2: 1 << 20,
+            ..Arch::default()
+        };
         let s = tile_side(2, &k, Precision::F64, &arch);
         assert!((s + 6) * (s + 6) * 16 <= (1 << 20) / 3);
         assert!(s >= 64);

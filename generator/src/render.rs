@@ -30,7 +30,8 @@ pub struct RustSpreader {
 
 fn engine(name: &str, body: &str) -> Result<Tera, GenError> {
     let mut t = Tera::default();
-    t.add_raw_template(name, body).map_err(|e| GenError::Render(format!("{e:?}")))?;
+    t.add_raw_template(name, body)
+        .map_err(|e| GenError::Render(format!("{e:?}")))?;
     Ok(t)
 }
 
@@ -61,8 +62,14 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     ctx.insert("beta", &format!("{}", s.kernel.beta));
     ctx.insert("support", &s.support_path);
     let (strategy, doc) = match s.strategy {
-        Strategy::TargetDriven => ("target_driven", "target-driven (block tree, no synchronisation)"),
-        _ => ("source_driven", "source-driven (coloured tiles, no atomics)"),
+        Strategy::TargetDriven => (
+            "target_driven",
+            "target-driven (block tree, no synchronisation)",
+        ),
+        _ => (
+            "source_driven",
+            "source-driven (coloured tiles, no atomics)",
+        ),
     };
     ctx.insert("strategy", strategy);
     ctx.insert("strategy_doc", doc);

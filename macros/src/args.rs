@@ -33,15 +33,21 @@ fn bad(value: &Expr, msg: String) -> syn::Error {
 
 fn int(key: &str, v: &Expr) -> syn::Result<usize> {
     match v {
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse(),
         _ => Err(bad(v, format!("`{key}` expects an integer"))),
     }
 }
 
 fn float(key: &str, v: &Expr) -> syn::Result<f64> {
     match v {
-        Expr::Lit(ExprLit { lit: Lit::Float(f), .. }) => f.base10_parse(),
-        Expr::Lit(ExprLit { lit: Lit::Int(i), .. }) => i.base10_parse(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Float(f), ..
+        }) => f.base10_parse(),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => i.base10_parse(),
         _ => Err(bad(v, format!("`{key}` expects a number"))),
     }
 }
@@ -54,7 +60,10 @@ fn word(key: &str, v: &Expr, allowed: &[&str]) -> syn::Result<String> {
     if allowed.contains(&s.as_str()) {
         Ok(s)
     } else {
-        Err(bad(v, format!("`{key}` must be one of: {}", allowed.join(", "))))
+        Err(bad(
+            v,
+            format!("`{key}` must be one of: {}", allowed.join(", ")),
+        ))
     }
 }
 
@@ -114,21 +123,29 @@ impl SpreaderArgs {
                 }
             }
         }
-        let dim = dim.ok_or_else(|| syn::Error::new(Span::call_site(), "missing argument `dim`"))?;
+        let dim =
+            dim.ok_or_else(|| syn::Error::new(Span::call_site(), "missing argument `dim`"))?;
         let kernel = match (width, tol) {
-            (Some(_), Some((_, v))) => return Err(bad(v, "give either `width` or `tol`, not both".into())),
-            (Some((w, v)), None) => {
-                KernelSpec::for_width(kind, w, sigma).map_err(|e| bad(v, format!("`width`: {e}")))?
+            (Some(_), Some((_, v))) => {
+                return Err(bad(v, "give either `width` or `tol`, not both".into()))
             }
+            (Some((w, v)), None) => KernelSpec::for_width(kind, w, sigma)
+                .map_err(|e| bad(v, format!("`width`: {e}")))?,
             (None, Some((t, v))) => KernelSpec::for_tolerance(kind, t, sigma, precision)
                 .map_err(|e| bad(v, format!("`tol`: {e}")))?,
             (None, None) => {
-                return Err(syn::Error::new(Span::call_site(), "missing argument `width` (or `tol`)"))
+                return Err(syn::Error::new(
+                    Span::call_site(),
+                    "missing argument `width` (or `tol`)",
+                ))
             }
         };
         let provenance = vec![
             format!("dim = {dim}, precision = {}", precision.type_name()),
-            format!("kernel = {:?}, width = {}, beta = {}, upsampfac = {}", kind, kernel.width, kernel.beta, sigma.0),
+            format!(
+                "kernel = {:?}, width = {}, beta = {}, upsampfac = {}",
+                kind, kernel.width, kernel.beta, sigma.0
+            ),
             format!("strategy = {strategy:?}"),
         ];
         let spec = RustSpreader {
@@ -142,7 +159,11 @@ impl SpreaderArgs {
         };
         let src = nudt_gen::render::spreader_module(&spec)
             .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
-        src.parse::<TokenStream>()
-            .map_err(|e| syn::Error::new(Span::call_site(), format!("generated spreader does not parse: {e}")))
+        src.parse::<TokenStream>().map_err(|e| {
+            syn::Error::new(
+                Span::call_site(),
+                format!("generated spreader does not parse: {e}"),
+            )
+        })
     }
 }

@@ -37,9 +37,12 @@ pub fn spreader(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn support(input: TokenStream) -> TokenStream {
     if !input.is_empty() {
-        return syn::Error::new(proc_macro2::Span::call_site(), "support! takes no arguments")
-            .to_compile_error()
-            .into();
+        return syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "support! takes no arguments",
+        )
+        .to_compile_error()
+        .into();
     }
     match nudt_gen::render::support_module() {
         Ok(src) => match src.parse::<proc_macro2::TokenStream>() {

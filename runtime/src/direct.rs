@@ -29,22 +29,44 @@ pub fn sum_at(x: &[&[f64]], c: &[Complex64], freqs: &[Vec<f64>], isign: i32) -> 
 }
 
 /// Type 1 at the user indices `which` of the mode array.
-pub fn type1(x: &[&[f64]], c: &[Complex64], modes: &[usize], order: ModeOrder, isign: i32, which: &[usize]) -> Vec<Complex64> {
+pub fn type1(
+    x: &[&[f64]],
+    c: &[Complex64],
+    modes: &[usize],
+    order: ModeOrder,
+    isign: i32,
+    which: &[usize],
+) -> Vec<Complex64> {
     let freqs: Vec<Vec<f64>> = which
         .iter()
-        .map(|&i| mode_of(i, modes, order).into_iter().map(|k| k as f64).collect())
+        .map(|&i| {
+            mode_of(i, modes, order)
+                .into_iter()
+                .map(|k| k as f64)
+                .collect()
+        })
         .collect();
     sum_at(x, c, &freqs, isign)
 }
 
 /// Type 2 at the points `which`.
-pub fn type2(x: &[&[f64]], f: &[Complex64], modes: &[usize], order: ModeOrder, isign: i32, which: &[usize]) -> Vec<Complex64> {
+pub fn type2(
+    x: &[&[f64]],
+    f: &[Complex64],
+    modes: &[usize],
+    order: ModeOrder,
+    isign: i32,
+    which: &[usize],
+) -> Vec<Complex64> {
     which
         .par_iter()
         .map(|&j| {
             (0..f.len())
                 .map(|i| {
-                    let k: Vec<f64> = mode_of(i, modes, order).into_iter().map(|k| k as f64).collect();
+                    let k: Vec<f64> = mode_of(i, modes, order)
+                        .into_iter()
+                        .map(|k| k as f64)
+                        .collect();
                     f[i] * phase(isign, &k, x, j)
                 })
                 .sum()
@@ -53,8 +75,17 @@ pub fn type2(x: &[&[f64]], f: &[Complex64], modes: &[usize], order: ModeOrder, i
 }
 
 /// Type 3 at the targets `which`.
-pub fn type3(x: &[&[f64]], c: &[Complex64], s: &[&[f64]], isign: i32, which: &[usize]) -> Vec<Complex64> {
-    let freqs: Vec<Vec<f64>> = which.iter().map(|&k| s.iter().map(|sd| sd[k]).collect()).collect();
+pub fn type3(
+    x: &[&[f64]],
+    c: &[Complex64],
+    s: &[&[f64]],
+    isign: i32,
+    which: &[usize],
+) -> Vec<Complex64> {
+    let freqs: Vec<Vec<f64>> = which
+        .iter()
+        .map(|&k| s.iter().map(|sd| sd[k]).collect())
+        .collect();
     sum_at(x, c, &freqs, isign)
 }
 

@@ -29,7 +29,9 @@ pub enum NudtError {
     Sign(i32),
     #[error("{0} points exceed the supported maximum of 2^32 - 1")]
     TooManyPoints(usize),
-    #[error("fine grid of {points} points ({bytes} bytes) exceeds available memory ({available} bytes)")]
+    #[error(
+        "fine grid of {points} points ({bytes} bytes) exceeds available memory ({available} bytes)"
+    )]
     GridTooLarge {
         points: usize,
         bytes: usize,

@@ -47,14 +47,20 @@ impl<T: FftNum + Default> FftNd<T> {
                     |scratch, row| fft.process_with_scratch(row, scratch),
                 );
             } else {
-                data.par_chunks_mut(n * stride).for_each(|block| strided(fft.as_ref(), block, n, stride));
+                data.par_chunks_mut(n * stride)
+                    .for_each(|block| strided(fft.as_ref(), block, n, stride));
             }
         }
     }
 }
 
 /// Transforms the `stride` interleaved columns of a block of shape `(n, stride)`.
-fn strided<T: FftNum + Default>(fft: &dyn Fft<T>, block: &mut [Complex<T>], n: usize, stride: usize) {
+fn strided<T: FftNum + Default>(
+    fft: &dyn Fft<T>,
+    block: &mut [Complex<T>],
+    n: usize,
+    stride: usize,
+) {
     let batches = stride.div_ceil(COLUMN_BATCH);
     let shared = SyncPtr(block.as_mut_ptr());
     (0..batches).into_par_iter().for_each_init(
@@ -119,7 +125,9 @@ mod tests {
                     .map(|j| {
                         let jj = idx(j);
                         let ph: f64 = (0..dims.len())
-                            .map(|d| 2.0 * std::f64::consts::PI * (kk[d] * jj[d]) as f64 / dims[d] as f64)
+                            .map(|d| {
+                                2.0 * std::f64::consts::PI * (kk[d] * jj[d]) as f64 / dims[d] as f64
+                            })
                             .sum();
                         x[j] * Complex::from_polar(1.0, sign * ph)
                     })

@@ -24,15 +24,30 @@ pub struct FineGrid<T: Float> {
 }
 
 impl<T: Float> FineGrid<T> {
-    pub fn new(n: Vec<usize>, kernel: KernelSpec, strategy: Strategy, arch: &Arch, tile_side: Option<usize>) -> Result<Self> {
+    pub fn new(
+        n: Vec<usize>,
+        kernel: KernelSpec,
+        strategy: Strategy,
+        arch: &Arch,
+        tile_side: Option<usize>,
+    ) -> Result<Self> {
         let dim = n.len();
-        let fns = T::kernels(dim, kernel.width).ok_or(NudtError::Gen(nudt_gen::GenError::Width(kernel.width)))?;
+        let fns = T::kernels(dim, kernel.width)
+            .ok_or(NudtError::Gen(nudt_gen::GenError::Width(kernel.width)))?;
         // The registry's modules bake the ES σ = 2 table; other kernels get theirs fitted now,
         // by the same generator code, and evaluated by the same generated loops.
         let table = if kernel.kind == KernelKind::Es && kernel.upsampling == Upsampling::TWO {
             Cow::Borrowed(fns.table)
         } else {
-            Cow::Owned(kernel.horner().coeffs.iter().flatten().map(|&c| T::of(c)).collect())
+            Cow::Owned(
+                kernel
+                    .horner()
+                    .coeffs
+                    .iter()
+                    .flatten()
+                    .map(|&c| T::of(c))
+                    .collect(),
+            )
         };
         let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
         Ok(FineGrid {
@@ -82,11 +97,18 @@ impl<T: Float> FineGrid<T> {
     }
 
     /// Spreads with an explicit schedule (for cross-checks and tuning).
-    pub fn spread_with(&self, strategy: Strategy, c: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
+    pub fn spread_with(
+        &self,
+        strategy: Strategy,
+        c: &[Complex<T>],
+        grid: &mut [Complex<T>],
+    ) -> Result<()> {
         let tiles = self.tiles()?;
         let (c, g) = (interleaved(c), interleaved_mut(grid));
         match strategy {
-            Strategy::TargetDriven => (self.fns.spread_target_driven)(tiles, c, g, &self.table, self.max_block_points),
+            Strategy::TargetDriven => {
+                (self.fns.spread_target_driven)(tiles, c, g, &self.table, self.max_block_points)
+            }
             _ => (self.fns.spread_source_driven)(tiles, c, g, &self.table),
         }
         Ok(())
@@ -95,7 +117,13 @@ impl<T: Float> FineGrid<T> {
     /// Interpolates `grid` at the points into `out` (original point order).
     pub fn interp(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.interp)(tiles, interleaved(grid), interleaved_mut(out), &self.table, plan::INTERP_CHUNK);
+        (self.fns.interp)(
+            tiles,
+            interleaved(grid),
+            interleaved_mut(out),
+            &self.table,
+            plan::INTERP_CHUNK,
+        );
         Ok(())
     }
 }

@@ -7,8 +7,21 @@ use nudt_gen::TransformType;
 use num_complex::Complex;
 
 /// Type 1: modes `f` (row-major, centred) from strengths `c` at points `coords`.
-pub fn type1<T: Float>(coords: &[&[T]], c: &[Complex<T>], modes: &[usize], isign: i32, tol: f64) -> Result<Vec<Complex<T>>> {
-    let mut plan = Plan::new(TransformType::Type1, modes, isign, 1, tol, Options::default())?;
+pub fn type1<T: Float>(
+    coords: &[&[T]],
+    c: &[Complex<T>],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+) -> Result<Vec<Complex<T>>> {
+    let mut plan = Plan::new(
+        TransformType::Type1,
+        modes,
+        isign,
+        1,
+        tol,
+        Options::default(),
+    )?;
     plan.set_points(coords)?;
     let mut f = vec![Complex::default(); modes.iter().product()];
     plan.execute(c, &mut f)?;
@@ -16,8 +29,21 @@ pub fn type1<T: Float>(coords: &[&[T]], c: &[Complex<T>], modes: &[usize], isign
 }
 
 /// Type 2: values at `coords` of the Fourier series with coefficients `f` (row-major, centred).
-pub fn type2<T: Float>(coords: &[&[T]], f: &[Complex<T>], modes: &[usize], isign: i32, tol: f64) -> Result<Vec<Complex<T>>> {
-    let mut plan = Plan::new(TransformType::Type2, modes, isign, 1, tol, Options::default())?;
+pub fn type2<T: Float>(
+    coords: &[&[T]],
+    f: &[Complex<T>],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+) -> Result<Vec<Complex<T>>> {
+    let mut plan = Plan::new(
+        TransformType::Type2,
+        modes,
+        isign,
+        1,
+        tol,
+        Options::default(),
+    )?;
     plan.set_points(coords)?;
     let mut c = vec![Complex::default(); coords.first().map_or(0, |x| x.len())];
     plan.execute(f, &mut c)?;
@@ -25,7 +51,13 @@ pub fn type2<T: Float>(coords: &[&[T]], f: &[Complex<T>], modes: &[usize], isign
 }
 
 /// Type 3: values at frequencies `targets` of the sum over `sources` with strengths `c`.
-pub fn type3<T: Float>(sources: &[&[T]], c: &[Complex<T>], targets: &[&[T]], isign: i32, tol: f64) -> Result<Vec<Complex<T>>> {
+pub fn type3<T: Float>(
+    sources: &[&[T]],
+    c: &[Complex<T>],
+    targets: &[&[T]],
+    isign: i32,
+    tol: f64,
+) -> Result<Vec<Complex<T>>> {
     let mut plan = Plan::new_type3(sources.len(), isign, 1, tol, Options::default())?;
     plan.set_points_type3(sources, targets)?;
     let mut f = vec![Complex::default(); targets.first().map_or(0, |s| s.len())];

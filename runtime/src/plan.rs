@@ -47,13 +47,20 @@ pub fn this_machine() -> &'static Arch {
 
 /// Refuses fine grids that overflow or could not fit in memory.
 pub(crate) fn check_grid<T>(n: &[usize]) -> Result<()> {
-    let points = n.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).ok_or(NudtError::GridOverflow)?;
+    let points = n
+        .iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .ok_or(NudtError::GridOverflow)?;
     let bytes = points
         .checked_mul(2 * std::mem::size_of::<T>())
         .ok_or(NudtError::GridOverflow)?;
     let available = available_memory();
     if bytes > available {
-        return Err(NudtError::GridTooLarge { points, bytes, available });
+        return Err(NudtError::GridTooLarge {
+            points,
+            bytes,
+            available,
+        });
     }
     Ok(())
 }
@@ -83,7 +90,10 @@ fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
 
 fn check_coords<T: Float>(dim: usize, coords: &[&[T]], names: [&'static str; 3]) -> Result<usize> {
     if coords.len() != dim {
-        return Err(NudtError::Coordinates { expected: dim, got: coords.len() });
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        });
     }
     let m = coords[0].len();
     for (d, c) in coords.iter().enumerate() {
@@ -144,19 +154,49 @@ pub struct Plan<T: Float> {
 impl<T: Float> Plan<T> {
     /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d. `isign` is ±1;
     /// `ntransf` transforms share the points (and their sort).
-    pub fn new(ty: TransformType, modes: &[usize], isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
+    pub fn new(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: Options,
+    ) -> Result<Self> {
         if ty == TransformType::Type3 {
-            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            });
         }
         Self::build(ty, modes, isign, ntransf, tol, opts)
     }
 
     /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
-    pub fn new_type3(dim: usize, isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
-        Self::build(TransformType::Type3, &vec![1; dim], isign, ntransf, tol, opts)
+    pub fn new_type3(
+        dim: usize,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: Options,
+    ) -> Result<Self> {
+        Self::build(
+            TransformType::Type3,
+            &vec![1; dim],
+            isign,
+            ntransf,
+            tol,
+            opts,
+        )
     }
 
-    fn build(ty: TransformType, modes: &[usize], isign: i32, ntransf: usize, tol: f64, opts: Options) -> Result<Self> {
+    fn build(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: Options,
+    ) -> Result<Self> {
         let dim = modes.len();
         if !(1..=3).contains(&dim) {
             return Err(nudt_gen::GenError::Dimension(dim).into());
@@ -202,7 +242,10 @@ impl<T: Float> Plan<T> {
             num_points: 0,
             num_targets: 0,
             pool,
-            opts: Options { arch: Some(arch), ..opts },
+            opts: Options {
+                arch: Some(arch),
+                ..opts
+            },
         })
     }
 
@@ -217,11 +260,16 @@ impl<T: Float> Plan<T> {
     /// (any finite value; the transform is 2π-periodic). Bins them for every later execute.
     pub fn set_points(&mut self, coords: &[&[T]]) -> Result<()> {
         if self.ty == TransformType::Type3 {
-            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            });
         }
         let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
         let pool = self.pool.clone();
-        let Engine::Uniform(u) = &mut self.engine else { unreachable!("type 1/2 plans hold a uniform engine") };
+        let Engine::Uniform(u) = &mut self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
         match pool {
             Some(p) => p.install(|| u.grid.set_points(coords)),
             None => u.grid.set_points(coords),
@@ -233,14 +281,18 @@ impl<T: Float> Plan<T> {
     /// Sets sources `x` and target frequencies `s` of a type 3 plan.
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<()> {
         if self.ty != TransformType::Type3 {
-            return Err(NudtError::WrongType { expected: 3, actual: self.type_number() });
+            return Err(NudtError::WrongType {
+                expected: 3,
+                actual: self.type_number(),
+            });
         }
         let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
         let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
         let arch = self.opts.arch.clone().unwrap_or_default();
         let side = self.opts.tile_side;
-        let nu = self.run(|| NonUniform::new(sources, targets, kernel, isign, strategy, &arch, side))?;
+        let nu =
+            self.run(|| NonUniform::new(sources, targets, kernel, isign, strategy, &arch, side))?;
         let keep = |v: &[&[T]]| v.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
         self.engine = Engine::Type3 {
             forward: Box::new(nu),
@@ -275,17 +327,30 @@ impl<T: Float> Plan<T> {
         }
     }
 
-    fn check_io(&self, input: &[Complex<T>], output: &[Complex<T>], adjoint: bool) -> Result<(usize, usize)> {
+    fn check_io(
+        &self,
+        input: &[Complex<T>],
+        output: &[Complex<T>],
+        adjoint: bool,
+    ) -> Result<(usize, usize)> {
         if matches!(self.engine, Engine::Type3Pending) {
             return Err(NudtError::PointsNotSet);
         }
         let (a, b) = self.lengths(adjoint);
         let (ea, eb) = (a * self.ntransf, b * self.ntransf);
         if input.len() != ea {
-            return Err(NudtError::Length { what: "input".into(), expected: ea, got: input.len() });
+            return Err(NudtError::Length {
+                what: "input".into(),
+                expected: ea,
+                got: input.len(),
+            });
         }
         if output.len() != eb {
-            return Err(NudtError::Length { what: "output".into(), expected: eb, got: output.len() });
+            return Err(NudtError::Length {
+                what: "output".into(),
+                expected: eb,
+                got: output.len(),
+            });
         }
         Ok((a, b))
     }
@@ -301,11 +366,20 @@ impl<T: Float> Plan<T> {
     /// The adjoint: type 1's is a type 2 with the opposite sign, type 2's a type 1, and
     /// type 3's maps values at the targets back to the sources (the type 3 with roles and
     /// sign swapped; its grids are planned on first use).
-    pub fn execute_adjoint(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
+    pub fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<()> {
         self.execute_dir(input, output, true)
     }
 
-    fn execute_dir(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool) -> Result<()> {
+    fn execute_dir(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<()> {
         let (a, b) = self.check_io(input, output, adjoint)?;
         if a == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
@@ -319,10 +393,18 @@ impl<T: Float> Plan<T> {
         let arch = self.opts.arch.clone().unwrap_or_default();
         let engine = &mut self.engine;
         let mut body = move || -> Result<()> {
-            if let Engine::Type3 { adjoint: slot @ None, points, .. } = engine {
+            if let Engine::Type3 {
+                adjoint: slot @ None,
+                points,
+                ..
+            } = engine
+            {
                 if adjoint {
                     let [src, tgt] = &**points;
-                    let (s, t): (Vec<&[T]>, Vec<&[T]>) = (src.iter().map(|c| &c[..]).collect(), tgt.iter().map(|c| &c[..]).collect());
+                    let (s, t): (Vec<&[T]>, Vec<&[T]>) = (
+                        src.iter().map(|c| &c[..]).collect(),
+                        tgt.iter().map(|c| &c[..]).collect(),
+                    );
                     let nu = NonUniform::new(&t, &s, kernel, isign, strategy, &arch, side)?;
                     *slot = Some(Box::new(nu));
                 }
@@ -332,7 +414,10 @@ impl<T: Float> Plan<T> {
                     Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
                     Engine::Uniform(u) => u.type2(x, y, isign)?,
                     Engine::Type3 { forward, .. } if !adjoint => forward.execute(x, y, isign)?,
-                    Engine::Type3 { adjoint: Some(back), .. } => back.execute(x, y, isign)?,
+                    Engine::Type3 {
+                        adjoint: Some(back),
+                        ..
+                    } => back.execute(x, y, isign)?,
                     _ => return Err(NudtError::PointsNotSet),
                 }
             }
@@ -395,10 +480,17 @@ impl<T: Float> Plan<T> {
     /// the two schedules and for tuning). Returns the fine grid.
     pub fn spread_only(&self, strategy: Strategy, c: &[Complex<T>]) -> Result<Vec<Complex<T>>> {
         let Engine::Uniform(u) = &self.engine else {
-            return Err(NudtError::WrongType { expected: 1, actual: 3 });
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            });
         };
         if c.len() != self.num_points {
-            return Err(NudtError::Length { what: "strengths".into(), expected: self.num_points, got: c.len() });
+            return Err(NudtError::Length {
+                what: "strengths".into(),
+                expected: self.num_points,
+                got: c.len(),
+            });
         }
         let mut g = vec![Complex::default(); u.grid.len()];
         self.run(|| u.grid.spread_with(strategy, c, &mut g))?;

@@ -19,7 +19,11 @@ use rayon::prelude::*;
 
 /// Centre and half-extent of a set of coordinates along one dimension.
 fn centre(v: &[f64]) -> (f64, f64) {
-    let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        });
     if lo > hi {
         (0.0, 0.0)
     } else {
@@ -80,8 +84,11 @@ impl<T: Float> NonUniform<T> {
             if !want.is_finite() || want > 1e15 {
                 return Err(GenError::GridOverflow { modes: usize::MAX }.into());
             }
-            let nd = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width))
-                .ok_or(GenError::GridOverflow { modes: want as usize })?;
+            let nd = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
+                GenError::GridOverflow {
+                    modes: want as usize,
+                },
+            )?;
             let gamma = nd as f64 / (2.0 * sigma * ss);
             let h = 2.0 * std::f64::consts::PI / nd as f64;
             scaled_src.push(x.iter().map(|&v| T::of((v - cx) / gamma)).collect());
@@ -117,7 +124,11 @@ impl<T: Float> NonUniform<T> {
             spread,
             inner,
             prephase: pre_phase.iter().map(|&p| polar(1.0, p)).collect(),
-            post: post_phase.iter().zip(&post_mag).map(|(&p, &mg)| polar(mg, p)).collect(),
+            post: post_phase
+                .iter()
+                .zip(&post_mag)
+                .map(|(&p, &mg)| polar(mg, p))
+                .collect(),
             work: Vec::new(),
             scaled: Vec::new(),
         })
@@ -134,11 +145,14 @@ impl<T: Float> NonUniform<T> {
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
     pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         self.scaled.clear();
-        self.scaled.par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
+        self.scaled
+            .par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
         self.work.resize(self.spread.len(), Complex::default());
         self.spread.spread(&self.scaled, &mut self.work)?;
         self.inner.type2(&self.work, f, isign)?;
-        f.par_iter_mut().zip(&self.post).for_each(|(v, p)| *v = *v * p);
+        f.par_iter_mut()
+            .zip(&self.post)
+            .for_each(|(v, p)| *v = *v * p);
         Ok(())
     }
 }

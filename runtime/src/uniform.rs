@@ -52,7 +52,9 @@ impl<T: Float> ModeMap<T> {
                 return vec![0];
             }
             let n = grid.n[d] as i64;
-            (0..modes[d]).map(|i| order.mode(i, modes[d]).rem_euclid(n) as usize).collect()
+            (0..modes[d])
+                .map(|i| order.mode(i, modes[d]).rem_euclid(n) as usize)
+                .collect()
         });
         let corr = std::array::from_fn(|d| {
             if d >= dim {
@@ -63,7 +65,11 @@ impl<T: Float> ModeMap<T> {
                 .map(|i| T::of(1.0 / ft.at(step * order.mode(i, modes[d]) as f64)))
                 .collect()
         });
-        ModeMap { gidx, corr, gstride }
+        ModeMap {
+            gidx,
+            corr,
+            gstride,
+        }
     }
 
     /// User-array elements per index of the first dimension.
@@ -131,19 +137,22 @@ impl<T: Float> Uniform<T> {
         for (i0, &g0) in map.gidx[0].iter().enumerate() {
             row_of_slab[g0] = Some(i0);
         }
-        self.work.par_chunks_mut(map.gstride[0]).zip(&row_of_slab).for_each(|(slab, i0)| {
-            let Some(i0) = *i0 else { return };
-            let fin = &f[i0 * row..(i0 + 1) * row];
-            let c0 = map.corr[0][i0];
-            let mut o = 0;
-            for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
-                let (g01, c01) = (g1 * map.gstride[1], c0 * c1);
-                for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
-                    slab[g01 + g2 * map.gstride[2]] = fin[o] * (c01 * c2);
-                    o += 1;
+        self.work
+            .par_chunks_mut(map.gstride[0])
+            .zip(&row_of_slab)
+            .for_each(|(slab, i0)| {
+                let Some(i0) = *i0 else { return };
+                let fin = &f[i0 * row..(i0 + 1) * row];
+                let c0 = map.corr[0][i0];
+                let mut o = 0;
+                for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
+                    let (g01, c01) = (g1 * map.gstride[1], c0 * c1);
+                    for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
+                        slab[g01 + g2 * map.gstride[2]] = fin[o] * (c01 * c2);
+                        o += 1;
+                    }
                 }
-            }
-        });
+            });
         self.fft.process(&mut self.work, direction(isign));
         self.grid.interp(&self.work, c)
     }

@@ -187,7 +187,12 @@ mod tests {
         let v = spec.horner().eval(1.0);
         for j in 0..8 {
             let d = (j as f64 + 1.0 - 4.0) / 4.0;
-            assert!((v[j] - spec.eval(d)).abs() < 0.12 * spec.design_tolerance(), "j={j} {} {}", v[j], spec.eval(d));
+            assert!(
+                (v[j] - spec.eval(d)).abs() < 0.12 * spec.design_tolerance(),
+                "j={j} {} {}",
+                v[j],
+                spec.eval(d)
+            );
         }
     }
 }

@@ -161,12 +161,8 @@ mod tests {
     fn unreachable_tolerances_are_errors() {
         let e = KernelSpec::for_tolerance(KernelKind::Es, 1e-9, Upsampling::TWO, Precision::F32);
         assert!(matches!(e, Err(GenError::ToleranceBelowPrecision { .. })));
-        let e = KernelSpec::for_tolerance(
-            KernelKind::Gaussian,
-            1e-12,
-            Upsampling::TWO,
-            Precision::F64,
-        );
+        let e =
+            KernelSpec::for_tolerance(KernelKind::Gaussian, 1e-12, Upsampling::TWO, Precision::F64);
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
     }
