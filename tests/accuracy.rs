@@ -1,0 +1,65 @@
+//! Every type × dimension × precision against the direct sum, across the tolerance range.
+
+mod common;
+
+use common::*;
+use nudt::Options;
+
+const F64_TOLS: [f64; 12] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12];
+const F32_TOLS: [f64; 6] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
+
+/// Small problems: odd and even mode counts, points spread over several periods.
+fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
+    let modes = match dim {
+        1 => vec![57],
+        2 => vec![24, 17],
+        _ => vec![10, 9, 12],
+    };
+    let m = 300;
+    let mut rng = Rng::new(seed);
+    (rng.coords(dim, m, -3.0 * std::f64::consts::PI, 3.0 * std::f64::consts::PI), modes, m)
+}
+
+/// Runs one precision's matrix and returns the worst error/tolerance ratio seen.
+fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
+    let mut worst: (f64, String) = (0.0, String::new());
+    let mut failures = Vec::new();
+    for dim in 1..=3 {
+        let (x, modes, m) = problem(dim, dim as u64);
+        let mut rng = Rng::new(100 + dim as u64);
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        // Type 3: sources over one period off-centre, targets with a space-bandwidth product
+        // that keeps the 3-D grids small.
+        let x3 = rng.coords(dim, m, -2.0, 4.5);
+        let s = rng.coords(dim, 200, -9.0, 13.0);
+        for &tol in tols {
+            let cases = [
+                ("type 1", type1_error::<T>(&x, &c, &modes, 1, tol, Options::default())),
+                ("type 2", type2_error::<T>(&x, &f, &modes, -1, tol, Options::default())),
+                ("type 3", type3_error::<T>(&x3, &c, &s, 1, tol, Options::default())),
+            ];
+            for (ty, err) in cases {
+                let label = format!("{name} {ty} {dim}D tol {tol:.0e}: error {err:.2e}");
+                if err / tol > worst.0 {
+                    worst = (err / tol, label.clone());
+                }
+                if err > 10.0 * tol {
+                    failures.push(label);
+                }
+            }
+        }
+    }
+    println!("{name}: worst error/tol = {:.2} ({})", worst.0, worst.1);
+    assert!(failures.is_empty(), "errors above 10·tol:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn f64_matrix_within_ten_times_tolerance() {
+    matrix::<f64>(&F64_TOLS, "f64");
+}
+
+#[test]
+fn f32_matrix_within_ten_times_tolerance() {
+    matrix::<f32>(&F32_TOLS, "f32");
+}

@@ -1,0 +1,90 @@
+//! Shared helpers for the cross-crate tests: a small deterministic RNG and problem builders.
+#![allow(dead_code)]
+
+use nudt::direct;
+use nudt::num_complex::{Complex, Complex64};
+use nudt::{Float, ModeOrder, Options, Plan, TransformType};
+
+/// xorshift64*: deterministic, dependency-free.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    /// Uniform in [0, 1).
+    pub fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.uniform()
+    }
+    pub fn complex(&mut self) -> Complex64 {
+        Complex64::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0))
+    }
+    pub fn coords(&mut self, dim: usize, m: usize, lo: f64, hi: f64) -> Vec<Vec<f64>> {
+        (0..dim).map(|_| (0..m).map(|_| self.range(lo, hi)).collect()).collect()
+    }
+    pub fn complexes(&mut self, n: usize) -> Vec<Complex64> {
+        (0..n).map(|_| self.complex()).collect()
+    }
+}
+
+pub fn refs<T>(v: &[Vec<T>]) -> Vec<&[T]> {
+    v.iter().map(|x| &x[..]).collect()
+}
+
+pub fn cast<T: Float>(v: &[Vec<f64>]) -> Vec<Vec<T>> {
+    v.iter().map(|x| x.iter().map(|&a| T::of(a)).collect()).collect()
+}
+
+pub fn cast_c<T: Float>(v: &[Complex64]) -> Vec<Complex<T>> {
+    v.iter().map(|a| Complex::new(T::of(a.re), T::of(a.im))).collect()
+}
+
+pub fn widen<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
+    v.iter().map(|a| Complex64::new(a.re.wide(), a.im.wide())).collect()
+}
+
+/// Relative l2 error of a type 1 transform on all modes against the direct sum.
+pub fn type1_error<T: Float>(x: &[Vec<f64>], c: &[Complex64], modes: &[usize], isign: i32, tol: f64, opts: Options) -> f64 {
+    let xt = cast::<T>(x);
+    let mut plan = Plan::<T>::new(TransformType::Type1, modes, isign, 1, tol, opts.clone()).unwrap();
+    plan.set_points(&refs(&xt)).unwrap();
+    let mut f = vec![Complex::<T>::default(); modes.iter().product()];
+    plan.execute(&cast_c::<T>(c), &mut f).unwrap();
+    let which: Vec<usize> = (0..f.len()).collect();
+    let exact = direct::type1(&refs(x), c, modes, opts.mode_order, isign, &which);
+    direct::rel_error(&widen(&f), &exact)
+}
+
+pub fn type2_error<T: Float>(x: &[Vec<f64>], f: &[Complex64], modes: &[usize], isign: i32, tol: f64, opts: Options) -> f64 {
+    let xt = cast::<T>(x);
+    let mut plan = Plan::<T>::new(TransformType::Type2, modes, isign, 1, tol, opts.clone()).unwrap();
+    plan.set_points(&refs(&xt)).unwrap();
+    let m = x[0].len();
+    let mut c = vec![Complex::<T>::default(); m];
+    plan.execute(&cast_c::<T>(f), &mut c).unwrap();
+    let which: Vec<usize> = (0..m).collect();
+    let exact = direct::type2(&refs(x), f, modes, opts.mode_order, isign, &which);
+    direct::rel_error(&widen(&c), &exact)
+}
+
+pub fn type3_error<T: Float>(x: &[Vec<f64>], c: &[Complex64], s: &[Vec<f64>], isign: i32, tol: f64, opts: Options) -> f64 {
+    let (xt, st) = (cast::<T>(x), cast::<T>(s));
+    let mut plan = Plan::<T>::new_type3(x.len(), isign, 1, tol, opts).unwrap();
+    plan.set_points_type3(&refs(&xt), &refs(&st)).unwrap();
+    let k = s[0].len();
+    let mut f = vec![Complex::<T>::default(); k];
+    plan.execute(&cast_c::<T>(c), &mut f).unwrap();
+    let which: Vec<usize> = (0..k).collect();
+    let exact = direct::type3(&refs(x), c, &refs(s), isign, &which);
+    direct::rel_error(&widen(&f), &exact)
+}
+
+pub fn default_order() -> ModeOrder {
+    ModeOrder::Cmcl
+}
