@@ -5,7 +5,9 @@ mod common;
 use common::*;
 use nudt::Options;
 
-const F64_TOLS: [f64; 12] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12];
+const F64_TOLS: [f64; 12] = [
+    1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
+];
 const F32_TOLS: [f64; 6] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
 
 /// Small problems: odd and even mode counts, points spread over several periods.
@@ -17,7 +19,16 @@ fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
     };
     let m = 300;
     let mut rng = Rng::new(seed);
-    (rng.coords(dim, m, -3.0 * std::f64::consts::PI, 3.0 * std::f64::consts::PI), modes, m)
+    (
+        rng.coords(
+            dim,
+            m,
+            -3.0 * std::f64::consts::PI,
+            3.0 * std::f64::consts::PI,
+        ),
+        modes,
+        m,
+    )
 }
 
 /// Runs one precision's matrix and returns the worst error/tolerance ratio seen.
@@ -35,9 +46,18 @@ fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
         let s = rng.coords(dim, 200, -9.0, 13.0);
         for &tol in tols {
             let cases = [
-                ("type 1", type1_error::<T>(&x, &c, &modes, 1, tol, Options::default())),
-                ("type 2", type2_error::<T>(&x, &f, &modes, -1, tol, Options::default())),
-                ("type 3", type3_error::<T>(&x3, &c, &s, 1, tol, Options::default())),
+                (
+                    "type 1",
+                    type1_error::<T>(&x, &c, &modes, 1, tol, Options::default()),
+                ),
+                (
+                    "type 2",
+                    type2_error::<T>(&x, &f, &modes, -1, tol, Options::default()),
+                ),
+                (
+                    "type 3",
+                    type3_error::<T>(&x3, &c, &s, 1, tol, Options::default()),
+                ),
             ];
             for (ty, err) in cases {
                 let label = format!("{name} {ty} {dim}D tol {tol:.0e}: error {err:.2e}");
@@ -51,7 +71,11 @@ fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
         }
     }
     println!("{name}: worst error/tol = {:.2} ({})", worst.0, worst.1);
-    assert!(failures.is_empty(), "errors above 10·tol:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "errors above 10·tol:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]

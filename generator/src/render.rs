@@ -11,6 +11,7 @@ use tera::{Context, Tera};
 
 const SUPPORT: &str = include_str!("../../templates/rust/support.rs.tera");
 const SPREADER: &str = include_str!("../../templates/rust/spreader.rs.tera");
+const GAUSSIAN_WIDE: &str = include_str!("../../templates/rust/gaussian_wide.rs.tera");
 
 /// Everything that shapes one generated Rust spreader.
 #[derive(Clone, Debug)]
@@ -77,5 +78,24 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     ctx.insert("interp_chunk", &plan::INTERP_CHUNK);
     engine("spreader", SPREADER)?
         .render("spreader", &ctx)
+        .map_err(|e| GenError::Render(format!("{e:?}")))
+}
+
+/// A wide-Gaussian spreader (any odd width, fast Gaussian gridding), for the type 3 of
+/// Capozzoli et al. whose windows exceed the fitted kernels' 16 points.
+pub fn gaussian_wide_module(
+    dim: usize,
+    precision: Precision,
+    support_path: &str,
+) -> Result<String, GenError> {
+    if !(1..=3).contains(&dim) {
+        return Err(GenError::Dimension(dim));
+    }
+    let mut ctx = Context::new();
+    ctx.insert("dim", &dim);
+    ctx.insert("real", precision.type_name());
+    ctx.insert("support", support_path);
+    engine("gaussian_wide", GAUSSIAN_WIDE)?
+        .render("gaussian_wide", &ctx)
         .map_err(|e| GenError::Render(format!("{e:?}")))
 }

@@ -77,6 +77,7 @@ impl SpreaderArgs {
         let mut sigma = Upsampling::TWO;
         let mut strategy = Strategy::Auto;
         let mut support = "::nudt::support".to_string();
+        let mut wide = false;
         for (k, v) in &self.pairs {
             match k.to_string().as_str() {
                 "dim" => {
@@ -95,9 +96,13 @@ impl SpreaderArgs {
                     }
                 }
                 "kernel" => {
-                    kind = match word("kernel", v, &["es", "gaussian"])?.as_str() {
+                    kind = match word("kernel", v, &["es", "gaussian", "gaussian_wide"])?.as_str() {
                         "es" => KernelKind::Es,
-                        _ => KernelKind::Gaussian,
+                        "gaussian" => KernelKind::Gaussian,
+                        _ => {
+                            wide = true;
+                            KernelKind::Gaussian
+                        }
                     }
                 }
                 "upsampfac" => {
@@ -125,6 +130,12 @@ impl SpreaderArgs {
         }
         let dim =
             dim.ok_or_else(|| syn::Error::new(Span::call_site(), "missing argument `dim`"))?;
+        if wide {
+            // Width and shape come at run time, with the table.
+            let src = nudt_gen::render::gaussian_wide_module(dim, precision, &support)
+                .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
+            return parse(&src);
+        }
         let kernel = match (width, tol) {
             (Some(_), Some((_, v))) => {
                 return Err(bad(v, "give either `width` or `tol`, not both".into()))
@@ -159,11 +170,15 @@ impl SpreaderArgs {
         };
         let src = nudt_gen::render::spreader_module(&spec)
             .map_err(|e| syn::Error::new(Span::call_site(), e.to_string()))?;
-        src.parse::<TokenStream>().map_err(|e| {
-            syn::Error::new(
-                Span::call_site(),
-                format!("generated spreader does not parse: {e}"),
-            )
-        })
+        parse(&src)
     }
+}
+
+fn parse(src: &str) -> syn::Result<TokenStream> {
+    src.parse::<TokenStream>().map_err(|e| {
+        syn::Error::new(
+            Span::call_site(),
+            format!("generated spreader does not parse: {e}"),
+        )
+    })
 }

@@ -3,7 +3,7 @@
 
 use crate::error::{NudtError, Result};
 use crate::float::{interleaved, interleaved_mut, Float};
-use crate::kernels::KernelFns;
+use crate::kernels::{wide_table, KernelFns};
 use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
@@ -32,22 +32,31 @@ impl<T: Float> FineGrid<T> {
         tile_side: Option<usize>,
     ) -> Result<Self> {
         let dim = n.len();
-        let fns = T::kernels(dim, kernel.width)
-            .ok_or(NudtError::Gen(nudt_gen::GenError::Width(kernel.width)))?;
-        // The registry's modules bake the ES σ = 2 table; other kernels get theirs fitted now,
-        // by the same generator code, and evaluated by the same generated loops.
-        let table = if kernel.kind == KernelKind::Es && kernel.upsampling == Upsampling::TWO {
-            Cow::Borrowed(fns.table)
+        let unknown = || NudtError::Gen(nudt_gen::GenError::Width(kernel.width));
+        // Kernels up to 16 wide come from the registry: its modules bake the ES σ = 2 table,
+        // other kernels get theirs fitted now by the same generator code. Wider (odd) Gaussian
+        // windows go to the wide-Gaussian module, whose table holds e^{−k²/4b}.
+        let (fns, table) = if kernel.width > nudt_gen::kernel::MAX_WIDTH {
+            let half = (kernel.width - 1) / 2;
+            let b = kernel.half_width().powi(2) / (4.0 * kernel.beta);
+            let fns = T::wide_kernels(dim).ok_or_else(unknown)?;
+            (fns, Cow::Owned(wide_table(half, b)))
         } else {
-            Cow::Owned(
-                kernel
-                    .horner()
-                    .coeffs
-                    .iter()
-                    .flatten()
-                    .map(|&c| T::of(c))
-                    .collect(),
-            )
+            let fns = T::kernels(dim, kernel.width).ok_or_else(unknown)?;
+            let table = if kernel.kind == KernelKind::Es && kernel.upsampling == Upsampling::TWO {
+                Cow::Borrowed(fns.table)
+            } else {
+                Cow::Owned(
+                    kernel
+                        .horner()
+                        .coeffs
+                        .iter()
+                        .flatten()
+                        .map(|&c| T::of(c))
+                        .collect(),
+                )
+            };
+            (fns, table)
         };
         let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
         Ok(FineGrid {

@@ -1,25 +1,47 @@
 //! The runtime's own generated spreaders: every dimension (1–3), width (2–16) and precision,
-//! instantiated through the same `spreader!` macro users call, and a registry that picks one.
+//! instantiated through the same `spreader!` macro users call, plus the wide-Gaussian ones,
+//! and a registry that picks one.
 
-use crate::support::{Real, Tiles};
+use crate::support::{interp, spread_source_driven, spread_target_driven, Real, TileKernel, Tiles};
 
 /// Type-erased entry points of one generated spreader.
 pub struct KernelFns<T: 'static> {
     pub spread_source_driven: fn(&Tiles<T>, &[T], &mut [T], &[T]),
     pub spread_target_driven: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
     pub interp: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
-    /// The Horner table baked into the module (ES kernel, σ = 2, at this width).
+    /// The Horner table baked into the module (ES kernel, σ = 2, at this width); empty for
+    /// the wide Gaussian, whose table is built at run time ([`wide_table`]).
     pub table: &'static [T],
+}
+
+fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
+    KernelFns {
+        spread_source_driven: spread_source_driven::<T, K>,
+        spread_target_driven: spread_target_driven::<T, K>,
+        interp: interp::<T, K>,
+        table,
+    }
 }
 
 /// Registry of the kernels of one precision.
 pub trait KernelRegistry: Real {
     /// The generated spreader for `dim` and `width`; `None` outside 1–3 × 2–16.
     fn kernels(dim: usize, width: usize) -> Option<KernelFns<Self>>;
+    /// The wide-Gaussian spreader for `dim` (any odd width, given by its table).
+    fn wide_kernels(dim: usize) -> Option<KernelFns<Self>>;
+}
+
+/// The wide-Gaussian table for half-width `m` and shape `b` (the same in every dimension).
+pub fn wide_table<T: Real>(m: usize, b: f64) -> Vec<T> {
+    double_wide::d1::table(m, b)
+        .into_iter()
+        .map(T::of)
+        .collect()
 }
 
 macro_rules! registry {
-    ($real:ident, $module:ident; $($name:ident = ($d:tt, $w:tt)),* $(,)?) => {
+    ($real:ident, $module:ident, $wide:ident; $($name:ident = ($d:tt, $w:tt)),* $(,)?) => {
+        #[allow(clippy::needless_range_loop)]
         mod $module {
             $(
                 pub mod $name {
@@ -28,18 +50,33 @@ macro_rules! registry {
             )*
         }
 
+        /// Wide-Gaussian spreaders (Capozzoli et al.'s type 3), one per dimension.
+        #[allow(clippy::needless_range_loop)]
+        mod $wide {
+            pub mod d1 {
+                nudt_macros::spreader! { dim = 1, precision = $real, kernel = gaussian_wide, support = crate::support }
+            }
+            pub mod d2 {
+                nudt_macros::spreader! { dim = 2, precision = $real, kernel = gaussian_wide, support = crate::support }
+            }
+            pub mod d3 {
+                nudt_macros::spreader! { dim = 3, precision = $real, kernel = gaussian_wide, support = crate::support }
+            }
+        }
+
         impl KernelRegistry for $real {
             fn kernels(dim: usize, width: usize) -> Option<KernelFns<Self>> {
-                use crate::support::{interp, spread_source_driven, spread_target_driven};
                 match (dim, width) {
-                    $(
-                        ($d, $w) => Some(KernelFns {
-                            spread_source_driven: spread_source_driven::<$real, $module::$name::Kernel>,
-                            spread_target_driven: spread_target_driven::<$real, $module::$name::Kernel>,
-                            interp: interp::<$real, $module::$name::Kernel>,
-                            table: $module::$name::table(),
-                        }),
-                    )*
+                    $( ($d, $w) => Some(entry::<$real, $module::$name::Kernel>($module::$name::table())), )*
+                    _ => None,
+                }
+            }
+
+            fn wide_kernels(dim: usize) -> Option<KernelFns<Self>> {
+                match dim {
+                    1 => Some(entry::<$real, $wide::d1::Kernel>(&[])),
+                    2 => Some(entry::<$real, $wide::d2::Kernel>(&[])),
+                    3 => Some(entry::<$real, $wide::d3::Kernel>(&[])),
                     _ => None,
                 }
             }
@@ -48,8 +85,8 @@ macro_rules! registry {
 }
 
 macro_rules! all_widths {
-    ($real:ident, $module:ident) => {
-        registry!($real, $module;
+    ($real:ident, $module:ident, $wide:ident) => {
+        registry!($real, $module, $wide;
             d1_w2 = (1, 2), d1_w3 = (1, 3), d1_w4 = (1, 4), d1_w5 = (1, 5), d1_w6 = (1, 6), d1_w7 = (1, 7), d1_w8 = (1, 8), d1_w9 = (1, 9), d1_w10 = (1, 10), d1_w11 = (1, 11), d1_w12 = (1, 12), d1_w13 = (1, 13), d1_w14 = (1, 14), d1_w15 = (1, 15), d1_w16 = (1, 16),
             d2_w2 = (2, 2), d2_w3 = (2, 3), d2_w4 = (2, 4), d2_w5 = (2, 5), d2_w6 = (2, 6), d2_w7 = (2, 7), d2_w8 = (2, 8), d2_w9 = (2, 9), d2_w10 = (2, 10), d2_w11 = (2, 11), d2_w12 = (2, 12), d2_w13 = (2, 13), d2_w14 = (2, 14), d2_w15 = (2, 15), d2_w16 = (2, 16),
             d3_w2 = (3, 2), d3_w3 = (3, 3), d3_w4 = (3, 4), d3_w5 = (3, 5), d3_w6 = (3, 6), d3_w7 = (3, 7), d3_w8 = (3, 8), d3_w9 = (3, 9), d3_w10 = (3, 10), d3_w11 = (3, 11), d3_w12 = (3, 12), d3_w13 = (3, 13), d3_w14 = (3, 14), d3_w15 = (3, 15), d3_w16 = (3, 16)
@@ -57,5 +94,5 @@ macro_rules! all_widths {
     };
 }
 
-all_widths!(f32, single);
-all_widths!(f64, double);
+all_widths!(f32, single, single_wide);
+all_widths!(f64, double, double_wide);

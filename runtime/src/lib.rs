@@ -10,6 +10,7 @@ pub mod kernels;
 mod oneshot;
 pub mod plan;
 mod type3;
+mod type3_gaussian;
 mod uniform;
 
 /// Width-independent generated code (tiling, bin sort, schedules) shared by every spreader.
@@ -21,5 +22,5 @@ pub use error::{NudtError, Result};
 pub use float::Float;
 pub use nudt_gen::{Arch, KernelKind, Strategy, TransformType, Upsampling};
 pub use oneshot::{type1, type2, type3};
-pub use plan::{Options, Plan};
+pub use plan::{Options, Plan, Type3Method};
 pub use uniform::ModeOrder;

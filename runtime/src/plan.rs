@@ -5,6 +5,7 @@ use crate::error::{NudtError, Result};
 use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::type3::NonUniform;
+use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
 use nudt_gen::{plan as gplan, Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
 use num_complex::Complex;
@@ -23,6 +24,71 @@ pub struct Options {
     pub arch: Option<Arch>,
     /// Tile side override (tuning); `None` lets the planner choose from the caches.
     pub tile_side: Option<usize>,
+    /// How type 3 is computed.
+    pub type3: Type3Method,
+}
+
+/// Type 3 algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Type3Method {
+    /// FINUFFT's: spread, inner type 2, correct — with the plan's kernel (ES by default).
+    #[default]
+    Finufft,
+    /// Lee–Greengard Gaussian gridding with Capozzoli et al.'s parameters (Table 1, eq. 6):
+    /// wide windows, one FFT, no inner NUFFT.
+    GaussianCapozzoli,
+}
+
+/// A type 3 engine of either method.
+enum Type3Engine<T: Float> {
+    Finufft(NonUniform<T>),
+    Gaussian(GaussianType3<T>),
+}
+
+impl<T: Float> Type3Engine<T> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        method: Type3Method,
+        src: &[&[T]],
+        tgt: &[&[T]],
+        kernel: KernelSpec,
+        tol: f64,
+        isign: i32,
+        strategy: Strategy,
+        arch: &Arch,
+        side: Option<usize>,
+    ) -> Result<Self> {
+        Ok(match method {
+            Type3Method::Finufft => Type3Engine::Finufft(NonUniform::new(
+                src, tgt, kernel, isign, strategy, arch, side,
+            )?),
+            Type3Method::GaussianCapozzoli => Type3Engine::Gaussian(GaussianType3::new(
+                src, tgt, tol, isign, strategy, arch, side,
+            )?),
+        })
+    }
+
+    fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
+        match self {
+            Type3Engine::Finufft(e) => e.execute(c, f, isign),
+            Type3Engine::Gaussian(e) => e.execute(c, f, isign),
+        }
+    }
+
+    fn spread_grid(&self) -> &FineGrid<T> {
+        match self {
+            Type3Engine::Finufft(e) => e.spread_grid(),
+            Type3Engine::Gaussian(e) => e.spread_grid(),
+        }
+    }
+
+    /// The grid the FFT runs on.
+    fn fft_grid(&self) -> Vec<usize> {
+        match self {
+            Type3Engine::Finufft(e) => e.inner_grid().to_vec(),
+            Type3Engine::Gaussian(e) => e.grid().to_vec(),
+        }
+    }
 }
 
 impl Default for Options {
@@ -35,6 +101,7 @@ impl Default for Options {
             threads: None,
             arch: None,
             tile_side: None,
+            type3: Type3Method::Finufft,
         }
     }
 }
@@ -117,9 +184,9 @@ enum Engine<T: Float> {
     /// Type 3 before its points are set: the grids depend on them.
     Type3Pending,
     Type3 {
-        forward: Box<NonUniform<T>>,
+        forward: Box<Type3Engine<T>>,
         /// The adjoint (targets → sources), planned on first use from kept coordinates.
-        adjoint: Option<Box<NonUniform<T>>>,
+        adjoint: Option<Box<Type3Engine<T>>>,
         points: Box<[Vec<Vec<T>>; 2]>,
     },
 }
@@ -291,8 +358,12 @@ impl<T: Float> Plan<T> {
         let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
         let arch = self.opts.arch.clone().unwrap_or_default();
         let side = self.opts.tile_side;
-        let nu =
-            self.run(|| NonUniform::new(sources, targets, kernel, isign, strategy, &arch, side))?;
+        let (method, tol) = (self.opts.type3, self.tol);
+        let nu = self.run(|| {
+            Type3Engine::new(
+                method, sources, targets, kernel, tol, isign, strategy, &arch, side,
+            )
+        })?;
         let keep = |v: &[&[T]]| v.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
         self.engine = Engine::Type3 {
             forward: Box::new(nu),
@@ -390,6 +461,7 @@ impl<T: Float> Plan<T> {
         let isign = if adjoint { -self.isign } else { self.isign };
         let as_type1 = (self.ty == TransformType::Type1) != adjoint;
         let (kernel, strategy, side) = (self.kernel, self.opts.strategy, self.opts.tile_side);
+        let (method, tol) = (self.opts.type3, self.tol);
         let arch = self.opts.arch.clone().unwrap_or_default();
         let engine = &mut self.engine;
         let mut body = move || -> Result<()> {
@@ -405,7 +477,9 @@ impl<T: Float> Plan<T> {
                         src.iter().map(|c| &c[..]).collect(),
                         tgt.iter().map(|c| &c[..]).collect(),
                     );
-                    let nu = NonUniform::new(&t, &s, kernel, isign, strategy, &arch, side)?;
+                    let nu = Type3Engine::new(
+                        method, &t, &s, kernel, tol, isign, strategy, &arch, side,
+                    )?;
                     *slot = Some(Box::new(nu));
                 }
             }
@@ -446,7 +520,7 @@ impl<T: Float> Plan<T> {
     pub fn fine_grid(&self) -> Vec<usize> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.n.clone(),
-            Engine::Type3 { forward, .. } => forward.inner_grid().to_vec(),
+            Engine::Type3 { forward, .. } => forward.fft_grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }

@@ -18,7 +18,7 @@ use num_complex::Complex;
 use rayon::prelude::*;
 
 /// Centre and half-extent of a set of coordinates along one dimension.
-fn centre(v: &[f64]) -> (f64, f64) {
+pub(crate) fn centre(v: &[f64]) -> (f64, f64) {
     let (lo, hi) = v
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
@@ -28,6 +28,20 @@ fn centre(v: &[f64]) -> (f64, f64) {
         (0.0, 0.0)
     } else {
         ((lo + hi) / 2.0, (hi - lo) / 2.0)
+    }
+}
+
+/// Half-extents made safe for degenerate sets (FINUFFT's rule): X·S ≥ 1 keeps the grid
+/// sensible when either set collapses to a point.
+pub(crate) fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
+    if xh == 0.0 {
+        if sh == 0.0 {
+            (1.0, 1.0)
+        } else {
+            (1.0 / sh, sh)
+        }
+    } else {
+        (xh, sh.max(1.0 / xh))
     }
 }
 
@@ -70,16 +84,7 @@ impl<T: Float> NonUniform<T> {
             let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
             let (cx, xh) = centre(&x);
             let (cs, sh) = centre(&s);
-            // Degenerate extents (FINUFFT's rule): keep X·S ≥ 1 so the grid stays sensible.
-            let (xs, ss) = if xh == 0.0 {
-                if sh == 0.0 {
-                    (1.0, 1.0)
-                } else {
-                    (xh.max(1.0 / sh), sh)
-                }
-            } else {
-                (xh, sh.max(1.0 / xh))
-            };
+            let (xs, ss) = safe_extents(xh, sh);
             let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
             if !want.is_finite() || want > 1e15 {
                 return Err(GenError::GridOverflow { modes: usize::MAX }.into());

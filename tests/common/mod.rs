@@ -26,7 +26,9 @@ impl Rng {
         Complex64::new(self.range(-1.0, 1.0), self.range(-1.0, 1.0))
     }
     pub fn coords(&mut self, dim: usize, m: usize, lo: f64, hi: f64) -> Vec<Vec<f64>> {
-        (0..dim).map(|_| (0..m).map(|_| self.range(lo, hi)).collect()).collect()
+        (0..dim)
+            .map(|_| (0..m).map(|_| self.range(lo, hi)).collect())
+            .collect()
     }
     pub fn complexes(&mut self, n: usize) -> Vec<Complex64> {
         (0..n).map(|_| self.complex()).collect()
@@ -38,21 +40,35 @@ pub fn refs<T>(v: &[Vec<T>]) -> Vec<&[T]> {
 }
 
 pub fn cast<T: Float>(v: &[Vec<f64>]) -> Vec<Vec<T>> {
-    v.iter().map(|x| x.iter().map(|&a| T::of(a)).collect()).collect()
+    v.iter()
+        .map(|x| x.iter().map(|&a| T::of(a)).collect())
+        .collect()
 }
 
 pub fn cast_c<T: Float>(v: &[Complex64]) -> Vec<Complex<T>> {
-    v.iter().map(|a| Complex::new(T::of(a.re), T::of(a.im))).collect()
+    v.iter()
+        .map(|a| Complex::new(T::of(a.re), T::of(a.im)))
+        .collect()
 }
 
 pub fn widen<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
-    v.iter().map(|a| Complex64::new(a.re.wide(), a.im.wide())).collect()
+    v.iter()
+        .map(|a| Complex64::new(a.re.wide(), a.im.wide()))
+        .collect()
 }
 
 /// Relative l2 error of a type 1 transform on all modes against the direct sum.
-pub fn type1_error<T: Float>(x: &[Vec<f64>], c: &[Complex64], modes: &[usize], isign: i32, tol: f64, opts: Options) -> f64 {
+pub fn type1_error<T: Float>(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+    opts: Options,
+) -> f64 {
     let xt = cast::<T>(x);
-    let mut plan = Plan::<T>::new(TransformType::Type1, modes, isign, 1, tol, opts.clone()).unwrap();
+    let mut plan =
+        Plan::<T>::new(TransformType::Type1, modes, isign, 1, tol, opts.clone()).unwrap();
     plan.set_points(&refs(&xt)).unwrap();
     let mut f = vec![Complex::<T>::default(); modes.iter().product()];
     plan.execute(&cast_c::<T>(c), &mut f).unwrap();
@@ -61,9 +77,17 @@ pub fn type1_error<T: Float>(x: &[Vec<f64>], c: &[Complex64], modes: &[usize], i
     direct::rel_error(&widen(&f), &exact)
 }
 
-pub fn type2_error<T: Float>(x: &[Vec<f64>], f: &[Complex64], modes: &[usize], isign: i32, tol: f64, opts: Options) -> f64 {
+pub fn type2_error<T: Float>(
+    x: &[Vec<f64>],
+    f: &[Complex64],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+    opts: Options,
+) -> f64 {
     let xt = cast::<T>(x);
-    let mut plan = Plan::<T>::new(TransformType::Type2, modes, isign, 1, tol, opts.clone()).unwrap();
+    let mut plan =
+        Plan::<T>::new(TransformType::Type2, modes, isign, 1, tol, opts.clone()).unwrap();
     plan.set_points(&refs(&xt)).unwrap();
     let m = x[0].len();
     let mut c = vec![Complex::<T>::default(); m];
@@ -73,7 +97,14 @@ pub fn type2_error<T: Float>(x: &[Vec<f64>], f: &[Complex64], modes: &[usize], i
     direct::rel_error(&widen(&c), &exact)
 }
 
-pub fn type3_error<T: Float>(x: &[Vec<f64>], c: &[Complex64], s: &[Vec<f64>], isign: i32, tol: f64, opts: Options) -> f64 {
+pub fn type3_error<T: Float>(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    s: &[Vec<f64>],
+    isign: i32,
+    tol: f64,
+    opts: Options,
+) -> f64 {
     let (xt, st) = (cast::<T>(x), cast::<T>(s));
     let mut plan = Plan::<T>::new_type3(x.len(), isign, 1, tol, opts).unwrap();
     plan.set_points_type3(&refs(&xt), &refs(&st)).unwrap();
