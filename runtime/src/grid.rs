@@ -96,6 +96,10 @@ impl<T: Float> FineGrid<T> {
         self.tiles = Some(tiles);
     }
 
+    pub fn has_points(&self) -> bool {
+        self.tiles.is_some()
+    }
+
     fn tiles(&self) -> Result<&Tiles<T>> {
         self.tiles.as_ref().ok_or(NudtError::PointsNotSet)
     }

@@ -404,7 +404,12 @@ impl<T: Float> Plan<T> {
         output: &[Complex<T>],
         adjoint: bool,
     ) -> Result<(usize, usize)> {
-        if matches!(self.engine, Engine::Type3Pending) {
+        let set = match &self.engine {
+            Engine::Uniform(u) => u.grid.has_points(),
+            Engine::Type3Pending => false,
+            Engine::Type3 { .. } => true,
+        };
+        if !set {
             return Err(NudtError::PointsNotSet);
         }
         let (a, b) = self.lengths(adjoint);
@@ -569,5 +574,21 @@ impl<T: Float> Plan<T> {
         let mut g = vec![Complex::default(); u.grid.len()];
         self.run(|| u.grid.spread_with(strategy, c, &mut g))?;
         Ok(g)
+    }
+}
+
+impl<T: Float> std::fmt::Debug for Plan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("type", &self.ty)
+            .field("precision", &T::PRECISION)
+            .field("modes", &self.modes)
+            .field("isign", &self.isign)
+            .field("ntransf", &self.ntransf)
+            .field("tol", &self.tol)
+            .field("kernel", &self.kernel)
+            .field("fine_grid", &self.fine_grid())
+            .field("strategy", &self.strategy())
+            .finish()
     }
 }

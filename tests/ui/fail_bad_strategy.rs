@@ -1,0 +1,3 @@
+nudt::spreader! { dim = 3, width = 4, strategy = fastest }
+
+fn main() {}

@@ -1,0 +1,3 @@
+nudt::spreader! { width = 4 }
+
+fn main() {}
