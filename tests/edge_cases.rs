@@ -123,8 +123,8 @@ fn source_and_target_driven_grids_agree() {
         let m = 40_000;
         let mut x = rng.coords(dim, m, -PI, PI);
         // Cluster half of the points into a small corner that wraps around ±π.
-        for d in 0..dim {
-            for v in x[d].iter_mut().take(m / 2) {
+        for xd in x.iter_mut() {
+            for v in xd.iter_mut().take(m / 2) {
                 *v = PI - 0.05 + 0.1 * (*v + PI) / (2.0 * PI);
             }
         }

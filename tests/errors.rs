@@ -11,14 +11,44 @@ fn t1(modes: &[usize]) -> nudt::Result<Plan<f64>> {
 #[test]
 fn non_finite_points_and_frequencies() {
     let mut p = t1(&[10, 10]).unwrap();
-    let e = p.set_points(&[&[0.0, f64::NAN, 1.0], &[0.0, 0.0, 0.0]]).unwrap_err();
-    assert!(matches!(e, NudtError::NonFinite { what: "x", index: 1, .. }));
+    let e = p
+        .set_points(&[&[0.0, f64::NAN, 1.0], &[0.0, 0.0, 0.0]])
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        NudtError::NonFinite {
+            what: "x",
+            index: 1,
+            ..
+        }
+    ));
     assert!(e.to_string().contains("x has a non-finite value"), "{e}");
-    let e = p.set_points(&[&[0.0, 1.0], &[f64::INFINITY, 0.0]]).unwrap_err();
-    assert!(matches!(e, NudtError::NonFinite { what: "y", index: 0, .. }));
+    let e = p
+        .set_points(&[&[0.0, 1.0], &[f64::INFINITY, 0.0]])
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        NudtError::NonFinite {
+            what: "y",
+            index: 0,
+            ..
+        }
+    ));
     let mut p3 = Plan::<f64>::new_type3(1, 1, 1, 1e-6, Options::default()).unwrap();
-    let e = p3.set_points_type3(&[&[0.0, 1.0]], &[&[2.0, f64::NEG_INFINITY]]).unwrap_err();
-    assert!(matches!(e, NudtError::NonFinite { what: "s", index: 1, .. }), "{e}");
+    let e = p3
+        .set_points_type3(&[&[0.0, 1.0]], &[&[2.0, f64::NEG_INFINITY]])
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            NudtError::NonFinite {
+                what: "s",
+                index: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -26,25 +56,51 @@ fn length_and_shape_mismatches() {
     let mut p = t1(&[10, 10]).unwrap();
     assert!(matches!(
         p.set_points(&[&[0.0, 1.0], &[0.0]]),
-        Err(NudtError::Length { expected: 2, got: 1, .. })
+        Err(NudtError::Length {
+            expected: 2,
+            got: 1,
+            ..
+        })
     ));
-    assert!(matches!(p.set_points(&[&[0.0]]), Err(NudtError::Coordinates { expected: 2, got: 1 })));
+    assert!(matches!(
+        p.set_points(&[&[0.0]]),
+        Err(NudtError::Coordinates {
+            expected: 2,
+            got: 1
+        })
+    ));
     p.set_points(&[&[0.0, 1.0], &[0.5, 0.5]]).unwrap();
     let mut out = vec![Complex64::default(); 100];
     let e = p.execute(&[Complex64::default(); 3], &mut out).unwrap_err();
-    assert!(e.to_string().contains("input: expected length 2, got 3"), "{e}");
+    assert!(
+        e.to_string().contains("input: expected length 2, got 3"),
+        "{e}"
+    );
     let mut short = vec![Complex64::default(); 99];
     assert!(matches!(
         p.execute(&[Complex64::default(); 2], &mut short),
-        Err(NudtError::Length { expected: 100, got: 99, .. })
+        Err(NudtError::Length {
+            expected: 100,
+            got: 99,
+            ..
+        })
     ));
 }
 
 #[test]
 fn bad_sizes_and_counts() {
-    assert!(matches!(t1(&[10, 0]), Err(NudtError::Gen(GenError::Modes(0)))));
-    assert!(matches!(t1(&[]), Err(NudtError::Gen(GenError::Dimension(0)))));
-    assert!(matches!(t1(&[2, 2, 2, 2]), Err(NudtError::Gen(GenError::Dimension(4)))));
+    assert!(matches!(
+        t1(&[10, 0]),
+        Err(NudtError::Gen(GenError::Modes(0)))
+    ));
+    assert!(matches!(
+        t1(&[]),
+        Err(NudtError::Gen(GenError::Dimension(0)))
+    ));
+    assert!(matches!(
+        t1(&[2, 2, 2, 2]),
+        Err(NudtError::Gen(GenError::Dimension(4)))
+    ));
     assert!(matches!(
         Plan::<f64>::new(TransformType::Type2, &[8], 1, 0, 1e-6, Options::default()),
         Err(NudtError::ZeroTransforms)
@@ -53,23 +109,42 @@ fn bad_sizes_and_counts() {
         Plan::<f64>::new(TransformType::Type1, &[8], 0, 1, 1e-6, Options::default()),
         Err(NudtError::Sign(0))
     ));
-    assert!(matches!(t1(&[usize::MAX / 2]), Err(NudtError::Gen(GenError::GridOverflow { .. }))));
-    assert!(matches!(t1(&[1 << 40, 1 << 40]), Err(NudtError::GridOverflow)));
+    assert!(matches!(
+        t1(&[usize::MAX / 2]),
+        Err(NudtError::Gen(GenError::GridOverflow { .. }))
+    ));
+    assert!(matches!(
+        t1(&[1 << 40, 1 << 40]),
+        Err(NudtError::GridOverflow)
+    ));
     let e = t1(&[200_000, 200_000]).unwrap_err();
     assert!(matches!(e, NudtError::GridTooLarge { .. }), "{e}");
 }
 
 #[test]
 fn unreachable_tolerances() {
-    let e = Plan::<f32>::new(TransformType::Type1, &[8], 1, 1, 1e-9, Options::default()).unwrap_err();
-    assert!(matches!(e, NudtError::Gen(GenError::ToleranceBelowPrecision { .. })));
+    let e =
+        Plan::<f32>::new(TransformType::Type1, &[8], 1, 1, 1e-9, Options::default()).unwrap_err();
+    assert!(matches!(
+        e,
+        NudtError::Gen(GenError::ToleranceBelowPrecision { .. })
+    ));
     assert!(e.to_string().contains("below what f32 can reach"), "{e}");
     for tol in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(t1_tol(tol), Err(NudtError::Gen(GenError::Tolerance(_)))), "{tol}");
+        assert!(
+            matches!(t1_tol(tol), Err(NudtError::Gen(GenError::Tolerance(_)))),
+            "{tol}"
+        );
     }
-    let gauss = Options { kernel: nudt::KernelKind::Gaussian, ..Options::default() };
+    let gauss = Options {
+        kernel: nudt::KernelKind::Gaussian,
+        ..Options::default()
+    };
     let e = Plan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-12, gauss).unwrap_err();
-    assert!(matches!(e, NudtError::Gen(GenError::WidthForTolerance { .. })), "{e}");
+    assert!(
+        matches!(e, NudtError::Gen(GenError::WidthForTolerance { .. })),
+        "{e}"
+    );
 }
 
 fn t1_tol(tol: f64) -> nudt::Result<Plan<f64>> {
@@ -83,8 +158,14 @@ fn wrong_order_of_calls_and_wrong_types() {
     assert_eq!(p.execute(&[], &mut out), Err(NudtError::PointsNotSet));
     let mut p3 = Plan::<f64>::new_type3(2, 1, 1, 1e-6, Options::default()).unwrap();
     assert_eq!(p3.execute(&[], &mut []), Err(NudtError::PointsNotSet));
-    assert!(matches!(p3.set_points(&[&[0.0], &[0.0]]), Err(NudtError::WrongType { .. })));
-    assert!(matches!(p.set_points_type3(&[&[0.0]], &[&[0.0]]), Err(NudtError::WrongType { .. })));
+    assert!(matches!(
+        p3.set_points(&[&[0.0], &[0.0]]),
+        Err(NudtError::WrongType { .. })
+    ));
+    assert!(matches!(
+        p.set_points_type3(&[&[0.0]], &[&[0.0]]),
+        Err(NudtError::WrongType { .. })
+    ));
     assert!(Plan::<f64>::new(TransformType::Type3, &[8], 1, 1, 1e-6, Options::default()).is_err());
 }
 
@@ -93,9 +174,16 @@ fn type3_with_an_impossible_space_bandwidth_product() {
     let mut p = Plan::<f64>::new_type3(3, 1, 1, 1e-6, Options::default()).unwrap();
     let x = [0.0, 1e7];
     let s = [0.0, 1e7];
-    let e = p.set_points_type3(&[&x, &x, &x], &[&s, &s, &s]).unwrap_err();
+    let e = p
+        .set_points_type3(&[&x, &x, &x], &[&s, &s, &s])
+        .unwrap_err();
     assert!(
-        matches!(e, NudtError::GridTooLarge { .. } | NudtError::GridOverflow | NudtError::Gen(GenError::GridOverflow { .. })),
+        matches!(
+            e,
+            NudtError::GridTooLarge { .. }
+                | NudtError::GridOverflow
+                | NudtError::Gen(GenError::GridOverflow { .. })
+        ),
         "{e}"
     );
 }

@@ -7,17 +7,16 @@ use nudt::Options;
 use proptest::prelude::*;
 
 fn setup() -> impl Strategy<Value = (usize, Vec<usize>, usize, i32, f64, u64)> {
-    (1usize..=3)
-        .prop_flat_map(|dim| {
-            (
-                Just(dim),
-                proptest::collection::vec(1usize..=18, dim),
-                0usize..=150,
-                prop_oneof![Just(-1), Just(1)],
-                (3i32..=11).prop_map(|e| 10f64.powi(-e)),
-                any::<u64>(),
-            )
-        })
+    (1usize..=3).prop_flat_map(|dim| {
+        (
+            Just(dim),
+            proptest::collection::vec(1usize..=18, dim),
+            0usize..=150,
+            prop_oneof![Just(-1), Just(1)],
+            (3i32..=11).prop_map(|e| 10f64.powi(-e)),
+            any::<u64>(),
+        )
+    })
 }
 
 proptest! {

@@ -4,7 +4,13 @@
 use nudt_gen::render::{gaussian_wide_module, spreader_module, RustSpreader};
 use nudt_gen::{KernelKind, KernelSpec, Precision, Strategy, Upsampling};
 
-fn spreader(dim: usize, width: usize, kind: KernelKind, precision: Precision, strategy: Strategy) -> String {
+fn spreader(
+    dim: usize,
+    width: usize,
+    kind: KernelKind,
+    precision: Precision,
+    strategy: Strategy,
+) -> String {
     let kernel = KernelSpec::for_width(kind, width, Upsampling::TWO).unwrap();
     spreader_module(&RustSpreader {
         dim,
@@ -20,17 +26,35 @@ fn spreader(dim: usize, width: usize, kind: KernelKind, precision: Precision, st
 
 #[test]
 fn es_1d_width2_f32_source_driven() {
-    insta::assert_snapshot!(spreader(1, 2, KernelKind::Es, Precision::F32, Strategy::SourceDriven));
+    insta::assert_snapshot!(spreader(
+        1,
+        2,
+        KernelKind::Es,
+        Precision::F32,
+        Strategy::SourceDriven
+    ));
 }
 
 #[test]
 fn es_3d_width7_f64_target_driven() {
-    insta::assert_snapshot!(spreader(3, 7, KernelKind::Es, Precision::F64, Strategy::TargetDriven));
+    insta::assert_snapshot!(spreader(
+        3,
+        7,
+        KernelKind::Es,
+        Precision::F64,
+        Strategy::TargetDriven
+    ));
 }
 
 #[test]
 fn gaussian_2d_width6_f64() {
-    insta::assert_snapshot!(spreader(2, 6, KernelKind::Gaussian, Precision::F64, Strategy::Auto));
+    insta::assert_snapshot!(spreader(
+        2,
+        6,
+        KernelKind::Gaussian,
+        Precision::F64,
+        Strategy::Auto
+    ));
 }
 
 #[test]

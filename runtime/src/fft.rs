@@ -33,13 +33,10 @@ impl<T: FftNum + Default> FftNd<T> {
             FftDirection::Forward => &self.forward,
             FftDirection::Inverse => &self.inverse,
         };
-        let d = self.dims.len();
-        for axis in 0..d {
-            let n = self.dims[axis];
+        for (axis, (&n, fft)) in self.dims.iter().zip(plans).enumerate() {
             if n == 1 {
                 continue;
             }
-            let fft = &plans[axis];
             let stride: usize = self.dims[axis + 1..].iter().product();
             if stride == 1 {
                 data.par_chunks_mut(n).for_each_init(

@@ -4,11 +4,18 @@
 
 use crate::support::{interp, spread_source_driven, spread_target_driven, Real, TileKernel, Tiles};
 
+/// `(tiles, strengths, grid, table)`: spread onto the grid.
+pub type SpreadFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T]);
+/// `(tiles, strengths, grid, table, max points per block)`: target-driven spread.
+pub type SpreadBlocksFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
+/// `(tiles, grid, values, table, points per task)`: interpolate from the grid.
+pub type InterpFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
+
 /// Type-erased entry points of one generated spreader.
 pub struct KernelFns<T: 'static> {
-    pub spread_source_driven: fn(&Tiles<T>, &[T], &mut [T], &[T]),
-    pub spread_target_driven: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
-    pub interp: fn(&Tiles<T>, &[T], &mut [T], &[T], usize),
+    pub spread_source_driven: SpreadFn<T>,
+    pub spread_target_driven: SpreadBlocksFn<T>,
+    pub interp: InterpFn<T>,
     /// The Horner table baked into the module (ES kernel, σ = 2, at this width); empty for
     /// the wide Gaussian, whose table is built at run time ([`wide_table`]).
     pub table: &'static [T],

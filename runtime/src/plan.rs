@@ -180,7 +180,7 @@ fn check_coords<T: Float>(dim: usize, coords: &[&[T]], names: [&'static str; 3])
 }
 
 enum Engine<T: Float> {
-    Uniform(Uniform<T>),
+    Uniform(Box<Uniform<T>>),
     /// Type 3 before its points are set: the grids depend on them.
     Type3Pending,
     Type3 {
@@ -294,7 +294,7 @@ impl<T: Float> Plan<T> {
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 check_grid::<T>(&n)?;
                 let grid = FineGrid::new(n, kernel, opts.strategy, &arch, opts.tile_side)?;
-                Engine::Uniform(Uniform::new(modes, grid, opts.mode_order))
+                Engine::Uniform(Box::new(Uniform::new(modes, grid, opts.mode_order)))
             }
         };
         Ok(Plan {

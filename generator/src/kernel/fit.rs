@@ -41,16 +41,20 @@ impl PiecewisePoly {
     /// Chebyshev interpolation at `nc` nodes, converted to monomial coefficients in `t`.
     fn fit_degree(spec: &KernelSpec, nc: usize) -> Self {
         let w = spec.width;
-        let mut coeffs = vec![vec![0.0; w]; nc];
-        for j in 0..w {
-            let f = |t: f64| spec.eval(offset(spec, j, t));
-            let cheb = chebyshev_coefficients(f, nc);
-            let mono = chebyshev_to_monomial(&cheb);
-            for (k, c) in mono.iter().enumerate() {
-                // Highest degree first.
-                coeffs[nc - 1 - k][j] = *c;
-            }
-        }
+        // One polynomial per grid offset, lowest degree first...
+        let per_offset: Vec<Vec<f64>> = (0..w)
+            .map(|j| {
+                chebyshev_to_monomial(&chebyshev_coefficients(
+                    |t| spec.eval(offset(spec, j, t)),
+                    nc,
+                ))
+            })
+            .collect();
+        // ...stored as rows of one degree each, highest degree first.
+        let coeffs = (0..nc)
+            .rev()
+            .map(|k| per_offset.iter().map(|p| p[k]).collect())
+            .collect();
         PiecewisePoly { width: w, coeffs }
     }
 
@@ -87,7 +91,15 @@ impl PiecewisePoly {
     pub fn literals(&self, ty: &str) -> HornerTable {
         self.coeffs
             .iter()
-            .map(|row| row.iter().map(|c| format!("{c:e}_{ty}")).collect())
+            .map(|row| {
+                row.iter()
+                    .map(|&c| match ty {
+                        // Shortest literal that round-trips in the target type.
+                        "f32" => format!("{:e}_f32", c as f32),
+                        _ => format!("{c:e}_{ty}"),
+                    })
+                    .collect()
+            })
             .collect()
     }
 }
@@ -180,18 +192,15 @@ mod tests {
     }
 
     #[test]
-    fn weights_sum_to_the_kernel_sum() {
+    fn weights_at_a_grid_point_are_the_kernel_at_integer_offsets() {
         // Independent check of the offset convention: at t = 1 (x on a grid point) the
-        // weights are φ at integer offsets, symmetric about the centre.
+        // weights are φ at integer offsets j + 1 − α.
         let spec = KernelSpec::for_width(KernelKind::Es, 8, Upsampling::TWO).unwrap();
-        let v = spec.horner().eval(1.0);
-        for j in 0..8 {
-            let d = (j as f64 + 1.0 - 4.0) / 4.0;
+        for (j, v) in spec.horner().eval(1.0).iter().enumerate() {
+            let exact = spec.eval((j as f64 + 1.0 - 4.0) / 4.0);
             assert!(
-                (v[j] - spec.eval(d)).abs() < 0.12 * spec.design_tolerance(),
-                "j={j} {} {}",
-                v[j],
-                spec.eval(d)
+                (v - exact).abs() < 0.12 * spec.design_tolerance(),
+                "j={j}: {v} vs {exact}"
             );
         }
     }
