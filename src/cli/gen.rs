@@ -1,0 +1,422 @@
+//! `nudt gen`: standalone spreading source for given parameters and a machine. The Rust target
+//! writes a module directory (mod.rs, support.rs, one spreader per dimension) that compiles in
+//! any crate with only std and rayon.
+
+use super::profile::Profile;
+use super::{
+    describe_arch, fail, parse_sigma, parse_tol, strategy_name, write_atomic, KernelArg,
+    PrecisionArg, Result, StrategyArg,
+};
+use clap::ValueEnum;
+use nudt::gen::render::{self, RustSpreader};
+use nudt::gen::{plan as gplan, Arch, KernelSpec, Strategy, Upsampling};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Target {
+    /// A Rust module (std + rayon)
+    Rust,
+    /// CUDA C kernels (not in this build)
+    Cuda,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  nudt gen --target rust --dim 2 --tol 1e-6 -o src/nufft_kernels
+  nudt gen --dim 1,2,3 --width 8 --precision f32 --strategy target-driven -o kernels
+  nudt gen --dim 3 --cores 64 --l1 48K --l2 2M --l3 256M -o kernels     (another machine)
+  nudt gen --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels      (what `nudt tune` chose)
+
+The Rust output is a module directory: mod.rs (parameters, fine_size(), usage), support.rs
+(tiling, bin sort, schedules) and spread_<d>d_w<w>_<prec>.rs per dimension (bin, spread,
+interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.")]
+pub struct Args {
+    /// Language of the emitted source
+    #[arg(long, value_enum, default_value_t = Target::Rust)]
+    target: Target,
+    /// Dimension(s) to emit spreaders for
+    #[arg(long, value_delimiter = ',', required = true, value_parser = clap::value_parser!(u8).range(1..=3))]
+    dim: Vec<u8>,
+    /// Kernel width in grid points (2-16)
+    #[arg(long, conflicts_with = "tol", value_parser = clap::value_parser!(u8).range(2..=16))]
+    width: Option<u8>,
+    /// Relative tolerance; the width follows from it [default: 1e-6]
+    #[arg(long, value_parser = parse_tol)]
+    tol: Option<f64>,
+    /// Precision of the generated arithmetic
+    #[arg(long, value_enum, default_value_t = PrecisionArg::F64)]
+    precision: PrecisionArg,
+    /// Spreading kernel
+    #[arg(long, value_enum, default_value_t = KernelArg::Es)]
+    kernel: KernelArg,
+    /// Upsampling factor the kernel is shaped for: 2 or 1.25 [default: 2, or the profile's]
+    #[arg(long, value_parser = parse_sigma)]
+    upsampfac: Option<f64>,
+    /// Schedule behind `spread` [default: the profile's, else source-driven]
+    #[arg(long, value_enum)]
+    strategy: Option<StrategyArg>,
+    /// Tile side in grid points [default: the profile's, else from the caches]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(8..=65536))]
+    tile_side: Option<u32>,
+    /// Tune for this machine (default unless --cores/--l1/--l2/--l3/--simd are given)
+    #[arg(long, conflicts_with_all = ["cores", "l1", "l2", "l3", "simd"])]
+    detect: bool,
+    /// Cores of the target machine
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    cores: Option<u32>,
+    /// Per-core L1 data cache (e.g. 48K)
+    #[arg(long, value_parser = parse_size)]
+    l1: Option<usize>,
+    /// Per-core L2 cache (e.g. 2M); with --target cuda, the GPU's L2
+    #[arg(long, value_parser = parse_size)]
+    l2: Option<usize>,
+    /// Shared L3 cache (e.g. 32M)
+    #[arg(long, value_parser = parse_size)]
+    l3: Option<usize>,
+    /// Widest SIMD register in bits: 128, 256 or 512
+    #[arg(long, value_parser = parse_simd)]
+    simd: Option<usize>,
+    /// GPU streaming multiprocessors (--target cuda)
+    #[arg(long)]
+    sm_count: Option<u32>,
+    /// GPU shared memory per block (--target cuda), e.g. 48K
+    #[arg(long, value_parser = parse_size)]
+    shared_mem: Option<usize>,
+    /// Tuning profile written by `nudt tune`
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
+    /// Output directory (created if missing)
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// `48K`, `2M`, `1G`, `512KiB` or plain bytes.
+pub fn parse_size(s: &str) -> std::result::Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let stripped = lower
+        .trim_end_matches("ib")
+        .trim_end_matches('b')
+        .to_string();
+    let (num, mult) = match stripped.chars().last() {
+        Some('k') => (&stripped[..stripped.len() - 1], 1usize << 10),
+        Some('m') => (&stripped[..stripped.len() - 1], 1 << 20),
+        Some('g') => (&stripped[..stripped.len() - 1], 1 << 30),
+        _ => (&stripped[..], 1),
+    };
+    match num.trim().parse::<usize>() {
+        Ok(v) if v > 0 => v
+            .checked_mul(mult)
+            .ok_or_else(|| format!("size '{s}' is too large")),
+        _ => Err(format!(
+            "expected a size such as 48K, 2M or 32768, got '{s}'"
+        )),
+    }
+}
+
+fn parse_simd(s: &str) -> std::result::Result<usize, String> {
+    match s {
+        "128" | "256" | "512" => Ok(s.parse::<usize>().expect("digits") / 8),
+        _ => Err(format!("expected 128, 256 or 512 (bits), got '{s}'")),
+    }
+}
+
+/// Name of the spreader module of one dimension.
+fn module_name(dim: usize, width: usize, prec: &str) -> String {
+    format!("spread_{dim}d_w{width}_{prec}")
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if args.target == Target::Cuda {
+        return Err(fail!(
+            "--target cuda: CUDA generation is not available in this build (issue 4); use --target rust"
+        ));
+    }
+    if args.sm_count.is_some() || args.shared_mem.is_some() {
+        return Err(fail!(
+            "--sm-count and --shared-mem describe a GPU and apply to --target cuda only"
+        ));
+    }
+    let profile = match &args.profile {
+        Some(p) => Some(Profile::load(p)?),
+        None => None,
+    };
+    let mut dims: Vec<usize> = args.dim.iter().map(|&d| d as usize).collect();
+    dims.sort_unstable();
+    dims.dedup();
+
+    // Machine: explicit fields over the profile's machine over detection.
+    let manual = args.cores.is_some()
+        || args.l1.is_some()
+        || args.l2.is_some()
+        || args.l3.is_some()
+        || args.simd.is_some();
+    let (mut arch, arch_source) = match &profile {
+        Some(p) if !manual => (Arch::from(&p.arch), "from the profile"),
+        _ if manual => (
+            Arch::default(),
+            "given on the command line (defaults for the rest)",
+        ),
+        _ => (nudt::plan::this_machine().clone(), "detected"),
+    };
+    if let Some(c) = args.cores {
+        arch.cores = c as usize;
+    }
+    arch.l1 = args.l1.unwrap_or(arch.l1);
+    arch.l2 = args.l2.unwrap_or(arch.l2);
+    arch.l3 = args.l3.unwrap_or(arch.l3);
+    arch.simd_bytes = args.simd.unwrap_or(arch.simd_bytes);
+
+    // One sigma for the whole module: the flag, else the profile's (all its dims must agree).
+    let sigma = match (args.upsampfac, &profile) {
+        (Some(s), _) => s,
+        (None, Some(p)) => {
+            let mut s: Vec<f64> = dims
+                .iter()
+                .filter_map(|&d| p.choice(d).map(|c| c.upsampfac))
+                .collect();
+            s.dedup();
+            match s.as_slice() {
+                [] => 2.0,
+                [one] => *one,
+                _ => {
+                    return Err(fail!(
+                        "--profile: its dimensions chose different upsampling factors; pass --upsampfac 2 or 1.25"
+                    ))
+                }
+            }
+        }
+        (None, None) => 2.0,
+    };
+    let precision = args.precision.get();
+    let prec = precision.type_name();
+    let kind = args.kernel.get();
+    let kernel = match args.width {
+        Some(w) => KernelSpec::for_width(kind, w as usize, Upsampling(sigma))
+            .map_err(|e| fail!("--width: {e}"))?,
+        None => {
+            let tol = args.tol.unwrap_or(1e-6);
+            KernelSpec::for_tolerance(kind, tol, Upsampling(sigma), precision)
+                .map_err(|e| fail!("--tol: {e}"))?
+        }
+    };
+
+    let command = std::iter::once("nudt".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let machine = format!("{} ({}, {arch_source})", arch.key(), describe_arch(&arch));
+    let mut files: Vec<(String, String)> = Vec::new();
+    files.push(("support.rs".into(), render::support_module()?));
+    let mut modules = Vec::new();
+    for &dim in &dims {
+        let choice = profile.as_ref().and_then(|p| p.choice(dim));
+        let strategy = match (args.strategy, choice) {
+            (Some(s), _) => s.get(),
+            (None, Some(c)) if c.strategy == "target-driven" => Strategy::TargetDriven,
+            (None, Some(_)) => Strategy::SourceDriven,
+            (None, None) => Strategy::Auto,
+        };
+        let (side, side_source) = match (args.tile_side, choice) {
+            (Some(t), _) => (t as usize, "--tile-side".to_string()),
+            (None, Some(c)) => (c.tile_side.max(kernel.width), "the profile".to_string()),
+            (None, None) => (
+                gplan::tile_side(dim, &kernel, precision, &arch),
+                "a third of L2 per padded tile".to_string(),
+            ),
+        };
+        if side < kernel.width {
+            return Err(fail!(
+                "--tile-side {side}: must be at least the kernel width {}",
+                kernel.width
+            ));
+        }
+        let max_block_points = gplan::max_block_points(1 << 22, &arch);
+        let mut provenance = vec![
+            format!("command: {command}"),
+            format!("dim = {dim}, precision = {prec}"),
+            format!(
+                "kernel = {:?}, width = {}, beta = {}, upsampfac = {}{}",
+                kernel.kind,
+                kernel.width,
+                kernel.beta,
+                sigma,
+                match (args.width, args.tol) {
+                    (Some(_), _) => String::new(),
+                    (None, t) => format!(" (for tolerance {:e})", t.unwrap_or(1e-6)),
+                }
+            ),
+            format!(
+                "strategy = {} (behind `spread`; both schedules are in `support`)",
+                strategy_name(if strategy == Strategy::Auto {
+                    Strategy::SourceDriven
+                } else {
+                    strategy
+                })
+            ),
+            format!("tile side = {side} (from {side_source})"),
+            format!("machine = {machine}"),
+        ];
+        if let Some(p) = &args.profile {
+            provenance.push(format!("profile = {}", p.display()));
+        }
+        let spec = RustSpreader {
+            dim,
+            kernel,
+            precision,
+            strategy,
+            support_path: "super::support".into(),
+            max_block_points,
+            provenance,
+        };
+        let name = module_name(dim, kernel.width, prec);
+        let mut body = render::spreader_module(&spec)?;
+        body.push_str(&format!(
+            "\n/// Tile side (grid points per dimension) chosen for the machine this module was generated for.\npub const TILE_SIDE: usize = {side};\n"
+        ));
+        files.push((format!("{name}.rs"), body));
+        modules.push((dim, name, side, strategy));
+    }
+    files.push((
+        "mod.rs".into(),
+        mod_rs(
+            &command,
+            &machine,
+            &kernel,
+            sigma,
+            prec,
+            &modules,
+            args.profile.as_deref(),
+        ),
+    ));
+
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| fail!("-o {}: cannot create directory: {e}", args.out.display()))?;
+    for (name, body) in &files {
+        let path = args.out.join(name);
+        write_atomic(&path, "-o", |w| {
+            std::io::Write::write_all(w, body.as_bytes())
+        })?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn mod_rs(
+    command: &str,
+    machine: &str,
+    kernel: &KernelSpec,
+    sigma: f64,
+    prec: &str,
+    modules: &[(usize, String, usize, Strategy)],
+    profile: Option<&Path>,
+) -> String {
+    let mut s = String::new();
+    let dims: Vec<String> = modules.iter().map(|m| format!("{}-D", m.0)).collect();
+    s.push_str(&format!(
+        "//! nudt-generated spreaders ({}), width {}, {prec}: standalone, needs only std and rayon.\n//!\n",
+        dims.join(", "),
+        kernel.width
+    ));
+    s.push_str(&format!(
+        "//! Generated by nudt {} with `{command}`.\n//!\n",
+        env!("CARGO_PKG_VERSION")
+    ));
+    s.push_str("//! | parameter | value |\n//! |---|---|\n");
+    s.push_str(&format!(
+        "//! | kernel | {:?}, width {}, beta {} |\n",
+        kernel.kind, kernel.width, kernel.beta
+    ));
+    s.push_str(&format!(
+        "//! | upsampling factor | {sigma} |\n//! | precision | {prec} |\n"
+    ));
+    for (dim, name, side, strategy) in modules {
+        s.push_str(&format!(
+            "//! | `{name}` | {dim}-D, tile side {side}, `spread` is {} |\n",
+            strategy_name(if *strategy == Strategy::Auto {
+                Strategy::SourceDriven
+            } else {
+                *strategy
+            })
+        ));
+    }
+    s.push_str(&format!("//! | machine | {machine} |\n"));
+    if let Some(p) = profile {
+        s.push_str(&format!("//! | profile | {} |\n", p.display()));
+    }
+    let (d, name, _, _) = &modules[0];
+    let ex_n: Vec<String> = (0..*d).map(|_| "fine_size(256)".to_string()).collect();
+    let ex_x: Vec<&str> = ["&x", "&y", "&z"][..*d].to_vec();
+    let ex_len: Vec<String> = (0..*d).map(|i| format!("n[{i}]")).collect();
+    s.push_str(&format!(
+        "//!
+//! Layouts: complex arrays are interleaved `[re, im, ..]`; grids are row-major, last dimension
+//! fastest; points are in radians (any finite value, 2π-periodic).
+//!
+//! ```ignore
+//! mod kernels; // this directory; add `rayon = \"1\"` to [dependencies]
+//! use kernels::{{fine_size, {name} as k}};
+//! let n = [{n}];
+//! let tiles = k::bin(&n, &[k::TILE_SIDE; {d}], &[{x}]); // once per point set
+//! let mut grid = vec![0.0; 2 * {len}];
+//! k::spread(&tiles, &strengths, &mut grid); // type 1: points -> fine grid
+//! k::interp(&tiles, &grid, &mut values);    // type 2: fine grid -> points
+//! ```
+
+#![allow(dead_code, unused_imports, clippy::all)]
+
+pub mod support;
+",
+        n = ex_n.join(", "),
+        x = ex_x.join(", "),
+        len = ex_len.join(" * "),
+    ));
+    for (_, name, _, _) in modules {
+        s.push_str(&format!("pub mod {name};\n"));
+    }
+    s.push_str(&format!(
+        "
+/// Kernel width: grid points touched per dimension by each nonuniform point.
+pub const WIDTH: usize = {w};
+/// Upsampling factor σ the kernel's shape was chosen for.
+pub const UPSAMPFAC: f64 = {sigma:?};
+/// Shape parameter of the kernel.
+pub const BETA: f64 = {beta:?};
+
+/// Fine-grid size for `modes` modes: the smallest 2^a 3^b 5^c at least max(σ·modes, 2·WIDTH).
+pub fn fine_size(modes: usize) -> usize {{
+    let want = ((UPSAMPFAC * modes as f64).ceil() as usize).max(2 * WIDTH);
+    let mut n = want;
+    loop {{
+        let mut r = n;
+        for p in [2, 3, 5] {{
+            while r % p == 0 {{
+                r /= p;
+            }}
+        }}
+        if r == 1 {{
+            return n;
+        }}
+        n += 1;
+    }}
+}}
+",
+        w = kernel.width,
+        beta = kernel.beta,
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("48K"), Ok(48 << 10));
+        assert_eq!(parse_size("2MiB"), Ok(2 << 20));
+        assert_eq!(parse_size("1024"), Ok(1024));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("0").is_err());
+    }
+}

@@ -1,0 +1,444 @@
+//! Argument parsing, dispatch, and what the commands share: errors, option types, formatting,
+//! random data and atomic file writes.
+
+mod bench;
+mod demo;
+mod gen;
+mod npy;
+mod peer;
+mod plot;
+mod problem;
+mod profile;
+mod transform;
+mod tune;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use nudt::gen::{KernelKind, Precision, Strategy, Upsampling};
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+
+/// Exit code of every error the user can fix: bad options, files, shapes, tolerances.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "nudt",
+    version,
+    about = "Generated, machine-tuned non-uniform FFTs (types 1, 2, 3) — run, benchmark, tune, emit source",
+    after_help = "Examples:
+  nudt demo                                   three small transforms in a few seconds
+  nudt bench --scale 0.1 --compare finufft    the benchmark set, a tenth of the points, beside FINUFFT
+  nudt transform --type 1 --modes 64,64 --points x.npy,y.npy --strengths c.npy --out f.npy
+  nudt tune --quick                           time strategies, tile sizes and sigma; save a profile
+  nudt gen --target rust --dim 2 --tol 1e-6 -o src/kernels"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run three small NUFFTs on built-in data: what nudt chose for this machine, how fast, how accurate
+    Demo(demo::Args),
+    /// Benchmark the problem set (benches/problems.toml), optionally beside FINUFFT
+    Bench(bench::Args),
+    /// NUFFT of NumPy .npy files
+    Transform(transform::Args),
+    /// Emit standalone spreading source (Rust + rayon) tuned for a machine
+    Gen(gen::Args),
+    /// Time strategies, tile sizes and upsampling on this machine and save a profile
+    Tune(tune::Args),
+}
+
+/// Parses the command line, runs the command, and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    let result = match cli.command {
+        Command::Demo(a) => demo::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Transform(a) => transform::run(a),
+        Command::Gen(a) => gen::run(a),
+        Command::Tune(a) => tune::run(a),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Help and version go to stdout as clap prints them; a usage error becomes one line.
+fn clap_error(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            EXIT_USAGE
+        } else {
+            0
+        };
+    }
+    let text = e.render().to_string();
+    let mut parts = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("Usage:") || line.starts_with("For more information")
+        {
+            break;
+        }
+        parts.push(line.trim_start_matches("error: ").to_string());
+    }
+    let tip = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("tip:"))
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    eprintln!(
+        "error: {}{tip}; see 'nudt {}--help'",
+        parts.join(" "),
+        subcommand_hint()
+    );
+    EXIT_USAGE
+}
+
+/// `"<subcommand> "` when the command line names one, for the `--help` hint.
+fn subcommand_hint() -> String {
+    let names = ["demo", "bench", "transform", "gen", "tune"];
+    std::env::args()
+        .skip(1)
+        .find(|a| names.contains(&a.as_str()))
+        .map(|a| format!("{a} "))
+        .unwrap_or_default()
+}
+
+/// A one-line message for the user; every command error ends as `error: <message>`, exit 2.
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<nudt::NudtError> for Error {
+    fn from(e: nudt::NudtError) -> Self {
+        Error(e.to_string())
+    }
+}
+
+impl From<nudt::gen::GenError> for Error {
+    fn from(e: nudt::gen::GenError) -> Self {
+        Error(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Builds an [`Error`] from format arguments.
+macro_rules! fail {
+    ($($arg:tt)*) => { $crate::cli::Error(format!($($arg)*)) };
+}
+pub(crate) use fail;
+
+/// Adds context (an option or file name) in front of a library error.
+pub trait Context<T> {
+    fn context(self, what: impl fmt::Display) -> Result<T>;
+}
+
+impl<T, E: fmt::Display> Context<T> for std::result::Result<T, E> {
+    fn context(self, what: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| Error(format!("{what}: {e}")))
+    }
+}
+
+/// `--precision`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrecisionArg {
+    F32,
+    F64,
+}
+
+impl PrecisionArg {
+    pub fn get(self) -> Precision {
+        match self {
+            PrecisionArg::F32 => Precision::F32,
+            PrecisionArg::F64 => Precision::F64,
+        }
+    }
+}
+
+/// `--strategy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StrategyArg {
+    /// Let the planner choose from the point distribution
+    Auto,
+    /// Coloured tiles, writes straight to the grid, no atomics
+    SourceDriven,
+    /// Grid blocks gather the sources that reach them, no synchronisation
+    TargetDriven,
+}
+
+impl StrategyArg {
+    pub fn get(self) -> Strategy {
+        match self {
+            StrategyArg::Auto => Strategy::Auto,
+            StrategyArg::SourceDriven => Strategy::SourceDriven,
+            StrategyArg::TargetDriven => Strategy::TargetDriven,
+        }
+    }
+}
+
+/// `--kernel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KernelArg {
+    /// Exponential of semicircle (FINUFFT's)
+    Es,
+    /// Truncated Gaussian
+    Gaussian,
+}
+
+impl KernelArg {
+    pub fn get(self) -> KernelKind {
+        match self {
+            KernelArg::Es => KernelKind::Es,
+            KernelArg::Gaussian => KernelKind::Gaussian,
+        }
+    }
+}
+
+/// Parses `--upsampfac`: 2 or 1.25.
+pub fn parse_sigma(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("expected 2 or 1.25, got '{s}'"))?;
+    Upsampling::new(v)
+        .map(|u| u.0)
+        .map_err(|_| format!("expected 2 or 1.25, got '{s}'"))
+}
+
+/// Parses a positive finite tolerance.
+pub fn parse_tol(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a positive number such as 1e-6, got '{s}'"
+        )),
+    }
+}
+
+/// Parses a thread count of at least 1.
+pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!(
+            "expected a whole number of threads >= 1, got '{s}'"
+        )),
+    }
+}
+
+/// Snake-case name of a strategy, as in JSON output and profiles.
+pub fn strategy_name(s: Strategy) -> &'static str {
+    match s {
+        Strategy::SourceDriven => "source-driven",
+        Strategy::TargetDriven => "target-driven",
+        Strategy::Auto => "auto",
+    }
+}
+
+/// Seconds as `812 µs`, `12.3 ms` or `1.20 s`.
+pub fn fmt_time(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s < 1e-3 {
+        format!("{:.0} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// A rate as `12.3 M` (the caller names the unit).
+pub fn fmt_rate(r: f64) -> String {
+    if !r.is_finite() {
+        "-".into()
+    } else if r >= 1e9 {
+        format!("{:.2} G", r / 1e9)
+    } else if r >= 1e6 {
+        format!("{:.1} M", r / 1e6)
+    } else {
+        format!("{:.0} k", r / 1e3)
+    }
+}
+
+/// `256×256`.
+pub fn fmt_dims(n: &[usize]) -> String {
+    n.iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join("×")
+}
+
+/// Bytes as `48 KiB` / `2 MiB`.
+pub fn fmt_bytes(b: usize) -> String {
+    if b >= 1 << 20 && b % (1 << 20) == 0 {
+        format!("{} MiB", b >> 20)
+    } else if b >= 1 << 10 {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// One line describing a machine.
+pub fn describe_arch(a: &nudt::gen::Arch) -> String {
+    let simd = match a.simd_bytes {
+        64 => "AVX-512",
+        32 => "AVX2",
+        _ => "128-bit SIMD",
+    };
+    format!(
+        "{} cores, L1 {}, L2 {}, L3 {}, {simd}",
+        a.cores,
+        fmt_bytes(a.l1),
+        fmt_bytes(a.l2),
+        fmt_bytes(a.l3)
+    )
+}
+
+/// Median of a non-empty sample.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// Writes `path` through a temporary file in the same directory and a rename, so readers
+/// never see a half-written file.
+pub fn write_atomic(
+    path: &Path,
+    what: &str,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail!("{what} {}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::new(file);
+        fill(&mut w)?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail!("{what} {}: cannot write: {e}", path.display()));
+    }
+    Ok(())
+}
+
+/// xoshiro256** seeded through splitmix64: fast, reproducible benchmark data.
+pub struct Rng([u64; 4]);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        let mut z = seed;
+        let mut next = || {
+            z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut x = z;
+            x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            x ^ (x >> 31)
+        };
+        Rng([next(), next(), next(), next()])
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let s = &mut self.0;
+        let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `[a, b)`.
+    pub fn uniform(&mut self, a: f64, b: f64) -> f64 {
+        a + (b - a) * self.unit()
+    }
+
+    /// Complex standard normal: real and imaginary parts independent N(0, 1).
+    pub fn complex_normal(&mut self) -> nudt::num_complex::Complex64 {
+        let u = 1.0 - self.unit(); // (0, 1]
+        let r = (-2.0 * u.ln()).sqrt();
+        let theta = std::f64::consts::TAU * self.unit();
+        nudt::num_complex::Complex64::from_polar(r, theta)
+    }
+
+    /// Uniform index below `n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_is_uniform_enough() {
+        let mut r = Rng::new(1);
+        let m: f64 = (0..10000).map(|_| r.unit()).sum::<f64>() / 10000.0;
+        assert!((m - 0.5).abs() < 0.02);
+        assert!((0..1000).all(|_| r.below(7) < 7));
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(fmt_time(0.0123), "12.3 ms");
+        assert_eq!(fmt_dims(&[3, 4]), "3×4");
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(fmt_bytes(48 << 10), "48 KiB");
+    }
+}

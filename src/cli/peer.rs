@@ -1,0 +1,126 @@
+//! `bench --compare finufft`: runs benches/finufft_peer.py (python3 + the `finufft` pip package)
+//! on the same problems and reads its one-JSON-object-per-line output.
+
+use super::{fail, Result};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What the peer measured for one problem: its JSON object, or why it has none.
+pub type PeerResults = HashMap<String, std::result::Result<Value, String>>;
+
+/// Peer run settings, passed through to the script.
+pub struct PeerArgs<'a> {
+    pub script: Option<&'a Path>,
+    pub problems: &'a Path,
+    pub only: &'a [String],
+    pub threads: usize,
+    pub repeats: usize,
+    pub sample: usize,
+    pub scale: f64,
+    pub seed: u64,
+}
+
+/// The script: `--peer-script`, else benches/finufft_peer.py under the working directory,
+/// else the one in the source tree this binary was built from.
+fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(fail!("--peer-script {}: no such file", p.display()))
+        };
+    }
+    let local = PathBuf::from("benches/finufft_peer.py");
+    if local.is_file() {
+        return Ok(local);
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/finufft_peer.py");
+    if built.is_file() {
+        return Ok(built);
+    }
+    Err(fail!(
+        "--compare finufft: cannot find benches/finufft_peer.py (run from the nudt checkout or pass --peer-script FILE)"
+    ))
+}
+
+/// Runs the peer; `on_line` is called with each problem name as it finishes.
+pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults> {
+    let script = find_script(args.script)?;
+    let python = std::env::var("NUDT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .arg("--problems")
+        .arg(args.problems)
+        .arg("--only")
+        .arg(args.only.join(","))
+        .arg("--threads")
+        .arg(args.threads.to_string())
+        .arg("--repeats")
+        .arg(args.repeats.to_string())
+        .arg("--sample")
+        .arg(args.sample.to_string())
+        .arg("--scale")
+        .arg(args.scale.to_string())
+        .arg("--seed")
+        .arg(args.seed.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| fail!("--compare finufft: cannot run {python}: {e}"))?;
+    let mut stderr = child.stderr.take().expect("piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut results = PeerResults::new();
+    let mut global_error = None;
+    let stdout = child.stdout.take().expect("piped");
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        if !line.starts_with('{') {
+            continue;
+        }
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let name = v.get("name").and_then(Value::as_str).map(str::to_string);
+        let error = v.get("error").and_then(Value::as_str).map(str::to_string);
+        match (name, error) {
+            (Some(n), Some(e)) => {
+                on_line(&n);
+                results.insert(n, Err(e));
+            }
+            (Some(n), None) => {
+                on_line(&n);
+                results.insert(n, Ok(v));
+            }
+            (None, Some(e)) => global_error = Some(e),
+            (None, None) => {}
+        }
+    }
+    let status = child.wait().map_err(|e| fail!("--compare finufft: {e}"))?;
+    let log = err_thread.join().unwrap_or_default();
+    if let Some(e) = global_error {
+        return Err(fail!("--compare finufft: {e}"));
+    }
+    if !status.success() && results.is_empty() {
+        let last = log
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        return Err(fail!(
+            "--compare finufft: {} exited with {status}: {}",
+            script.display(),
+            last.trim()
+        ));
+    }
+    Ok(results)
+}

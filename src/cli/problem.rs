@@ -1,0 +1,453 @@
+//! Benchmark problems (the `[[problem]]` tables of benches/problems.toml), their random data,
+//! and one timed run of nudt on them with the error against the direct sum. Shared by
+//! `demo`, `bench` and `tune`.
+
+use super::{fail, median, Context, Result, Rng};
+use nudt::num_complex::{Complex, Complex64};
+use nudt::{direct, Float, ModeOrder, Options, Plan, Strategy, TransformType};
+use rayon::prelude::*;
+use serde::Deserialize;
+use std::f64::consts::PI;
+use std::time::Instant;
+
+/// The problem set shipped in `benches/`, compiled in.
+pub const DEFAULT_PROBLEMS: &str = include_str!("../../benches/problems.toml");
+
+/// One benchmark problem, as in the TOML file.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Problem {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: u8,
+    #[serde(default)]
+    pub modes: Vec<usize>,
+    pub points: usize,
+    pub tol: f64,
+    #[serde(default = "default_precision")]
+    pub precision: String,
+    pub dim: Option<usize>,
+    pub distribution: Option<String>,
+    #[serde(default)]
+    pub gpu_only: bool,
+}
+
+fn default_precision() -> String {
+    "f64".into()
+}
+
+#[derive(Deserialize)]
+struct ProblemFile {
+    #[serde(default)]
+    problem: Vec<Problem>,
+}
+
+impl Problem {
+    /// Dimension: `dim`, else the number of modes, else the leading `<d>d` of the name.
+    pub fn dim(&self) -> usize {
+        self.dim.unwrap_or_else(|| {
+            if !self.modes.is_empty() {
+                self.modes.len()
+            } else {
+                self.name
+                    .chars()
+                    .next()
+                    .and_then(|c| c.to_digit(10))
+                    .map_or(0, |d| d as usize)
+            }
+        })
+    }
+
+    pub fn transform(&self) -> TransformType {
+        match self.ty {
+            1 => TransformType::Type1,
+            2 => TransformType::Type2,
+            _ => TransformType::Type3,
+        }
+    }
+
+    /// FINUFFT's default signs: +1 for types 1 and 3, −1 for type 2.
+    pub fn isign(&self) -> i32 {
+        if self.ty == 2 {
+            -1
+        } else {
+            1
+        }
+    }
+
+    pub fn is_f32(&self) -> bool {
+        self.precision == "f32"
+    }
+
+    /// The same problem with `scale` times the points (at least one).
+    pub fn scaled(&self, scale: f64) -> Problem {
+        let mut p = self.clone();
+        p.points = ((self.points as f64 * scale).round() as usize).max(1);
+        p
+    }
+
+    /// `256×256` for types 1/2, `-` for type 3.
+    pub fn modes_label(&self) -> String {
+        if self.ty == 3 {
+            "-".into()
+        } else {
+            super::fmt_dims(&self.modes)
+        }
+    }
+
+    fn check(&self, file: &str) -> Result<()> {
+        let at = format!("{file}: problem '{}'", self.name);
+        if !(1..=3).contains(&self.ty) {
+            return Err(fail!("{at}: `type` must be 1, 2 or 3, got {}", self.ty));
+        }
+        if self.ty != 3 && !(1..=3).contains(&self.modes.len()) {
+            return Err(fail!(
+                "{at}: `modes` must list 1 to 3 mode counts for a type {} problem",
+                self.ty
+            ));
+        }
+        if self.modes.contains(&0) {
+            return Err(fail!("{at}: `modes` must be at least 1 in every dimension"));
+        }
+        if !(1..=3).contains(&self.dim()) {
+            return Err(fail!(
+                "{at}: cannot tell the dimension; add `dim = 1`, `2` or `3`"
+            ));
+        }
+        if self.ty != 3 && self.dim() != self.modes.len() {
+            return Err(fail!(
+                "{at}: `dim` = {} but `modes` has {} entries",
+                self.dim(),
+                self.modes.len()
+            ));
+        }
+        if !(self.tol.is_finite() && self.tol > 0.0) {
+            return Err(fail!("{at}: `tol` must be a positive number"));
+        }
+        if self.precision != "f32" && self.precision != "f64" {
+            return Err(fail!(
+                "{at}: `precision` must be \"f32\" or \"f64\", got \"{}\"",
+                self.precision
+            ));
+        }
+        if let Some(d) = &self.distribution {
+            if d != "uniform" {
+                return Err(fail!(
+                    "{at}: `distribution` \"{d}\" is not supported (only \"uniform\")"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses and checks a problems file; `file` names it in errors.
+pub fn parse_problems(text: &str, file: &str) -> Result<Vec<Problem>> {
+    let parsed: ProblemFile = toml::from_str(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        match e.span() {
+            Some(span) => {
+                let line = text[..span.start.min(text.len())].lines().count().max(1);
+                fail!("{file}:{line}: {msg}")
+            }
+            None => fail!("{file}: {msg}"),
+        }
+    })?;
+    if parsed.problem.is_empty() {
+        return Err(fail!("{file}: no [[problem]] tables found"));
+    }
+    for p in &parsed.problem {
+        p.check(file)?;
+    }
+    Ok(parsed.problem)
+}
+
+/// Reads a problems file, or the built-in set when `path` is `None`.
+pub fn load_problems(path: Option<&std::path::Path>) -> Result<Vec<Problem>> {
+    match path {
+        None => parse_problems(DEFAULT_PROBLEMS, "benches/problems.toml (built in)"),
+        Some(p) => {
+            let text = std::fs::read_to_string(p).context(format!("--problems {}", p.display()))?;
+            parse_problems(&text, &p.display().to_string())
+        }
+    }
+}
+
+/// Plan settings of one run.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub opts: Options,
+    /// Timed repetitions of plan + setpts + execute; medians are reported.
+    pub repeats: usize,
+    /// Outputs checked against the direct sum (0: no check).
+    pub sample: usize,
+    pub seed: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            opts: Options::default(),
+            repeats: 3,
+            sample: 100,
+            seed: 42,
+        }
+    }
+}
+
+/// What one problem measured.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub plan_s: f64,
+    pub setpts_s: f64,
+    pub execute_s: f64,
+    /// Median over repeats of plan + setpts + execute.
+    pub total_s: f64,
+    pub points: usize,
+    pub width: usize,
+    pub beta: f64,
+    pub sigma: f64,
+    pub fine_grid: Vec<usize>,
+    pub strategy: Strategy,
+    pub tile_side: usize,
+    /// Relative l2 error on the sample, NaN when not checked.
+    pub rel_error: f64,
+    pub sample: usize,
+}
+
+impl Measurement {
+    /// Nonuniform points per second of the whole transform (plan + setpts + execute).
+    pub fn points_per_s(&self) -> f64 {
+        self.points as f64 / self.total_s
+    }
+
+    /// Points per second of execute alone (the rate for a plan reused many times).
+    pub fn exec_points_per_s(&self) -> f64 {
+        self.points as f64 / self.execute_s
+    }
+}
+
+/// Random inputs in f64: points, input values, type 3 targets.
+struct Data {
+    x: Vec<Vec<f64>>,
+    input: Vec<Complex64>,
+    targets: Vec<Vec<f64>>,
+}
+
+fn make_data(p: &Problem, rng: &mut Rng) -> Data {
+    let (dim, m) = (p.dim(), p.points);
+    let x: Vec<Vec<f64>> = (0..dim)
+        .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
+        .collect();
+    let n_in = if p.ty == 2 {
+        p.modes.iter().product()
+    } else {
+        m
+    };
+    let input = (0..n_in).map(|_| rng.complex_normal()).collect();
+    let targets = if p.ty == 3 {
+        let k = (m as f64).powf(1.0 / dim as f64);
+        (0..dim)
+            .map(|_| (0..m).map(|_| rng.uniform(-k / 2.0, k / 2.0)).collect())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Data { x, input, targets }
+}
+
+fn narrow<T: Float>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&a| T::of(a)).collect()
+}
+
+fn narrow_c<T: Float>(v: &[Complex64]) -> Vec<Complex<T>> {
+    v.iter()
+        .map(|a| Complex::new(T::of(a.re), T::of(a.im)))
+        .collect()
+}
+
+fn widen<T: Float>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|a| a.wide()).collect()
+}
+
+/// Runs `p` in its precision.
+pub fn run(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
+    if p.is_f32() {
+        run_in::<f32>(p, cfg)
+    } else {
+        run_in::<f64>(p, cfg)
+    }
+}
+
+/// Plans, sets points and executes `cfg.repeats` times, then checks a sample of outputs.
+pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
+    let mut rng = Rng::new(cfg.seed);
+    let data = make_data(p, &mut rng);
+    let dim = p.dim();
+    let x: Vec<Vec<T>> = data.x.iter().map(|v| narrow(v)).collect();
+    let input = narrow_c::<T>(&data.input);
+    let tgt: Vec<Vec<T>> = data.targets.iter().map(|v| narrow(v)).collect();
+    drop(data);
+    let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
+    let ts: Vec<&[T]> = tgt.iter().map(|v| &v[..]).collect();
+    let n_out = match p.ty {
+        1 => p.modes.iter().product(),
+        _ => p.points,
+    };
+    let mut out = vec![Complex::<T>::default(); n_out];
+    let (mut plan_t, mut set_t, mut exec_t, mut tot_t) = (vec![], vec![], vec![], vec![]);
+    let mut last = None;
+    for _ in 0..cfg.repeats.max(1) {
+        let t0 = Instant::now();
+        let mut plan = match p.ty {
+            3 => Plan::<T>::new_type3(dim, p.isign(), 1, p.tol, cfg.opts.clone()),
+            _ => Plan::<T>::new(
+                p.transform(),
+                &p.modes,
+                p.isign(),
+                1,
+                p.tol,
+                cfg.opts.clone(),
+            ),
+        }
+        .context(format!("problem '{}'", p.name))?;
+        let t1 = Instant::now();
+        match p.ty {
+            3 => plan.set_points_type3(&xs, &ts),
+            _ => plan.set_points(&xs),
+        }
+        .context(format!("problem '{}'", p.name))?;
+        let t2 = Instant::now();
+        plan.execute(&input, &mut out)
+            .context(format!("problem '{}'", p.name))?;
+        let t3 = Instant::now();
+        plan_t.push((t1 - t0).as_secs_f64());
+        set_t.push((t2 - t1).as_secs_f64());
+        exec_t.push((t3 - t2).as_secs_f64());
+        tot_t.push((t3 - t0).as_secs_f64());
+        last = Some(plan);
+    }
+    let plan = last.expect("at least one repeat");
+    let (rel_error, sample) = if cfg.sample > 0 && n_out > 0 {
+        let which: Vec<usize> = (0..cfg.sample.min(n_out))
+            .map(|_| rng.below(n_out))
+            .collect();
+        let xw: Vec<Vec<f64>> = x.iter().map(|v| widen(v)).collect();
+        let xr: Vec<&[f64]> = xw.iter().map(|v| &v[..]).collect();
+        let inw: Vec<Complex64> = input
+            .iter()
+            .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
+            .collect();
+        let exact = match p.ty {
+            1 => direct::type1(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
+            2 => type2_reference(&xr, &inw, &p.modes, p.isign(), &which),
+            _ => {
+                let tw: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
+                let tr: Vec<&[f64]> = tw.iter().map(|v| &v[..]).collect();
+                direct::type3(&xr, &inw, &tr, p.isign(), &which)
+            }
+        };
+        let got: Vec<Complex64> = which
+            .iter()
+            .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
+            .collect();
+        (direct::rel_error(&got, &exact), which.len())
+    } else {
+        (f64::NAN, 0)
+    };
+    Ok(Measurement {
+        plan_s: median(&plan_t),
+        setpts_s: median(&set_t),
+        execute_s: median(&exec_t),
+        total_s: median(&tot_t),
+        points: p.points,
+        width: plan.width(),
+        beta: plan.kernel().beta,
+        sigma: plan.kernel().upsampling.0,
+        fine_grid: plan.fine_grid(),
+        strategy: plan.strategy(),
+        tile_side: plan.tile_side(),
+        rel_error,
+        sample,
+    })
+}
+
+/// Type 2 direct sum at the points `which`, separably: per point, one table of phases per
+/// dimension, then a row-major sweep over the modes (no exp in the inner loop).
+pub fn type2_reference(
+    x: &[&[f64]],
+    f: &[Complex64],
+    modes: &[usize],
+    isign: i32,
+    which: &[usize],
+) -> Vec<Complex64> {
+    which
+        .par_iter()
+        .map(|&j| {
+            let ph: Vec<Vec<Complex64>> = modes
+                .iter()
+                .zip(x)
+                .map(|(&n, xd)| {
+                    let lo = -((n / 2) as f64);
+                    (0..n)
+                        .map(|i| Complex64::from_polar(1.0, isign as f64 * (lo + i as f64) * xd[j]))
+                        .collect()
+                })
+                .collect();
+            let last = ph.last().expect("1 to 3 dimensions");
+            let inner =
+                |row: &[Complex64]| -> Complex64 { row.iter().zip(last).map(|(a, b)| a * b).sum() };
+            match modes.len() {
+                1 => inner(f),
+                2 => f
+                    .chunks(modes[1])
+                    .zip(&ph[0])
+                    .map(|(row, a)| a * inner(row))
+                    .sum(),
+                _ => f
+                    .chunks(modes[1] * modes[2])
+                    .zip(&ph[0])
+                    .map(|(plane, a)| {
+                        let s: Complex64 = plane
+                            .chunks(modes[2])
+                            .zip(&ph[1])
+                            .map(|(row, b)| b * inner(row))
+                            .sum();
+                        a * s
+                    })
+                    .sum(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_problems_parse() {
+        let ps = parse_problems(DEFAULT_PROBLEMS, "builtin").unwrap();
+        assert!(ps.iter().any(|p| p.name == "2d-t1"));
+        assert!(ps.iter().all(|p| (1..=3).contains(&p.dim())));
+    }
+
+    #[test]
+    fn bad_problem_names_file_and_key() {
+        let e = parse_problems(
+            "[[problem]]\nname='x'\ntype=4\npoints=1\ntol=1e-6\nmodes=[4]\n",
+            "p.toml",
+        )
+        .unwrap_err();
+        assert!(e.0.contains("p.toml") && e.0.contains("`type`"), "{e}");
+    }
+
+    #[test]
+    fn type2_reference_matches_library_direct() {
+        let x = [0.3, -1.2, 2.9];
+        let y = [1.1, 0.2, -3.0];
+        let f: Vec<Complex64> = (0..12).map(|i| Complex64::new(i as f64, 1.0)).collect();
+        let a = type2_reference(&[&x, &y], &f, &[3, 4], -1, &[0, 2]);
+        let b = direct::type2(&[&x, &y], &f, &[3, 4], ModeOrder::Cmcl, -1, &[0, 2]);
+        assert!(direct::rel_error(&a, &b) < 1e-13);
+    }
+}

@@ -1,0 +1,410 @@
+//! `nudt tune`: times the spreading schedules, tile sides and upsampling factors on a small
+//! representative set (types 1 and 2 per dimension, uniform points, tolerance 1e-6, f64),
+//! prints what it tried and chose, and saves a profile.
+
+use super::profile::{self, Choice, Profile, Trial};
+use super::{describe_arch, fail, fmt_time, median, parse_threads, strategy_name, Result, Rng};
+use indicatif::{ProgressBar, ProgressStyle};
+use nudt::gen::{KernelKind, KernelSpec, Precision, Upsampling};
+use nudt::num_complex::Complex64;
+use nudt::{Options, Plan, Strategy, TransformType};
+use std::f64::consts::PI;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  nudt tune --quick                  about 10-20 s on 2 cores; saves ~/.cache/nudt/<machine>.toml
+  nudt tune --dims 3 --threads 4     tune 3-D only, on 4 threads
+  nudt tune --output my.toml         save the profile elsewhere
+  nudt gen --target rust --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels
+
+For each dimension it times type 1 (spreading) under both schedules and several tile sides,
+type 2 (interpolation) under each tile side, and upsampling 1.25 against 2, each as the median
+of a few plan + setpts + execute runs. It keeps the fastest type 1 + type 2 total.")]
+pub struct Args {
+    /// Smaller problems and fewer repeats (well under a minute on 2 cores)
+    #[arg(long)]
+    quick: bool,
+    /// Dimensions to tune
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3", value_parser = clap::value_parser!(u8).range(1..=3))]
+    dims: Vec<u8>,
+    /// Worker threads (default: all cores)
+    #[arg(long, value_parser = parse_threads)]
+    threads: Option<usize>,
+    /// Write the profile here instead of the cache directory
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Print the table only; save nothing
+    #[arg(long)]
+    no_save: bool,
+}
+
+const TOL: f64 = 1e-6;
+
+/// A representative problem of one dimension: modes and points.
+fn workload(dim: usize, quick: bool) -> (Vec<usize>, usize) {
+    match (dim, quick) {
+        (1, true) => (vec![100_000], 1_000_000),
+        (2, true) => (vec![256, 256], 1_000_000),
+        (3, true) => (vec![32, 32, 32], 250_000),
+        (1, false) => (vec![1_000_000], 4_000_000),
+        (2, false) => (vec![1024, 1024], 4_000_000),
+        _ => (vec![96, 96, 96], 2_000_000),
+    }
+}
+
+/// One configuration to time.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    ty: u8,
+    strategy: Strategy,
+    /// `None`: the planner's choice.
+    tile: Option<usize>,
+    sigma: f64,
+}
+
+struct Bench {
+    modes: Vec<usize>,
+    x: Vec<Vec<f64>>,
+    c: Vec<Complex64>,
+    f: Vec<Complex64>,
+    repeats: usize,
+    threads: Option<usize>,
+}
+
+impl Bench {
+    /// Median seconds of plan + setpts + execute, with the width and tile side used.
+    fn time(&self, cfg: Config) -> Result<(f64, usize, usize)> {
+        let opts = Options {
+            strategy: cfg.strategy,
+            tile_side: cfg.tile,
+            upsampling: Some(Upsampling(cfg.sigma)),
+            threads: self.threads,
+            ..Options::default()
+        };
+        let ty = if cfg.ty == 1 {
+            TransformType::Type1
+        } else {
+            TransformType::Type2
+        };
+        let xs: Vec<&[f64]> = self.x.iter().map(|v| &v[..]).collect();
+        let (input, out_len) = if cfg.ty == 1 {
+            (&self.c, self.f.len())
+        } else {
+            (&self.f, self.c.len())
+        };
+        let mut out = vec![Complex64::default(); out_len];
+        let mut times = Vec::new();
+        let (mut width, mut side) = (0, 0);
+        for _ in 0..self.repeats {
+            let t0 = Instant::now();
+            let mut plan = Plan::<f64>::new(ty, &self.modes, 1, 1, TOL, opts.clone())?;
+            plan.set_points(&xs)?;
+            plan.execute(input, &mut out)?;
+            times.push(t0.elapsed().as_secs_f64());
+            width = plan.width();
+            side = plan.tile_side();
+        }
+        Ok((median(&times), width, side))
+    }
+}
+
+/// Tile sides around the planner's: halves and doubles, multiples of 8, at least the width.
+fn tile_candidates(default: usize, width: usize, quick: bool) -> Vec<usize> {
+    let factors: &[f64] = if quick {
+        &[0.5, 1.0, 2.0]
+    } else {
+        &[0.25, 0.5, 1.0, 2.0, 4.0]
+    };
+    let mut v: Vec<usize> = factors
+        .iter()
+        .map(|f| {
+            let s = ((default as f64 * f) / 8.0).round() as usize * 8;
+            s.max(width.div_ceil(8) * 8).max(8)
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+struct Row {
+    dim: usize,
+    cfg: Config,
+    width: usize,
+    side: usize,
+    seconds: f64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let arch = nudt::plan::this_machine().clone();
+    let mut dims: Vec<usize> = args.dims.iter().map(|&d| d as usize).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let out_path = match (&args.output, args.no_save) {
+        (_, true) => None,
+        (Some(p), false) => Some(p.clone()),
+        (None, false) => Some(profile::default_path(&arch).ok_or_else(|| {
+            fail!(
+                "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
+            )
+        })?),
+    };
+    let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
+    let repeats = if args.quick { 2 } else { 3 };
+    println!(
+        "nudt {} tune{}",
+        env!("CARGO_PKG_VERSION"),
+        if args.quick { " --quick" } else { "" }
+    );
+    println!("machine: {} ({})", describe_arch(&arch), arch.key());
+    println!("GPU: not probed (this build has no CUDA backend)");
+    println!(
+        "problems: types 1 and 2, uniform points, tolerance {TOL:e}, f64, {threads} thread(s), median of {repeats}\n"
+    );
+
+    // The plan: per dimension, its configurations (the first one is the planner's default).
+    let mut plans: Vec<(usize, Vec<Config>)> = Vec::new();
+    for &dim in &dims {
+        let k2 = KernelSpec::for_tolerance(KernelKind::Es, TOL, Upsampling::TWO, Precision::F64)?;
+        let default_side = nudt::gen::plan::tile_side(dim, &k2, Precision::F64, &arch);
+        let tiles = tile_candidates(default_side, k2.width, args.quick);
+        let mut cfgs = vec![
+            Config {
+                ty: 1,
+                strategy: Strategy::Auto,
+                tile: None,
+                sigma: 2.0,
+            },
+            Config {
+                ty: 2,
+                strategy: Strategy::Auto,
+                tile: None,
+                sigma: 2.0,
+            },
+        ];
+        for &t in &tiles {
+            for s in [Strategy::SourceDriven, Strategy::TargetDriven] {
+                cfgs.push(Config {
+                    ty: 1,
+                    strategy: s,
+                    tile: Some(t),
+                    sigma: 2.0,
+                });
+            }
+            cfgs.push(Config {
+                ty: 2,
+                strategy: Strategy::Auto,
+                tile: Some(t),
+                sigma: 2.0,
+            });
+        }
+        plans.push((dim, cfgs));
+    }
+    // Two more per dimension (sigma 1.25) once the best schedule is known.
+    let total: usize = plans.iter().map(|(_, c)| c.len() + 2).sum();
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+
+    let mut rows: Vec<Row> = Vec::new();
+    let mut choices: Vec<Choice> = Vec::new();
+    let mut rng = Rng::new(7);
+    for (dim, cfgs) in plans {
+        let (modes, m) = workload(dim, args.quick);
+        bar.set_message(format!("{dim}-D: generating {m} points"));
+        let bench = Bench {
+            x: (0..dim)
+                .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
+                .collect(),
+            c: (0..m).map(|_| rng.complex_normal()).collect(),
+            f: (0..modes.iter().product::<usize>())
+                .map(|_| rng.complex_normal())
+                .collect(),
+            modes,
+            repeats,
+            threads: args.threads,
+        };
+        let mut mine: Vec<Row> = Vec::new();
+        for cfg in cfgs {
+            bar.set_message(describe(dim, &cfg));
+            let (seconds, width, side) = bench.time(cfg)?;
+            mine.push(Row {
+                dim,
+                cfg,
+                width,
+                side,
+                seconds,
+            });
+            bar.inc(1);
+        }
+        let default_s = mine[0].seconds + mine[1].seconds;
+        let default_side = mine[0].side;
+        // Best (strategy, tile) for type 1 + type 2 at sigma 2.
+        let t2 = |side: usize| {
+            mine.iter()
+                .filter(|r| r.cfg.ty == 2 && r.cfg.tile == Some(side))
+                .map(|r| r.seconds)
+                .next()
+        };
+        let best = mine
+            .iter()
+            .filter(|r| r.cfg.ty == 1 && r.cfg.tile.is_some())
+            .filter_map(|r| t2(r.side).map(|s2| (r.cfg.strategy, r.side, r.seconds + s2)))
+            .min_by(|a, b| a.2.total_cmp(&b.2))
+            .ok_or_else(|| fail!("tune: no configuration ran for {dim}-D"))?;
+        // Sigma 1.25 with that schedule and the planner's tile side for its wider kernel.
+        let mut sigma_s = 0.0;
+        let mut sigma_side = 0;
+        for ty in [1, 2] {
+            let cfg = Config {
+                ty,
+                strategy: best.0,
+                tile: None,
+                sigma: 1.25,
+            };
+            bar.set_message(describe(dim, &cfg));
+            let (seconds, width, side) = bench.time(cfg)?;
+            sigma_s += seconds;
+            sigma_side = side;
+            mine.push(Row {
+                dim,
+                cfg,
+                width,
+                side,
+                seconds,
+            });
+            bar.inc(1);
+        }
+        let choice = if sigma_s < best.2 {
+            Choice {
+                dim,
+                strategy: strategy_name(best.0).into(),
+                tile_side: sigma_side,
+                upsampfac: 1.25,
+                seconds: sigma_s,
+                default_seconds: default_s,
+                default_tile_side: default_side,
+            }
+        } else {
+            Choice {
+                dim,
+                strategy: strategy_name(best.0).into(),
+                tile_side: best.1,
+                upsampfac: 2.0,
+                seconds: best.2,
+                default_seconds: default_s,
+                default_tile_side: default_side,
+            }
+        };
+        choices.push(choice);
+        rows.extend(mine);
+    }
+    bar.finish_and_clear();
+
+    print_table(&rows, &choices);
+
+    let trials = rows
+        .iter()
+        .map(|r| Trial {
+            dim: r.dim,
+            ty: r.cfg.ty,
+            strategy: strategy_name(r.cfg.strategy).into(),
+            tile_side: r.side,
+            upsampfac: r.cfg.sigma,
+            width: r.width,
+            seconds: r.seconds,
+        })
+        .collect();
+    let profile = Profile {
+        format: profile::FORMAT,
+        nudt: env!("CARGO_PKG_VERSION").into(),
+        machine: arch.key(),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        quick: args.quick,
+        threads,
+        tol: TOL,
+        precision: "f64".into(),
+        arch: (&arch).into(),
+        choice: choices,
+        trial: trials,
+    };
+    if let Some(path) = out_path {
+        profile.save(&path)?;
+        println!("\nsaved {}", path.display());
+        println!(
+            "use it: nudt gen --target rust --dim {} --profile {} -o kernels",
+            dims[0],
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+fn describe(dim: usize, c: &Config) -> String {
+    format!(
+        "{dim}-D type {}: {}, tile {}, sigma {}",
+        c.ty,
+        strategy_name(c.strategy),
+        c.tile.map_or("auto".to_string(), |t| t.to_string()),
+        c.sigma
+    )
+}
+
+fn print_table(rows: &[Row], choices: &[Choice]) {
+    println!(
+        "{:>3}  {:>4}  {:<14} {:>6}  {:>5}  {:>2}  {:>9}  note",
+        "dim", "type", "strategy", "tile", "sigma", "w", "time"
+    );
+    for r in rows {
+        let note = if r.cfg.tile.is_none() && r.cfg.sigma == 2.0 {
+            "planner default"
+        } else {
+            ""
+        };
+        println!(
+            "{:>3}  {:>4}  {:<14} {:>6}  {:>5}  {:>2}  {:>9}  {note}",
+            r.dim,
+            r.cfg.ty,
+            strategy_name(r.cfg.strategy),
+            r.side,
+            r.cfg.sigma,
+            r.width,
+            fmt_time(r.seconds)
+        );
+    }
+    println!();
+    for c in choices {
+        println!(
+            "chosen for {}-D: {}, tile {}, sigma {} — type 1 + type 2 in {} vs {} with the planner's defaults (tile {}): {:.2}×",
+            c.dim,
+            c.strategy,
+            c.tile_side,
+            c.upsampfac,
+            fmt_time(c.seconds),
+            fmt_time(c.default_seconds),
+            c.default_tile_side,
+            c.default_seconds / c.seconds
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_candidates_are_multiples_of_8_and_cover_the_width() {
+        let v = tile_candidates(16, 7, true);
+        assert_eq!(v, vec![8, 16, 32]);
+        assert!(tile_candidates(8, 13, true)
+            .iter()
+            .all(|&s| s >= 16 && s % 8 == 0));
+    }
+}
