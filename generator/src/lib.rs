@@ -5,6 +5,7 @@
 //! that will compile or call that source.
 
 pub mod arch;
+pub mod cuda;
 pub mod error;
 pub mod kernel;
 pub mod params;

@@ -1,0 +1,720 @@
+//! CUDA code generation: spreading, interpolation, bin sort, corrections and type 3 phases as
+//! CUDA C source, specialised per (dimension, width, precision, kernel, bin sizes) and tuned
+//! for a [`GpuArch`].
+//!
+//! Like the rest of the generator this knows nothing about the runtime: it returns source
+//! text plus a description of every `extern "C"` entry point (launch geometry, shared memory),
+//! which the runtime compiles with NVRTC and `nudt gen --target cuda` can print.
+//!
+//! Two modules cover a plan:
+//! * the *spread module* ([`spread_module`]), one per [`CudaSpreadSpec`]: bin sort (bin index
+//!   and counting by atomics, scatter to sorted slots), spreading GM-sort (one thread per
+//!   sorted point, global atomics) and SM (one block per bin subproblem, shared-memory
+//!   accumulation, then atomic adds of the padded bin), interpolation GM-sort and SM;
+//! * the *common module* ([`common_module`]), one per precision: the prefix sum, subproblem
+//!   lists, deconvolution + mode copies (type 1 fine grid → modes, type 2 modes → zero-padded
+//!   fine grid), complex scaling, and the type 3 rescaling and pre/post phase kernels.
+
+use crate::error::GenError;
+use crate::kernel::{gauss_legendre, KernelSpec};
+use crate::params::{KernelKind, Precision};
+use tera::{Context, Tera};
+
+const SPREAD: &str = include_str!("../../templates/cuda/spread.cu.tera");
+const COMMON: &str = include_str!("../../templates/cuda/common.cu.tera");
+
+/// The GPU a module is generated for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GpuArch {
+    /// Device name, informational.
+    pub name: String,
+    /// Compute capability (major, minor), e.g. (9, 0) for an H100.
+    pub compute_capability: (u32, u32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Shared memory a block gets without opting in (48 KiB on every NVIDIA GPU so far).
+    pub shared_mem_per_block: usize,
+    /// Shared memory a block may have after opting in (`cuFuncSetAttribute`).
+    pub shared_mem_per_block_optin: usize,
+    /// Shared memory of one multiprocessor, shared by its resident blocks.
+    pub shared_mem_per_sm: usize,
+    /// L2 cache in bytes.
+    pub l2_bytes: usize,
+}
+
+impl GpuArch {
+    /// An NVIDIA H100 SXM (sm_90): 132 SMs, 227 KiB opt-in shared memory per block, 50 MB L2.
+    pub fn h100() -> Self {
+        GpuArch {
+            name: "NVIDIA H100".into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            shared_mem_per_block: 48 << 10,
+            shared_mem_per_block_optin: 227 << 10,
+            shared_mem_per_sm: 228 << 10,
+            l2_bytes: 50 << 20,
+        }
+    }
+
+    /// An NVIDIA A100 (sm_80): 108 SMs, 163 KiB opt-in, 40 MB L2.
+    pub fn a100() -> Self {
+        GpuArch {
+            name: "NVIDIA A100".into(),
+            compute_capability: (8, 0),
+            sm_count: 108,
+            shared_mem_per_block: 48 << 10,
+            shared_mem_per_block_optin: 163 << 10,
+            shared_mem_per_sm: 164 << 10,
+            l2_bytes: 40 << 20,
+        }
+    }
+
+    /// A small consumer GPU (sm_75, Turing): 64 KiB shared memory per SM and opt-in.
+    pub fn turing() -> Self {
+        GpuArch {
+            name: "NVIDIA Turing".into(),
+            compute_capability: (7, 5),
+            sm_count: 40,
+            shared_mem_per_block: 48 << 10,
+            shared_mem_per_block_optin: 64 << 10,
+            shared_mem_per_sm: 64 << 10,
+            l2_bytes: 4 << 20,
+        }
+    }
+
+    /// The NVRTC/nvcc architecture name, e.g. `sm_90`.
+    pub fn sm(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// Shared memory the spreading bins may use per block: a quarter of a multiprocessor, so
+    /// that four blocks (1024 threads) stay resident, but never below the no-opt-in 48 KiB
+    /// and never above the opt-in limit.
+    pub fn bin_budget(&self) -> usize {
+        (self.shared_mem_per_sm / 4)
+            .max(self.shared_mem_per_block)
+            .min(
+                self.shared_mem_per_block_optin
+                    .max(self.shared_mem_per_block),
+            )
+    }
+
+    /// A short key naming this GPU for caches and tuning profiles.
+    pub fn key(&self) -> String {
+        format!(
+            "{}-sm{}-smem{}k-l2_{}m",
+            self.sm(),
+            self.sm_count,
+            self.shared_mem_per_block_optin >> 10,
+            self.l2_bytes >> 20
+        )
+    }
+}
+
+/// GPU spreading/interpolation methods.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CudaMethod {
+    /// Point-driven over bin-sorted points, atomics straight to the global grid.
+    GmSort,
+    /// Shared-memory subproblems: a block accumulates one bin's points in its padded box.
+    Sm,
+}
+
+impl CudaMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaMethod::GmSort => "gm-sort",
+            CudaMethod::Sm => "sm",
+        }
+    }
+}
+
+/// Most sorted points one shared-memory subproblem (one block) takes (cuFINUFFT's default).
+pub const MAX_SUBPROBLEM: usize = 1024;
+/// Threads per block of the point-driven kernels.
+pub const GM_THREADS: u32 = 256;
+/// Threads per block of the subproblem kernels.
+pub const SM_THREADS: u32 = 256;
+/// Threads of the single-block prefix sum.
+pub const SCAN_THREADS: u32 = 1024;
+/// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
+pub const ELEMENT_THREADS: u32 = 256;
+
+/// Everything that shapes one spread module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaSpreadSpec {
+    pub dim: usize,
+    pub kernel: KernelSpec,
+    pub precision: Precision,
+    /// Bin sides in grid points per dimension (1 for unused dimensions).
+    pub bins: [usize; 3],
+    pub max_subproblem: usize,
+}
+
+impl CudaSpreadSpec {
+    /// The spec for `dim`, `kernel` and `precision`, with bins chosen for `arch`.
+    pub fn new(
+        dim: usize,
+        kernel: KernelSpec,
+        precision: Precision,
+        arch: &GpuArch,
+    ) -> Result<Self, GenError> {
+        if !(1..=3).contains(&dim) {
+            return Err(GenError::Dimension(dim));
+        }
+        Ok(CudaSpreadSpec {
+            dim,
+            kernel,
+            precision,
+            bins: choose_bins(dim, kernel.width, precision, arch.bin_budget()),
+            max_subproblem: MAX_SUBPROBLEM,
+        })
+    }
+
+    /// Padded box of one bin: the bin plus `w − 1` points of overhang per used dimension.
+    pub fn padded(&self) -> [usize; 3] {
+        std::array::from_fn(|d| {
+            if d < self.dim {
+                self.bins[d] + self.kernel.width - 1
+            } else {
+                1
+            }
+        })
+    }
+
+    /// Dynamic shared memory of the SM kernels, in bytes.
+    pub fn smem_bytes(&self) -> usize {
+        self.padded().iter().product::<usize>() * 2 * scalar_bytes(self.precision)
+    }
+
+    /// Fraction of the padded box that is the bin itself (1 in the limit of huge bins).
+    pub fn bin_efficiency(&self) -> f64 {
+        let b: usize = self.bins[..self.dim].iter().product();
+        let p: usize = self.padded()[..self.dim].iter().product();
+        b as f64 / p as f64
+    }
+
+    /// A unique, file-name-safe module name.
+    pub fn name(&self) -> String {
+        format!(
+            "nudt_spread_{}d_w{}_{}_{}_s{}_b{}",
+            self.dim,
+            self.kernel.width,
+            self.precision.type_name(),
+            kernel_tag(&self.kernel),
+            if self.kernel.upsampling.0 == 2.0 {
+                "2"
+            } else {
+                "125"
+            },
+            self.bins[..self.dim]
+                .iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join("x")
+        )
+    }
+}
+
+fn kernel_tag(k: &KernelSpec) -> String {
+    let kind = match k.kind {
+        KernelKind::Es => "es",
+        KernelKind::Gaussian => "gauss",
+    };
+    // β to 6 significant digits distinguishes every kernel the planner makes.
+    format!(
+        "{kind}{}",
+        format!("{:.6e}", k.beta).replace(['.', '+', '-'], "")
+    )
+}
+
+fn scalar_bytes(p: Precision) -> usize {
+    match p {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    }
+}
+
+fn ctype(p: Precision) -> &'static str {
+    match p {
+        Precision::F32 => "float",
+        Precision::F64 => "double",
+    }
+}
+
+/// Bin sides for the SM kernels: the bin shape with the largest bin-to-padded-box ratio whose
+/// padded box of complex values fits `budget` bytes (ties → the larger bin).
+///
+/// In 1D the ratio grows with the bin, so the bin is the largest that fits (at most 4096).
+/// In 2D and 3D near-cubes win; wide 3D kernels get small bins and a low ratio, which is
+/// where the planner prefers GM-sort.
+pub fn choose_bins(dim: usize, width: usize, precision: Precision, budget: usize) -> [usize; 3] {
+    let cbytes = 2 * scalar_bytes(precision);
+    let cap = budget / cbytes;
+    let pad = width - 1;
+    let max_side: usize = match dim {
+        1 => 4096,
+        2 => 128,
+        _ => 64,
+    };
+    let mut best = ([1usize; 3], -1.0f64, 0usize);
+    let mut consider = |b: [usize; 3]| {
+        let mut p = 1usize;
+        let mut v = 1usize;
+        for &s in &b[..dim] {
+            p *= s + pad;
+            v *= s;
+        }
+        if p > cap {
+            return;
+        }
+        let eff = v as f64 / p as f64;
+        if eff > best.1 + 1e-12 || ((eff - best.1).abs() <= 1e-12 && v > best.2) {
+            best = (b, eff, v);
+        }
+    };
+    // Sides 1..8, then multiples of 4 (1D: of 32), so boxes keep whole sectors per row.
+    let sides: Vec<usize> = (1..=max_side)
+        .filter(|&s| s <= 8 || s % if dim == 1 { 32 } else { 4 } == 0)
+        .collect();
+    match dim {
+        1 => sides.iter().for_each(|&a| consider([a, 1, 1])),
+        2 => {
+            for &a in &sides {
+                for &b in &sides {
+                    consider([a, b, 1]);
+                }
+            }
+        }
+        _ => {
+            for &a in &sides {
+                for &b in &sides {
+                    for &c in &sides {
+                        consider([a, b, c]);
+                    }
+                }
+            }
+        }
+    }
+    best.0
+}
+
+/// One `extern "C"` entry point of a generated module and how to launch it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaKernel {
+    pub name: &'static str,
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Dynamic shared memory per block in bytes (0: none).
+    pub dynamic_smem: usize,
+    /// How many blocks (x) and what blockIdx.y means.
+    pub grid: &'static str,
+}
+
+/// Generated CUDA source and its entry points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CudaSource {
+    /// Unique module name (also a file stem).
+    pub name: String,
+    pub source: String,
+    /// Stable 64-bit FNV-1a hash of `source`, for caches.
+    pub hash: u64,
+    pub kernels: Vec<CudaKernel>,
+    /// The spread spec this module was made for (`None` for the common module).
+    pub spec: Option<CudaSpreadSpec>,
+}
+
+impl CudaSource {
+    fn new(
+        name: String,
+        source: String,
+        kernels: Vec<CudaKernel>,
+        spec: Option<CudaSpreadSpec>,
+    ) -> Self {
+        CudaSource {
+            hash: fnv1a64(source.as_bytes()),
+            name,
+            source,
+            kernels,
+            spec,
+        }
+    }
+
+    /// Looks an entry point up by name.
+    pub fn kernel(&self, name: &str) -> Option<&CudaKernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// A JSON description of the module's entry points and layout (for `nudt gen`).
+    pub fn describe_json(&self) -> String {
+        let mut s = format!(
+            "{{\n  \"name\": \"{}\",\n  \"hash\": \"{:016x}\",\n",
+            self.name, self.hash
+        );
+        if let Some(sp) = &self.spec {
+            let p = sp.padded();
+            s += &format!(
+                "  \"dim\": {},\n  \"width\": {},\n  \"precision\": \"{}\",\n  \"kernel\": \"{:?}\",\n  \"beta\": {},\n  \"upsampling\": {},\n  \"bins\": [{}, {}, {}],\n  \"padded\": [{}, {}, {}],\n  \"smem_bytes\": {},\n  \"max_subproblem\": {},\n",
+                sp.dim,
+                sp.kernel.width,
+                sp.precision.type_name(),
+                sp.kernel.kind,
+                sp.kernel.beta,
+                sp.kernel.upsampling.0,
+                sp.bins[0],
+                sp.bins[1],
+                sp.bins[2],
+                p[0],
+                p[1],
+                p[2],
+                sp.smem_bytes(),
+                sp.max_subproblem
+            );
+        }
+        s += "  \"kernels\": [\n";
+        let rows: Vec<String> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                format!(
+                    "    {{\"name\": \"{}\", \"block_threads\": {}, \"dynamic_smem\": {}, \"grid\": \"{}\"}}",
+                    k.name, k.block_threads, k.dynamic_smem, k.grid
+                )
+            })
+            .collect();
+        s += &rows.join(",\n");
+        s += "\n  ]\n}\n";
+        s
+    }
+}
+
+/// 64-bit FNV-1a: a stable hash (unlike `DefaultHasher`) for on-disk cache keys.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+fn render(name: &str, body: &str, ctx: &Context) -> Result<String, GenError> {
+    let mut t = Tera::default();
+    t.add_raw_template(name, body)
+        .map_err(|e| GenError::Render(format!("{e:?}")))?;
+    t.render(name, ctx)
+        .map_err(|e| GenError::Render(format!("{e:?}")))
+}
+
+/// A CUDA floating literal of the given precision.
+fn literal(c: f64, p: Precision) -> String {
+    match p {
+        Precision::F32 => format!("{:e}f", c as f32),
+        Precision::F64 => format!("{c:e}"),
+    }
+}
+
+/// The body of `weights(t, k)`: Horner's rule over the fitted rows, written out with the
+/// coefficients as literals so that every multiply-add has an immediate operand.
+fn horner_body(kernel: &KernelSpec, p: Precision) -> (String, usize, f64) {
+    let poly = kernel.horner();
+    let w = kernel.width;
+    let mut s = String::new();
+    for j in 0..w {
+        s += &format!("    T k{j} = {};\n", literal(poly.coeffs[0][j], p));
+    }
+    for row in &poly.coeffs[1..] {
+        for (j, &c) in row.iter().enumerate() {
+            s += &format!("    k{j} = fma(k{j}, t, {});\n", literal(c, p));
+        }
+    }
+    for j in 0..w {
+        s += &format!("    k[{j}] = k{j};\n");
+    }
+    (s, poly.nc(), poly.max_error(kernel))
+}
+
+/// Names of the spread module's entry points.
+pub mod names {
+    pub const BIN_COUNT: &str = "nudt_bin_count";
+    pub const BIN_SCATTER: &str = "nudt_bin_scatter";
+    pub const SPREAD_GM: &str = "nudt_spread_gm";
+    pub const SPREAD_SM: &str = "nudt_spread_sm";
+    pub const INTERP_GM: &str = "nudt_interp_gm";
+    pub const INTERP_SM: &str = "nudt_interp_sm";
+    pub const SCAN: &str = "nudt_scan";
+    pub const SUBPROB_COUNT: &str = "nudt_subprob_count";
+    pub const SUBPROB_MAP: &str = "nudt_subprob_map";
+    pub const GRID_TO_MODES: &str = "nudt_grid_to_modes";
+    pub const MODES_TO_GRID: &str = "nudt_modes_to_grid";
+    pub const CMUL: &str = "nudt_cmul";
+    pub const T3_SOURCES: &str = "nudt_t3_sources";
+    pub const T3_TARGETS: &str = "nudt_t3_targets";
+}
+
+/// Renders the spread module of one spec.
+pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
+    if !(1..=3).contains(&spec.dim) {
+        return Err(GenError::Dimension(spec.dim));
+    }
+    let w = spec.kernel.width;
+    if !(crate::kernel::MIN_WIDTH..=crate::kernel::MAX_WIDTH).contains(&w) {
+        return Err(GenError::Width(w));
+    }
+    if spec.bins.iter().any(|&b| b == 0) || spec.max_subproblem == 0 {
+        return Err(GenError::Render(format!(
+            "bin sides and subproblem size must be positive: {:?}, {}",
+            spec.bins, spec.max_subproblem
+        )));
+    }
+    let bins: [usize; 3] = std::array::from_fn(|d| if d < spec.dim { spec.bins[d] } else { 1 });
+    let spec = CudaSpreadSpec {
+        bins,
+        ..spec.clone()
+    };
+    let p = spec.padded();
+    let (horner, nc, fit_error) = horner_body(&spec.kernel, spec.precision);
+    let mut ctx = Context::new();
+    ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    ctx.insert(
+        "params",
+        &vec![
+            format!("dimension {}", spec.dim),
+            format!("precision {}", spec.precision.type_name()),
+            format!(
+                "kernel {:?}, width {}, beta {}, upsampling {}",
+                spec.kernel.kind, w, spec.kernel.beta, spec.kernel.upsampling.0
+            ),
+            format!("bins {:?}", &bins[..spec.dim]),
+        ],
+    );
+    ctx.insert("ctype", ctype(spec.precision));
+    ctx.insert("single", &u8::from(spec.precision == Precision::F32));
+    ctx.insert("dim", &spec.dim);
+    ctx.insert("width", &w);
+    ctx.insert("half", &(w / 2));
+    ctx.insert("nc", &nc);
+    ctx.insert("fit_error", &format!("{fit_error:.1e}"));
+    ctx.insert("kernel", &format!("{:?}", spec.kernel.kind));
+    ctx.insert("beta", &format!("{}", spec.kernel.beta));
+    ctx.insert("horner", &horner);
+    for d in 0..3 {
+        ctx.insert(format!("b{d}"), &bins[d]);
+        ctx.insert(format!("p{d}"), &p[d]);
+    }
+    ctx.insert("smem_bytes", &spec.smem_bytes());
+    ctx.insert("maxsub", &spec.max_subproblem);
+    ctx.insert("gm_threads", &GM_THREADS);
+    ctx.insert("sm_threads", &SM_THREADS);
+    let source = render("spread", SPREAD, &ctx)?;
+    let smem = spec.smem_bytes();
+    let kernels = vec![
+        CudaKernel {
+            name: names::BIN_COUNT,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / block), grid-stride",
+        },
+        CudaKernel {
+            name: names::BIN_SCATTER,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / block), grid-stride",
+        },
+        CudaKernel {
+            name: names::SPREAD_GM,
+            block_threads: GM_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / block), grid-stride; transforms looped inside",
+        },
+        CudaKernel {
+            name: names::SPREAD_SM,
+            block_threads: SM_THREADS,
+            dynamic_smem: smem,
+            grid: "x: subproblems, y: transforms",
+        },
+        CudaKernel {
+            name: names::INTERP_GM,
+            block_threads: GM_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / block), grid-stride; transforms looped inside",
+        },
+        CudaKernel {
+            name: names::INTERP_SM,
+            block_threads: SM_THREADS,
+            dynamic_smem: smem,
+            grid: "x: subproblems, y: transforms",
+        },
+    ];
+    Ok(CudaSource::new(spec.name(), source, kernels, Some(spec)))
+}
+
+/// Renders the width-independent module of one precision.
+pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
+    let mut ctx = Context::new();
+    ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    ctx.insert("ctype", ctype(precision));
+    let source = render("common", COMMON, &ctx)?;
+    let el = |name| CudaKernel {
+        name,
+        block_threads: ELEMENT_THREADS,
+        dynamic_smem: 0,
+        grid: "ceil(n / block), grid-stride; y: transforms where batched",
+    };
+    let kernels = vec![
+        CudaKernel {
+            name: names::SCAN,
+            block_threads: SCAN_THREADS,
+            dynamic_smem: 0,
+            grid: "one block",
+        },
+        el(names::SUBPROB_COUNT),
+        el(names::SUBPROB_MAP),
+        el(names::GRID_TO_MODES),
+        el(names::MODES_TO_GRID),
+        el(names::CMUL),
+        el(names::T3_SOURCES),
+        el(names::T3_TARGETS),
+    ];
+    Ok(CudaSource::new(
+        format!("nudt_common_{}", precision.type_name()),
+        source,
+        kernels,
+        None,
+    ))
+}
+
+/// Quadrature nodes `z_q ∈ (0, 1]` and weights `φ(z_q)·w_q` of the kernel's Fourier transform
+/// `ψ̂(ω) = 2α Σ_q w_q φ(z_q) cos(ω α z_q)` (α = w/2), as the type 3 target kernel takes
+/// them. Same rule as [`crate::kernel::FourierSeries`].
+pub fn fourier_quadrature(kernel: &KernelSpec) -> (Vec<f64>, Vec<f64>) {
+    let q = 2 + 2 * kernel.width;
+    let (x, w) = gauss_legendre(2 * q);
+    x.iter()
+        .zip(&w)
+        .filter(|(z, _)| **z > 0.0)
+        .map(|(z, wt)| (*z, wt * kernel.eval(*z)))
+        .unzip()
+}
+
+/// Which method to spread with, for `m` points on a grid cut into `nbins` bins.
+///
+/// SM pays one global atomic per padded-box point per subproblem instead of one per
+/// (point, touched grid point): it wins once a bin holds more than about
+/// `2·padded / w^d` points, provided the box is not mostly padding.
+pub fn choose_spread_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> CudaMethod {
+    let w = spec.kernel.width as f64;
+    let p: usize = spec.padded()[..spec.dim].iter().product();
+    let per_bin = m as f64 / nbins.max(1) as f64;
+    let breakeven = 2.0 * p as f64 / w.powi(spec.dim as i32);
+    if spec.bin_efficiency() >= 0.05 && per_bin >= breakeven {
+        CudaMethod::Sm
+    } else {
+        CudaMethod::GmSort
+    }
+}
+
+/// Which method to interpolate with: GM-sort reads through L1/L2 without atomics and is the
+/// better default; SM pays off only for dense bins of wide 2D/3D kernels.
+pub fn choose_interp_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> CudaMethod {
+    let p: usize = spec.padded()[..spec.dim].iter().product();
+    let per_bin = m as f64 / nbins.max(1) as f64;
+    if spec.dim > 1 && spec.bin_efficiency() >= 0.15 && per_bin >= 4.0 * p as f64 {
+        CudaMethod::Sm
+    } else {
+        CudaMethod::GmSort
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Upsampling;
+
+    fn es(w: usize) -> KernelSpec {
+        KernelSpec::for_width(KernelKind::Es, w, Upsampling::TWO).unwrap()
+    }
+
+    #[test]
+    fn bins_fit_the_budget_and_favour_cubes() {
+        let arch = GpuArch::h100();
+        for dim in 1..=3 {
+            for w in 2..=16 {
+                for p in [Precision::F32, Precision::F64] {
+                    let s = CudaSpreadSpec::new(dim, es(w), p, &arch).unwrap();
+                    // Wide 3D f64 kernels overflow the budget even with one-point bins.
+                    assert!(
+                        s.smem_bytes() <= arch.bin_budget() || s.bins == [1, 1, 1],
+                        "{s:?}"
+                    );
+                    assert!(s.smem_bytes() <= arch.shared_mem_per_block_optin, "{s:?}");
+                    assert!(s.bins[..dim].iter().all(|&b| b >= 1));
+                }
+            }
+        }
+        let s = CudaSpreadSpec::new(2, es(7), Precision::F64, &arch).unwrap();
+        assert!(s.bins[0] >= 32 && s.bins[1] >= 32, "{:?}", s.bins);
+        assert!(s.bin_efficiency() > 0.7);
+        let s = CudaSpreadSpec::new(1, es(7), Precision::F32, &arch).unwrap();
+        assert_eq!(s.bins[0], 4096);
+    }
+
+    #[test]
+    fn modules_render_with_every_entry_point() {
+        let arch = GpuArch::h100();
+        let s = CudaSpreadSpec::new(3, es(7), Precision::F32, &arch).unwrap();
+        let m = spread_module(&s).unwrap();
+        for k in &m.kernels {
+            assert!(
+                m.source.contains(&format!("void {}", k.name))
+                    || m.source.contains(&format!(") {}(", k.name)),
+                "{}",
+                k.name
+            );
+        }
+        assert!(m.source.contains("#define W 7"));
+        assert!(m.source.contains("fma(k6, t, "));
+        assert!(!m.source.contains("{{"));
+        let c = common_module(Precision::F64).unwrap();
+        for k in &c.kernels {
+            assert!(m.hash != c.hash);
+            assert!(c.source.contains(k.name), "{}", k.name);
+        }
+        assert!(m.describe_json().contains("\"smem_bytes\""));
+    }
+
+    #[test]
+    fn quadrature_matches_the_fourier_series() {
+        let k = es(9);
+        let (z, w) = fourier_quadrature(&k);
+        let ft = k.fourier();
+        let a = k.half_width();
+        for omega in [0.0, 0.4, 1.3] {
+            let s: f64 = z
+                .iter()
+                .zip(&w)
+                .map(|(z, w)| w * (omega * a * z).cos())
+                .sum();
+            assert!((2.0 * a * s - ft.at(omega)).abs() < 1e-13 * ft.at(0.0));
+        }
+    }
+
+    #[test]
+    fn names_are_unique_per_kernel() {
+        let arch = GpuArch::h100();
+        let a = CudaSpreadSpec::new(2, es(7), Precision::F64, &arch).unwrap();
+        let g = KernelSpec::for_width(KernelKind::Gaussian, 7, Upsampling::TWO).unwrap();
+        let b = CudaSpreadSpec::new(2, g, Precision::F64, &arch).unwrap();
+        let e125 = KernelSpec::for_width(KernelKind::Es, 7, Upsampling::FIVE_FOURTHS).unwrap();
+        let c = CudaSpreadSpec::new(2, e125, Precision::F64, &arch).unwrap();
+        assert_ne!(a.name(), b.name());
+        assert_ne!(a.name(), c.name());
+        assert!(a
+            .name()
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_'));
+    }
+}
