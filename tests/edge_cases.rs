@@ -92,7 +92,7 @@ fn sigma_five_fourths_and_gaussian_kernel() {
     for (opts, tol) in [
         (
             Options {
-                upsampling: nudt::Upsampling::FIVE_FOURTHS,
+                upsampling: Some(nudt::Upsampling::FIVE_FOURTHS),
                 ..Options::default()
             },
             1e-8,

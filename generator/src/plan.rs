@@ -90,6 +90,41 @@ pub fn max_block_points(total_points: usize, arch: &Arch) -> usize {
     (total_points / (8 * arch.cores.max(1))).max(1 << 14)
 }
 
+/// Upsampling for a type 3 when the caller leaves it open: the σ with the smaller estimated
+/// cost. Spreading and interpolation cost about one unit per kernel weight
+/// (`(sources + targets)·w^d`); the inner grid costs `log2 n` units per point for its FFT and
+/// about 4 more for first touch, zeroing and the mode copy. σ = 2 wins with many points per
+/// mode; σ = 1.25 when the space–bandwidth product makes the grid the larger term.
+/// `extent[d]` is the half-widths product `X_d·S_d`.
+pub fn choose_upsampling_type3(
+    kind: crate::params::KernelKind,
+    tol: f64,
+    precision: Precision,
+    extent: &[f64],
+    points: usize,
+) -> crate::params::Upsampling {
+    use crate::params::Upsampling;
+    // σ = 1.25's smaller grid leaves less headroom against rounding: keep it for tolerances
+    // well above the precision's epsilon (f32 at 1e-6 loses a digit with it).
+    if tol < 1e3 * precision.epsilon() {
+        return Upsampling::TWO;
+    }
+    let cost = |sigma: Upsampling| -> Option<f64> {
+        let k = KernelSpec::for_tolerance(kind, tol, sigma, precision).ok()?;
+        let w = k.width as f64;
+        let mut grid = 1.0;
+        for &xs in extent {
+            let nf = 2.0 * sigma.0 * xs / std::f64::consts::PI + w + 1.0;
+            grid *= (sigma.0 * nf).max(2.0 * w);
+        }
+        Some(points as f64 * w.powi(extent.len() as i32) + grid * (grid.log2() + 4.0))
+    };
+    match (cost(Upsampling::TWO), cost(Upsampling::FIVE_FOURTHS)) {
+        (Some(a), Some(b)) if b < a => Upsampling::FIVE_FOURTHS,
+        _ => Upsampling::TWO,
+    }
+}
+
 /// Points per interpolation task: one tile, or part of a dense one.
 pub const INTERP_CHUNK: usize = 1 << 14;
 

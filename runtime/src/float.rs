@@ -30,3 +30,14 @@ pub fn interleaved_mut<T>(c: &mut [Complex<T>]) -> &mut [T] {
     // SAFETY: as in `interleaved`; the borrow is exclusive.
     unsafe { std::slice::from_raw_parts_mut(c.as_mut_ptr().cast::<T>(), 2 * c.len()) }
 }
+
+/// Gives `v` length `n`. A fresh allocation is filled by all threads, so the first touch of
+/// its pages (the kernel zeroing them) is shared out rather than serialised; existing
+/// contents are left as they are — callers that need zeros write them.
+pub fn resize_parallel<T: Float>(v: &mut Vec<Complex<T>>, n: usize) {
+    use rayon::prelude::*;
+    if v.len() != n {
+        *v = Vec::new();
+        v.par_extend(rayon::iter::repeat_n(Complex::default(), n));
+    }
+}

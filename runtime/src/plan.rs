@@ -15,7 +15,9 @@ use std::sync::{Arc, OnceLock};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     pub kernel: KernelKind,
-    pub upsampling: Upsampling,
+    /// Fine-grid upsampling σ; `None` lets the planner choose (σ = 2 for types 1 and 2; for
+    /// type 3, by a cost model once the points are known).
+    pub upsampling: Option<Upsampling>,
     pub strategy: Strategy,
     pub mode_order: ModeOrder,
     /// Worker threads; `None` uses rayon's global pool.
@@ -95,7 +97,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             kernel: KernelKind::Es,
-            upsampling: Upsampling::TWO,
+            upsampling: None,
             strategy: Strategy::Auto,
             mode_order: ModeOrder::Cmcl,
             threads: None,
@@ -274,7 +276,8 @@ impl<T: Float> Plan<T> {
         if ntransf == 0 {
             return Err(NudtError::ZeroTransforms);
         }
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        let sigma = opts.upsampling.unwrap_or(Upsampling::TWO);
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
         let arch = opts.arch.clone().unwrap_or_else(|| this_machine().clone());
         let pool = match opts.threads {
             Some(n) => Some(Arc::new(
@@ -355,6 +358,35 @@ impl<T: Float> Plan<T> {
         }
         let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        if self.opts.upsampling.is_none() {
+            // σ is open: choose it now that the space–bandwidth product is known.
+            let half = |v: &[T]| {
+                let (lo, hi) = v
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                        (a.min(x.wide()), b.max(x.wide()))
+                    });
+                if lo > hi {
+                    0.0
+                } else {
+                    (hi - lo) / 2.0
+                }
+            };
+            let extent: Vec<f64> = sources
+                .iter()
+                .zip(targets)
+                .map(|(x, s)| half(x) * half(s))
+                .collect();
+            let sigma = gplan::choose_upsampling_type3(
+                self.opts.kernel,
+                self.tol,
+                T::PRECISION,
+                &extent,
+                m + k,
+            );
+            self.kernel =
+                KernelSpec::for_tolerance(self.opts.kernel, self.tol, sigma, T::PRECISION)?;
+        }
         let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
         let arch = self.opts.arch.clone().unwrap_or_default();
         let side = self.opts.tile_side;

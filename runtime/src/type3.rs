@@ -96,15 +96,20 @@ impl<T: Float> NonUniform<T> {
             )?;
             let gamma = nd as f64 / (2.0 * sigma * ss);
             let h = 2.0 * std::f64::consts::PI / nd as f64;
-            scaled_src.push(x.iter().map(|&v| T::of((v - cx) / gamma)).collect());
-            scaled_tgt.push(s.iter().map(|&v| T::of(h * gamma * (v - cs))).collect());
-            for (p, &v) in pre_phase.iter_mut().zip(&x) {
-                *p += cs * (v - cx);
-            }
-            for ((p, mag), &v) in post_phase.iter_mut().zip(post_mag.iter_mut()).zip(&s) {
-                *p += v * cx;
-                *mag /= ft.at(h * gamma * (v - cs));
-            }
+            scaled_src.push(x.par_iter().map(|&v| T::of((v - cx) / gamma)).collect());
+            scaled_tgt.push(s.par_iter().map(|&v| T::of(h * gamma * (v - cs))).collect());
+            pre_phase
+                .par_iter_mut()
+                .zip(&x)
+                .for_each(|(p, &v)| *p += cs * (v - cx));
+            post_phase
+                .par_iter_mut()
+                .zip(post_mag.par_iter_mut())
+                .zip(&s)
+                .for_each(|((p, mag), &v)| {
+                    *p += v * cx;
+                    *mag /= ft.at(h * gamma * (v - cs));
+                });
             n.push(nd);
         }
         crate::plan::check_grid::<T>(&n)?;
@@ -128,9 +133,9 @@ impl<T: Float> NonUniform<T> {
         Ok(NonUniform {
             spread,
             inner,
-            prephase: pre_phase.iter().map(|&p| polar(1.0, p)).collect(),
+            prephase: pre_phase.par_iter().map(|&p| polar(1.0, p)).collect(),
             post: post_phase
-                .iter()
+                .par_iter()
                 .zip(&post_mag)
                 .map(|(&p, &mg)| polar(mg, p))
                 .collect(),
@@ -152,7 +157,7 @@ impl<T: Float> NonUniform<T> {
         self.scaled.clear();
         self.scaled
             .par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
-        self.work.resize(self.spread.len(), Complex::default());
+        crate::float::resize_parallel(&mut self.work, self.spread.len());
         self.spread.spread(&self.scaled, &mut self.work)?;
         self.inner.type2(&self.work, f, isign)?;
         f.par_iter_mut()

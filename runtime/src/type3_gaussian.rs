@@ -173,7 +173,7 @@ impl<T: Float> GaussianType3<T> {
         self.scaled.clear();
         self.scaled
             .par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
-        self.work.resize(self.sources.len(), Complex::default());
+        crate::float::resize_parallel(&mut self.work, self.sources.len());
         self.sources.spread(&self.scaled, &mut self.work)?;
         // Pre-compensation e^{σ|nΔx|²}, separable over dimensions.
         let pc = &self.precomp;

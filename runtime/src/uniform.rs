@@ -107,7 +107,7 @@ impl<T: Float> Uniform<T> {
 
     /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform.
     pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        self.work.resize(self.grid.len(), Complex::default());
+        crate::float::resize_parallel(&mut self.work, self.grid.len());
         self.grid.spread(c, &mut self.work)?;
         self.fft.process(&mut self.work, direction(isign));
         let (map, work) = (&self.map, &self.work);
@@ -128,8 +128,10 @@ impl<T: Float> Uniform<T> {
 
     /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform.
     pub fn type2(&mut self, f: &[Complex<T>], c: &mut [Complex<T>], isign: i32) -> Result<()> {
-        self.work.clear();
-        self.work.resize(self.grid.len(), Complex::default());
+        crate::float::resize_parallel(&mut self.work, self.grid.len());
+        self.work
+            .par_iter_mut()
+            .for_each(|v| *v = Complex::default());
         let map = &self.map;
         let row = map.rows();
         // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
