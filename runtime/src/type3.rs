@@ -45,14 +45,55 @@ pub(crate) fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
     }
 }
 
+/// The centring factors of a type 3: `e^{±i c_s·(x_j − c_x)}` on the strengths before
+/// spreading, and `e^{±i s_k·c_x}` times the scheme's correction at the targets after.
+pub(crate) struct Phases<T> {
+    pre: Vec<Complex<T>>,
+    post: Vec<Complex<T>>,
+    scaled: Vec<Complex<T>>,
+}
+
+impl<T: Float> Phases<T> {
+    /// From accumulated phases (radians, before the sign) and correction magnitudes.
+    pub(crate) fn new(pre_phase: &[f64], post_phase: &[f64], post_mag: &[f64], isign: i32) -> Self {
+        let sgn = isign.signum() as f64;
+        let polar = |mag: f64, ph: f64| {
+            let z = Complex::from_polar(mag, sgn * ph);
+            Complex::new(T::of(z.re), T::of(z.im))
+        };
+        Phases {
+            pre: pre_phase.par_iter().map(|&p| polar(1.0, p)).collect(),
+            post: post_phase
+                .par_iter()
+                .zip(post_mag)
+                .map(|(&p, &mg)| polar(mg, p))
+                .collect(),
+            scaled: Vec::new(),
+        }
+    }
+
+    /// The strengths times the pre-phase.
+    pub(crate) fn pre(&mut self, c: &[Complex<T>]) -> &[Complex<T>] {
+        self.scaled.clear();
+        self.scaled
+            .par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
+        &self.scaled
+    }
+
+    /// Applies the post-factors to the values at the targets.
+    pub(crate) fn post(&self, f: &mut [Complex<T>]) {
+        f.par_iter_mut()
+            .zip(&self.post)
+            .for_each(|(v, p)| *v = *v * p);
+    }
+}
+
 /// A type 3 engine for one pair of point sets.
 pub struct NonUniform<T: Float> {
     spread: FineGrid<T>,
     inner: Uniform<T>,
-    prephase: Vec<Complex<T>>,
-    post: Vec<Complex<T>>,
+    phases: Phases<T>,
     work: Vec<Complex<T>>,
-    scaled: Vec<Complex<T>>,
 }
 
 impl<T: Float> NonUniform<T> {
@@ -69,7 +110,6 @@ impl<T: Float> NonUniform<T> {
         let dim = sources.len();
         let sigma = kernel.upsampling.0;
         let w = kernel.width as f64;
-        let sgn = isign.signum() as f64;
         let m = sources[0].len();
         let k = targets[0].len();
         let mut n = Vec::with_capacity(dim);
@@ -126,21 +166,11 @@ impl<T: Float> NonUniform<T> {
         let mut inner_grid = FineGrid::new(inner_n, kernel, strategy, arch, tile_side)?;
         inner_grid.set_points(&tgt_refs);
         let inner = Uniform::new(&n, inner_grid, ModeOrder::Fft);
-        let polar = |mag: f64, ph: f64| {
-            let z = Complex::from_polar(mag, sgn * ph);
-            Complex::new(T::of(z.re), T::of(z.im))
-        };
         Ok(NonUniform {
             spread,
             inner,
-            prephase: pre_phase.par_iter().map(|&p| polar(1.0, p)).collect(),
-            post: post_phase
-                .par_iter()
-                .zip(&post_mag)
-                .map(|(&p, &mg)| polar(mg, p))
-                .collect(),
+            phases: Phases::new(&pre_phase, &post_phase, &post_mag, isign),
             work: Vec::new(),
-            scaled: Vec::new(),
         })
     }
 
@@ -154,15 +184,10 @@ impl<T: Float> NonUniform<T> {
 
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
     pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        self.scaled.clear();
-        self.scaled
-            .par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
         crate::float::resize_parallel(&mut self.work, self.spread.len());
-        self.spread.spread(&self.scaled, &mut self.work)?;
+        self.spread.spread(self.phases.pre(c), &mut self.work)?;
         self.inner.type2(&self.work, f, isign)?;
-        f.par_iter_mut()
-            .zip(&self.post)
-            .for_each(|(v, p)| *v = *v * p);
+        self.phases.post(f);
         Ok(())
     }
 }

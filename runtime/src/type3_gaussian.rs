@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::fft::FftNd;
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::type3::Phases;
 use nudt_gen::{plan, Arch, GenError, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -56,10 +57,8 @@ pub struct GaussianType3<T: Float> {
     fft: FftNd<T>,
     /// `e^{σ(nΔx)²}` per dimension, by grid index.
     precomp: Vec<Vec<T>>,
-    prephase: Vec<Complex<T>>,
-    post: Vec<Complex<T>>,
+    phases: Phases<T>,
     work: Vec<Complex<T>>,
-    scaled: Vec<Complex<T>>,
 }
 
 impl<T: Float> GaussianType3<T> {
@@ -78,7 +77,6 @@ impl<T: Float> GaussianType3<T> {
         let b = shape_parameter(eps, r);
         let m = (2.0 * std::f64::consts::PI * b).ceil() as usize;
         let win = window(m, b);
-        let sgn = isign.signum() as f64;
         let mut n = Vec::new();
         let mut src_scaled: Vec<Vec<T>> = Vec::new();
         let mut tgt_scaled: Vec<Vec<T>> = Vec::new();
@@ -139,23 +137,13 @@ impl<T: Float> GaussianType3<T> {
         src_grid.set_points(&refs(&src_scaled));
         let mut tgt_grid = FineGrid::new(n.clone(), win, strategy, arch, tile_side)?;
         tgt_grid.set_points(&refs(&tgt_scaled));
-        let polar = |mag: f64, ph: f64| {
-            let z = Complex::from_polar(mag, sgn * ph);
-            Complex::new(T::of(z.re), T::of(z.im))
-        };
         Ok(GaussianType3 {
             fft: FftNd::new(&n),
             sources: src_grid,
             targets: tgt_grid,
             precomp,
-            prephase: pre_phase.iter().map(|&p| polar(1.0, p)).collect(),
-            post: post_phase
-                .iter()
-                .zip(&post_mag)
-                .map(|(&p, &mg)| polar(mg, p))
-                .collect(),
+            phases: Phases::new(&pre_phase, &post_phase, &post_mag, isign),
             work: Vec::new(),
-            scaled: Vec::new(),
         })
     }
 
@@ -170,11 +158,8 @@ impl<T: Float> GaussianType3<T> {
 
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
     pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        self.scaled.clear();
-        self.scaled
-            .par_extend(c.par_iter().zip(&self.prephase).map(|(a, b)| a * b));
         crate::float::resize_parallel(&mut self.work, self.sources.len());
-        self.sources.spread(&self.scaled, &mut self.work)?;
+        self.sources.spread(self.phases.pre(c), &mut self.work)?;
         // Pre-compensation e^{σ|nΔx|²}, separable over dimensions.
         let pc = &self.precomp;
         let dims = &self.sources.n;
@@ -201,9 +186,7 @@ impl<T: Float> GaussianType3<T> {
         };
         self.fft.process(&mut self.work, dir);
         self.targets.interp(&self.work, f)?;
-        f.par_iter_mut()
-            .zip(&self.post)
-            .for_each(|(v, p)| *v = *v * p);
+        self.phases.post(f);
         Ok(())
     }
 }
