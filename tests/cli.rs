@@ -1,1 +1,1028 @@
-//! CLI integration tests.
+//! Integration tests of the `nudt` binary: every command, its bad inputs (one line on stderr,
+//! exit code 2), and a `transform` round trip against the library.
+
+use assert_cmd::Command;
+use npyz::WriterBuilder;
+use nudt::num_complex::Complex64;
+use nudt::{Options, Plan, Strategy, TransformType};
+use std::path::{Path, PathBuf};
+
+fn nudt() -> Command {
+    let mut c = Command::cargo_bin("nudt").expect("the nudt binary is built");
+    c.env_remove("NUDT_PYTHON");
+    c
+}
+
+/// Runs and returns (exit code, stdout, stderr).
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts a usage error: exit 2 and exactly one line on stderr containing every `needle`.
+fn assert_usage_error(cmd: &mut Command, needles: &[&str]) {
+    let (code, _, err) = run(cmd);
+    assert_eq!(code, 2, "expected exit code 2; stderr: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr should mention {n:?}: {err}");
+    }
+}
+
+fn save_f64(path: &Path, v: &[f64]) {
+    npyz::to_file_1d(path, v.iter().copied()).unwrap();
+}
+
+fn save_c64(path: &Path, shape: &[u64], v: &[Complex64]) {
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(std::io::BufWriter::new(
+            std::fs::File::create(path).unwrap(),
+        ))
+        .begin_nd()
+        .unwrap();
+    w.extend(v.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+fn load_c64(path: &Path) -> (Vec<u64>, Vec<Complex64>) {
+    let bytes = std::fs::read(path).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<Complex64>().unwrap())
+}
+
+fn rel_err(a: &[Complex64], b: &[Complex64]) -> f64 {
+    nudt::direct::rel_error(a, b)
+}
+
+/// Deterministic test data: `m` points per dimension and strengths.
+fn data(dim: usize, m: usize) -> (Vec<Vec<f64>>, Vec<Complex64>) {
+    let g = [0.754_877_666_2, 0.569_840_291, 0.438_579_6];
+    let x = (0..dim)
+        .map(|d| {
+            (0..m)
+                .map(|j| {
+                    ((j as f64 + 0.5) * g[d]).fract() * std::f64::consts::TAU - std::f64::consts::PI
+                })
+                .collect()
+        })
+        .collect();
+    let c = (0..m)
+        .map(|j| Complex64::from_polar(1.0 + (j % 7) as f64 / 7.0, j as f64 * 2.399_963))
+        .collect();
+    (x, c)
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+// ---------------------------------------------------------------- help
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for cmd in ["demo", "bench", "transform", "gen", "tune"] {
+        let (code, out, _) = run(nudt().args([cmd, "--help"]));
+        assert_eq!(code, 0, "{cmd} --help");
+        assert!(
+            out.contains("Examples:"),
+            "{cmd} --help has no example:\n{out}"
+        );
+        assert!(out.contains(&format!("nudt {cmd}")), "{cmd} --help example");
+    }
+    let (code, out, _) = run(nudt().arg("--help"));
+    assert_eq!(code, 0);
+    assert!(out.contains("Examples:") && out.contains("transform"));
+}
+
+#[test]
+fn unknown_commands_and_options_are_one_line_errors() {
+    assert_usage_error(nudt().arg("frobnicate"), &["frobnicate"]);
+    assert_usage_error(nudt().args(["demo", "--bogus"]), &["--bogus"]);
+    assert_usage_error(
+        nudt().args([
+            "transform",
+            "--type",
+            "4",
+            "--points",
+            "x.npy",
+            "--out",
+            "o.npy",
+        ]),
+        &["--type"],
+    );
+    assert_usage_error(nudt().args(["transform", "--type", "1"]), &["--points"]);
+}
+
+// ---------------------------------------------------------------- demo
+
+#[test]
+fn demo_reports_choices_timings_and_errors() {
+    let (code, out, err) = run(nudt().args(["demo", "--scale", "0.02", "--sample", "20"]));
+    assert_eq!(code, 0, "{err}");
+    for needle in [
+        "machine:",
+        "width 7",
+        "fine grid",
+        "set points",
+        "execute",
+        "points/s",
+        "relative l2",
+    ] {
+        assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
+    }
+    assert!(!out.contains("ABOVE TOLERANCE"), "{out}");
+}
+
+// ---------------------------------------------------------------- bench
+
+#[test]
+fn bench_json_lines_have_the_shared_keys() {
+    let dir = tmp();
+    let svg = dir.path().join("bench.svg");
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1,3d-t2",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--sample",
+            "10",
+            "--json",
+            "--plot",
+        ])
+        .arg(&svg));
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["name"], "2d-t1");
+    for l in &lines {
+        for k in [
+            "plan_s",
+            "setpts_s",
+            "execute_s",
+            "total_s",
+            "points_per_s",
+            "rel_error",
+            "width",
+            "fine_grid",
+        ] {
+            assert!(l.get(k).is_some(), "missing {k}: {l}");
+        }
+        let e = l["rel_error"].as_f64().unwrap();
+        assert!(e < 1e-4, "{l}");
+        let total = l["total_s"].as_f64().unwrap();
+        assert!(
+            (l["points_per_s"].as_f64().unwrap() - l["points"].as_f64().unwrap() / total).abs()
+                < 1e-6 * l["points_per_s"].as_f64().unwrap()
+        );
+    }
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("<svg") && text.contains("2d-t1"));
+}
+
+#[test]
+fn bench_table_and_custom_problems() {
+    let dir = tmp();
+    let file = dir.path().join("p.toml");
+    std::fs::write(
+        &file,
+        "[[problem]]\nname = \"tiny-1d\"\ntype = 1\nmodes = [64]\npoints = 2000\ntol = 1e-9\nprecision = \"f64\"\n\n\
+         [[problem]]\nname = \"tiny-3\"\ntype = 3\ndim = 1\npoints = 500\ntol = 1e-4\nprecision = \"f32\"\n",
+    )
+    .unwrap();
+    let png = dir.path().join("b.png");
+    let (code, out, err) = run(nudt()
+        .arg("bench")
+        .arg("--problems")
+        .arg(&file)
+        .args(["--repeats", "1", "--plot"])
+        .arg(&png));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("tiny-1d") && out.contains("tiny-3") && out.contains("points/s"),
+        "{out}"
+    );
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+}
+
+#[test]
+fn bench_bad_inputs() {
+    let dir = tmp();
+    assert_usage_error(
+        nudt().args(["bench", "--only", "nope"]),
+        &["--only", "nope", "2d-t1"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["bench", "--problems"])
+            .arg(dir.path().join("missing.toml")),
+        &["--problems", "missing.toml"],
+    );
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[problem]]\nname = \"x\"\ntype = 1\npoints = 10\ntol = 1e-6\n",
+    )
+    .unwrap();
+    assert_usage_error(
+        nudt().arg("bench").arg("--problems").arg(&bad),
+        &["bad.toml", "'x'", "modes"],
+    );
+    std::fs::write(&bad, "[[problem]\nname = 1").unwrap();
+    assert_usage_error(
+        nudt().arg("bench").arg("--problems").arg(&bad),
+        &["bad.toml:1"],
+    );
+    assert_usage_error(nudt().args(["bench", "--scale", "-1"]), &["--scale"]);
+    assert_usage_error(
+        nudt().args(["bench", "--plot", "x.gif"]),
+        &["--plot", ".svg"],
+    );
+    assert_usage_error(nudt().args(["bench", "--compare", "nfft"]), &["--compare"]);
+}
+
+/// A stand-in for benches/finufft_peer.py that checks its arguments and prints canned lines.
+fn fake_peer(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("peer.py");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+#[test]
+fn bench_compare_reads_the_peer_protocol() {
+    let dir = tmp();
+    let script = fake_peer(
+        dir.path(),
+        r#"import json, sys
+a = sys.argv
+for flag in ["--problems", "--only", "--threads", "--repeats", "--sample", "--scale"]:
+    assert flag in a, flag
+assert a[a.index("--only") + 1] == "2d-t1", a
+print("log line that is not JSON")
+print(json.dumps({"name": "2d-t1", "plan_s": 0.001, "setpts_s": 0.002, "execute_s": 0.5,
+                  "total_s": 0.503, "points_per_s": 1234.0, "rel_error": 2e-7, "peer": "finufft"}))
+"#,
+    );
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--sample",
+            "5",
+            "--compare",
+            "finufft",
+            "--peer-script",
+        ])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("finufft") && out.contains("speedup") && out.contains("503.0 ms"),
+        "{out}"
+    );
+
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--sample",
+            "5",
+            "--compare",
+            "finufft",
+            "--json",
+            "--peer-script",
+        ])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["finufft"]["total_s"], 0.503);
+    assert!(v["speedup"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn bench_compare_without_finufft_is_a_clear_error() {
+    let dir = tmp();
+    let script = fake_peer(
+        dir.path(),
+        "import sys\nprint('{\"error\": \"finufft not installed: No module named finufft\"}')\nsys.exit(3)\n",
+    );
+    assert_usage_error(
+        nudt()
+            .args([
+                "bench",
+                "--only",
+                "2d-t1",
+                "--scale",
+                "0.001",
+                "--repeats",
+                "1",
+                "--sample",
+                "0",
+                "--compare",
+                "finufft",
+                "--peer-script",
+            ])
+            .arg(&script),
+        &["--compare finufft", "finufft not installed"],
+    );
+}
+
+// ---------------------------------------------------------------- transform
+
+/// Writes points x, y and strengths c for a 2-D problem into `dir`.
+fn write_inputs(dir: &Path, m: usize) -> (Vec<Vec<f64>>, Vec<Complex64>) {
+    let (x, c) = data(2, m);
+    save_f64(&dir.join("x.npy"), &x[0]);
+    save_f64(&dir.join("y.npy"), &x[1]);
+    save_c64(&dir.join("c.npy"), &[m as u64], &c);
+    (x, c)
+}
+
+#[test]
+fn transform_round_trip_matches_the_library() {
+    let dir = tmp();
+    let d = dir.path();
+    let m = 3000;
+    let (x, c) = write_inputs(d, m);
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let modes = [24usize, 17];
+
+    // Type 1, with the JSON line.
+    let (code, out, err) = run(nudt().current_dir(d).args([
+        "transform",
+        "--type",
+        "1",
+        "--modes",
+        "24,17",
+        "--points",
+        "x.npy,y.npy",
+        "--strengths",
+        "c.npy",
+        "--out",
+        "f.npy",
+        "--tol",
+        "1e-9",
+        "--json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let sum = v["plan_s"].as_f64().unwrap()
+        + v["setpts_s"].as_f64().unwrap()
+        + v["execute_s"].as_f64().unwrap();
+    assert!((v["total_s"].as_f64().unwrap() - sum).abs() < 1e-12);
+    assert_eq!(v["width"], 10);
+    assert_eq!(v["modes"], serde_json::json!([24, 17]));
+    assert_eq!(v["isign"], 1);
+    let (shape, f) = load_c64(&d.join("f.npy"));
+    assert_eq!(shape, vec![24, 17]);
+    let mut plan =
+        Plan::<f64>::new(TransformType::Type1, &modes, 1, 1, 1e-9, Options::default()).unwrap();
+    plan.set_points(&xs).unwrap();
+    let mut want = vec![Complex64::default(); 24 * 17];
+    plan.execute(&c, &mut want).unwrap();
+    assert!(rel_err(&f, &want) < 1e-12, "{}", rel_err(&f, &want));
+    // ...and it is the true transform (mode k at index k + N/2, isign +1).
+    let which: Vec<usize> = (0..want.len()).step_by(13).collect();
+    let exact = nudt::direct::type1(&xs, &c, &modes, nudt::ModeOrder::Cmcl, 1, &which);
+    let got: Vec<Complex64> = which.iter().map(|&i| f[i]).collect();
+    assert!(rel_err(&got, &exact) < 1e-7);
+
+    // Type 2 of those modes, modes read from the file's shape, isign -1 by default.
+    let (code, _, err) = run(nudt().current_dir(d).args([
+        "transform",
+        "--type",
+        "2",
+        "--points",
+        "x.npy,y.npy",
+        "--coeffs",
+        "f.npy",
+        "--out",
+        "c2.npy",
+        "--tol",
+        "1e-9",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let (shape, c2) = load_c64(&d.join("c2.npy"));
+    assert_eq!(shape, vec![m as u64]);
+    let mut plan = Plan::<f64>::new(
+        TransformType::Type2,
+        &modes,
+        -1,
+        1,
+        1e-9,
+        Options::default(),
+    )
+    .unwrap();
+    plan.set_points(&xs).unwrap();
+    let mut want2 = vec![Complex64::default(); m];
+    plan.execute(&f, &mut want2).unwrap();
+    assert!(rel_err(&c2, &want2) < 1e-12);
+
+    // Type 3 to 1-D targets, in f32, stacked (2 transforms).
+    save_f64(
+        &d.join("s.npy"),
+        &x[0].iter().map(|v| v * 7.0).collect::<Vec<_>>(),
+    );
+    let stacked: Vec<Complex64> = c.iter().copied().chain(c.iter().map(|v| v * 2.0)).collect();
+    save_c64(&d.join("c2x.npy"), &[2, m as u64], &stacked);
+    let (code, _, err) = run(nudt().current_dir(d).args([
+        "transform",
+        "--type",
+        "3",
+        "--points",
+        "y.npy",
+        "--strengths",
+        "c2x.npy",
+        "--targets",
+        "s.npy",
+        "--out",
+        "g.npy",
+        "--precision",
+        "f32",
+        "--tol",
+        "1e-5",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let bytes = std::fs::read(d.join("g.npy")).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[2, m as u64]);
+    let g: Vec<nudt::num_complex::Complex32> = npy.into_vec().unwrap();
+    let s: Vec<f64> = x[0].iter().map(|v| v * 7.0).collect();
+    let which: Vec<usize> = (0..m).step_by(97).collect();
+    let exact = nudt::direct::type3(&[&x[1]], &c, &[&s], 1, &which);
+    let got: Vec<Complex64> = which
+        .iter()
+        .map(|&i| Complex64::new(g[i].re as f64, g[i].im as f64))
+        .collect();
+    assert!(rel_err(&got, &exact) < 1e-4, "{}", rel_err(&got, &exact));
+    let got2: Vec<Complex64> = which
+        .iter()
+        .map(|&i| Complex64::new(g[m + i].re as f64, g[m + i].im as f64) / 2.0)
+        .collect();
+    assert!(rel_err(&got2, &exact) < 1e-4);
+}
+
+#[test]
+fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
+    let dir = tmp();
+    let d = dir.path();
+    write_inputs(d, 100);
+    save_f64(&d.join("short.npy"), &[0.1, 0.2]);
+    save_c64(
+        &d.join("m2.npy"),
+        &[10, 10],
+        &vec![Complex64::default(); 100],
+    );
+    std::fs::write(d.join("junk.npy"), b"not numpy").unwrap();
+    let t1 = |extra: &[&str]| {
+        let mut c = nudt();
+        c.current_dir(d)
+            .args(["transform", "--out", "out.npy"])
+            .args(extra);
+        c
+    };
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,missing.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["--points", "missing.npy"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,junk.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["junk.npy", ".npy"],
+    );
+    // Wrong dtype: complex where floats are expected, and the reverse.
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,c.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["c.npy", "float32 or float64", "<c16"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "x.npy",
+        ]),
+        &["--strengths", "complex"],
+    );
+    // Wrong shape and mismatched lengths.
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,short.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["short.npy", "same count"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "m2.npy",
+        ]),
+        &["--strengths", "(100,)", "(10, 10)"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "2",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--coeffs",
+            "m2.npy",
+        ]),
+        &["--coeffs", "(8, 8)", "(10, 10)"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["--modes"],
+    );
+    // Options that do not fit the type, or the build.
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "2",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["--strengths", "--coeffs"],
+    );
+    assert_usage_error(
+        &mut t1(&["--type", "3", "--points", "x.npy", "--strengths", "c.npy"]),
+        &["--targets"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--strengths",
+            "c.npy",
+            "--backend",
+            "cuda",
+            "--points",
+            "x.npy,y.npy",
+        ]),
+        &["--backend cuda"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+            "--isign",
+            "3",
+        ]),
+        &["--isign"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+            "--precision",
+            "f32",
+            "--tol",
+            "1e-10",
+        ]),
+        &["tolerance", "f32"],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+            "--tol",
+            "zero",
+        ]),
+        &["--tol"],
+    );
+    // Non-finite coordinates name the file.
+    let mut x = data(1, 100).0.remove(0);
+    x[7] = f64::NAN;
+    save_f64(&d.join("nan.npy"), &x);
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--points",
+            "x.npy,nan.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["nan.npy", "index 7"],
+    );
+    assert!(!d.join("out.npy").exists(), "no output after errors");
+    let leftovers: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn transform_output_replaces_atomically() {
+    let dir = tmp();
+    let d = dir.path();
+    write_inputs(d, 200);
+    std::fs::write(d.join("f.npy"), b"old contents").unwrap();
+    let (code, _, err) = run(nudt().current_dir(d).args([
+        "transform",
+        "--type",
+        "1",
+        "--modes",
+        "8,8",
+        "--points",
+        "x.npy,y.npy",
+        "--strengths",
+        "c.npy",
+        "--out",
+        "f.npy",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(load_c64(&d.join("f.npy")).0, vec![8, 8]);
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
+
+// ---------------------------------------------------------------- gen
+
+/// A scratch crate (kept between runs so rayon compiles once) that uses the generated module.
+fn scratch_crate() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nudt-gen-crate");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"gen-check\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\nrayon = \"1\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
+    let root = scratch_crate();
+    let kernels = root.join("src/kernels");
+    let _ = std::fs::remove_dir_all(&kernels);
+    let (code, out, err) = run(nudt()
+        .args([
+            "gen",
+            "--target",
+            "rust",
+            "--dim",
+            "1,2",
+            "--tol",
+            "1e-6",
+            "--strategy",
+            "target-driven",
+            "--tile-side",
+            "32",
+            "-o",
+        ])
+        .arg(&kernels));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("mod.rs"));
+    let module = std::fs::read_to_string(kernels.join("spread_2d_w7_f64.rs")).unwrap();
+    for needle in [
+        "dim = 2",
+        "width = 7",
+        "tolerance 1e-6",
+        "target-driven",
+        "tile side = 32",
+        "machine =",
+    ] {
+        assert!(module.contains(needle), "provenance lacks {needle:?}");
+    }
+    let m = 2000;
+    let (x, c) = data(2, m);
+    let fmt = |v: &[f64]| {
+        v.iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let interleaved: Vec<f64> = c.iter().flat_map(|z| [z.re, z.im]).collect();
+    std::fs::write(
+        root.join("src/main.rs"),
+        format!(
+            "mod kernels;\nuse kernels::{{fine_size, spread_2d_w7_f64 as k}};\n\
+             fn main() {{\n    let x = [{}];\n    let y = [{}];\n    let c = [{}];\n\
+             let n = [fine_size(32), fine_size(20)];\n    let tiles = k::bin(&n, &[k::TILE_SIDE; 2], &[&x, &y]);\n\
+             let mut g = vec![0.0f64; 2 * n[0] * n[1]];\n    k::spread(&tiles, &c, &mut g);\n\
+             let s: f64 = g.iter().map(|v| v * v).sum();\n    println!(\"{{}} {{}} {{s:e}}\", n[0], n[1]);\n}}\n",
+            fmt(&x[0]),
+            fmt(&x[1]),
+            fmt(&interleaved)
+        ),
+    )
+    .unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = std::process::Command::new(cargo)
+        .args(["run", "--offline", "--quiet"])
+        .current_dir(&root)
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&built.stdout);
+    assert!(
+        built.status.success(),
+        "generated crate failed:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let parts: Vec<&str> = stdout.split_whitespace().collect();
+    assert_eq!(&parts[..2], &["64", "40"]);
+    let theirs: f64 = parts[2].parse().unwrap();
+
+    // The library's spreader on the same fine grid (32×20 modes → 64×40) with the same kernel.
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let mut plan = Plan::<f64>::new(
+        TransformType::Type1,
+        &[32, 20],
+        1,
+        1,
+        1e-6,
+        Options::default(),
+    )
+    .unwrap();
+    plan.set_points(&xs).unwrap();
+    assert_eq!(plan.fine_grid(), vec![64, 40]);
+    let g = plan.spread_only(Strategy::SourceDriven, &c).unwrap();
+    let ours: f64 = g.iter().map(|z| z.norm_sqr()).sum();
+    assert!((theirs - ours).abs() <= 1e-9 * ours, "{theirs} vs {ours}");
+}
+
+#[test]
+fn gen_bad_inputs() {
+    let dir = tmp();
+    let out = dir.path().join("k");
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--target", "cuda", "--dim", "3", "-o"])
+            .arg(&out),
+        &["--target cuda", "issue 4"],
+    );
+    assert_usage_error(
+        nudt().args(["gen", "--dim", "4", "-o"]).arg(&out),
+        &["--dim"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--width", "1", "-o"])
+            .arg(&out),
+        &["--width"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--width", "7", "--tol", "1e-6", "-o"])
+            .arg(&out),
+        &["--width", "--tol"],
+    );
+    assert_usage_error(
+        nudt()
+            .args([
+                "gen",
+                "--dim",
+                "2",
+                "--precision",
+                "f32",
+                "--tol",
+                "1e-12",
+                "-o",
+            ])
+            .arg(&out),
+        &["--tol", "f32"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--l2", "lots", "-o"])
+            .arg(&out),
+        &["--l2"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--detect", "--cores", "4", "-o"])
+            .arg(&out),
+        &["--detect", "--cores"],
+    );
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--profile"])
+            .arg(dir.path().join("none.toml"))
+            .arg("-o")
+            .arg(&out),
+        &["--profile", "none.toml"],
+    );
+    std::fs::write(dir.path().join("bad.toml"), "format = 1\n").unwrap();
+    assert_usage_error(
+        nudt()
+            .args(["gen", "--dim", "2", "--profile"])
+            .arg(dir.path().join("bad.toml"))
+            .arg("-o")
+            .arg(&out),
+        &["--profile", "bad.toml", "not a nudt tuning profile"],
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn gen_for_another_machine_records_it() {
+    let dir = tmp();
+    let out = dir.path().join("k");
+    let (code, _, err) = run(nudt()
+        .args([
+            "gen",
+            "--dim",
+            "3",
+            "--width",
+            "5",
+            "--precision",
+            "f32",
+            "--cores",
+            "64",
+            "--l1",
+            "32K",
+            "--l2",
+            "2M",
+            "--l3",
+            "256M",
+            "-o",
+        ])
+        .arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let module = std::fs::read_to_string(out.join("spread_3d_w5_f32.rs")).unwrap();
+    assert!(
+        module.contains("c64-l1_32k-l2_2048k-l3_262144k"),
+        "{module}"
+    );
+    assert!(std::fs::read_to_string(out.join("mod.rs"))
+        .unwrap()
+        .contains("pub mod spread_3d_w5_f32;"));
+}
+
+// ---------------------------------------------------------------- tune
+
+#[test]
+fn tune_quick_saves_a_profile_that_gen_uses() {
+    let dir = tmp();
+    let cache = dir.path().join("cache");
+    let (code, out, err) = run(nudt()
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["tune", "--quick", "--dims", "2"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("chosen for 2-D") && out.contains("planner default"),
+        "{out}"
+    );
+    let saved: Vec<PathBuf> = std::fs::read_dir(cache.join("nudt"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let profile = &saved[0];
+    let text = std::fs::read_to_string(profile).unwrap();
+    let v: toml::Value = toml::from_str(&text).unwrap();
+    let choice = &v["choice"][0];
+    let side = choice["tile_side"].as_integer().unwrap();
+    let sigma = choice["upsampfac"].as_float().unwrap();
+    assert!(v["trial"].as_array().unwrap().len() >= 8);
+
+    let out_dir = dir.path().join("k");
+    let (code, _, err) = run(nudt()
+        .args(["gen", "--dim", "2", "--profile"])
+        .arg(profile)
+        .arg("-o")
+        .arg(&out_dir));
+    assert_eq!(code, 0, "{err}");
+    let names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let module = names
+        .iter()
+        .find(|n| n.starts_with("spread_2d"))
+        .expect("a 2-D spreader");
+    let body = std::fs::read_to_string(out_dir.join(module)).unwrap();
+    assert!(
+        body.contains(&format!("pub const TILE_SIDE: usize = {side};")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("upsampfac = {sigma}"))
+            || body.contains(&format!("upsampfac = {}", sigma as i64))
+    );
+    assert!(body.contains("profile ="));
+}
+
+#[test]
+fn tune_bad_inputs() {
+    assert_usage_error(nudt().args(["tune", "--dims", "5"]), &["--dims"]);
+    assert_usage_error(nudt().args(["tune", "--threads", "0"]), &["--threads"]);
+}

@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     only: Vec<String>,
     /// Multiply every point count by this factor (e.g. 0.01 for a quick run)
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_scale)]
     scale: f64,
     /// Timed repetitions per problem (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]

@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Multiply every point count by this factor
-    #[arg(long, default_value_t = 1.0, value_parser = parse_scale)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_scale)]
     scale: f64,
     /// Outputs checked against the direct sum per case
     #[arg(long, default_value_t = 100)]

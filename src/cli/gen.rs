@@ -279,15 +279,19 @@ pub fn run(args: Args) -> Result<()> {
     }
     files.push((
         "mod.rs".into(),
-        mod_rs(
-            &command,
-            &machine,
-            &kernel,
+        mod_rs(&ModInfo {
+            command: &command,
+            machine: &machine,
+            kernel: &kernel,
             sigma,
             prec,
-            &modules,
-            args.profile.as_deref(),
-        ),
+            modules: &modules,
+            profile: args.profile.as_deref(),
+            tol: match args.width {
+                Some(_) => None,
+                None => Some(args.tol.unwrap_or(1e-6)),
+            },
+        }),
     ));
 
     std::fs::create_dir_all(&args.out)
@@ -302,15 +306,30 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn mod_rs(
-    command: &str,
-    machine: &str,
-    kernel: &KernelSpec,
+/// What mod.rs records.
+struct ModInfo<'a> {
+    command: &'a str,
+    machine: &'a str,
+    kernel: &'a KernelSpec,
     sigma: f64,
-    prec: &str,
-    modules: &[(usize, String, usize, Strategy)],
-    profile: Option<&Path>,
-) -> String {
+    prec: &'a str,
+    /// (dim, module name, tile side, strategy) per spreader.
+    modules: &'a [(usize, String, usize, Strategy)],
+    profile: Option<&'a Path>,
+    tol: Option<f64>,
+}
+
+fn mod_rs(info: &ModInfo) -> String {
+    let ModInfo {
+        command,
+        machine,
+        kernel,
+        sigma,
+        prec,
+        modules,
+        profile,
+        tol,
+    } = *info;
     let mut s = String::new();
     let dims: Vec<String> = modules.iter().map(|m| format!("{}-D", m.0)).collect();
     s.push_str(&format!(
@@ -327,6 +346,11 @@ fn mod_rs(
         "//! | kernel | {:?}, width {}, beta {} |\n",
         kernel.kind, kernel.width, kernel.beta
     ));
+    if let Some(t) = tol {
+        s.push_str(&format!(
+            "//! | tolerance | {t:e} (the width follows from it) |\n"
+        ));
+    }
     s.push_str(&format!(
         "//! | upsampling factor | {sigma} |\n//! | precision | {prec} |\n"
     ));
