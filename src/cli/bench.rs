@@ -143,9 +143,13 @@ pub fn run(args: Args) -> Result<()> {
     }
     bar.finish_and_clear();
 
-    let theirs = match args.compare {
-        Some(Peer::Finufft) => Some(run_peer(&args, &problems, threads)?),
-        None => None,
+    // A failed peer does not lose our results: they are printed, then the error is returned.
+    let (theirs, peer_error) = match args.compare {
+        Some(Peer::Finufft) => match run_peer(&args, &problems, threads) {
+            Ok(t) => (Some(t), None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (None, None),
     };
 
     if args.json {
@@ -198,6 +202,9 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
 
+    if let Some(e) = peer_error {
+        return Err(e);
+    }
     let failed: Vec<String> = problems
         .iter()
         .zip(&ours)
