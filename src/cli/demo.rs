@@ -97,7 +97,12 @@ pub fn run(args: Args) -> Result<()> {
             strategy_name(m.strategy)
         );
         println!("  plan         {}", fmt_time(m.plan_s));
-        println!("  set points   {}  (sort into tiles)", fmt_time(m.setpts_s));
+        let what = if case.ty == 3 {
+            "size the grids from the points, sort into tiles"
+        } else {
+            "sort into tiles"
+        };
+        println!("  set points   {}  ({what})", fmt_time(m.setpts_s));
         println!(
             "  execute      {}  ({} points/s; {} points/s counting plan and sort too)",
             fmt_time(m.execute_s),
