@@ -312,6 +312,57 @@ pub struct CudaKernel {
     pub dynamic_smem: usize,
     /// How many blocks (x) and what blockIdx.y means.
     pub grid: &'static str,
+    /// The parameters, in order, as declared in the source.
+    pub params: Vec<CudaParam>,
+}
+
+/// One kernel parameter: its C type and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaParam {
+    pub ty: String,
+    pub name: String,
+}
+
+impl CudaParam {
+    /// The argument class a launcher must pass: `"ptr"`, `"u64"`, `"u32"`, `"i32"`, `"f64"`.
+    pub fn class(&self) -> &'static str {
+        let t = self.ty.replace("__restrict__", "");
+        let t = t.trim();
+        if t.contains('*') {
+            "ptr"
+        } else if t.contains("unsigned long long") {
+            "u64"
+        } else if t.contains("unsigned") {
+            "u32"
+        } else if t.contains("double") {
+            "f64"
+        } else if t.contains("int") {
+            "i32"
+        } else {
+            "other"
+        }
+    }
+}
+
+/// The parameter list of `extern "C"` kernel `name` in `source`.
+pub fn parse_params(source: &str, name: &str) -> Option<Vec<CudaParam>> {
+    let at = source.find(&format!(" {name}("))?;
+    let open = at + name.len() + 1;
+    let close = open + source[open..].find(')')?;
+    let list = &source[open + 1..close];
+    Some(
+        list.split(',')
+            .map(|p| {
+                let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
+                let cut = p.rfind([' ', '*']).map_or(0, |i| i + 1);
+                CudaParam {
+                    ty: p[..cut].trim().to_string(),
+                    name: p[cut..].trim().to_string(),
+                }
+            })
+            .filter(|p| !p.name.is_empty())
+            .collect(),
+    )
 }
 
 /// Generated CUDA source and its entry points.
@@ -331,9 +382,12 @@ impl CudaSource {
     fn new(
         name: String,
         source: String,
-        kernels: Vec<CudaKernel>,
+        mut kernels: Vec<CudaKernel>,
         spec: Option<CudaSpreadSpec>,
     ) -> Self {
+        for k in kernels.iter_mut() {
+            k.params = parse_params(&source, k.name).unwrap_or_default();
+        }
         CudaSource {
             hash: fnv1a64(source.as_bytes()),
             name,
@@ -464,7 +518,7 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
     if !(crate::kernel::MIN_WIDTH..=crate::kernel::MAX_WIDTH).contains(&w) {
         return Err(GenError::Width(w));
     }
-    if spec.bins.iter().any(|&b| b == 0) || spec.max_subproblem == 0 {
+    if spec.bins.contains(&0) || spec.max_subproblem == 0 {
         return Err(GenError::Render(format!(
             "bin sides and subproblem size must be positive: {:?}, {}",
             spec.bins, spec.max_subproblem
@@ -517,36 +571,42 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
             block_threads: ELEMENT_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride",
+            params: Vec::new(),
         },
         CudaKernel {
             name: names::BIN_SCATTER,
             block_threads: ELEMENT_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride",
+            params: Vec::new(),
         },
         CudaKernel {
             name: names::SPREAD_GM,
             block_threads: GM_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride; transforms looped inside",
+            params: Vec::new(),
         },
         CudaKernel {
             name: names::SPREAD_SM,
             block_threads: SM_THREADS,
             dynamic_smem: smem,
             grid: "x: subproblems, y: transforms",
+            params: Vec::new(),
         },
         CudaKernel {
             name: names::INTERP_GM,
             block_threads: GM_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride; transforms looped inside",
+            params: Vec::new(),
         },
         CudaKernel {
             name: names::INTERP_SM,
             block_threads: SM_THREADS,
             dynamic_smem: smem,
             grid: "x: subproblems, y: transforms",
+            params: Vec::new(),
         },
     ];
     Ok(CudaSource::new(spec.name(), source, kernels, Some(spec)))
@@ -563,6 +623,7 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
         block_threads: ELEMENT_THREADS,
         dynamic_smem: 0,
         grid: "ceil(n / block), grid-stride; y: transforms where batched",
+        params: Vec::new(),
     };
     let kernels = vec![
         CudaKernel {
@@ -570,6 +631,7 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
             block_threads: SCAN_THREADS,
             dynamic_smem: 0,
             grid: "one block",
+            params: Vec::new(),
         },
         el(names::SUBPROB_COUNT),
         el(names::SUBPROB_MAP),
@@ -684,6 +746,23 @@ mod tests {
             assert!(c.source.contains(k.name), "{}", k.name);
         }
         assert!(m.describe_json().contains("\"smem_bytes\""));
+        let gm = m.kernel(names::SPREAD_GM).unwrap();
+        assert_eq!(gm.params.len(), 16, "{:?}", gm.params);
+        assert_eq!(gm.params[0].class(), "u32");
+        assert_eq!(gm.params[1].class(), "ptr");
+        assert_eq!(gm.params[11].class(), "i32");
+        assert_eq!(gm.params[15].class(), "u64");
+        assert_eq!(gm.params[15].name, "gstride");
+        let t3 = c.kernel(names::T3_TARGETS).unwrap();
+        assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
+        for k in m.kernels.iter().chain(&c.kernels) {
+            assert!(!k.params.is_empty(), "{}", k.name);
+            assert!(
+                k.params.iter().all(|p| p.class() != "other"),
+                "{:?}",
+                k.params
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! nudt-runtime: plans, binning, FFTs, corrections and the CPU executors that run nudt's
 //! generated spreaders inside complete NUFFTs of types 1, 2 and 3.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod direct;
 pub mod error;
 mod fft;

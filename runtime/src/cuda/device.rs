@@ -1,0 +1,407 @@
+//! The device side of the backend: probing for the driver and libraries (cudarc panics when a
+//! library it loads is missing, so nothing is called before the probe), the device's
+//! [`GpuArch`], NVRTC compilation to CUBIN for the device's architecture with in-memory and
+//! on-disk caches, and a small kernel-launch helper.
+
+use super::error::{driver, CudaError, CudaResult};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use nudt_gen::cuda::{CudaSource, GpuArch};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Runs `f`, turning a panic (cudarc's reaction to a missing library or symbol) into an error.
+fn guarded<R>(what: &'static str, f: impl FnOnce() -> R) -> CudaResult<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let detail = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        CudaError::MissingLibrary { name: what, detail }
+    })
+}
+
+/// Checks that libcuda, NVRTC and cuFFT can be loaded, without calling into any of them.
+pub fn probe_libraries() -> CudaResult<()> {
+    // SAFETY: these only try to dlopen the candidate library names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(CudaError::NoDriver(
+            "libcuda.so not found (is the NVIDIA driver installed?)".into(),
+        ));
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(CudaError::MissingLibrary {
+            name: "nvrtc",
+            detail: "libnvrtc.so.13 not on the loader path (pip: nvidia-cuda-nvrtc)".into(),
+        });
+    }
+    if !unsafe { cudarc::cufft::sys::is_culib_present() } {
+        return Err(CudaError::MissingLibrary {
+            name: "cufft",
+            detail: "libcufft.so.12 not on the loader path (pip: nvidia-cufft)".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Number of CUDA devices, or why there are none to be had.
+pub fn device_count() -> CudaResult<usize> {
+    probe_libraries()?;
+    let init = guarded("cuda", cudarc::driver::result::init)?;
+    if let Err(e) = init {
+        return match e.0 {
+            cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+            r => Err(CudaError::NoDriver(format!("cuInit: {r:?}"))),
+        };
+    }
+    let n =
+        guarded("cuda", CudaContext::device_count)?.map_err(|e| driver("cuDeviceGetCount", e))?;
+    Ok(n.max(0) as usize)
+}
+
+/// A context on device `ordinal` (its primary context), after the probes.
+pub fn open(ordinal: usize) -> CudaResult<Arc<CudaContext>> {
+    let count = device_count()?;
+    if ordinal >= count {
+        return Err(CudaError::NoDevice { ordinal, count });
+    }
+    guarded("cuda", || CudaContext::new(ordinal))?
+        .map_err(|e| driver("cuDevicePrimaryCtxRetain", e))
+}
+
+/// The driver's CUDA version, e.g. 13000.
+pub fn driver_version() -> i32 {
+    let mut v = 0;
+    // SAFETY: writes one int; only called after the driver probe.
+    let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
+    v
+}
+
+/// NVRTC's (major, minor) version.
+pub fn nvrtc_version() -> (i32, i32) {
+    let (mut a, mut b) = (0, 0);
+    // SAFETY: writes two ints; only called after the NVRTC probe.
+    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
+    (a, b)
+}
+
+/// Reads the architectural parameters the generator tunes for from the device.
+pub fn detect_arch(ctx: &Arc<CudaContext>) -> CudaResult<GpuArch> {
+    let attr = |a: CUdevice_attribute| -> CudaResult<usize> {
+        ctx.attribute(a)
+            .map(|v| v.max(0) as usize)
+            .map_err(|e| driver("cuDeviceGetAttribute", e))
+    };
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| driver("cuDeviceGetAttribute", e))?;
+    Ok(GpuArch {
+        name: ctx.name().unwrap_or_else(|_| "unknown".into()),
+        compute_capability: (major as u32, minor as u32),
+        sm_count: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+        shared_mem_per_block: attr(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        )?,
+        shared_mem_per_block_optin: attr(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?,
+        shared_mem_per_sm: attr(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )?,
+        l2_bytes: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+    })
+}
+
+/// The NVRTC options every module is compiled with.
+pub fn compile_options(arch: &GpuArch) -> Vec<String> {
+    vec![
+        format!("--gpu-architecture={}", arch.sm()),
+        "--std=c++17".into(),
+    ]
+}
+
+/// Compiles a module with NVRTC straight to CUBIN for `arch` (no driver JIT at load).
+pub fn nvrtc_cubin(src: &CudaSource, arch: &GpuArch) -> CudaResult<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    use std::ffi::{c_char, CStr, CString};
+    probe_libraries()?;
+    let err = |log: String| CudaError::Compile {
+        module: src.name.clone(),
+        arch: arch.sm(),
+        log,
+    };
+    let code = CString::new(src.source.as_str()).map_err(|e| err(e.to_string()))?;
+    let name = CString::new(format!("{}.cu", src.name)).map_err(|e| err(e.to_string()))?;
+    let prog = guarded("nvrtc", || result::create_program(&code, Some(&name)))?
+        .map_err(|e| err(format!("{e:?}")))?;
+    let opts = compile_options(arch);
+    // SAFETY: `prog` is a live program; it is destroyed exactly once below.
+    let out = unsafe {
+        match result::compile_program(prog, &opts) {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|l| CStr::from_ptr(l.as_ptr()).to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                Err(err(format!("{e:?}\n{log}")))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| err(format!("nvrtcGetCUBINSize: {e:?}")))?;
+                let mut bin = vec![0u8; size];
+                sys::nvrtcGetCUBIN(prog, bin.as_mut_ptr().cast::<c_char>())
+                    .result()
+                    .map_err(|e| err(format!("nvrtcGetCUBIN: {e:?}")))?;
+                Ok(bin)
+            }
+        }
+    };
+    // SAFETY: as above.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}
+
+fn cache_override() -> &'static Mutex<Option<Option<PathBuf>>> {
+    static O: OnceLock<Mutex<Option<Option<PathBuf>>>> = OnceLock::new();
+    O.get_or_init(Default::default)
+}
+
+/// Overrides [`cache_dir`] for this process: `Some(Some(dir))` uses `dir`, `Some(None)`
+/// disables the disk cache, `None` returns to the environment's choice.
+pub fn set_cache_dir(dir: Option<Option<PathBuf>>) {
+    *cache_override().lock().unwrap() = dir;
+}
+
+/// Where compiled modules are kept between runs: `$NUDT_CUDA_CACHE` (`off` disables the disk
+/// cache), else `$XDG_CACHE_HOME/nudt/cuda`, else `~/.cache/nudt/cuda` (unless overridden
+/// by [`set_cache_dir`]).
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = cache_override().lock().unwrap().clone() {
+        return d;
+    }
+    match std::env::var_os("NUDT_CUDA_CACHE") {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|d| d.join("nudt").join("cuda")),
+    }
+}
+
+/// Cache key: module name and source hash, architecture, NVRTC and driver versions.
+fn cache_key(src: &CudaSource, arch: &GpuArch) -> String {
+    let (a, b) = nvrtc_version();
+    format!(
+        "{}-{:016x}-{}-nvrtc{a}.{b}-drv{}",
+        src.name,
+        src.hash,
+        arch.sm(),
+        driver_version()
+    )
+}
+
+type BinCache = Mutex<HashMap<String, Arc<Vec<u8>>>>;
+type ModCache = Mutex<HashMap<(usize, String), Arc<CudaModule>>>;
+
+fn bin_cache() -> &'static BinCache {
+    static C: OnceLock<BinCache> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+fn mod_cache() -> &'static ModCache {
+    static C: OnceLock<ModCache> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+/// Where a module came from, for diagnostics and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleOrigin {
+    /// Already loaded in this context.
+    Memory,
+    /// CUBIN compiled earlier in this process, loaded into a new context.
+    MemoryCubin,
+    /// CUBIN read from the disk cache.
+    Disk,
+    /// Compiled by NVRTC now.
+    Compiled,
+}
+
+/// The CUBIN of `src` for `arch`: from memory, from disk, or compiled now (and stored).
+fn cubin(src: &CudaSource, arch: &GpuArch) -> CudaResult<(Arc<Vec<u8>>, ModuleOrigin)> {
+    let key = cache_key(src, arch);
+    if let Some(b) = bin_cache().lock().unwrap().get(&key) {
+        return Ok((b.clone(), ModuleOrigin::MemoryCubin));
+    }
+    let dir = cache_dir();
+    let path = dir.as_ref().map(|d| d.join(format!("{key}.cubin")));
+    if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+        let b = Arc::new(bytes);
+        bin_cache().lock().unwrap().insert(key, b.clone());
+        return Ok((b, ModuleOrigin::Disk));
+    }
+    let b = Arc::new(nvrtc_cubin(src, arch)?);
+    if let (Some(dir), Some(path)) = (dir, path) {
+        // Best effort, atomically (write a temporary file, then rename).
+        if std::fs::create_dir_all(&dir).is_ok() {
+            let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
+            if std::fs::write(&tmp, &*b).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+        }
+    }
+    bin_cache().lock().unwrap().insert(key, b.clone());
+    Ok((b, ModuleOrigin::Compiled))
+}
+
+/// Loads `src` into `ctx` for `arch`, through the caches.
+pub fn load_module(
+    ctx: &Arc<CudaContext>,
+    src: &CudaSource,
+    arch: &GpuArch,
+) -> CudaResult<(Arc<CudaModule>, ModuleOrigin)> {
+    let key = (ctx.cu_ctx() as usize, cache_key(src, arch));
+    if let Some(m) = mod_cache().lock().unwrap().get(&key) {
+        return Ok((m.clone(), ModuleOrigin::Memory));
+    }
+    let (bin, origin) = cubin(src, arch)?;
+    let module = ctx
+        .load_module(Ptx::from_binary(bin.to_vec()))
+        .map_err(|e| driver("cuModuleLoadData", e))?;
+    mod_cache().lock().unwrap().insert(key, module.clone());
+    Ok((module, origin))
+}
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Arg {
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    F64(f64),
+}
+
+/// One loaded entry point with its launch shape.
+#[derive(Clone, Debug)]
+pub(crate) struct Kernel {
+    pub name: &'static str,
+    f: CudaFunction,
+    pub threads: u32,
+    pub smem: u32,
+    /// Argument classes of the declared parameters (see `CudaParam::class`).
+    params: Vec<&'static str>,
+}
+
+/// Whether to synchronise after every launch (`NUDT_CUDA_SYNC=1`), so that a faulting kernel
+/// is named in the error (and compute-sanitizer reports line up with launches).
+fn sync_each_launch() -> bool {
+    static S: OnceLock<bool> = OnceLock::new();
+    *S.get_or_init(|| std::env::var("NUDT_CUDA_SYNC").is_ok_and(|v| v == "1"))
+}
+
+impl Kernel {
+    /// Loads entry point `name` of `module` as described by `src`.
+    pub fn load(
+        module: &Arc<CudaModule>,
+        src: &CudaSource,
+        name: &'static str,
+    ) -> CudaResult<Self> {
+        let info = src.kernel(name).ok_or_else(|| CudaError::Driver {
+            call: "cuModuleGetFunction".into(),
+            detail: format!("{name} is not in module {}", src.name),
+        })?;
+        let f = module
+            .load_function(name)
+            .map_err(|e| driver("cuModuleGetFunction", e))?;
+        Ok(Kernel {
+            name,
+            f,
+            threads: info.block_threads,
+            smem: info.dynamic_smem as u32,
+            params: info.params.iter().map(|p| p.class()).collect(),
+        })
+    }
+
+    /// Lets the kernel use more than the default 48 KiB of dynamic shared memory.
+    pub fn allow_smem(&self) -> CudaResult<()> {
+        if self.smem > 48 << 10 {
+            self.f
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    self.smem as i32,
+                )
+                .map_err(|e| driver("cuFuncSetAttribute", e))?;
+        }
+        Ok(())
+    }
+
+    /// Launches on `stream` with `grid` blocks (x, y) of `self.threads` threads.
+    pub fn launch(&self, stream: &CudaStream, grid: (u32, u32), args: &[Arg]) -> CudaResult<()> {
+        self.check_args(args)?;
+        let mut b = stream.launch_builder(&self.f);
+        for a in args {
+            match a {
+                Arg::U32(v) => b.arg(v),
+                Arg::I32(v) => b.arg(v),
+                Arg::U64(v) => b.arg(v),
+                Arg::F64(v) => b.arg(v),
+            };
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid.0.max(1), grid.1.max(1), 1),
+            block_dim: (self.threads, 1, 1),
+            shared_mem_bytes: self.smem,
+        };
+        // SAFETY: the argument lists are written against the generated signatures (see
+        // templates/cuda), every pointer is a live device allocation of the right length, and
+        // the kernels bound-check every index against the lengths passed with them.
+        unsafe { b.launch(cfg) }.map_err(|e| driver(self.name, e))?;
+        if sync_each_launch() {
+            stream.synchronize().map_err(|e| driver(self.name, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Kernel {
+    /// Refuses an argument list that does not match the declared parameters (a bug here,
+    /// never the user's), instead of launching with undefined behaviour.
+    fn check_args(&self, args: &[Arg]) -> CudaResult<()> {
+        let classes: Vec<&str> = args
+            .iter()
+            .map(|a| match a {
+                Arg::U32(_) => "u32",
+                Arg::I32(_) => "i32",
+                Arg::U64(_) => "u64",
+                Arg::F64(_) => "f64",
+            })
+            .collect();
+        let ok = classes.len() == self.params.len()
+            && classes
+                .iter()
+                .zip(&self.params)
+                .all(|(a, p)| *a == *p || (*a == "u64" && *p == "ptr"));
+        if ok {
+            Ok(())
+        } else {
+            Err(CudaError::Launch {
+                kernel: self.name.to_string(),
+                detail: format!(
+                    "argument list {classes:?} does not match the parameters {:?}",
+                    self.params
+                ),
+            })
+        }
+    }
+}
+
+/// Blocks for a grid-stride loop over `n` items with `threads` per block.
+pub(crate) fn blocks(n: usize, threads: u32) -> u32 {
+    n.div_ceil(threads as usize).clamp(1, 1 << 20) as u32
+}

@@ -1,0 +1,757 @@
+//! The device engines: a fine grid with its bin-sorted points (spread and interpolate through
+//! the generated kernels), the mode map (corrections and mode copies), and cuFFT plans.
+
+use super::device::{blocks, load_module, Arg, Kernel};
+use super::error::{cufft, driver, CudaError, CudaResult};
+use super::CudaFloat;
+use crate::uniform::ModeOrder;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
+use nudt_gen::cuda::{
+    choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
+    GpuArch,
+};
+use nudt_gen::KernelSpec;
+use std::sync::Arc;
+
+/// Raw device address of one of our own buffers. All of them are allocated on, and used only
+/// on, the plan's stream, whose ordering alone keeps them safe.
+pub(crate) fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    let (p, _sync) = s.device_ptr(stream);
+    p
+}
+
+/// Byte offset of element `i` of a `T` array.
+pub(crate) fn at<T>(base: u64, i: usize) -> u64 {
+    base + (i * std::mem::size_of::<T>()) as u64
+}
+
+/// Allocates `len` elements (at least one), refusing up front what cannot fit.
+pub(crate) fn alloc<T: DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+    what: &str,
+) -> CudaResult<CudaSlice<T>> {
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>())
+        .ok_or(crate::NudtError::GridOverflow)?;
+    let free = stream.context().mem_get_info().map_or(usize::MAX, |m| m.0);
+    if bytes > free {
+        return Err(CudaError::OutOfMemory {
+            what: what.into(),
+            bytes,
+            free,
+        });
+    }
+    // SAFETY: every buffer is written (by a kernel, a copy or a memset) before it is read.
+    unsafe { stream.alloc::<T>(len.max(1)) }.map_err(|e| match driver(what, e) {
+        CudaError::OutOfMemory { .. } => CudaError::OutOfMemory {
+            what: what.into(),
+            bytes,
+            free,
+        },
+        other => other,
+    })
+}
+
+/// Zeroes `bytes` bytes at `p` on `stream`.
+pub(crate) fn memset0(stream: &CudaStream, p: u64, bytes: usize) -> CudaResult<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: `p .. p + bytes` lies inside a live allocation (callers pass whole buffers).
+    unsafe { cudarc::driver::result::memset_d8_async(p, 0, bytes, stream.cu_stream()) }
+        .map_err(|e| driver("cuMemsetD8Async", e))
+}
+
+/// Entry points of a spread module.
+#[derive(Clone, Debug)]
+pub(crate) struct SpreadFns {
+    bin_count: Kernel,
+    bin_scatter: Kernel,
+    spread_gm: Kernel,
+    spread_sm: Kernel,
+    interp_gm: Kernel,
+    interp_sm: Kernel,
+}
+
+/// Entry points of the common module.
+#[derive(Clone, Debug)]
+pub(crate) struct CommonFns {
+    pub scan: Kernel,
+    pub subprob_count: Kernel,
+    pub subprob_map: Kernel,
+    pub grid_to_modes: Kernel,
+    pub modes_to_grid: Kernel,
+    pub cmul: Kernel,
+    pub t3_sources: Kernel,
+    pub t3_targets: Kernel,
+}
+
+impl CommonFns {
+    pub fn load(ctx: &Arc<CudaContext>, src: &CudaSource, arch: &GpuArch) -> CudaResult<Self> {
+        let (m, _) = load_module(ctx, src, arch)?;
+        let k = |n| Kernel::load(&m, src, n);
+        Ok(CommonFns {
+            scan: k(names::SCAN)?,
+            subprob_count: k(names::SUBPROB_COUNT)?,
+            subprob_map: k(names::SUBPROB_MAP)?,
+            grid_to_modes: k(names::GRID_TO_MODES)?,
+            modes_to_grid: k(names::MODES_TO_GRID)?,
+            cmul: k(names::CMUL)?,
+            t3_sources: k(names::T3_SOURCES)?,
+            t3_targets: k(names::T3_TARGETS)?,
+        })
+    }
+
+    /// Exclusive prefix sum of `n` counts into `n + 1` starts.
+    pub fn scan(&self, stream: &CudaStream, n: usize, counts: u64, starts: u64) -> CudaResult<()> {
+        self.scan.launch(
+            stream,
+            (1, 1),
+            &[Arg::U32(n as u32), Arg::U64(counts), Arg::U64(starts)],
+        )
+    }
+
+    /// `out[tr][j] = in[tr][j] · fac[j]` for `ntr` transforms of `n` complex values.
+    pub fn cmul(
+        &self,
+        stream: &CudaStream,
+        n: usize,
+        ntr: usize,
+        input: u64,
+        fac: u64,
+        out: u64,
+    ) -> CudaResult<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.cmul.launch(
+            stream,
+            (blocks(n, self.cmul.threads), ntr as u32),
+            &[
+                Arg::U64(n as u64),
+                Arg::U64(input),
+                Arg::U64(fac),
+                Arg::U64(out),
+                Arg::U64(n as u64),
+            ],
+        )
+    }
+}
+
+/// Points sorted into the bins of one fine grid.
+struct Sorted<T> {
+    m: usize,
+    sidx: CudaSlice<u32>,
+    cell: Vec<CudaSlice<i32>>,
+    t: Vec<CudaSlice<T>>,
+    bin_start: CudaSlice<u32>,
+    /// Subproblem lists (bin, first sorted point) of the SM kernels, and their count.
+    subprobs: Option<(CudaSlice<u32>, CudaSlice<u32>, usize)>,
+    spread: CudaMethod,
+    interp: CudaMethod,
+}
+
+/// A fine grid on the device: sizes, spread module and (once set) sorted points.
+pub(crate) struct GridDev<T> {
+    pub dim: usize,
+    /// Fine-grid size per dimension (1 for unused dimensions).
+    pub n: [usize; 3],
+    pub spec: CudaSpreadSpec,
+    nb: [usize; 3],
+    fns: SpreadFns,
+    sm_ok: bool,
+    sorted: Option<Sorted<T>>,
+    /// Methods requested by the options (`None`: choose per point set).
+    want_spread: Option<CudaMethod>,
+    want_interp: Option<CudaMethod>,
+}
+
+impl<T: CudaFloat> GridDev<T> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        arch: &GpuArch,
+        n: &[usize],
+        kernel: KernelSpec,
+        bins: Option<[usize; 3]>,
+        want_spread: Option<CudaMethod>,
+        want_interp: Option<CudaMethod>,
+    ) -> CudaResult<Self> {
+        let dim = n.len();
+        let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
+        if let Some(b) = bins {
+            spec.bins = std::array::from_fn(|d| if d < dim { b[d].max(1) } else { 1 });
+        }
+        let src = nudt_gen::cuda::spread_module(&spec)?;
+        let spec = src.spec.clone().expect("spread modules carry their spec");
+        let sm_ok = spec.smem_bytes() <= arch.shared_mem_per_block_optin.max(48 << 10);
+        for want in [want_spread, want_interp] {
+            if want == Some(CudaMethod::Sm) && !sm_ok {
+                return Err(CudaError::Unsupported(format!(
+                    "the SM method needs {} bytes of shared memory per block for bins {:?} at \
+                     width {}, above this GPU's {}; use GM-sort or smaller bins",
+                    spec.smem_bytes(),
+                    &spec.bins[..dim],
+                    kernel.width,
+                    arch.shared_mem_per_block_optin
+                )));
+            }
+        }
+        let (m, _) = load_module(ctx, &src, arch)?;
+        let k = |name| Kernel::load(&m, &src, name);
+        let fns = SpreadFns {
+            bin_count: k(names::BIN_COUNT)?,
+            bin_scatter: k(names::BIN_SCATTER)?,
+            spread_gm: k(names::SPREAD_GM)?,
+            spread_sm: k(names::SPREAD_SM)?,
+            interp_gm: k(names::INTERP_GM)?,
+            interp_sm: k(names::INTERP_SM)?,
+        };
+        if sm_ok {
+            fns.spread_sm.allow_smem()?;
+            fns.interp_sm.allow_smem()?;
+        }
+        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
+        for &v in &nn {
+            if v > i32::MAX as usize / 2 {
+                return Err(crate::NudtError::GridOverflow.into());
+            }
+        }
+        let nb = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
+        Ok(GridDev {
+            dim,
+            n: nn,
+            spec,
+            nb,
+            fns,
+            sm_ok,
+            sorted: None,
+            want_spread,
+            want_interp,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.n.iter().product()
+    }
+
+    pub fn nbins(&self) -> usize {
+        self.nb.iter().product()
+    }
+
+    pub fn has_points(&self) -> bool {
+        self.sorted.is_some()
+    }
+
+    /// Methods in use for the current points.
+    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+        self.sorted.as_ref().map(|s| (s.spread, s.interp))
+    }
+
+    /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device.
+    pub fn set_points(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        common: &CommonFns,
+        coords: [u64; 3],
+        m: usize,
+    ) -> CudaResult<()> {
+        self.sorted = None;
+        let dim = self.dim;
+        let nbins = self.nbins();
+        if nbins > u32::MAX as usize / 2 {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
+        let mut spread = self
+            .want_spread
+            .unwrap_or_else(|| choose_spread_method(&self.spec, m, nbins));
+        let mut interp = self
+            .want_interp
+            .unwrap_or_else(|| choose_interp_method(&self.spec, m, nbins));
+        if !self.sm_ok {
+            spread = CudaMethod::GmSort;
+            interp = CudaMethod::GmSort;
+        }
+        let sidx = alloc::<u32>(stream, m, "sorted point indices")?;
+        let mut cell = Vec::new();
+        let mut t = Vec::new();
+        for _ in 0..dim {
+            cell.push(alloc::<i32>(stream, m, "sorted point cells")?);
+            t.push(alloc::<T>(stream, m, "sorted point offsets")?);
+        }
+        let bin_start = alloc::<u32>(stream, nbins + 1, "bin starts")?;
+        let mut sorted = Sorted {
+            m,
+            sidx,
+            cell,
+            t,
+            bin_start,
+            subprobs: None,
+            spread,
+            interp,
+        };
+        let key = alloc::<u32>(stream, m, "bin keys")?;
+        let rank = alloc::<u32>(stream, m, "bin ranks")?;
+        let counts = alloc::<u32>(stream, nbins, "bin counts")?;
+        memset0(stream, ptr(&counts, stream), 4 * nbins)?;
+        let (n, nb) = (self.n, self.nb);
+        let i = |v: usize| Arg::I32(v as i32);
+        let starts = ptr(&sorted.bin_start, stream);
+        if m > 0 {
+            self.fns.bin_count.launch(
+                stream,
+                (blocks(m, self.fns.bin_count.threads), 1),
+                &[
+                    Arg::U32(m as u32),
+                    Arg::U64(coords[0]),
+                    Arg::U64(coords[1]),
+                    Arg::U64(coords[2]),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    i(nb[1]),
+                    i(nb[2]),
+                    Arg::U64(ptr(&key, stream)),
+                    Arg::U64(ptr(&rank, stream)),
+                    Arg::U64(ptr(&counts, stream)),
+                ],
+            )?;
+        }
+        common.scan(stream, nbins, ptr(&counts, stream), starts)?;
+        if m > 0 {
+            let sc = |d: usize| sorted.cell.get(d).map_or(0, |s| ptr(s, stream));
+            let st = |d: usize| sorted.t.get(d).map_or(0, |s| ptr(s, stream));
+            self.fns.bin_scatter.launch(
+                stream,
+                (blocks(m, self.fns.bin_scatter.threads), 1),
+                &[
+                    Arg::U32(m as u32),
+                    Arg::U64(coords[0]),
+                    Arg::U64(coords[1]),
+                    Arg::U64(coords[2]),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    Arg::U64(ptr(&key, stream)),
+                    Arg::U64(ptr(&rank, stream)),
+                    Arg::U64(starts),
+                    Arg::U64(ptr(&sorted.sidx, stream)),
+                    Arg::U64(sc(0)),
+                    Arg::U64(sc(1)),
+                    Arg::U64(sc(2)),
+                    Arg::U64(st(0)),
+                    Arg::U64(st(1)),
+                    Arg::U64(st(2)),
+                ],
+            )?;
+        }
+        // The subproblem lists, whenever SM can run: any method may then be asked for
+        // (`spread_with`, cross-checks) without sorting again.
+        if m > 0 && self.sm_ok {
+            let maxsub = self.spec.max_subproblem as u32;
+            let nsub = alloc::<u32>(stream, nbins, "subproblem counts")?;
+            let substart = alloc::<u32>(stream, nbins + 1, "subproblem starts")?;
+            common.subprob_count.launch(
+                stream,
+                (blocks(nbins, common.subprob_count.threads), 1),
+                &[
+                    Arg::U32(nbins as u32),
+                    Arg::U64(starts),
+                    Arg::U32(maxsub),
+                    Arg::U64(ptr(&nsub, stream)),
+                ],
+            )?;
+            common.scan(stream, nbins, ptr(&nsub, stream), ptr(&substart, stream))?;
+            let mut total = [0u32; 1];
+            stream
+                .memcpy_dtoh(&substart.slice(nbins..nbins + 1), &mut total)
+                .map_err(|e| driver("cuMemcpyDtoH (subproblem count)", e))?;
+            stream
+                .synchronize()
+                .map_err(|e| driver("cuStreamSynchronize", e))?;
+            let total = total[0] as usize;
+            let sub_bin = alloc::<u32>(stream, total, "subproblem bins")?;
+            let sub_first = alloc::<u32>(stream, total, "subproblem starts")?;
+            common.subprob_map.launch(
+                stream,
+                (blocks(nbins, common.subprob_map.threads), 1),
+                &[
+                    Arg::U32(nbins as u32),
+                    Arg::U64(starts),
+                    Arg::U64(ptr(&substart, stream)),
+                    Arg::U32(maxsub),
+                    Arg::U64(ptr(&sub_bin, stream)),
+                    Arg::U64(ptr(&sub_first, stream)),
+                ],
+            )?;
+            sorted.subprobs = Some((sub_bin, sub_first, total));
+        }
+        self.sorted = Some(sorted);
+        Ok(())
+    }
+
+    fn sorted(&self) -> CudaResult<&Sorted<T>> {
+        self.sorted
+            .as_ref()
+            .ok_or(CudaError::Nudt(crate::NudtError::PointsNotSet))
+    }
+
+    /// The pointer arguments shared by the spread and interpolation kernels.
+    fn point_args(&self, s: &Sorted<T>, stream: &CudaStream) -> [Arg; 7] {
+        let sc = |d: usize| s.cell.get(d).map_or(0, |v| ptr(v, stream));
+        let st = |d: usize| s.t.get(d).map_or(0, |v| ptr(v, stream));
+        [
+            Arg::U64(ptr(&s.sidx, stream)),
+            Arg::U64(sc(0)),
+            Arg::U64(sc(1)),
+            Arg::U64(sc(2)),
+            Arg::U64(st(0)),
+            Arg::U64(st(1)),
+            Arg::U64(st(2)),
+        ]
+    }
+
+    /// Adds `ntr` strength vectors at `c` (stride M) onto `ntr` zeroed grids at `grid`.
+    pub fn spread(&self, stream: &CudaStream, c: u64, grid: u64, ntr: usize) -> CudaResult<()> {
+        self.spread_with(None, stream, c, grid, ntr)
+    }
+
+    /// As [`Self::spread`], with an explicit method (cross-checks).
+    pub fn spread_with(
+        &self,
+        method: Option<CudaMethod>,
+        stream: &CudaStream,
+        c: u64,
+        grid: u64,
+        ntr: usize,
+    ) -> CudaResult<()> {
+        let s = self.sorted()?;
+        if s.m == 0 {
+            return Ok(());
+        }
+        let method = method.unwrap_or(s.spread);
+        let (n, nb) = (self.n, self.nb);
+        let i = |v: usize| Arg::I32(v as i32);
+        let pts = self.point_args(s, stream);
+        match (method, &s.subprobs) {
+            (CudaMethod::Sm, Some((_, _, 0))) => Ok(()),
+            (CudaMethod::Sm, Some((sub_bin, sub_first, nsub))) => {
+                let mut args = vec![
+                    Arg::U64(ptr(sub_bin, stream)),
+                    Arg::U64(ptr(sub_first, stream)),
+                    Arg::U64(ptr(&s.bin_start, stream)),
+                ];
+                args.extend_from_slice(&pts);
+                args.extend_from_slice(&[
+                    Arg::U64(c),
+                    Arg::U64(grid),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    i(nb[1]),
+                    i(nb[2]),
+                    Arg::U64(s.m as u64),
+                    Arg::U64(self.len() as u64),
+                ]);
+                self.fns
+                    .spread_sm
+                    .launch(stream, (*nsub as u32, ntr as u32), &args)
+            }
+            (CudaMethod::Sm, None) => Err(CudaError::Unsupported(
+                "SM spreading was not prepared for these points (set the method before set_points)"
+                    .into(),
+            )),
+            (CudaMethod::GmSort, _) => {
+                let mut args = vec![Arg::U32(s.m as u32)];
+                args.extend_from_slice(&pts);
+                args.extend_from_slice(&[
+                    Arg::U64(c),
+                    Arg::U64(grid),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    Arg::I32(ntr as i32),
+                    Arg::U64(s.m as u64),
+                    Arg::U64(self.len() as u64),
+                ]);
+                self.fns.spread_gm.launch(
+                    stream,
+                    (blocks(s.m, self.fns.spread_gm.threads), 1),
+                    &args,
+                )
+            }
+        }
+    }
+
+    /// Interpolates `ntr` grids at `grid` into `ntr` value vectors at `out` (stride M).
+    pub fn interp(&self, stream: &CudaStream, grid: u64, out: u64, ntr: usize) -> CudaResult<()> {
+        self.interp_with(None, stream, grid, out, ntr)
+    }
+
+    pub fn interp_with(
+        &self,
+        method: Option<CudaMethod>,
+        stream: &CudaStream,
+        grid: u64,
+        out: u64,
+        ntr: usize,
+    ) -> CudaResult<()> {
+        let s = self.sorted()?;
+        if s.m == 0 {
+            return Ok(());
+        }
+        let method = method.unwrap_or(s.interp);
+        let (n, nb) = (self.n, self.nb);
+        let i = |v: usize| Arg::I32(v as i32);
+        let pts = self.point_args(s, stream);
+        match (method, &s.subprobs) {
+            (CudaMethod::Sm, Some((_, _, 0))) => Ok(()),
+            (CudaMethod::Sm, Some((sub_bin, sub_first, nsub))) => {
+                let mut args = vec![
+                    Arg::U64(ptr(sub_bin, stream)),
+                    Arg::U64(ptr(sub_first, stream)),
+                    Arg::U64(ptr(&s.bin_start, stream)),
+                ];
+                args.extend_from_slice(&pts);
+                args.extend_from_slice(&[
+                    Arg::U64(grid),
+                    Arg::U64(out),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    i(nb[1]),
+                    i(nb[2]),
+                    Arg::U64(s.m as u64),
+                    Arg::U64(self.len() as u64),
+                ]);
+                self.fns
+                    .interp_sm
+                    .launch(stream, (*nsub as u32, ntr as u32), &args)
+            }
+            (CudaMethod::Sm, None) => Err(CudaError::Unsupported(
+                "SM interpolation was not prepared for these points (set the method before \
+                 set_points)"
+                    .into(),
+            )),
+            (CudaMethod::GmSort, _) => {
+                let mut args = vec![Arg::U32(s.m as u32)];
+                args.extend_from_slice(&pts);
+                args.extend_from_slice(&[
+                    Arg::U64(grid),
+                    Arg::U64(out),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    Arg::I32(ntr as i32),
+                    Arg::U64(s.m as u64),
+                    Arg::U64(self.len() as u64),
+                ]);
+                self.fns.interp_gm.launch(
+                    stream,
+                    (blocks(s.m, self.fns.interp_gm.threads), 1),
+                    &args,
+                )
+            }
+        }
+    }
+}
+
+/// Where each user mode lives on the fine grid and its correction factor, on the device.
+pub(crate) struct ModeMapDev<T> {
+    m: [usize; 3],
+    gi: Vec<CudaSlice<i32>>,
+    cf: Vec<CudaSlice<T>>,
+    /// Fine-grid sizes of dimensions 1 and 2 (row strides).
+    n12: [usize; 2],
+}
+
+impl<T: CudaFloat> ModeMapDev<T> {
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        modes: &[usize],
+        n: &[usize; 3],
+        kernel: &KernelSpec,
+        order: ModeOrder,
+    ) -> CudaResult<Self> {
+        let ft = kernel.fourier();
+        let dim = modes.len();
+        let mut gi = Vec::new();
+        let mut cf = Vec::new();
+        let mut m = [1; 3];
+        for d in 0..3 {
+            let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
+                m[d] = modes[d];
+                let step = 2.0 * std::f64::consts::PI / n[d] as f64;
+                (0..modes[d])
+                    .map(|i| {
+                        let k = order.mode(i, modes[d]);
+                        (
+                            k.rem_euclid(n[d] as i64) as i32,
+                            T::of(1.0 / ft.at(step * k as f64)),
+                        )
+                    })
+                    .unzip()
+            } else {
+                (vec![0], vec![T::one()])
+            };
+            gi.push(
+                stream
+                    .clone_htod(&g)
+                    .map_err(|e| driver("cuMemcpyHtoD (mode map)", e))?,
+            );
+            cf.push(
+                stream
+                    .clone_htod(&c)
+                    .map_err(|e| driver("cuMemcpyHtoD (corrections)", e))?,
+            );
+        }
+        Ok(ModeMapDev {
+            m,
+            gi,
+            cf,
+            n12: [n[1], n[2]],
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.m.iter().product()
+    }
+
+    fn args(&self, stream: &CudaStream, from: u64, to: u64, gstride: usize) -> Vec<Arg> {
+        let nmodes = self.len();
+        vec![
+            Arg::U64(nmodes as u64),
+            Arg::I32(self.m[1] as i32),
+            Arg::I32(self.m[2] as i32),
+            Arg::U64(ptr(&self.gi[0], stream)),
+            Arg::U64(ptr(&self.gi[1], stream)),
+            Arg::U64(ptr(&self.gi[2], stream)),
+            Arg::U64(ptr(&self.cf[0], stream)),
+            Arg::U64(ptr(&self.cf[1], stream)),
+            Arg::U64(ptr(&self.cf[2], stream)),
+            Arg::U64(from),
+            Arg::U64(to),
+            Arg::I32(self.n12[0] as i32),
+            Arg::I32(self.n12[1] as i32),
+            Arg::U64(gstride as u64),
+            Arg::U64(nmodes as u64),
+        ]
+    }
+
+    /// Type 1 output: corrected modes out of `ntr` fine grids (stride `gstride` complex).
+    pub fn grid_to_modes(
+        &self,
+        common: &CommonFns,
+        stream: &CudaStream,
+        grid: u64,
+        modes: u64,
+        gstride: usize,
+        ntr: usize,
+    ) -> CudaResult<()> {
+        let k = &common.grid_to_modes;
+        k.launch(
+            stream,
+            (blocks(self.len(), k.threads), ntr as u32),
+            &self.args(stream, grid, modes, gstride),
+        )
+    }
+
+    /// Type 2 input: corrected modes into `ntr` zeroed fine grids.
+    pub fn modes_to_grid(
+        &self,
+        common: &CommonFns,
+        stream: &CudaStream,
+        modes: u64,
+        grid: u64,
+        gstride: usize,
+        ntr: usize,
+    ) -> CudaResult<()> {
+        let k = &common.modes_to_grid;
+        k.launch(
+            stream,
+            (blocks(self.len(), k.threads), ntr as u32),
+            &self.args(stream, modes, grid, gstride),
+        )
+    }
+}
+
+/// Batched in-place complex FFTs of one grid shape (cuFFT `plan_many`), for a full batch and,
+/// if `ntransf` is not a multiple of it, the remainder.
+pub(crate) struct FftPlans {
+    ctx: Arc<CudaContext>,
+    plans: Vec<(usize, cudarc::cufft::sys::cufftHandle)>,
+}
+
+impl FftPlans {
+    pub fn new<T: CudaFloat>(
+        stream: &Arc<CudaStream>,
+        n: &[usize],
+        batches: &[usize],
+    ) -> CudaResult<Self> {
+        let ctx = stream.context().clone();
+        ctx.bind_to_thread()
+            .map_err(|e| driver("cuCtxSetCurrent", e))?;
+        let dims: Vec<i32> = n
+            .iter()
+            .map(|&v| i32::try_from(v).map_err(|_| crate::NudtError::GridOverflow))
+            .collect::<Result<_, _>>()?;
+        let dist: i32 = n
+            .iter()
+            .try_fold(1usize, |a, &b| a.checked_mul(b))
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or(crate::NudtError::GridOverflow)?;
+        let mut me = FftPlans {
+            ctx,
+            plans: Vec::new(),
+        };
+        for &b in batches {
+            if b == 0 || me.plans.iter().any(|p| p.0 == b) {
+                continue;
+            }
+            let mut dims = dims.clone();
+            // SAFETY: `dims` holds `rank` sizes; null embeds mean the plain contiguous layout.
+            let h = unsafe {
+                cudarc::cufft::result::plan_many(
+                    dims.len() as i32,
+                    dims.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                    1,
+                    dist,
+                    std::ptr::null_mut(),
+                    1,
+                    dist,
+                    T::FFT_TYPE,
+                    b as i32,
+                )
+            }
+            .map_err(|e| cufft("cufftPlanMany", e))?;
+            me.plans.push((b, h));
+            // SAFETY: a live plan and the plan's stream.
+            unsafe { cudarc::cufft::result::set_stream(h, stream.cu_stream() as _) }
+                .map_err(|e| cufft("cufftSetStream", e))?;
+        }
+        Ok(me)
+    }
+
+    /// In-place FFTs of `batch` grids at `data`: `e^{isign·2πi jk/n}`.
+    pub fn exec<T: CudaFloat>(&self, data: u64, batch: usize, isign: i32) -> CudaResult<()> {
+        let (_, h) =
+            self.plans.iter().find(|p| p.0 == batch).ok_or_else(|| {
+                CudaError::Unsupported(format!("no cuFFT plan for batch {batch}"))
+            })?;
+        let dir = if isign < 0 { -1 } else { 1 };
+        // SAFETY: `data` holds `batch` contiguous grids of the planned shape.
+        unsafe { T::exec_fft(*h, data, dir) }.map_err(|e| cufft("cufftExec", e))
+    }
+}
+
+impl Drop for FftPlans {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        for (_, h) in self.plans.drain(..) {
+            // SAFETY: each plan was created by this object and is destroyed once.
+            let _ = unsafe { cudarc::cufft::result::destroy(h) };
+        }
+    }
+}

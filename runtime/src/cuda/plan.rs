@@ -1,0 +1,932 @@
+//! [`CudaPlan`]: make a plan once (kernels compiled, cuFFT planned), set points once (bin sort
+//! on the GPU), execute many times — from host slices or device buffers.
+
+use super::device::{detect_arch, open};
+use super::error::{driver, CudaResult};
+use super::exec::{alloc, at, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
+use super::{CudaFloat, CudaMethod, GpuArch};
+use crate::error::NudtError;
+use crate::float::{interleaved, interleaved_mut};
+use crate::uniform::ModeOrder;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use nudt_gen::{plan as gplan, KernelKind, KernelSpec, TransformType, Upsampling};
+use num_complex::Complex;
+use std::sync::Arc;
+
+/// Options of a GPU plan; `CudaOptions::default()` is what a cuFINUFFT user expects.
+#[derive(Clone, Debug)]
+pub struct CudaOptions {
+    /// Device ordinal (ignored when `stream` is given: its context decides).
+    pub device: usize,
+    /// Stream to run on; `None` uses the device's default stream.
+    pub stream: Option<Arc<CudaStream>>,
+    pub kernel: KernelKind,
+    pub upsampling: Upsampling,
+    pub mode_order: ModeOrder,
+    /// Spreading method; `None` chooses per point set (from bin occupancy).
+    pub spread_method: Option<CudaMethod>,
+    /// Interpolation method; `None` chooses per point set.
+    pub interp_method: Option<CudaMethod>,
+    /// Bin sides override (tuning); `None` lets the generator choose from shared memory.
+    pub bins: Option<[usize; 3]>,
+    /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
+    pub max_batch: usize,
+    /// GPU description override (tuning, tests); `None` reads the device.
+    pub arch: Option<GpuArch>,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            device: 0,
+            stream: None,
+            kernel: KernelKind::Es,
+            upsampling: Upsampling::TWO,
+            mode_order: ModeOrder::Cmcl,
+            spread_method: None,
+            interp_method: None,
+            bins: None,
+            max_batch: 0,
+            arch: None,
+        }
+    }
+}
+
+/// GPU time of the last `set_points` (the sort) and the last `execute` (without host
+/// transfers), measured with CUDA events.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CudaTimings {
+    pub setpts_ms: f32,
+    pub execute_ms: f32,
+}
+
+/// A type 1/2 engine: fine grid, mode map, FFTs and the batch of work grids.
+struct UniformDev<T: CudaFloat> {
+    grid: GridDev<T>,
+    map: ModeMapDev<T>,
+    fft: FftPlans,
+    work: CudaSlice<T>,
+}
+
+impl<T: CudaFloat> UniformDev<T> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        arch: &GpuArch,
+        modes: &[usize],
+        n: &[usize],
+        kernel: KernelSpec,
+        order: ModeOrder,
+        opts: &CudaOptions,
+        batches: &[usize],
+    ) -> CudaResult<Self> {
+        let grid = GridDev::new(
+            ctx,
+            arch,
+            n,
+            kernel,
+            opts.bins,
+            opts.spread_method,
+            opts.interp_method,
+        )?;
+        let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
+        let len = grid
+            .len()
+            .checked_mul(2 * batches[0])
+            .ok_or(NudtError::GridOverflow)?;
+        let work = alloc::<T>(stream, len, "fine grids")?;
+        let fft = FftPlans::new::<T>(stream, n, batches)?;
+        Ok(UniformDev {
+            grid,
+            map,
+            fft,
+            work,
+        })
+    }
+}
+
+/// A type 3 engine for one pair of point sets (FINUFFT's method, as the CPU backend's).
+struct Type3Dev<T: CudaFloat> {
+    spread: GridDev<T>,
+    inner: UniformDev<T>,
+    pre: CudaSlice<T>,
+    post: CudaSlice<T>,
+    /// Pre-phased strengths and the spreading grids, one batch.
+    cwork: CudaSlice<T>,
+    agrid: CudaSlice<T>,
+}
+
+enum Engine<T: CudaFloat> {
+    Uniform(Box<UniformDev<T>>),
+    Type3Pending,
+    Type3(Box<Type3Dev<T>>),
+}
+
+/// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
+pub struct CudaPlan<T: CudaFloat> {
+    ty: TransformType,
+    dim: usize,
+    isign: i32,
+    ntransf: usize,
+    batch: usize,
+    tol: f64,
+    kernel: KernelSpec,
+    modes: Vec<usize>,
+    opts: CudaOptions,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: GpuArch,
+    common: CommonFns,
+    engine: Engine<T>,
+    num_points: usize,
+    num_targets: usize,
+    /// Device copies of host inputs and outputs (grown on demand).
+    din: Option<CudaSlice<T>>,
+    dout: Option<CudaSlice<T>>,
+    events: [CudaEvent; 4],
+    recorded: [bool; 2],
+}
+
+fn check_coords<T: CudaFloat>(
+    dim: usize,
+    coords: &[&[T]],
+    names: [&'static str; 3],
+) -> CudaResult<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        }
+        .into());
+    }
+    let m = coords[0].len();
+    for (d, c) in coords.iter().enumerate() {
+        if c.len() != m {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates", names[d]),
+                expected: m,
+                got: c.len(),
+            }
+            .into());
+        }
+        if let Some(index) = c.iter().position(|x| !x.is_finite()) {
+            return Err(NudtError::NonFinite {
+                what: names[d],
+                index,
+                value: c[index].wide(),
+            }
+            .into());
+        }
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
+impl<T: CudaFloat> CudaPlan<T> {
+    /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d; `isign` is ±1 and
+    /// `ntransf` transforms share the points (and their sort).
+    pub fn new(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: CudaOptions,
+    ) -> CudaResult<Self> {
+        if ty == TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        }
+        Self::build(ty, modes, isign, ntransf, tol, opts)
+    }
+
+    /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
+    pub fn new_type3(
+        dim: usize,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: CudaOptions,
+    ) -> CudaResult<Self> {
+        Self::build(
+            TransformType::Type3,
+            &vec![1; dim],
+            isign,
+            ntransf,
+            tol,
+            opts,
+        )
+    }
+
+    fn build(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: CudaOptions,
+    ) -> CudaResult<Self> {
+        let dim = modes.len();
+        if !(1..=3).contains(&dim) {
+            return Err(nudt_gen::GenError::Dimension(dim).into());
+        }
+        if isign != 1 && isign != -1 {
+            return Err(NudtError::Sign(isign).into());
+        }
+        if ntransf == 0 {
+            return Err(NudtError::ZeroTransforms.into());
+        }
+        if let Some(&m) = modes.iter().find(|&&m| m == 0) {
+            return Err(nudt_gen::GenError::Modes(m).into());
+        }
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        let (ctx, stream) = match &opts.stream {
+            Some(s) => (s.context().clone(), s.clone()),
+            None => {
+                let ctx = open(opts.device)?;
+                let s = ctx.default_stream();
+                (ctx, s)
+            }
+        };
+        ctx.bind_to_thread()
+            .map_err(|e| driver("cuCtxSetCurrent", e))?;
+        let arch = match &opts.arch {
+            Some(a) => a.clone(),
+            None => detect_arch(&ctx)?,
+        };
+        let common_src = nudt_gen::cuda::common_module(T::PRECISION)?;
+        let common = CommonFns::load(&ctx, &common_src, &arch)?;
+        let batch = if opts.max_batch == 0 {
+            ntransf.min(8)
+        } else {
+            opts.max_batch.min(ntransf)
+        };
+        let batches = [batch, ntransf % batch];
+        let engine = match ty {
+            TransformType::Type3 => Engine::Type3Pending,
+            _ => {
+                let n = modes
+                    .iter()
+                    .map(|&m| gplan::fine_size(m, &kernel))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Engine::Uniform(Box::new(UniformDev::new(
+                    &ctx,
+                    &stream,
+                    &arch,
+                    modes,
+                    &n,
+                    kernel,
+                    opts.mode_order,
+                    &opts,
+                    &batches,
+                )?))
+            }
+        };
+        let ev = || {
+            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| driver("cuEventCreate", e))
+        };
+        let events = [ev()?, ev()?, ev()?, ev()?];
+        Ok(CudaPlan {
+            ty,
+            dim,
+            isign,
+            ntransf,
+            batch,
+            tol,
+            kernel,
+            modes: modes.to_vec(),
+            opts,
+            ctx,
+            stream,
+            arch,
+            common,
+            engine,
+            num_points: 0,
+            num_targets: 0,
+            din: None,
+            dout: None,
+            events,
+            recorded: [false; 2],
+        })
+    }
+
+    fn bind(&self) -> CudaResult<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver("cuCtxSetCurrent", e))
+    }
+
+    fn record(&mut self, which: usize) -> CudaResult<()> {
+        self.events[which]
+            .record(&self.stream)
+            .map_err(|e| driver("cuEventRecord", e))?;
+        if which % 2 == 1 {
+            self.recorded[which / 2] = true;
+        }
+        Ok(())
+    }
+
+    fn type_number(&self) -> u8 {
+        match self.ty {
+            TransformType::Type1 => 1,
+            TransformType::Type2 => 2,
+            TransformType::Type3 => 3,
+        }
+    }
+
+    /// Sets the nonuniform points of a type 1 or 2 plan from host arrays (radians, any finite
+    /// value): copies them to the GPU and bin-sorts them there.
+    pub fn set_points(&mut self, coords: &[&[T]]) -> CudaResult<()> {
+        self.check_uniform()?;
+        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        self.bind()?;
+        let dev = coords
+            .iter()
+            .map(|c| {
+                let mut d = alloc::<T>(&self.stream, c.len(), "coordinates")?;
+                self.stream
+                    .memcpy_htod(*c, &mut d)
+                    .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
+                Ok(d)
+            })
+            .collect::<CudaResult<Vec<_>>>()?;
+        let mut p = [0u64; 3];
+        for (d, c) in dev.iter().enumerate() {
+            p[d] = ptr(c, &self.stream);
+        }
+        self.sort_uniform(p, m)
+    }
+
+    /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
+    /// radians). Their values are not checked: a non-finite coordinate gives NaN results.
+    pub fn set_points_device<C: DevicePtr<T>>(&mut self, coords: &[&C]) -> CudaResult<()> {
+        self.check_uniform()?;
+        if coords.len() != self.dim {
+            return Err(NudtError::Coordinates {
+                expected: self.dim,
+                got: coords.len(),
+            }
+            .into());
+        }
+        let m = coords[0].len();
+        for (d, c) in coords.iter().enumerate() {
+            if c.len() != m {
+                return Err(NudtError::Length {
+                    what: format!("{} coordinates", ["x", "y", "z"][d]),
+                    expected: m,
+                    got: c.len(),
+                }
+                .into());
+            }
+        }
+        if m > u32::MAX as usize / 2 {
+            return Err(NudtError::TooManyPoints(m).into());
+        }
+        self.bind()?;
+        let stream = self.stream.clone();
+        let guards: Vec<_> = coords.iter().map(|c| c.device_ptr(&stream)).collect();
+        let mut p = [0u64; 3];
+        for (d, g) in guards.iter().enumerate() {
+            p[d] = g.0;
+        }
+        let r = self.sort_uniform(p, m);
+        drop(guards);
+        r
+    }
+
+    fn check_uniform(&self) -> CudaResult<()> {
+        if self.ty == TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    fn sort_uniform(&mut self, p: [u64; 3], m: usize) -> CudaResult<()> {
+        self.record(0)?;
+        let Engine::Uniform(u) = &mut self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
+        u.grid.set_points(&self.stream, &self.common, p, m)?;
+        self.num_points = m;
+        self.record(1)
+    }
+
+    /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): rescales
+    /// both on the GPU, computes the phase factors there, and sorts both point sets.
+    pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> CudaResult<()> {
+        if self.ty != TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 3,
+                actual: self.type_number(),
+            }
+            .into());
+        }
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.bind()?;
+        self.engine = Engine::Type3Pending;
+        let dim = self.dim;
+        let kernel = self.kernel;
+        let sigma = kernel.upsampling.0;
+        let w = kernel.width as f64;
+        let stream = self.stream.clone();
+        // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
+        let mut n = Vec::with_capacity(dim);
+        let (mut cx, mut cs, mut ig, mut hg) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+        for d in 0..dim {
+            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
+            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
+            let (c0, xh) = crate::type3::centre(&x);
+            let (c1, sh) = crate::type3::centre(&s);
+            let (xs, ss) = crate::type3::safe_extents(xh, sh);
+            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
+            if !want.is_finite() || want > 1e9 {
+                return Err(nudt_gen::GenError::GridOverflow { modes: usize::MAX }.into());
+            }
+            let nd = gplan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
+                nudt_gen::GenError::GridOverflow {
+                    modes: want as usize,
+                },
+            )?;
+            let gamma = nd as f64 / (2.0 * sigma * ss);
+            let h = 2.0 * std::f64::consts::PI / nd as f64;
+            cx[d] = c0;
+            cs[d] = c1;
+            ig[d] = 1.0 / gamma;
+            hg[d] = h * gamma;
+            n.push(nd);
+        }
+        let inner_n = n
+            .iter()
+            .map(|&nd| gplan::fine_size(nd, &kernel))
+            .collect::<Result<Vec<_>, _>>()?;
+        let batches = [self.batch, self.ntransf % self.batch];
+
+        self.record(0)?;
+        let upload = |v: &[T], what: &str| -> CudaResult<CudaSlice<T>> {
+            let mut d = alloc::<T>(&stream, v.len(), what)?;
+            stream
+                .memcpy_htod(v, &mut d)
+                .map_err(|e| driver("cuMemcpyHtoD (type 3 points)", e))?;
+            Ok(d)
+        };
+        let src: Vec<CudaSlice<T>> = sources
+            .iter()
+            .map(|v| upload(v, "type 3 sources"))
+            .collect::<CudaResult<_>>()?;
+        let tgt: Vec<CudaSlice<T>> = targets
+            .iter()
+            .map(|v| upload(v, "type 3 targets"))
+            .collect::<CudaResult<_>>()?;
+        let ysrc: Vec<CudaSlice<T>> = (0..dim)
+            .map(|_| alloc::<T>(&stream, m, "rescaled sources"))
+            .collect::<CudaResult<_>>()?;
+        let utgt: Vec<CudaSlice<T>> = (0..dim)
+            .map(|_| alloc::<T>(&stream, k, "rescaled targets"))
+            .collect::<CudaResult<_>>()?;
+        let pre = alloc::<T>(&stream, 2 * m, "type 3 pre-phase")?;
+        let post = alloc::<T>(&stream, 2 * k, "type 3 post-factors")?;
+        let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
+        let qz_d = stream
+            .clone_htod(&qz)
+            .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))?;
+        let qw_d = stream
+            .clone_htod(&qw)
+            .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))?;
+        let p3 = |v: &[CudaSlice<T>], d: usize| v.get(d).map_or(0, |s| ptr(s, &stream));
+        let sgn = self.isign.signum() as f64;
+        use super::device::{blocks, Arg};
+        let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
+        if m > 0 {
+            let kk = &self.common.t3_sources;
+            let mut args = vec![
+                Arg::U32(m as u32),
+                Arg::I32(dim as i32),
+                Arg::U64(p3(&src, 0)),
+                Arg::U64(p3(&src, 1)),
+                Arg::U64(p3(&src, 2)),
+            ];
+            args.extend(f64s(cx));
+            args.extend(f64s(ig));
+            args.extend(f64s(cs));
+            args.push(Arg::F64(sgn));
+            args.extend([
+                Arg::U64(p3(&ysrc, 0)),
+                Arg::U64(p3(&ysrc, 1)),
+                Arg::U64(p3(&ysrc, 2)),
+                Arg::U64(ptr(&pre, &stream)),
+            ]);
+            kk.launch(&stream, (blocks(m, kk.threads), 1), &args)?;
+        }
+        if k > 0 {
+            let kk = &self.common.t3_targets;
+            let mut args = vec![
+                Arg::U32(k as u32),
+                Arg::I32(dim as i32),
+                Arg::U64(p3(&tgt, 0)),
+                Arg::U64(p3(&tgt, 1)),
+                Arg::U64(p3(&tgt, 2)),
+            ];
+            args.extend(f64s(cs));
+            args.extend(f64s(hg));
+            args.extend(f64s(cx));
+            args.extend([
+                Arg::F64(sgn),
+                Arg::I32(qz.len() as i32),
+                Arg::U64(ptr(&qz_d, &stream)),
+                Arg::U64(ptr(&qw_d, &stream)),
+                Arg::F64(kernel.half_width()),
+                Arg::U64(p3(&utgt, 0)),
+                Arg::U64(p3(&utgt, 1)),
+                Arg::U64(p3(&utgt, 2)),
+                Arg::U64(ptr(&post, &stream)),
+            ]);
+            kk.launch(&stream, (blocks(k, kk.threads), 1), &args)?;
+        }
+        let mut spread = GridDev::new(
+            &self.ctx,
+            &self.arch,
+            &n,
+            kernel,
+            self.opts.bins,
+            self.opts.spread_method,
+            self.opts.interp_method,
+        )?;
+        spread.set_points(
+            &stream,
+            &self.common,
+            [p3(&ysrc, 0), p3(&ysrc, 1), p3(&ysrc, 2)],
+            m,
+        )?;
+        let mut inner = UniformDev::new(
+            &self.ctx,
+            &stream,
+            &self.arch,
+            &n,
+            &inner_n,
+            kernel,
+            ModeOrder::Fft,
+            &self.opts,
+            &batches,
+        )?;
+        inner.grid.set_points(
+            &stream,
+            &self.common,
+            [p3(&utgt, 0), p3(&utgt, 1), p3(&utgt, 2)],
+            k,
+        )?;
+        let cwork = alloc::<T>(&stream, 2 * m * self.batch, "pre-phased strengths")?;
+        let alen = spread
+            .len()
+            .checked_mul(2 * self.batch)
+            .ok_or(NudtError::GridOverflow)?;
+        let agrid = alloc::<T>(&stream, alen, "type 3 spreading grids")?;
+        self.engine = Engine::Type3(Box::new(Type3Dev {
+            spread,
+            inner,
+            pre,
+            post,
+            cwork,
+            agrid,
+        }));
+        self.num_points = m;
+        self.num_targets = k;
+        self.record(1)
+    }
+
+    /// Input and output lengths (complex values) of one transform.
+    fn lengths(&self) -> (usize, usize) {
+        let modes: usize = self.modes.iter().product();
+        match self.ty {
+            TransformType::Type1 => (self.num_points, modes),
+            TransformType::Type2 => (modes, self.num_points),
+            TransformType::Type3 => (self.num_points, self.num_targets),
+        }
+    }
+
+    fn points_set(&self) -> bool {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.has_points(),
+            Engine::Type3Pending => false,
+            Engine::Type3(_) => true,
+        }
+    }
+
+    /// Checks lengths (in complex values) of the stacked input and output.
+    fn check_io(&self, input: usize, output: usize) -> CudaResult<(usize, usize)> {
+        if !self.points_set() {
+            return Err(NudtError::PointsNotSet.into());
+        }
+        let (a, b) = self.lengths();
+        let (ea, eb) = (a * self.ntransf, b * self.ntransf);
+        if input != ea {
+            return Err(NudtError::Length {
+                what: "input".into(),
+                expected: ea,
+                got: input,
+            }
+            .into());
+        }
+        if output != eb {
+            return Err(NudtError::Length {
+                what: "output".into(),
+                expected: eb,
+                got: output,
+            }
+            .into());
+        }
+        Ok((a, b))
+    }
+
+    /// Runs the plan's transform on `ntransf` stacked host inputs (copied to the GPU and
+    /// back). Type 1: strengths (M each) → modes; type 2: modes → values at the points;
+    /// type 3: strengths (M each) → values at the targets (K each).
+    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> CudaResult<()> {
+        self.check_io(input.len(), output.len())?;
+        self.bind()?;
+        let stream = self.stream.clone();
+        let grow = |slot: &mut Option<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
+            if slot.as_ref().is_none_or(|s| s.len() < len.max(1)) {
+                *slot = None;
+                *slot = Some(alloc::<T>(&stream, len, what)?);
+            }
+            Ok(())
+        };
+        let mut din = self.din.take();
+        let mut dout = self.dout.take();
+        grow(&mut din, 2 * input.len(), "input")?;
+        grow(&mut dout, 2 * output.len(), "output")?;
+        let (mut din, dout) = (din.unwrap(), dout.unwrap());
+        if !input.is_empty() {
+            if let Err(e) = stream.memcpy_htod(interleaved(input), &mut din) {
+                self.din = Some(din);
+                self.dout = Some(dout);
+                return Err(driver("cuMemcpyHtoD (input)", e));
+            }
+        }
+        let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
+        let r = self.run(pi, po);
+        self.din = Some(din);
+        self.dout = Some(dout);
+        r?;
+        if !output.is_empty() {
+            let dout = self.dout.as_ref().unwrap();
+            stream
+                .memcpy_dtoh(&dout.slice(..2 * output.len()), interleaved_mut(output))
+                .map_err(|e| driver("cuMemcpyDtoH (output)", e))?;
+        }
+        stream
+            .synchronize()
+            .map_err(|e| driver("cuStreamSynchronize", e))
+    }
+
+    /// Runs the transform on device buffers of interleaved complex values (`2·len` reals),
+    /// with no host copies. Returns once the work is queued on the plan's stream.
+    pub fn execute_device<I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+    ) -> CudaResult<()> {
+        if input.len() % 2 != 0 || output.len() % 2 != 0 {
+            return Err(NudtError::Length {
+                what: "device buffers (interleaved complex, even length)".into(),
+                expected: input.len() & !1,
+                got: input.len(),
+            }
+            .into());
+        }
+        self.check_io(input.len() / 2, output.len() / 2)?;
+        self.bind()?;
+        let stream = self.stream.clone();
+        let (pi, gi) = input.device_ptr(&stream);
+        let (po, go) = output.device_ptr_mut(&stream);
+        let r = self.run(pi, po);
+        drop((gi, go));
+        r
+    }
+
+    /// The transform between device addresses (validated lengths).
+    fn run(&mut self, input: u64, output: u64) -> CudaResult<()> {
+        let (a, b) = self.lengths();
+        let sz = std::mem::size_of::<T>();
+        let stream = self.stream.clone();
+        self.record(2)?;
+        if a == 0 {
+            memset0(&stream, output, 2 * b * self.ntransf * sz)?;
+        }
+        if a > 0 && b > 0 {
+            let isign = self.isign;
+            let common = &self.common;
+            let mut t0 = 0;
+            while t0 < self.ntransf {
+                let nb = self.batch.min(self.ntransf - t0);
+                let x = at::<T>(input, 2 * t0 * a);
+                let y = at::<T>(output, 2 * t0 * b);
+                match &self.engine {
+                    Engine::Uniform(u) => {
+                        let g = ptr(&u.work, &stream);
+                        let len = u.grid.len();
+                        memset0(&stream, g, 2 * nb * len * sz)?;
+                        if self.ty == TransformType::Type1 {
+                            u.grid.spread(&stream, x, g, nb)?;
+                            u.fft.exec::<T>(g, nb, isign)?;
+                            u.map.grid_to_modes(common, &stream, g, y, len, nb)?;
+                        } else {
+                            u.map.modes_to_grid(common, &stream, x, g, len, nb)?;
+                            u.fft.exec::<T>(g, nb, isign)?;
+                            u.grid.interp(&stream, g, y, nb)?;
+                        }
+                    }
+                    Engine::Type3(t) => {
+                        let cw = ptr(&t.cwork, &stream);
+                        common.cmul(&stream, a, nb, x, ptr(&t.pre, &stream), cw)?;
+                        let ag = ptr(&t.agrid, &stream);
+                        let alen = t.spread.len();
+                        memset0(&stream, ag, 2 * nb * alen * sz)?;
+                        t.spread.spread(&stream, cw, ag, nb)?;
+                        let g = ptr(&t.inner.work, &stream);
+                        let len = t.inner.grid.len();
+                        memset0(&stream, g, 2 * nb * len * sz)?;
+                        t.inner.map.modes_to_grid(common, &stream, ag, g, len, nb)?;
+                        t.inner.fft.exec::<T>(g, nb, isign)?;
+                        t.inner.grid.interp(&stream, g, y, nb)?;
+                        common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y)?;
+                    }
+                    Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
+                }
+                t0 += nb;
+            }
+        }
+        self.record(3)
+    }
+
+    /// Spreads strengths with an explicit method onto the fine grid (types 1/2; for checks
+    /// against the CPU schedules and between methods). Returns the fine grid.
+    pub fn spread_only(
+        &mut self,
+        method: CudaMethod,
+        c: &[Complex<T>],
+    ) -> CudaResult<Vec<Complex<T>>> {
+        self.bind()?;
+        let stream = self.stream.clone();
+        let Engine::Uniform(u) = &self.engine else {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: self.type_number(),
+            }
+            .into());
+        };
+        if !u.grid.has_points() {
+            return Err(NudtError::PointsNotSet.into());
+        }
+        if c.len() != self.num_points {
+            return Err(NudtError::Length {
+                what: "strengths".into(),
+                expected: self.num_points,
+                got: c.len(),
+            }
+            .into());
+        }
+        let mut dc = alloc::<T>(&stream, 2 * c.len(), "strengths")?;
+        if !c.is_empty() {
+            stream
+                .memcpy_htod(interleaved(c), &mut dc)
+                .map_err(|e| driver("cuMemcpyHtoD (strengths)", e))?;
+        }
+        let len = u.grid.len();
+        let g = alloc::<T>(&stream, 2 * len, "fine grid")?;
+        memset0(
+            &stream,
+            ptr(&g, &stream),
+            2 * len * std::mem::size_of::<T>(),
+        )?;
+        u.grid.spread_with(
+            Some(method),
+            &stream,
+            ptr(&dc, &stream),
+            ptr(&g, &stream),
+            1,
+        )?;
+        let mut out = vec![Complex::<T>::default(); len];
+        stream
+            .memcpy_dtoh(&g.slice(..2 * len), interleaved_mut(&mut out))
+            .map_err(|e| driver("cuMemcpyDtoH (fine grid)", e))?;
+        stream
+            .synchronize()
+            .map_err(|e| driver("cuStreamSynchronize", e))?;
+        Ok(out)
+    }
+
+    /// GPU times of the last `set_points` and `execute` (waits for them to finish).
+    pub fn timings(&self) -> CudaResult<CudaTimings> {
+        let ms = |i: usize| -> CudaResult<f32> {
+            if !self.recorded[i] {
+                return Ok(0.0);
+            }
+            self.events[2 * i]
+                .elapsed_ms(&self.events[2 * i + 1])
+                .map_err(|e| driver("cuEventElapsedTime", e))
+        };
+        Ok(CudaTimings {
+            setpts_ms: ms(0)?,
+            execute_ms: ms(1)?,
+        })
+    }
+
+    /// Waits for all work queued by this plan.
+    pub fn synchronize(&self) -> CudaResult<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| driver("cuStreamSynchronize", e))
+    }
+
+    pub fn width(&self) -> usize {
+        self.kernel.width
+    }
+
+    pub fn kernel(&self) -> &KernelSpec {
+        &self.kernel
+    }
+
+    pub fn tolerance(&self) -> f64 {
+        self.tol
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn transform_type(&self) -> TransformType {
+        self.ty
+    }
+
+    pub fn ntransf(&self) -> usize {
+        self.ntransf
+    }
+
+    /// The GPU the kernels were generated for.
+    pub fn arch(&self) -> &GpuArch {
+        &self.arch
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Fine grid of the FFT (type 3: the inner type 2's, once points are set).
+    pub fn fine_grid(&self) -> Vec<usize> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
+            Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// Bin sides of the spreading grid.
+    pub fn bins(&self) -> Vec<usize> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.spec.bins[..self.dim].to_vec(),
+            Engine::Type3(t) => t.spread.spec.bins[..self.dim].to_vec(),
+            Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// (spreading, interpolation) methods chosen for the current points.
+    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.methods(),
+            Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
+            Engine::Type3Pending => None,
+        }
+    }
+}
+
+impl<T: CudaFloat> std::fmt::Debug for CudaPlan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaPlan")
+            .field("type", &self.ty)
+            .field("precision", &T::PRECISION)
+            .field("modes", &self.modes)
+            .field("isign", &self.isign)
+            .field("ntransf", &self.ntransf)
+            .field("tol", &self.tol)
+            .field("kernel", &self.kernel)
+            .field("gpu", &self.arch.name)
+            .field("fine_grid", &self.fine_grid())
+            .field("bins", &self.bins())
+            .field("methods", &self.methods())
+            .finish()
+    }
+}

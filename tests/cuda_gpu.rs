@@ -1,0 +1,651 @@
+//! The GPU suite: the CUDA backend against the direct sum (every type × dimension × precision
+//! over the tolerance range, odd and even sizes, batches), against the CPU backend for every
+//! spreading and interpolation method, on edge cases, and for typed errors.
+//!
+//! Run (on a machine with an NVIDIA GPU, the driver, NVRTC 13 and cuFFT on the loader path):
+//! ```sh
+//! cargo test --release --features cuda --test cuda_gpu -- --nocapture --test-threads=1
+//! ```
+//! Without a device every test prints `SKIPPED: no CUDA device (...)` and passes, except
+//! where `NUDT_REQUIRE_GPU=1` makes a missing device a failure (the device run sets it).
+#![cfg(feature = "cuda")]
+
+mod common;
+
+use common::*;
+use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
+use nudt::direct;
+use nudt::num_complex::{Complex, Complex64};
+use nudt::{ModeOrder, NudtError, Options, Plan, TransformType};
+
+/// Whether a device is there; prints why not (once per test) when it is not.
+fn gpu(test: &str) -> bool {
+    match nudt::cuda::device_count() {
+        Ok(n) if n > 0 => true,
+        other => {
+            let why = match other {
+                Ok(_) => "no device".to_string(),
+                Err(e) => e.to_string(),
+            };
+            if std::env::var("NUDT_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("NUDT_REQUIRE_GPU=1 but no CUDA device: {why}");
+            }
+            println!("SKIPPED: no CUDA device ({why}) — {test}");
+            false
+        }
+    }
+}
+
+fn opts() -> CudaOptions {
+    CudaOptions::default()
+}
+
+fn gpu_type1<T: CudaFloat>(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+    o: CudaOptions,
+) -> Result<Vec<Complex64>, CudaError> {
+    let xt = cast::<T>(x);
+    let mut plan = CudaPlan::<T>::new(TransformType::Type1, modes, isign, 1, tol, o)?;
+    plan.set_points(&refs(&xt))?;
+    let mut f = vec![Complex::<T>::default(); modes.iter().product()];
+    plan.execute(&cast_c::<T>(c), &mut f)?;
+    Ok(widen(&f))
+}
+
+fn gpu_type2<T: CudaFloat>(
+    x: &[Vec<f64>],
+    f: &[Complex64],
+    modes: &[usize],
+    isign: i32,
+    tol: f64,
+    o: CudaOptions,
+) -> Result<Vec<Complex64>, CudaError> {
+    let xt = cast::<T>(x);
+    let mut plan = CudaPlan::<T>::new(TransformType::Type2, modes, isign, 1, tol, o)?;
+    plan.set_points(&refs(&xt))?;
+    let mut c = vec![Complex::<T>::default(); x[0].len()];
+    plan.execute(&cast_c::<T>(f), &mut c)?;
+    Ok(widen(&c))
+}
+
+fn gpu_type3<T: CudaFloat>(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    s: &[Vec<f64>],
+    isign: i32,
+    tol: f64,
+    o: CudaOptions,
+) -> Result<Vec<Complex64>, CudaError> {
+    let (xt, st) = (cast::<T>(x), cast::<T>(s));
+    let mut plan = CudaPlan::<T>::new_type3(x.len(), isign, 1, tol, o)?;
+    plan.set_points_type3(&refs(&xt), &refs(&st))?;
+    let mut f = vec![Complex::<T>::default(); s[0].len()];
+    plan.execute(&cast_c::<T>(c), &mut f)?;
+    Ok(widen(&f))
+}
+
+fn all(n: usize) -> Vec<usize> {
+    (0..n).collect()
+}
+
+/// Small problems: odd and even mode counts, points over several periods.
+fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>) {
+    let modes = match dim {
+        1 => vec![57],
+        2 => vec![24, 17],
+        _ => vec![10, 9, 12],
+    };
+    let mut rng = Rng::new(seed);
+    let pi = std::f64::consts::PI;
+    (rng.coords(dim, 400, -3.0 * pi, 3.0 * pi), modes)
+}
+
+fn matrix<T: CudaFloat>(tols: &[f64], name: &str) {
+    let mut failures = Vec::new();
+    let mut worst = (0.0f64, String::new());
+    for dim in 1..=3 {
+        let (x, modes) = problem(dim, dim as u64);
+        let m = x[0].len();
+        let mut rng = Rng::new(200 + dim as u64);
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        let x3 = rng.coords(dim, m, -2.0, 4.5);
+        let s = rng.coords(dim, 200, -9.0, 13.0);
+        let e1 = direct::type1(&refs(&x), &c, &modes, ModeOrder::Cmcl, 1, &all(f.len()));
+        let e2 = direct::type2(&refs(&x), &f, &modes, ModeOrder::Cmcl, -1, &all(m));
+        let e3 = direct::type3(&refs(&x3), &c, &refs(&s), 1, &all(s[0].len()));
+        for &tol in tols {
+            let cases = [
+                (
+                    "type 1",
+                    gpu_type1::<T>(&x, &c, &modes, 1, tol, opts()),
+                    &e1,
+                ),
+                (
+                    "type 2",
+                    gpu_type2::<T>(&x, &f, &modes, -1, tol, opts()),
+                    &e2,
+                ),
+                ("type 3", gpu_type3::<T>(&x3, &c, &s, 1, tol, opts()), &e3),
+            ];
+            for (ty, got, exact) in cases {
+                let got = got.unwrap_or_else(|e| panic!("{name} {ty} {dim}D tol {tol:e}: {e}"));
+                let err = direct::rel_error(&got, exact);
+                let label = format!("{name} {ty} {dim}D tol {tol:.0e}: error {err:.2e}");
+                println!("{label}");
+                if err / tol > worst.0 {
+                    worst = (err / tol, label.clone());
+                }
+                if err > 10.0 * tol {
+                    failures.push(label);
+                }
+            }
+        }
+    }
+    println!("{name}: worst error/tol = {:.2} ({})", worst.0, worst.1);
+    assert!(
+        failures.is_empty(),
+        "errors above 10·tol:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Without a driver, device or library, making a plan is a typed error, never a panic.
+#[test]
+fn missing_gpu_is_a_typed_error() {
+    match nudt::cuda::device_count() {
+        Ok(n) if n > 0 => {
+            let e = CudaPlan::<f64>::new(
+                TransformType::Type1,
+                &[8],
+                1,
+                1,
+                1e-6,
+                CudaOptions {
+                    device: n,
+                    ..opts()
+                },
+            )
+            .unwrap_err();
+            assert!(matches!(e, CudaError::NoDevice { .. }), "{e:?}");
+        }
+        _ => {
+            let e =
+                CudaPlan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-6, opts()).unwrap_err();
+            println!("no GPU here: {e}");
+            assert!(
+                matches!(
+                    e,
+                    CudaError::NoDriver(_)
+                        | CudaError::NoDevice { .. }
+                        | CudaError::MissingLibrary { .. }
+                ),
+                "{e:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_matches_direct_sum_f64() {
+    if gpu("gpu_matches_direct_sum_f64") {
+        matrix::<f64>(
+            &[
+                1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
+            ],
+            "f64",
+        );
+    }
+}
+
+#[test]
+fn gpu_matches_direct_sum_f32() {
+    if gpu("gpu_matches_direct_sum_f32") {
+        matrix::<f32>(&[1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "f32");
+    }
+}
+
+/// Relative l2 distance between two result vectors.
+fn rel(a: &[Complex64], b: &[Complex64]) -> f64 {
+    direct::rel_error(a, b)
+}
+
+fn cpu_type1<T: CudaFloat>(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    modes: &[usize],
+    tol: f64,
+) -> Vec<Complex64> {
+    let xt = cast::<T>(x);
+    let mut p =
+        Plan::<T>::new(TransformType::Type1, modes, -1, 1, tol, Options::default()).unwrap();
+    p.set_points(&refs(&xt)).unwrap();
+    let mut f = vec![Complex::<T>::default(); modes.iter().product()];
+    p.execute(&cast_c::<T>(c), &mut f).unwrap();
+    widen(&f)
+}
+
+fn cpu_type2<T: CudaFloat>(
+    x: &[Vec<f64>],
+    f: &[Complex64],
+    modes: &[usize],
+    tol: f64,
+) -> Vec<Complex64> {
+    let xt = cast::<T>(x);
+    let mut p = Plan::<T>::new(TransformType::Type2, modes, 1, 1, tol, Options::default()).unwrap();
+    p.set_points(&refs(&xt)).unwrap();
+    let mut c = vec![Complex::<T>::default(); x[0].len()];
+    p.execute(&cast_c::<T>(f), &mut c).unwrap();
+    widen(&c)
+}
+
+fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
+    let mut failures = Vec::new();
+    for dim in 1..=3 {
+        let modes = match dim {
+            1 => vec![3001],
+            2 => vec![130, 97],
+            _ => vec![34, 29, 40],
+        };
+        // Dense enough that SM subproblems split bins, clustered in one corner as well.
+        let m = 60_000;
+        let mut rng = Rng::new(77 + dim as u64);
+        let pi = std::f64::consts::PI;
+        let mut x = rng.coords(dim, m, -pi, pi);
+        for xd in x.iter_mut() {
+            for v in xd.iter_mut().take(m / 3) {
+                *v = 0.2 * *v - 2.9;
+            }
+        }
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        let ref1 = cpu_type1::<T>(&x, &c, &modes, tol);
+        let ref2 = cpu_type2::<T>(&x, &f, &modes, tol);
+        for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+            let o = CudaOptions {
+                spread_method: Some(method),
+                interp_method: Some(method),
+                ..opts()
+            };
+            let g1 = gpu_type1::<T>(&x, &c, &modes, -1, tol, o.clone());
+            let g2 = gpu_type2::<T>(&x, &f, &modes, 1, tol, o.clone());
+            for (ty, got, want) in [("type 1", g1, &ref1), ("type 2", g2, &ref2)] {
+                match got {
+                    Ok(got) => {
+                        let d = rel(&got, want);
+                        let label =
+                            format!("{name} {ty} {dim}D {}: GPU vs CPU {d:.2e}", method.name());
+                        println!("{label}");
+                        if d > bound {
+                            failures.push(label);
+                        }
+                    }
+                    // Wide 3D f64 boxes may not fit shared memory: a typed refusal is right.
+                    Err(CudaError::Unsupported(why)) if method == CudaMethod::Sm => {
+                        println!("{name} {ty} {dim}D sm: unsupported ({why})")
+                    }
+                    Err(e) => failures.push(format!("{name} {ty} {dim}D {}: {e}", method.name())),
+                }
+            }
+        }
+        // The fine grids themselves, method against method and against the CPU schedules.
+        let xt = cast::<T>(&x);
+        let ct = cast_c::<T>(&c);
+        let mut cpu =
+            Plan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, Options::default()).unwrap();
+        cpu.set_points(&refs(&xt)).unwrap();
+        let cg = widen(&cpu.spread_only(nudt::Strategy::SourceDriven, &ct).unwrap());
+        let mut g = CudaPlan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, opts()).unwrap();
+        g.set_points(&refs(&xt)).unwrap();
+        for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+            match g.spread_only(method, &ct) {
+                Ok(grid) => {
+                    let d = rel(&widen(&grid), &cg);
+                    let label = format!(
+                        "{name} {dim}D fine grid {}: GPU vs CPU {d:.2e}",
+                        method.name()
+                    );
+                    println!("{label}");
+                    if d > bound {
+                        failures.push(label);
+                    }
+                }
+                Err(CudaError::Unsupported(_)) if method == CudaMethod::Sm => {}
+                Err(e) => failures.push(format!("{name} {dim}D grid {}: {e}", method.name())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn gpu_agrees_with_cpu_for_every_method_f64() {
+    if gpu("gpu_agrees_with_cpu_for_every_method_f64") {
+        agreement::<f64>(1e-9, 1e-11, "f64");
+    }
+}
+
+#[test]
+fn gpu_agrees_with_cpu_for_every_method_f32() {
+    if gpu("gpu_agrees_with_cpu_for_every_method_f32") {
+        agreement::<f32>(1e-5, 5e-5, "f32");
+    }
+}
+
+#[test]
+fn every_width_and_method_in_every_dimension() {
+    if !gpu("every_width_and_method_in_every_dimension") {
+        return;
+    }
+    // Width w via the tolerance 10^(1-w) (ES, σ = 2), both methods, against the direct sum.
+    let mut failures = Vec::new();
+    for dim in 1..=3 {
+        let (x, modes) = problem(dim, 40 + dim as u64);
+        let mut rng = Rng::new(9 + dim as u64);
+        let c = rng.complexes(x[0].len());
+        let exact = direct::type1(
+            &refs(&x),
+            &c,
+            &modes,
+            ModeOrder::Cmcl,
+            1,
+            &all(modes.iter().product()),
+        );
+        for w in 2..=13usize {
+            let tol = 10f64.powi(1 - w as i32) * 1.001;
+            for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+                let o = CudaOptions {
+                    spread_method: Some(method),
+                    ..opts()
+                };
+                match gpu_type1::<f64>(&x, &c, &modes, 1, tol, o) {
+                    Ok(got) => {
+                        let err = rel(&got, &exact);
+                        if err > 10.0 * tol.max(1e-12) {
+                            failures.push(format!("{dim}D w{w} {}: {err:.2e}", method.name()));
+                        }
+                    }
+                    Err(CudaError::Unsupported(_)) if method == CudaMethod::Sm => {}
+                    Err(e) => failures.push(format!("{dim}D w{w} {}: {e}", method.name())),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A small run of every method, type, dimension and precision: what compute-sanitizer
+/// (memcheck, racecheck) runs on — `cuda_gpu sanitizer_small_run`.
+#[test]
+fn sanitizer_small_run_of_each_method() {
+    if !gpu("sanitizer_small_run_of_each_method") {
+        return;
+    }
+    fn one<T: CudaFloat>(tol: f64) {
+        for dim in 1..=3 {
+            let modes = [vec![37usize], vec![18, 13], vec![9, 8, 11]][dim - 1].clone();
+            let mut rng = Rng::new(3 + dim as u64);
+            let x = rng.coords(dim, 1500, -4.0, 4.0);
+            let c = rng.complexes(1500);
+            let f = rng.complexes(modes.iter().product());
+            let e1 = direct::type1(&refs(&x), &c, &modes, ModeOrder::Cmcl, 1, &all(f.len()));
+            let e2 = direct::type2(&refs(&x), &f, &modes, ModeOrder::Cmcl, 1, &all(1500));
+            for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+                let o = CudaOptions {
+                    spread_method: Some(method),
+                    interp_method: Some(method),
+                    max_batch: 1,
+                    ..opts()
+                };
+                let g1 = gpu_type1::<T>(&x, &c, &modes, 1, tol, o.clone()).unwrap();
+                let g2 = gpu_type2::<T>(&x, &f, &modes, 1, tol, o.clone()).unwrap();
+                assert!(rel(&g1, &e1) < 10.0 * tol, "{dim}D {method:?} type 1");
+                assert!(rel(&g2, &e2) < 10.0 * tol, "{dim}D {method:?} type 2");
+                let s = rng.coords(dim, 300, -8.0, 8.0);
+                let g3 = gpu_type3::<T>(&x, &c, &s, -1, tol, o).unwrap();
+                let e3 = direct::type3(&refs(&x), &c, &refs(&s), -1, &all(300));
+                assert!(rel(&g3, &e3) < 10.0 * tol, "{dim}D {method:?} type 3");
+            }
+        }
+    }
+    one::<f64>(1e-7);
+    one::<f32>(1e-4);
+}
+
+#[test]
+fn batches_edge_cases_and_mode_orders() {
+    if !gpu("batches_edge_cases_and_mode_orders") {
+        return;
+    }
+    let pi = std::f64::consts::PI;
+    let tol = 1e-9;
+    // Batches: 5 transforms in cuFFT batches of 2 (with a remainder), against one at a time.
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let modes = [20usize, 13];
+        let mut rng = Rng::new(5);
+        let x = rng.coords(2, 500, -pi, pi);
+        let ntr = 5;
+        let nin = if ty == TransformType::Type1 { 500 } else { 260 };
+        let nout = if ty == TransformType::Type1 { 260 } else { 500 };
+        let input = rng.complexes(nin * ntr);
+        let o = CudaOptions {
+            max_batch: 2,
+            ..opts()
+        };
+        let mut plan = CudaPlan::<f64>::new(ty, &modes, 1, ntr, tol, o).unwrap();
+        plan.set_points(&refs(&x)).unwrap();
+        let mut out = vec![Complex64::default(); nout * ntr];
+        plan.execute(&input, &mut out).unwrap();
+        let mut single = CudaPlan::<f64>::new(ty, &modes, 1, 1, tol, opts()).unwrap();
+        single.set_points(&refs(&x)).unwrap();
+        for t in 0..ntr {
+            let mut one = vec![Complex64::default(); nout];
+            single
+                .execute(&input[t * nin..(t + 1) * nin], &mut one)
+                .unwrap();
+            assert!(
+                rel(&out[t * nout..(t + 1) * nout], &one) < 1e-13,
+                "{ty:?} transform {t}"
+            );
+        }
+    }
+    // Points exactly on ±π and far outside [−π, π); N_i = 1; FFT mode order.
+    let x = vec![
+        vec![pi, -pi, 3.0 * pi, -7.5, 100.0, 0.0, 1e-300],
+        vec![-pi, pi, 0.5, 11.0, -100.0, 2.0 * pi, -1e-300],
+    ];
+    let mut rng = Rng::new(6);
+    let c = rng.complexes(7);
+    for modes in [vec![16usize, 1], vec![1, 1], vec![9, 8]] {
+        for order in [ModeOrder::Cmcl, ModeOrder::Fft] {
+            let o = CudaOptions {
+                mode_order: order,
+                ..opts()
+            };
+            let got = gpu_type1::<f64>(&x, &c, &modes, -1, tol, o).unwrap();
+            let exact = direct::type1(&refs(&x), &c, &modes, order, -1, &all(got.len()));
+            let err = rel(&got, &exact);
+            assert!(err < 10.0 * tol, "{modes:?} {order:?}: {err:e}");
+        }
+    }
+    // M = 0: type 1 gives zeros, type 2 nothing; type 3 with no sources gives zeros.
+    let empty: Vec<Vec<f64>> = vec![vec![], vec![]];
+    let f = gpu_type1::<f64>(&empty, &[], &[6, 5], 1, tol, opts()).unwrap();
+    assert!(f.iter().all(|v| *v == Complex64::default()));
+    let c2 = gpu_type2::<f64>(&empty, &rng.complexes(30), &[6, 5], 1, tol, opts()).unwrap();
+    assert!(c2.is_empty());
+    let s = rng.coords(2, 4, -3.0, 3.0);
+    let f3 = gpu_type3::<f64>(&empty, &[], &s, 1, tol, opts()).unwrap();
+    assert!(f3.iter().all(|v| *v == Complex64::default()));
+}
+
+#[test]
+fn device_buffers_and_user_stream() {
+    if !gpu("device_buffers_and_user_stream") {
+        return;
+    }
+    let ctx = nudt::cuda::open(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let modes = [32usize, 24];
+    let mut rng = Rng::new(8);
+    let x = cast::<f32>(&rng.coords(2, 3000, -3.0, 3.0));
+    let c = cast_c::<f32>(&rng.complexes(3000));
+    let o = CudaOptions {
+        stream: Some(stream.clone()),
+        ..opts()
+    };
+    let mut plan = CudaPlan::<f32>::new(TransformType::Type1, &modes, -1, 1, 1e-5, o).unwrap();
+    let dx = stream.clone_htod(&x[0]).unwrap();
+    let dy = stream.clone_htod(&x[1]).unwrap();
+    plan.set_points_device(&[&dx, &dy]).unwrap();
+    let flat: Vec<f32> = c.iter().flat_map(|v| [v.re, v.im]).collect();
+    let dc = stream.clone_htod(&flat).unwrap();
+    let mut df = stream.alloc_zeros::<f32>(2 * 32 * 24).unwrap();
+    plan.execute_device(&dc, &mut df).unwrap();
+    let back = stream.clone_dtoh(&df).unwrap();
+    let got: Vec<Complex64> = back
+        .chunks(2)
+        .map(|v| Complex64::new(v[0] as f64, v[1] as f64))
+        .collect();
+    let mut host = vec![Complex::<f32>::default(); 32 * 24];
+    plan.execute(&c, &mut host).unwrap();
+    assert!(rel(&got, &widen(&host)) < 1e-6);
+    let t = plan.timings().unwrap();
+    assert!(t.setpts_ms > 0.0 && t.execute_ms > 0.0, "{t:?}");
+    // Wrong device lengths are typed errors.
+    let short = stream.alloc_zeros::<f32>(10).unwrap();
+    assert!(matches!(
+        plan.execute_device(&short, &mut df),
+        Err(CudaError::Nudt(NudtError::Length { .. }))
+    ));
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    if !gpu("bad_input_gives_typed_errors") {
+        return;
+    }
+    let t1 = TransformType::Type1;
+    assert!(matches!(
+        CudaPlan::<f32>::new(t1, &[10], 1, 1, 1e-9, opts()),
+        Err(CudaError::Nudt(NudtError::Gen(_)))
+    ));
+    assert!(matches!(
+        CudaPlan::<f64>::new(t1, &[10], 2, 1, 1e-6, opts()),
+        Err(CudaError::Nudt(NudtError::Sign(2)))
+    ));
+    assert!(matches!(
+        CudaPlan::<f64>::new(t1, &[10], 1, 0, 1e-6, opts()),
+        Err(CudaError::Nudt(NudtError::ZeroTransforms))
+    ));
+    assert!(matches!(
+        CudaPlan::<f64>::new(t1, &[10, 0], 1, 1, 1e-6, opts()),
+        Err(CudaError::Nudt(NudtError::Gen(_)))
+    ));
+    assert!(CudaPlan::<f64>::new(t1, &[10; 4], 1, 1, 1e-6, opts()).is_err());
+    let mut p = CudaPlan::<f64>::new(t1, &[10, 10], 1, 1, 1e-6, opts()).unwrap();
+    let mut out = vec![Complex64::default(); 100];
+    assert!(matches!(
+        p.execute(&[Complex64::default(); 3], &mut out),
+        Err(CudaError::Nudt(NudtError::PointsNotSet))
+    ));
+    assert!(matches!(
+        p.set_points(&[&[0.0, f64::NAN][..], &[0.0, 1.0][..]]),
+        Err(CudaError::Nudt(NudtError::NonFinite { index: 1, .. }))
+    ));
+    assert!(matches!(
+        p.set_points(&[&[0.0, 1.0][..], &[0.0][..]]),
+        Err(CudaError::Nudt(NudtError::Length { .. }))
+    ));
+    assert!(matches!(
+        p.set_points(&[&[0.0, 1.0][..]]),
+        Err(CudaError::Nudt(NudtError::Coordinates { .. }))
+    ));
+    p.set_points(&[&[0.0, 1.0][..], &[0.5, 1.0][..]]).unwrap();
+    assert!(matches!(
+        p.execute(&[Complex64::default(); 3], &mut out),
+        Err(CudaError::Nudt(NudtError::Length { .. }))
+    ));
+    assert!(matches!(
+        p.set_points_type3(&[&[0.0][..]], &[&[0.0][..]]),
+        Err(CudaError::Nudt(NudtError::WrongType { .. }))
+    ));
+    assert!(matches!(
+        CudaPlan::<f64>::new(TransformType::Type3, &[4], 1, 1, 1e-6, opts()),
+        Err(CudaError::Nudt(NudtError::WrongType { .. }))
+    ));
+    assert!(matches!(
+        CudaPlan::<f64>::new(
+            t1,
+            &[10],
+            1,
+            1,
+            1e-6,
+            CudaOptions {
+                device: 999,
+                ..opts()
+            }
+        ),
+        Err(CudaError::NoDevice { ordinal: 999, .. })
+    ));
+    // A grid far beyond the GPU's memory is refused up front, as out of memory.
+    let e = CudaPlan::<f64>::new(t1, &[1 << 20, 1 << 20], 1, 1, 1e-6, opts()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CudaError::OutOfMemory { .. } | CudaError::Nudt(NudtError::GridOverflow)
+        ),
+        "{e:?}"
+    );
+    // After all of that the device still works.
+    let mut p = CudaPlan::<f64>::new(t1, &[8], 1, 1, 1e-6, opts()).unwrap();
+    p.set_points(&[&[0.3][..]]).unwrap();
+    let mut f = vec![Complex64::default(); 8];
+    p.execute(&[Complex64::new(1.0, 0.0)], &mut f).unwrap();
+    assert!(
+        (f[4] - Complex64::new(1.0, 0.0)).norm() < 1e-5,
+        "{:?}",
+        f[4]
+    );
+}
+
+#[test]
+fn modules_are_cached_in_memory_and_on_disk() {
+    if !gpu("modules_are_cached_in_memory_and_on_disk") {
+        return;
+    }
+    use nudt::cuda::{detect_arch, load_module, ModuleOrigin};
+    use nudt::gen::cuda::CudaSource;
+    let dir = std::env::temp_dir().join(format!("nudt-cuda-cache-test-{}", std::process::id()));
+    nudt::cuda::set_cache_dir(Some(Some(dir.clone())));
+    let ctx = nudt::cuda::open(0).unwrap();
+    let arch = detect_arch(&ctx).unwrap();
+    let body = format!(
+        "extern \"C\" __global__ void nudt_probe(int* p) {{ p[0] = {}; }}",
+        std::process::id()
+    );
+    let src = CudaSource {
+        name: "nudt_cache_probe".into(),
+        hash: nudt::gen::cuda::fnv1a64(body.as_bytes()),
+        source: body,
+        kernels: Vec::new(),
+        spec: None,
+    };
+    let (_, first) = load_module(&ctx, &src, &arch).unwrap();
+    let (_, second) = load_module(&ctx, &src, &arch).unwrap();
+    assert_eq!(first, ModuleOrigin::Compiled);
+    assert_eq!(second, ModuleOrigin::Memory);
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.file_name().to_string_lossy().ends_with(".cubin")),
+        "{files:?}"
+    );
+    nudt::cuda::set_cache_dir(None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
