@@ -5,34 +5,46 @@
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Columns gathered per task on non-contiguous axes: a cache line or more of each row.
 const COLUMN_BATCH: usize = 16;
 
-/// Unnormalised FFTs over a row-major array of shape `dims`, in both directions.
+/// Unnormalised FFTs over a row-major array of shape `dims`, in both directions. Each
+/// direction is planned on first use: most plans only ever run one, and planning a long
+/// 1-D transform (its twiddle factors) costs as much as running it.
 pub struct FftNd<T: FftNum> {
     dims: Vec<usize>,
-    forward: Vec<Arc<dyn Fft<T>>>,
-    inverse: Vec<Arc<dyn Fft<T>>>,
+    forward: OnceLock<Vec<Arc<dyn Fft<T>>>>,
+    inverse: OnceLock<Vec<Arc<dyn Fft<T>>>>,
 }
 
 impl<T: FftNum + Default> FftNd<T> {
     pub fn new(dims: &[usize]) -> Self {
-        let mut planner = FftPlanner::new();
         FftNd {
             dims: dims.to_vec(),
-            forward: dims.iter().map(|&n| planner.plan_fft_forward(n)).collect(),
-            inverse: dims.iter().map(|&n| planner.plan_fft_inverse(n)).collect(),
+            forward: OnceLock::new(),
+            inverse: OnceLock::new(),
         }
+    }
+
+    fn plans(&self, direction: FftDirection) -> &[Arc<dyn Fft<T>>] {
+        let cell = match direction {
+            FftDirection::Forward => &self.forward,
+            FftDirection::Inverse => &self.inverse,
+        };
+        cell.get_or_init(|| {
+            let mut planner = FftPlanner::new();
+            self.dims
+                .iter()
+                .map(|&n| planner.plan_fft(n, direction))
+                .collect()
+        })
     }
 
     /// In place: `e^{-2πi jk/n}` for `Forward` (isign = −1), `e^{+2πi jk/n}` for `Inverse`.
     pub fn process(&self, data: &mut [Complex<T>], direction: FftDirection) {
-        let plans = match direction {
-            FftDirection::Forward => &self.forward,
-            FftDirection::Inverse => &self.inverse,
-        };
+        let plans = self.plans(direction);
         for (axis, (&n, fft)) in self.dims.iter().zip(plans).enumerate() {
             if n == 1 {
                 continue;

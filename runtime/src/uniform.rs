@@ -60,9 +60,12 @@ impl<T: Float> ModeMap<T> {
             if d >= dim {
                 return vec![T::one()];
             }
-            let step = 2.0 * std::f64::consts::PI / grid.n[d] as f64;
+            // ψ̂ is even: tabulate it for |k| once and look the modes up.
+            let abs_k = |i: usize| order.mode(i, modes[d]).unsigned_abs() as usize;
+            let kmax = (0..modes[d]).map(abs_k).max().unwrap_or(0);
+            let table = ft.on_grid(grid.n[d], kmax);
             (0..modes[d])
-                .map(|i| T::of(1.0 / ft.at(step * order.mode(i, modes[d]) as f64)))
+                .map(|i| T::of(1.0 / table[abs_k(i)]))
                 .collect()
         });
         ModeMap {

@@ -73,9 +73,38 @@ impl FourierSeries {
     }
 
     /// ψ̂(2πk/n) for k = 0 ..= kmax: the correction factors of a fine grid of size n.
+    ///
+    /// A 1-D grid of a million modes would need tens of millions of cosines; instead each
+    /// node's phase is advanced by one rotation per k, and recomputed exactly every 64 steps
+    /// so rounding cannot accumulate.
     pub fn on_grid(&self, n: usize, kmax: usize) -> Vec<f64> {
+        const RESEED: usize = 64;
         let step = 2.0 * std::f64::consts::PI / n as f64;
-        (0..=kmax).map(|k| self.at(step * k as f64)).collect()
+        let a = self.half_width;
+        let rot: Vec<(f64, f64)> = self
+            .nodes
+            .iter()
+            .map(|z| (step * a * z).sin_cos())
+            .collect();
+        let mut out = Vec::with_capacity(kmax + 1);
+        let mut phase = vec![(0.0, 1.0); self.nodes.len()];
+        for k in 0..=kmax {
+            if k % RESEED == 0 {
+                for (p, z) in phase.iter_mut().zip(&self.nodes) {
+                    *p = (step * k as f64 * a * z).sin_cos();
+                }
+            }
+            let s: f64 = phase
+                .iter()
+                .zip(&self.weighted)
+                .map(|((_, c), wt)| wt * c)
+                .sum();
+            out.push(2.0 * a * s);
+            for (p, (rs, rc)) in phase.iter_mut().zip(&rot) {
+                *p = (p.0 * rc + p.1 * rs, p.1 * rc - p.0 * rs);
+            }
+        }
+        out
     }
 }
 
@@ -91,6 +120,18 @@ mod tests {
         let s: f64 = x.iter().zip(&w).map(|(x, w)| w * x.powi(12)).sum();
         assert!((s - 2.0 / 13.0).abs() < 1e-14);
         assert!((w.iter().sum::<f64>() - 2.0).abs() < 1e-14);
+    }
+
+    #[test]
+    fn grid_values_match_direct_evaluation() {
+        let spec = KernelSpec::for_width(KernelKind::Es, 9, Upsampling::TWO).unwrap();
+        let ft = spec.fourier();
+        let n = 3000;
+        let grid = ft.on_grid(n, 1500);
+        for k in [0, 1, 63, 64, 65, 777, 1500] {
+            let exact = ft.at(2.0 * std::f64::consts::PI * k as f64 / n as f64);
+            assert!((grid[k] - exact).abs() < 1e-13 * exact.abs(), "k = {k}");
+        }
     }
 
     #[test]
