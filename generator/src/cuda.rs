@@ -121,6 +121,9 @@ pub enum CudaMethod {
     GmSort,
     /// Shared-memory subproblems: a block accumulates one bin's points in its padded box.
     Sm,
+    /// Output-driven subproblems (spreading only): the block's threads share out each point's
+    /// footprint, so the shared box needs no atomics. For interpolation it means SM.
+    OutputDriven,
 }
 
 impl CudaMethod {
@@ -128,6 +131,7 @@ impl CudaMethod {
         match self {
             CudaMethod::GmSort => "gm-sort",
             CudaMethod::Sm => "sm",
+            CudaMethod::OutputDriven => "output-driven",
         }
     }
 }
@@ -138,6 +142,8 @@ pub const MAX_SUBPROBLEM: usize = 1024;
 pub const GM_THREADS: u32 = 256;
 /// Threads per block of the subproblem kernels.
 pub const SM_THREADS: u32 = 256;
+/// Points whose weights the output-driven kernel stages in shared memory at a time.
+pub const OD_BATCH: usize = 64;
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
@@ -188,6 +194,20 @@ impl CudaSpreadSpec {
     /// Dynamic shared memory of the SM kernels, in bytes.
     pub fn smem_bytes(&self) -> usize {
         self.padded().iter().product::<usize>() * 2 * scalar_bytes(self.precision)
+    }
+
+    /// Threads per block of the output-driven kernel: the footprint `w^d` rounded up to whole
+    /// warps, between 64 and 384.
+    pub fn od_threads(&self) -> u32 {
+        let foot = self.kernel.width.pow(self.dim as u32);
+        (foot.div_ceil(32) * 32).clamp(64, 384) as u32
+    }
+
+    /// Dynamic shared memory of the output-driven kernel: the box plus one staged batch
+    /// (strength, weights and offsets of `OD_BATCH` points).
+    pub fn od_smem_bytes(&self) -> usize {
+        let t = scalar_bytes(self.precision);
+        self.smem_bytes() + OD_BATCH * (2 * t + self.dim * self.kernel.width * t + self.dim * 4)
     }
 
     /// Fraction of the padded box that is the bin itself (1 in the limit of huge bins).
@@ -499,6 +519,7 @@ pub mod names {
     pub const SPREAD_SM: &str = "nudt_spread_sm";
     pub const INTERP_GM: &str = "nudt_interp_gm";
     pub const INTERP_SM: &str = "nudt_interp_sm";
+    pub const SPREAD_OD: &str = "nudt_spread_od";
     pub const SCAN: &str = "nudt_scan";
     pub const SUBPROB_COUNT: &str = "nudt_subprob_count";
     pub const SUBPROB_MAP: &str = "nudt_subprob_map";
@@ -563,6 +584,8 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
     ctx.insert("maxsub", &spec.max_subproblem);
     ctx.insert("gm_threads", &GM_THREADS);
     ctx.insert("sm_threads", &SM_THREADS);
+    ctx.insert("od_threads", &spec.od_threads());
+    ctx.insert("od_batch", &OD_BATCH);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
     let kernels = vec![
@@ -591,6 +614,13 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
             name: names::SPREAD_SM,
             block_threads: SM_THREADS,
             dynamic_smem: smem,
+            grid: "x: subproblems, y: transforms",
+            params: Vec::new(),
+        },
+        CudaKernel {
+            name: names::SPREAD_OD,
+            block_threads: spec.od_threads(),
+            dynamic_smem: spec.od_smem_bytes(),
             grid: "x: subproblems, y: transforms",
             params: Vec::new(),
         },
@@ -664,27 +694,33 @@ pub fn fourier_quadrature(kernel: &KernelSpec) -> (Vec<f64>, Vec<f64>) {
 
 /// Which method to spread with, for `m` points on a grid cut into `nbins` bins.
 ///
-/// SM pays one global atomic per padded-box point per subproblem instead of one per
-/// (point, touched grid point): it wins once a bin holds more than about
-/// `2·padded / w^d` points, provided the box is not mostly padding.
+/// The subproblem methods pay one global atomic per padded-box point per subproblem instead
+/// of one per (point, touched grid point): they win once a bin holds more than about
+/// `2·padded / w^d` points, provided the box is not mostly padding. In 2D and 3D the
+/// output-driven variant (no shared atomics) is the faster of the two; in 1D the footprint is
+/// too small to share out, and SM is used.
 pub fn choose_spread_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> CudaMethod {
     let w = spec.kernel.width as f64;
     let p: usize = spec.padded()[..spec.dim].iter().product();
     let per_bin = m as f64 / nbins.max(1) as f64;
     let breakeven = 2.0 * p as f64 / w.powi(spec.dim as i32);
     if spec.bin_efficiency() >= 0.05 && per_bin >= breakeven {
-        CudaMethod::Sm
+        if spec.dim == 1 {
+            CudaMethod::Sm
+        } else {
+            CudaMethod::OutputDriven
+        }
     } else {
         CudaMethod::GmSort
     }
 }
 
-/// Which method to interpolate with: GM-sort reads through L1/L2 without atomics and is the
-/// better default; SM pays off only for dense bins of wide 2D/3D kernels.
+/// Which method to interpolate with: SM (the bin's box read once into shared memory) when
+/// bins are reasonably full and not mostly padding, else GM-sort (reads through L1/L2).
 pub fn choose_interp_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> CudaMethod {
     let p: usize = spec.padded()[..spec.dim].iter().product();
     let per_bin = m as f64 / nbins.max(1) as f64;
-    if spec.dim > 1 && spec.bin_efficiency() >= 0.15 && per_bin >= 4.0 * p as f64 {
+    if spec.dim > 1 && spec.bin_efficiency() >= 0.1 && per_bin >= 0.2 * p as f64 {
         CudaMethod::Sm
     } else {
         CudaMethod::GmSort

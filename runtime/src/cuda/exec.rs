@@ -70,6 +70,7 @@ pub(crate) struct SpreadFns {
     bin_scatter: Kernel,
     spread_gm: Kernel,
     spread_sm: Kernel,
+    spread_od: Kernel,
     interp_gm: Kernel,
     interp_sm: Kernel,
 }
@@ -161,6 +162,7 @@ pub(crate) struct GridDev<T> {
     nb: [usize; 3],
     fns: SpreadFns,
     sm_ok: bool,
+    od_ok: bool,
     sorted: Option<Sorted<T>>,
     /// Methods requested by the options (`None`: choose per point set).
     want_spread: Option<CudaMethod>,
@@ -185,9 +187,20 @@ impl<T: CudaFloat> GridDev<T> {
         }
         let src = nudt_gen::cuda::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
-        let sm_ok = spec.smem_bytes() <= arch.shared_mem_per_block_optin.max(48 << 10);
+        let limit = arch.shared_mem_per_block_optin.max(48 << 10);
+        let sm_ok = spec.smem_bytes() <= limit;
+        let od_ok = spec.od_smem_bytes() <= limit;
+        if want_spread == Some(CudaMethod::OutputDriven) && !od_ok {
+            return Err(CudaError::Unsupported(format!(
+                "the output-driven method needs {} bytes of shared memory per block for bins \
+                 {:?} at width {}, above this GPU's {limit}; use SM, GM-sort or smaller bins",
+                spec.od_smem_bytes(),
+                &spec.bins[..dim],
+                kernel.width,
+            )));
+        }
         for want in [want_spread, want_interp] {
-            if want == Some(CudaMethod::Sm) && !sm_ok {
+            if matches!(want, Some(CudaMethod::Sm | CudaMethod::OutputDriven)) && !sm_ok {
                 return Err(CudaError::Unsupported(format!(
                     "the SM method needs {} bytes of shared memory per block for bins {:?} at \
                      width {}, above this GPU's {}; use GM-sort or smaller bins",
@@ -205,12 +218,16 @@ impl<T: CudaFloat> GridDev<T> {
             bin_scatter: k(names::BIN_SCATTER)?,
             spread_gm: k(names::SPREAD_GM)?,
             spread_sm: k(names::SPREAD_SM)?,
+            spread_od: k(names::SPREAD_OD)?,
             interp_gm: k(names::INTERP_GM)?,
             interp_sm: k(names::INTERP_SM)?,
         };
         if sm_ok {
             fns.spread_sm.allow_smem()?;
             fns.interp_sm.allow_smem()?;
+        }
+        if od_ok {
+            fns.spread_od.allow_smem()?;
         }
         let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
         for &v in &nn {
@@ -226,6 +243,7 @@ impl<T: CudaFloat> GridDev<T> {
             nb,
             fns,
             sm_ok,
+            od_ok,
             sorted: None,
             want_spread,
             want_interp,
@@ -269,6 +287,12 @@ impl<T: CudaFloat> GridDev<T> {
         let mut interp = self
             .want_interp
             .unwrap_or_else(|| choose_interp_method(&self.spec, m, nbins));
+        if spread == CudaMethod::OutputDriven && !self.od_ok {
+            spread = CudaMethod::Sm;
+        }
+        if interp == CudaMethod::OutputDriven {
+            interp = CudaMethod::Sm;
+        }
         if !self.sm_ok {
             spread = CudaMethod::GmSort;
             interp = CudaMethod::GmSort;
@@ -431,12 +455,23 @@ impl<T: CudaFloat> GridDev<T> {
             return Ok(());
         }
         let method = method.unwrap_or(s.spread);
+        if method == CudaMethod::OutputDriven && !self.od_ok {
+            return Err(CudaError::Unsupported(format!(
+                "output-driven spreading needs {} bytes of shared memory per block",
+                self.spec.od_smem_bytes()
+            )));
+        }
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
         let pts = self.point_args(s, stream);
         match (method, &s.subprobs) {
-            (CudaMethod::Sm, Some((_, _, 0))) => Ok(()),
-            (CudaMethod::Sm, Some((sub_bin, sub_first, nsub))) => {
+            (CudaMethod::Sm | CudaMethod::OutputDriven, Some((_, _, 0))) => Ok(()),
+            (CudaMethod::Sm | CudaMethod::OutputDriven, Some((sub_bin, sub_first, nsub))) => {
+                let kernel = if method == CudaMethod::Sm {
+                    &self.fns.spread_sm
+                } else {
+                    &self.fns.spread_od
+                };
                 let mut args = vec![
                     Arg::U64(ptr(sub_bin, stream)),
                     Arg::U64(ptr(sub_first, stream)),
@@ -454,11 +489,9 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
                 ]);
-                self.fns
-                    .spread_sm
-                    .launch(stream, (*nsub as u32, ntr as u32), &args)
+                kernel.launch(stream, (*nsub as u32, ntr as u32), &args)
             }
-            (CudaMethod::Sm, None) => Err(CudaError::Unsupported(
+            (CudaMethod::Sm | CudaMethod::OutputDriven, None) => Err(CudaError::Unsupported(
                 "SM spreading was not prepared for these points (set the method before set_points)"
                     .into(),
             )),
@@ -501,7 +534,10 @@ impl<T: CudaFloat> GridDev<T> {
         if s.m == 0 {
             return Ok(());
         }
-        let method = method.unwrap_or(s.interp);
+        let method = match method.unwrap_or(s.interp) {
+            CudaMethod::OutputDriven => CudaMethod::Sm,
+            m => m,
+        };
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
         let pts = self.point_args(s, stream);
@@ -529,11 +565,12 @@ impl<T: CudaFloat> GridDev<T> {
                     .interp_sm
                     .launch(stream, (*nsub as u32, ntr as u32), &args)
             }
-            (CudaMethod::Sm, None) => Err(CudaError::Unsupported(
+            (CudaMethod::Sm | CudaMethod::OutputDriven, None) => Err(CudaError::Unsupported(
                 "SM interpolation was not prepared for these points (set the method before \
                  set_points)"
                     .into(),
             )),
+            (CudaMethod::OutputDriven, Some(_)) => unreachable!("mapped to SM above"),
             (CudaMethod::GmSort, _) => {
                 let mut args = vec![Arg::U32(s.m as u32)];
                 args.extend_from_slice(&pts);

@@ -436,7 +436,12 @@ impl<T: CudaFloat> CudaPlan<T> {
         let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
         self.bind()?;
-        self.engine = Engine::Type3Pending;
+        // Grids (modules, cuFFT plans, buffers) of the last point sets, reused when the new
+        // ones need the same sizes.
+        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
+            Engine::Type3(t) => Some(t),
+            _ => None,
+        };
         let dim = self.dim;
         let kernel = self.kernel;
         let sigma = kernel.upsampling.0;
@@ -555,31 +560,42 @@ impl<T: CudaFloat> CudaPlan<T> {
             ]);
             kk.launch(&stream, (blocks(k, kk.threads), 1), &args)?;
         }
-        let mut spread = GridDev::new(
-            &self.ctx,
-            &self.arch,
-            &n,
-            kernel,
-            self.opts.bins,
-            self.opts.spread_method,
-            self.opts.interp_method,
-        )?;
+        let reuse =
+            old.filter(|t| t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]);
+        let (mut spread, mut inner, old_work) = match reuse {
+            Some(t) => {
+                let t = *t;
+                (t.spread, t.inner, Some((t.cwork, t.agrid)))
+            }
+            None => (
+                GridDev::new(
+                    &self.ctx,
+                    &self.arch,
+                    &n,
+                    kernel,
+                    self.opts.bins,
+                    self.opts.spread_method,
+                    self.opts.interp_method,
+                )?,
+                UniformDev::new(
+                    &self.ctx,
+                    &stream,
+                    &self.arch,
+                    &n,
+                    &inner_n,
+                    kernel,
+                    ModeOrder::Fft,
+                    &self.opts,
+                    &batches,
+                )?,
+                None,
+            ),
+        };
         spread.set_points(
             &stream,
             &self.common,
             [p3(&ysrc, 0), p3(&ysrc, 1), p3(&ysrc, 2)],
             m,
-        )?;
-        let mut inner = UniformDev::new(
-            &self.ctx,
-            &stream,
-            &self.arch,
-            &n,
-            &inner_n,
-            kernel,
-            ModeOrder::Fft,
-            &self.opts,
-            &batches,
         )?;
         inner.grid.set_points(
             &stream,
@@ -587,12 +603,17 @@ impl<T: CudaFloat> CudaPlan<T> {
             [p3(&utgt, 0), p3(&utgt, 1), p3(&utgt, 2)],
             k,
         )?;
-        let cwork = alloc::<T>(&stream, 2 * m * self.batch, "pre-phased strengths")?;
         let alen = spread
             .len()
             .checked_mul(2 * self.batch)
             .ok_or(NudtError::GridOverflow)?;
-        let agrid = alloc::<T>(&stream, alen, "type 3 spreading grids")?;
+        let (cwork, agrid) = match old_work {
+            Some((c, a)) if c.len() >= 2 * m * self.batch && a.len() >= alen => (c, a),
+            _ => (
+                alloc::<T>(&stream, 2 * m * self.batch, "pre-phased strengths")?,
+                alloc::<T>(&stream, alen, "type 3 spreading grids")?,
+            ),
+        };
         self.engine = Engine::Type3(Box::new(Type3Dev {
             spread,
             inner,
