@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release --no-default-features --features cuda --example cuda_bench -- [--quick] [--out FILE]
+//!     [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven] [--bins B0,B1[,B2]]
 //! ```
 //! Prints a markdown table (and writes it to FILE). Points uniform in [-π, π)^d, strengths
 //! complex uniform; type 3 targets uniform in [-K/2, K/2)^d with K = M^(1/d) (benches/problems.toml).
@@ -278,7 +279,15 @@ mod bench {
         direct::rel_error(&got, &exact)
     }
 
-    fn run<T: CudaFloat>(p: &Problem, reps: usize, rows: &mut Vec<Row>) -> Result<(), CudaError> {
+    /// Command-line overrides: bin sides for every problem, and one method instead of all.
+    struct Config {
+        reps: usize,
+        bins: Option<[usize; 3]>,
+        method: Option<String>,
+    }
+
+    fn run<T: CudaFloat>(p: &Problem, cfg: &Config, rows: &mut Vec<Row>) -> Result<(), CudaError> {
+        let reps = cfg.reps;
         let dim = p.modes.len();
         let isign = if p.ty == 2 { 1 } else { -1 };
         let t_gen = Instant::now();
@@ -306,10 +315,21 @@ mod bench {
         );
         let methods: Vec<Option<CudaMethod>> = match p.ty {
             3 => vec![None],
+            1 => vec![
+                None,
+                Some(CudaMethod::GmSort),
+                Some(CudaMethod::Sm),
+                Some(CudaMethod::OutputDriven),
+            ],
             _ => vec![None, Some(CudaMethod::GmSort), Some(CudaMethod::Sm)],
         };
         for method in methods {
+            let name = method.map_or("auto", |m| m.name());
+            if cfg.method.as_ref().is_some_and(|want| want != name) {
+                continue;
+            }
             let opts = CudaOptions {
+                bins: cfg.bins,
                 spread_method: method.filter(|_| p.ty != 2),
                 interp_method: method.filter(|_| p.ty == 2),
                 ..CudaOptions::default()
@@ -410,7 +430,24 @@ mod bench {
             .iter()
             .position(|a| a == "--only")
             .and_then(|i| args.get(i + 1).cloned());
-        let reps = 5;
+        let bins = args
+            .iter()
+            .position(|a| a == "--bins")
+            .and_then(|i| args.get(i + 1))
+            .map(|b| {
+                let v: Vec<usize> = b.split(',').filter_map(|s| s.parse().ok()).collect();
+                std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
+            });
+        let method = args
+            .iter()
+            .position(|a| a == "--method")
+            .and_then(|i| args.get(i + 1).cloned());
+        let cfg = Config {
+            reps: 5,
+            bins,
+            method,
+        };
+        let reps = cfg.reps;
         let ctx = nudt::cuda::open(0)?;
         let arch = nudt::cuda::detect_arch(&ctx)?;
         let header = format!(
@@ -431,9 +468,9 @@ mod bench {
             }
             let t = Instant::now();
             let r = if p.f32 {
-                run::<f32>(&p, reps, &mut rows)
+                run::<f32>(&p, &cfg, &mut rows)
             } else {
-                run::<f64>(&p, reps, &mut rows)
+                run::<f64>(&p, &cfg, &mut rows)
             };
             if let Err(e) = r {
                 eprintln!("  [{}] FAILED: {e}", p.name);

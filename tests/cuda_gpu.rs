@@ -265,7 +265,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
         let f = rng.complexes(modes.iter().product());
         let ref1 = cpu_type1::<T>(&x, &c, &modes, tol);
         let ref2 = cpu_type2::<T>(&x, &f, &modes, tol);
-        for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+        for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
             let o = CudaOptions {
                 spread_method: Some(method),
                 interp_method: Some(method),
@@ -285,8 +285,8 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
                         }
                     }
                     // Wide 3D f64 boxes may not fit shared memory: a typed refusal is right.
-                    Err(CudaError::Unsupported(why)) if method == CudaMethod::Sm => {
-                        println!("{name} {ty} {dim}D sm: unsupported ({why})")
+                    Err(CudaError::Unsupported(why)) if method != CudaMethod::GmSort => {
+                        println!("{name} {ty} {dim}D {}: unsupported ({why})", method.name())
                     }
                     Err(e) => failures.push(format!("{name} {ty} {dim}D {}: {e}", method.name())),
                 }
@@ -301,7 +301,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
         let cg = widen(&cpu.spread_only(nudt::Strategy::SourceDriven, &ct).unwrap());
         let mut g = CudaPlan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, opts()).unwrap();
         g.set_points(&refs(&xt)).unwrap();
-        for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+        for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
             match g.spread_only(method, &ct) {
                 Ok(grid) => {
                     let d = rel(&widen(&grid), &cg);
@@ -314,7 +314,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
                         failures.push(label);
                     }
                 }
-                Err(CudaError::Unsupported(_)) if method == CudaMethod::Sm => {}
+                Err(CudaError::Unsupported(_)) if method != CudaMethod::GmSort => {}
                 Err(e) => failures.push(format!("{name} {dim}D grid {}: {e}", method.name())),
             }
         }
@@ -357,7 +357,7 @@ fn every_width_and_method_in_every_dimension() {
         );
         for w in 2..=13usize {
             let tol = 10f64.powi(1 - w as i32) * 1.001;
-            for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+            for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
                 let o = CudaOptions {
                     spread_method: Some(method),
                     ..opts()
@@ -369,7 +369,7 @@ fn every_width_and_method_in_every_dimension() {
                             failures.push(format!("{dim}D w{w} {}: {err:.2e}", method.name()));
                         }
                     }
-                    Err(CudaError::Unsupported(_)) if method == CudaMethod::Sm => {}
+                    Err(CudaError::Unsupported(_)) if method != CudaMethod::GmSort => {}
                     Err(e) => failures.push(format!("{dim}D w{w} {}: {e}", method.name())),
                 }
             }
@@ -394,7 +394,7 @@ fn sanitizer_small_run_of_each_method() {
             let f = rng.complexes(modes.iter().product());
             let e1 = direct::type1(&refs(&x), &c, &modes, ModeOrder::Cmcl, 1, &all(f.len()));
             let e2 = direct::type2(&refs(&x), &f, &modes, ModeOrder::Cmcl, 1, &all(1500));
-            for method in [CudaMethod::GmSort, CudaMethod::Sm] {
+            for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
                 let o = CudaOptions {
                     spread_method: Some(method),
                     interp_method: Some(method),

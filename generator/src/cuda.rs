@@ -144,6 +144,9 @@ pub const GM_THREADS: u32 = 256;
 pub const SM_THREADS: u32 = 256;
 /// Points whose weights the output-driven kernel stages in shared memory at a time.
 pub const OD_BATCH: usize = 64;
+/// Bin side of output-driven spreading grids per dimension (see
+/// [`CudaSpreadSpec::for_spreading`]; 1D has no output-driven kernel).
+pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 8];
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
@@ -178,6 +181,34 @@ impl CudaSpreadSpec {
             bins: choose_bins(dim, kernel.width, precision, arch.bin_budget()),
             max_subproblem: MAX_SUBPROBLEM,
         })
+    }
+
+    /// The same spec with bins shaped for a grid that is spread onto (types 1 and 3) rather
+    /// than interpolated from: in 2D and 3D the spreading method of choice is output-driven,
+    /// whose blocks are only footprint-sized (64 threads for a 2D width-7 kernel), so its
+    /// occupancy is set by how many blocks' boxes share a multiprocessor's shared memory.
+    /// Small bins win: on an H100, 2D width 7 f64 spreads in 2.14 ms with 16² bins against
+    /// 2.28 (32²), 2.74 (40²) and 6.0 ms (64²); 3D f32 in 5.4 ms with 8³ against 6.0 (12³)
+    /// and 7.8 ms (16³) (BENCHMARKS.md). The sides are halved until the box and the staged
+    /// batch fit the shared-memory budget; 1D keeps its SM bins.
+    pub fn for_spreading(self, arch: &GpuArch) -> Self {
+        if self.dim == 1 {
+            return self;
+        }
+        let mut side = OD_BIN_SIDE[self.dim - 1];
+        loop {
+            let candidate = CudaSpreadSpec {
+                bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
+                ..self.clone()
+            };
+            if candidate.od_smem_bytes() <= arch.bin_budget() {
+                return candidate;
+            }
+            if side == 1 {
+                return self;
+            }
+            side /= 2;
+        }
     }
 
     /// Padded box of one bin: the bin plus `w − 1` points of overhang per used dimension.
@@ -758,6 +789,29 @@ mod tests {
         assert!(s.bin_efficiency() > 0.7);
         let s = CudaSpreadSpec::new(1, es(7), Precision::F32, &arch).unwrap();
         assert_eq!(s.bins[0], 4096);
+    }
+
+    #[test]
+    fn spreading_bins_are_small_and_fit() {
+        let arch = GpuArch::h100();
+        for dim in 1..=3 {
+            for w in 2..=16 {
+                for p in [Precision::F32, Precision::F64] {
+                    let base = CudaSpreadSpec::new(dim, es(w), p, &arch).unwrap();
+                    let s = base.clone().for_spreading(&arch);
+                    assert!(s == base || s.od_smem_bytes() <= arch.bin_budget(), "{s:?}");
+                    assert!(s.bins[..dim]
+                        .iter()
+                        .all(|&b| b >= 1 && b <= base.bins[0].max(16)));
+                }
+            }
+        }
+        let s = CudaSpreadSpec::new(2, es(7), Precision::F64, &arch).unwrap();
+        assert_eq!(s.for_spreading(&arch).bins, [16, 16, 1]);
+        let s = CudaSpreadSpec::new(3, es(6), Precision::F32, &arch).unwrap();
+        assert_eq!(s.for_spreading(&arch).bins, [8, 8, 8]);
+        let s = CudaSpreadSpec::new(1, es(7), Precision::F32, &arch).unwrap();
+        assert_eq!(s.for_spreading(&arch).bins[0], 4096);
     }
 
     #[test]

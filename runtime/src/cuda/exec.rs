@@ -170,18 +170,25 @@ pub(crate) struct GridDev<T> {
 }
 
 impl<T: CudaFloat> GridDev<T> {
+    /// A fine grid of sides `n` with its compiled spread module. `spreads`: the grid is
+    /// spread onto (type 1, the outer grid of type 3), so its bins take the output-driven
+    /// shape; otherwise they take the SM-interpolation shape. `bins` overrides both.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &Arc<CudaContext>,
         arch: &GpuArch,
         n: &[usize],
         kernel: KernelSpec,
+        spreads: bool,
         bins: Option<[usize; 3]>,
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
         let dim = n.len();
         let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
+        if spreads {
+            spec = spec.for_spreading(arch);
+        }
         if let Some(b) = bins {
             spec.bins = std::array::from_fn(|d| if d < dim { b[d].max(1) } else { 1 });
         }

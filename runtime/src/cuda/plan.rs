@@ -81,12 +81,14 @@ impl<T: CudaFloat> UniformDev<T> {
         order: ModeOrder,
         opts: &CudaOptions,
         batches: &[usize],
+        spreads: bool,
     ) -> CudaResult<Self> {
         let grid = GridDev::new(
             ctx,
             arch,
             n,
             kernel,
+            spreads,
             opts.bins,
             opts.spread_method,
             opts.interp_method,
@@ -286,6 +288,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                     opts.mode_order,
                     &opts,
                     &batches,
+                    ty == TransformType::Type1,
                 )?))
             }
         };
@@ -573,6 +576,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                     &self.arch,
                     &n,
                     kernel,
+                    true,
                     self.opts.bins,
                     self.opts.spread_method,
                     self.opts.interp_method,
@@ -587,6 +591,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                     ModeOrder::Fft,
                     &self.opts,
                     &batches,
+                    false,
                 )?,
                 None,
             ),
