@@ -276,7 +276,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             _ => {
                 let n = modes
                     .iter()
-                    .map(|&m| gplan::fine_size(m, &kernel))
+                    .map(|&m| gplan::fine_size_cufft(m, &kernel))
                     .collect::<Result<Vec<_>, _>>()?;
                 Engine::Uniform(Box::new(UniformDev::new(
                     &ctx,
@@ -478,7 +478,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         let inner_n = n
             .iter()
-            .map(|&nd| gplan::fine_size(nd, &kernel))
+            .map(|&nd| gplan::fine_size_cufft(nd, &kernel))
             .collect::<Result<Vec<_>, _>>()?;
         let batches = [self.batch, self.ntransf % self.batch];
 
