@@ -14,6 +14,10 @@
 //! * the *common module* ([`common_module`]), one per precision: the prefix sum, subproblem
 //!   lists, deconvolution + mode copies (type 1 fine grid → modes, type 2 modes → zero-padded
 //!   fine grid), complex scaling, and the type 3 rescaling and pre/post phase kernels.
+//!
+//! A third, the *wide-Gaussian module* ([`gaussian_wide_module`]), one per (dimension, window
+//! width, precision), serves the Gaussian-gridding type 3 (Capozzoli et al.'s parameters):
+//! its windows are dozens of points wide, beyond the Horner fits and shared-memory bins.
 
 use crate::error::GenError;
 use crate::kernel::{gauss_legendre, KernelSpec};
@@ -22,6 +26,7 @@ use tera::{Context, Tera};
 
 const SPREAD: &str = include_str!("../../templates/cuda/spread.cu.tera");
 const COMMON: &str = include_str!("../../templates/cuda/common.cu.tera");
+const GAUSSIAN_WIDE: &str = include_str!("../../templates/cuda/gaussian_wide.cu.tera");
 
 /// The GPU a module is generated for.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -559,6 +564,10 @@ pub mod names {
     pub const CMUL: &str = "nudt_cmul";
     pub const T3_SOURCES: &str = "nudt_t3_sources";
     pub const T3_TARGETS: &str = "nudt_t3_targets";
+    pub const GW_SPREAD: &str = "nudt_gw_spread";
+    pub const GW_PRECOMP: &str = "nudt_gw_precomp";
+    pub const GW_TARGETS: &str = "nudt_gw_targets";
+    pub const GW_INTERP: &str = "nudt_gw_interp";
 }
 
 /// Renders the spread module of one spec.
@@ -710,6 +719,69 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
     ))
 }
 
+/// Renders the wide-Gaussian module for `dim` dimensions and windows `width` (odd) points
+/// wide: spreading with pre-phases, pre-compensation, target factors and interpolation with
+/// post-factors (templates/cuda/gaussian_wide.cu.tera). The window's shape is not baked in:
+/// the runtime passes the table `e^{−k²/4b}` and `1/4b`, so one module serves every `b` of a
+/// width, while the width itself fixes the loop bounds the compiler sees.
+pub fn gaussian_wide_module(
+    dim: usize,
+    width: usize,
+    precision: Precision,
+) -> Result<CudaSource, GenError> {
+    if !(1..=3).contains(&dim) {
+        return Err(GenError::Dimension(dim));
+    }
+    if width % 2 == 0 {
+        return Err(GenError::Render(format!(
+            "wide-Gaussian windows are 2m + 1 points wide, got {width}"
+        )));
+    }
+    let mut ctx = Context::new();
+    ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    ctx.insert("ctype", ctype(precision));
+    ctx.insert("single", &u8::from(precision == Precision::F32));
+    ctx.insert("dim", &dim);
+    ctx.insert("width", &width);
+    ctx.insert("half", &(width / 2));
+    let source = render("gaussian_wide", GAUSSIAN_WIDE, &ctx)?;
+    let k = |name, block_threads, grid| CudaKernel {
+        name,
+        block_threads,
+        dynamic_smem: 0,
+        grid,
+        params: Vec::new(),
+    };
+    let kernels = vec![
+        k(
+            names::GW_SPREAD,
+            GM_THREADS,
+            "ceil(M / block), grid-stride; y: transforms",
+        ),
+        k(
+            names::GW_PRECOMP,
+            ELEMENT_THREADS,
+            "ceil(grid / block), grid-stride; y: transforms",
+        ),
+        k(
+            names::GW_TARGETS,
+            ELEMENT_THREADS,
+            "ceil(K / block), grid-stride",
+        ),
+        k(
+            names::GW_INTERP,
+            GM_THREADS,
+            "ceil(K / block), grid-stride; y: transforms",
+        ),
+    ];
+    Ok(CudaSource::new(
+        format!("nudt_gw_{dim}d_w{width}_{}", precision.type_name()),
+        source,
+        kernels,
+        None,
+    ))
+}
+
 /// Quadrature nodes `z_q ∈ (0, 1]` and weights `φ(z_q)·w_q` of the kernel's Fourier transform
 /// `ψ̂(ω) = 2α Σ_q w_q φ(z_q) cos(ω α z_q)` (α = w/2), as the type 3 target kernel takes
 /// them. Same rule as [`crate::kernel::FourierSeries`].
@@ -853,6 +925,31 @@ mod tests {
                 k.params
             );
         }
+    }
+
+    #[test]
+    fn wide_gaussian_modules_render_with_their_signatures() {
+        for dim in 1..=3 {
+            let m = gaussian_wide_module(dim, 45, Precision::F64).unwrap();
+            assert!(m.source.contains("#define HALF 22"));
+            assert!(!m.source.contains("{{"));
+            for k in &m.kernels {
+                assert!(m.source.contains(&format!(" {}(", k.name)), "{}", k.name);
+                assert!(
+                    k.params.iter().all(|p| p.class() != "other"),
+                    "{:?}",
+                    k.params
+                );
+            }
+            let spread = m.kernel(names::GW_SPREAD).unwrap();
+            assert_eq!(spread.params.len(), 14, "{:?}", spread.params);
+            assert_eq!(spread.params[11].class(), "f64");
+        }
+        assert!(gaussian_wide_module(2, 44, Precision::F32).is_err());
+        assert!(gaussian_wide_module(4, 45, Precision::F32).is_err());
+        let a = gaussian_wide_module(2, 29, Precision::F32).unwrap();
+        let b = gaussian_wide_module(2, 31, Precision::F32).unwrap();
+        assert_ne!(a.name, b.name);
     }
 
     #[test]

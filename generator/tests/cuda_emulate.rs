@@ -7,8 +7,12 @@
 //! This checks indexing, wrapping, bins, subproblems, batching strides and the baked Horner
 //! polynomials without a GPU; the GPU suite (tests/cuda_gpu.rs) checks the rest. Skips (and
 //! says so) where no C++ compiler is found.
+//!
+//! The wide-Gaussian module (Gaussian-gridding type 3) gets its own driver: spreading with
+//! pre-phases, pre-compensation, target factors and interpolation with post-factors, against
+//! direct evaluation of the Gaussian in double.
 
-use nudt_gen::cuda::{common_module, spread_module, CudaSpreadSpec};
+use nudt_gen::cuda::{common_module, gaussian_wide_module, spread_module, CudaSpreadSpec};
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -211,6 +215,130 @@ int main() {
 }
 "#;
 
+const GW_DRIVER: &str = r#"
+// ---- wide-Gaussian driver -----------------------------------------------------------------
+static unsigned long long rng_state = 88172645463325252ull;
+static double urand() {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+template <class F> static void launch(unsigned gx, unsigned gy, F f) {
+    gridDim.x = gx; gridDim.y = gy; blockDim.x = 1; threadIdx.x = 0;
+    for (unsigned by = 0; by < gy; by++)
+        for (unsigned bx = 0; bx < gx; bx++) { blockIdx.x = bx; blockIdx.y = by; f(); }
+}
+typedef std::complex<double> C;
+static C cx(T2 v) { return C(v.x, v.y); }
+int main() {
+    const int n[3] = {N0, N1, N2};
+    const int glen = n[0] * n[1] * n[2];
+    const int ntr = 2;
+    const double pi = 3.14159265358979323846;
+    const double b = SHAPE, q = 1.0 / (4.0 * b);
+    std::vector<T> e3(2 * HALF + 1);
+    for (int k = -HALF; k <= HALF; k++) e3[k + HALF] = (T)std::exp(-(double)k * k * q);
+    // Window of a coordinate along one dimension: its 2 HALF + 1 grid indices and weights.
+    auto window = [&](T x, int nd, int* idx, double* w) {
+        double t = (double)x / (2 * pi);
+        double xg = (t - std::floor(t)) * nd;
+        if (xg >= nd) xg -= nd;
+        double c = std::ceil(xg - 0.5);
+        for (int k = -HALF; k <= HALF; k++) {
+            idx[k + HALF] = (((int)c + k) % nd + nd) % nd;
+            w[k + HALF] = std::exp(-(c + k - xg) * (c + k - xg) * q);
+        }
+    };
+    // Visits the window's points of a point with coordinates x[d][j] as (flat index, weight).
+    std::vector<T> x[3], s[3], u[3];
+    for (int d = 0; d < 3; d++) {
+        x[d].resize(NPTS);
+        for (int j = 0; j < NPTS; j++) x[d][j] = (T)((urand() * 6.0 - 3.0) * pi);
+        s[d].resize(NTGT);
+        for (int k = 0; k < NTGT; k++) s[d][k] = (T)(urand() * 40.0 - 13.0);
+        u[d].assign(NTGT, (T)0);
+    }
+    x[0][0] = (T)pi; x[0][1] = (T)(-pi);
+    auto visit = [&](std::vector<T>* pts, int j, auto f) {
+        int idx[3][2 * HALF + 1]; double w[3][2 * HALF + 1];
+        for (int d = 0; d < 3; d++) {
+            if (d < DIM) window(pts[d][j], n[d], idx[d], w[d]);
+            else { for (int k = 0; k <= 2 * HALF; k++) { idx[d][k] = 0; w[d][k] = k == 0 ? 1.0 : 0.0; } }
+        }
+        const int span[3] = {2 * HALF + 1, DIM > 1 ? 2 * HALF + 1 : 1, DIM > 2 ? 2 * HALF + 1 : 1};
+        for (int a = 0; a < span[0]; a++)
+            for (int bb = 0; bb < span[1]; bb++)
+                for (int e = 0; e < span[2]; e++)
+                    f((idx[0][a] * n[1] + idx[1][bb]) * n[2] + idx[2][e], w[0][a] * w[1][bb] * w[2][e]);
+    };
+    std::vector<T2> c(ntr * NPTS), pre(NPTS);
+    for (auto& v : c) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
+    for (auto& v : pre) { double ph = urand() * 2 * pi; v.x = (T)std::cos(ph); v.y = (T)std::sin(ph); }
+    // Spreading with pre-phases.
+    std::vector<C> ref(ntr * glen);
+    for (int j = 0; j < NPTS; j++)
+        visit(x, j, [&](int g, double w) {
+            for (int tr = 0; tr < ntr; tr++) ref[tr * glen + g] += w * cx(c[tr * NPTS + j]) * cx(pre[j]);
+        });
+    std::vector<T2> grid(ntr * glen, T2{0, 0});
+    launch(1, ntr, [&] { nudt_gw_spread(NPTS, x[0].data(), x[1].data(), x[2].data(), pre.data(), c.data(), grid.data(), n[0], n[1], n[2], e3.data(), q, NPTS, glen); });
+    double espread = 0, rmax = 0;
+    for (int i = 0; i < ntr * glen; i++) {
+        espread = std::max(espread, std::abs(cx(grid[i]) - ref[i]));
+        rmax = std::max(rmax, std::abs(ref[i]));
+    }
+    espread /= rmax;
+    // Pre-compensation.
+    std::vector<T> p[3];
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < n[d]; i++) p[d].push_back((T)(d < DIM ? 0.5 + urand() : 1.0));
+    std::vector<T2> before = grid;
+    launch(1, ntr, [&] { nudt_gw_precomp(glen, grid.data(), p[0].data(), p[1].data(), p[2].data(), n[1], n[2], glen); });
+    double eprecomp = 0;
+    for (int tr = 0; tr < ntr; tr++)
+        for (int i = 0; i < glen; i++) {
+            int i2 = i % n[2], i1 = (i / n[2]) % n[1], i0 = i / (n[2] * n[1]);
+            C want = cx(before[tr * glen + i]) * ((double)p[0][i0] * p[1][i1] * p[2][i2]);
+            eprecomp = std::max(eprecomp, std::abs(cx(grid[tr * glen + i]) - want) / rmax);
+        }
+    // Target factors: u_d = (s_d - cs_d) dx_d, post = prod e^{b u^2}/(4 pi b) e^{i sgn sum s_d cx_d}.
+    const double cs[3] = {1.5, -2.0, 0.25}, dxs[3] = {0.11, 0.07, 0.13}, cxs[3] = {0.3, -0.6, 1.1};
+    const double sgn = -1;
+    std::vector<T2> post(NTGT);
+    launch(1, 1, [&] { nudt_gw_targets(NTGT, s[0].data(), s[1].data(), s[2].data(), cs[0], cs[1], cs[2], dxs[0], dxs[1], dxs[2], cxs[0], cxs[1], cxs[2], sgn, b, u[0].data(), u[1].data(), u[2].data(), post.data()); });
+    double etargets = 0;
+    for (int k = 0; k < NTGT; k++) {
+        double mag = 1, ph = 0;
+        for (int d = 0; d < DIM; d++) {
+            double uu = ((double)s[d][k] - cs[d]) * dxs[d];
+            etargets = std::max(etargets, std::abs((double)u[d][k] - uu) / std::max(1.0, std::abs(uu)));
+            mag *= std::exp(b * uu * uu) / (4 * pi * b);
+            ph += (double)s[d][k] * cxs[d];
+        }
+        C want = std::polar(mag, sgn * ph);
+        etargets = std::max(etargets, std::abs(cx(post[k]) - want) / std::abs(want));
+    }
+    // Interpolation with post-factors, of a random grid at the scaled targets.
+    for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
+    std::vector<T2> out(ntr * NTGT, T2{0, 0});
+    launch(1, ntr, [&] { nudt_gw_interp(NTGT, u[0].data(), u[1].data(), u[2].data(), post.data(), grid.data(), out.data(), n[0], n[1], n[2], e3.data(), q, NTGT, glen); });
+    double einterp = 0, imax = 0;
+    std::vector<C> want(ntr * NTGT);
+    for (int k = 0; k < NTGT; k++)
+        visit(u, k, [&](int g, double w) {
+            for (int tr = 0; tr < ntr; tr++) want[tr * NTGT + k] += w * cx(grid[tr * glen + g]) * cx(post[k]);
+        });
+    for (int i = 0; i < ntr * NTGT; i++) {
+        imax = std::max(imax, std::abs(want[i]));
+        einterp = std::max(einterp, std::abs(cx(out[i]) - want[i]));
+    }
+    einterp /= imax;
+    printf("spread %.3e precomp %.3e targets %.3e interp %.3e (window %d, grid %d x %d x %d)\n", espread, eprecomp, etargets, einterp, 2 * HALF + 1, n[0], n[1], n[2]);
+    const double bound = SINGLE ? 2e-5 : 1e-12;
+    if (!(espread <= bound && eprecomp <= bound && etargets <= bound && einterp <= bound)) { printf("FAIL\n"); return 1; }
+    return 0;
+}
+"#;
+
 fn compiler() -> Option<String> {
     ["c++", "g++", "clang++"]
         .into_iter()
@@ -268,8 +396,23 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         common.source, spread.source
     );
     let stem = format!("{}_b{}", spread.name, case.bins);
+    compile_and_run(cxx, dir, &stem, &code)
+}
+
+/// One wide-Gaussian module: `dim`, window `width` (odd) with shape `b` (`⌈2πb⌉ = width/2`),
+/// on a grid of sides `n`.
+struct GwCase {
+    dim: usize,
+    width: usize,
+    b: f64,
+    precision: Precision,
+    n: [usize; 3],
+}
+
+/// Compiles and runs `code` (a module plus a driver) as `stem`; the driver prints its errors.
+fn compile_and_run(cxx: &str, dir: &Path, stem: &str, code: &str) -> Result<String, String> {
     let src = dir.join(format!("{stem}.cpp"));
-    let exe = dir.join(&stem);
+    let exe = dir.join(stem);
     std::fs::write(&src, code).map_err(|e| e.to_string())?;
     let out = Command::new(cxx)
         .args(["-O1", "-std=c++17", "-w", "-o"])
@@ -290,6 +433,94 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
     } else {
         Err(format!("{stem}: {}", text.trim()))
     }
+}
+
+fn run_gw_case(cxx: &str, dir: &Path, case: &GwCase) -> Result<String, String> {
+    let module =
+        gaussian_wide_module(case.dim, case.width, case.precision).map_err(|e| e.to_string())?;
+    assert_eq!(
+        (2.0 * std::f64::consts::PI * case.b).ceil() as usize,
+        case.width / 2
+    );
+    let (npts, ntgt) = if case.dim == 3 { (30, 30) } else { (200, 150) };
+    let defines = format!(
+        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define NTGT {ntgt}\n#define SHAPE {:e}\n",
+        case.n[0], case.n[1], case.n[2], case.b
+    );
+    let code = format!("{HEADER}\n{}\n{defines}\n{GW_DRIVER}", module.source);
+    let stem = format!("{}_n{}", module.name, case.n[0]);
+    compile_and_run(cxx, dir, &stem, &code)
+}
+
+#[test]
+fn wide_gaussian_kernels_match_direct_gaussians_on_the_cpu() {
+    let Some(cxx) = compiler() else {
+        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("nudt-cuda-emulate-gw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cases = Vec::new();
+    // Width 19 (b = 1.4) and the seed's width at 1e-10 (45, b = 3.45); odd grid sizes, and in
+    // 1D a grid barely wider than the window, so that windows wrap on both sides.
+    for dim in 1..=3 {
+        for (width, b) in [(19, 1.4), (45, 3.45)] {
+            for precision in [Precision::F32, Precision::F64] {
+                let n = [2 * width + 5, 2 * width + 3, 2 * width + 1];
+                let n = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
+                cases.push(GwCase {
+                    dim,
+                    width,
+                    b,
+                    precision,
+                    n,
+                });
+                if dim == 1 {
+                    cases.push(GwCase {
+                        dim,
+                        width,
+                        b,
+                        precision,
+                        n: [width + 2, 1, 1],
+                    });
+                }
+            }
+        }
+    }
+    let results: Vec<Result<String, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .chunks(cases.len().div_ceil(2))
+            .map(|chunk| {
+                let (cxx, dir) = (&cxx, &dir);
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|c| run_gw_case(cxx, dir, c))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut failures = Vec::new();
+    for r in &results {
+        match r {
+            Ok(line) => eprintln!("{line}"),
+            Err(e) => failures.push(e.clone()),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} wide-Gaussian modules failed:\n{}",
+        failures.len(),
+        results.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -10,7 +10,9 @@
 //! ```
 
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use nudt_gen::cuda::{common_module, spread_module, CudaSource, CudaSpreadSpec, GpuArch};
+use nudt_gen::cuda::{
+    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, GpuArch,
+};
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -133,6 +135,19 @@ fn every_requestable_module_compiles_to_ptx() {
                         jobs.push((spread_module(&spec).unwrap(), arch.clone()));
                     }
                 }
+            }
+        }
+    }
+    // The wide-Gaussian modules of the Gaussian-gridding type 3: the width only sets the loop
+    // bounds, so a few widths (the seed's 45 at 1e-10 among them) cover the code; the older
+    // GPUs take the path without float2 atomics.
+    for p in [Precision::F32, Precision::F64] {
+        for dim in 1..=3 {
+            for w in [3, 19, 29, 45, 63] {
+                jobs.push((gaussian_wide_module(dim, w, p).unwrap(), h100.clone()));
+            }
+            for arch in [GpuArch::turing(), GpuArch::a100()] {
+                jobs.push((gaussian_wide_module(dim, 45, p).unwrap(), arch));
             }
         }
     }
