@@ -1,6 +1,6 @@
 //! `nudt gen`: standalone spreading source for given parameters and a machine. The Rust target
 //! writes a module directory (mod.rs, support.rs, one spreader per dimension) that compiles in
-//! any crate with only std and rayon.
+//! any crate with only std and rayon; the CUDA target is in `gen_cuda`.
 
 use super::profile::Profile;
 use super::{
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub enum Target {
     /// A Rust module (std + rayon)
     Rust,
-    /// CUDA C kernels (not in this build)
+    /// CUDA C kernels (.cu) with a JSON description of each module's launches
     Cuda,
 }
 
@@ -26,10 +26,14 @@ pub enum Target {
   nudt gen --dim 1,2,3 --width 8 --precision f32 --strategy target-driven -o kernels
   nudt gen --dim 3 --cores 64 --l1 48K --l2 2M --l3 256M -o kernels     (another machine)
   nudt gen --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels      (what `nudt tune` chose)
+  nudt gen --target cuda --dim 3 --tol 1e-5 --precision f32 -o cuda_kernels
+  nudt gen --target cuda --dim 2 --sm-count 108 --shared-mem 163K --l2 40M -o k   (another GPU)
 
 The Rust output is a module directory: mod.rs (parameters, fine_size(), usage), support.rs
 (tiling, bin sort, schedules) and spread_<d>d_w<w>_<prec>.rs per dimension (bin, spread,
-interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.")]
+interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.
+The CUDA output is <module>.cu (extern \"C\" kernels) and <module>.json (entry points, block
+sizes, shared memory, bins) per dimension, plus the precision's common module.")]
 pub struct Args {
     /// Language of the emitted source
     #[arg(long, value_enum, default_value_t = Target::Rust)]
@@ -128,11 +132,20 @@ fn module_name(dim: usize, width: usize, prec: &str) -> String {
 
 pub fn run(args: Args) -> Result<()> {
     if args.target == Target::Cuda {
-        return Err(fail!(
-            "--target cuda: CUDA generation is not available in this build (issue 4); use --target rust"
-        ));
-    }
-    if args.sm_count.is_some() || args.shared_mem.is_some() {
+        let cpu_only = [
+            (args.cores.is_some(), "--cores"),
+            (args.l1.is_some(), "--l1"),
+            (args.l3.is_some(), "--l3"),
+            (args.simd.is_some(), "--simd"),
+            (args.strategy.is_some(), "--strategy"),
+            (args.tile_side.is_some(), "--tile-side"),
+        ];
+        if let Some((_, flag)) = cpu_only.iter().find(|(given, _)| *given) {
+            return Err(fail!(
+                "{flag} describes CPU code and applies to --target rust only; describe a GPU with --sm-count, --shared-mem and --l2"
+            ));
+        }
+    } else if args.sm_count.is_some() || args.shared_mem.is_some() {
         return Err(fail!(
             "--sm-count and --shared-mem describe a GPU and apply to --target cuda only"
         ));
@@ -205,6 +218,22 @@ pub fn run(args: Args) -> Result<()> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
+    if args.target == Target::Cuda {
+        return super::gen_cuda::emit(&super::gen_cuda::CudaJob {
+            dims: &dims,
+            kernel,
+            precision,
+            sm_count: args.sm_count,
+            shared_mem: args.shared_mem,
+            l2: args.l2,
+            command: &command,
+            tol: match args.width {
+                Some(_) => None,
+                None => Some(args.tol.unwrap_or(1e-6)),
+            },
+            out: &args.out,
+        });
+    }
     let machine = format!("{} ({}, {arch_source})", arch.key(), describe_arch(&arch));
     let mut files: Vec<(String, String)> = Vec::new();
     files.push(("support.rs".into(), render::support_module()?));

@@ -4,6 +4,7 @@
 mod bench;
 mod demo;
 mod gen;
+mod gen_cuda;
 mod npy;
 mod peer;
 mod plot;
