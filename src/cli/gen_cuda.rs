@@ -99,7 +99,9 @@ pub fn emit(job: &CudaJob) -> Result<()> {
         println!("wrote {}", cu.display());
         let json = job.out.join(format!("{}.json", m.name));
         let text = m.describe_json();
-        write_atomic(&json, "-o", |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        write_atomic(&json, "-o", |w| {
+            std::io::Write::write_all(w, text.as_bytes())
+        })?;
         println!("wrote {}", json.display());
     }
     println!(
