@@ -1050,6 +1050,44 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
             || body.contains(&format!("upsampfac = {}", sigma as i64))
     );
     assert!(body.contains("profile ="));
+
+    // Plans on this machine pick the profile up by themselves (here through `transform`).
+    write_inputs(dir.path(), 2000);
+    let transform = |cache: &Path| {
+        let (code, out, err) = run(nudt()
+            .current_dir(dir.path())
+            .env("XDG_CACHE_HOME", cache)
+            .args([
+                "transform",
+                "--type",
+                "1",
+                "--modes",
+                "40,40",
+                "--tol",
+                "1e-6",
+            ])
+            .args([
+                "--points",
+                "x.npy,y.npy",
+                "--strengths",
+                "c.npy",
+                "--out",
+                "f.npy",
+            ])
+            .arg("--json"));
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(out.trim()).unwrap()
+    };
+    let tuned = transform(&cache);
+    assert_eq!(tuned["profile"].as_str(), profile.to_str(), "{tuned}");
+    let width = tuned["width"].as_u64().unwrap() as i64;
+    assert_eq!(
+        tuned["tile_side"].as_i64().unwrap(),
+        side.max(width),
+        "{tuned}"
+    );
+    let untuned = transform(&dir.path().join("empty"));
+    assert!(untuned["profile"].is_null(), "{untuned}");
 }
 
 #[test]

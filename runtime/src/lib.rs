@@ -11,6 +11,7 @@ mod grid;
 pub mod kernels;
 mod oneshot;
 pub mod plan;
+pub mod profile;
 mod type3;
 mod type3_gaussian;
 mod uniform;

@@ -9,6 +9,7 @@ use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
 use nudt_gen::{plan as gplan, Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
 use num_complex::Complex;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 /// Plan options; `Options::default()` is what FINUFFT users expect.
@@ -28,6 +29,11 @@ pub struct Options {
     pub tile_side: Option<usize>,
     /// How type 3 is computed.
     pub type3: Type3Method,
+    /// Take this machine's `nudt tune` profile ([`crate::profile`]), when there is one, for
+    /// what the fields above leave to the planner in a type 1 or 2 plan: the strategy (when
+    /// `Auto`), the tile side and σ (when `None`). Applies only with `arch: None` (a plan for
+    /// this machine); fields set here always win.
+    pub use_profile: bool,
 }
 
 /// Type 3 algorithms.
@@ -104,6 +110,7 @@ impl Default for Options {
             arch: None,
             tile_side: None,
             type3: Type3Method::Finufft,
+            use_profile: true,
         }
     }
 }
@@ -218,6 +225,8 @@ pub struct Plan<T: Float> {
     num_points: usize,
     num_targets: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// The tuning profile this plan took choices from.
+    profile: Option<&'static Path>,
 }
 
 impl<T: Float> Plan<T> {
@@ -276,8 +285,43 @@ impl<T: Float> Plan<T> {
         if ntransf == 0 {
             return Err(NudtError::ZeroTransforms);
         }
+        // This machine's tuned choice for the dimension, for a type 1/2 plan that leaves
+        // something to the planner.
+        let tuned = match crate::profile::this_machines() {
+            Some((path, p))
+                if opts.use_profile && opts.arch.is_none() && ty != TransformType::Type3 =>
+            {
+                p.choice(dim).map(|c| (path, c))
+            }
+            _ => None,
+        };
+        let mut opts = opts;
+        let mut profile = None;
+        if let Some((path, c)) = tuned {
+            let mut used = false;
+            if opts.strategy == Strategy::Auto {
+                opts.strategy = c.strategy();
+                used = true;
+            }
+            // σ = 1.25 only where its kernel reaches the tolerance within the widest width.
+            if opts.upsampling.is_none()
+                && KernelSpec::for_tolerance(opts.kernel, tol, c.upsampling(), T::PRECISION).is_ok()
+            {
+                opts.upsampling = Some(c.upsampling());
+                used = true;
+            }
+            if opts.tile_side.is_none() {
+                opts.tile_side = Some(c.tile_side);
+                used = true;
+            }
+            profile = used.then_some(path);
+        }
         let sigma = opts.upsampling.unwrap_or(Upsampling::TWO);
         let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
+        if let Some(side) = opts.tile_side.as_mut() {
+            // A tuned side is for the tuned width; the schedules need at least this width.
+            *side = (*side).max(kernel.width);
+        }
         let arch = opts.arch.clone().unwrap_or_else(|| this_machine().clone());
         let pool = match opts.threads {
             Some(n) => Some(Arc::new(
@@ -312,6 +356,7 @@ impl<T: Float> Plan<T> {
             num_points: 0,
             num_targets: 0,
             pool,
+            profile,
             opts: Options {
                 arch: Some(arch),
                 ..opts
@@ -571,6 +616,12 @@ impl<T: Float> Plan<T> {
         }
     }
 
+    /// The tuning profile whose choices this plan took, if any ([`Options::use_profile`]).
+    pub fn profile(&self) -> Option<&'static Path> {
+        self.profile
+    }
+
+    /// Tile side of the CPU schedules, in grid points per dimension.
     pub fn tile_side(&self) -> usize {
         match &self.engine {
             Engine::Uniform(u) => u.grid.tile_side(),
@@ -621,6 +672,7 @@ impl<T: Float> std::fmt::Debug for Plan<T> {
             .field("kernel", &self.kernel)
             .field("fine_grid", &self.fine_grid())
             .field("strategy", &self.strategy())
+            .field("profile", &self.profile)
             .finish()
     }
 }

@@ -2,7 +2,7 @@
 //! writes a module directory (mod.rs, support.rs, one spreader per dimension) that compiles in
 //! any crate with only std and rayon; the CUDA target is in `gen_cuda`.
 
-use super::profile::Profile;
+use super::profile;
 use super::{
     describe_arch, fail, parse_sigma, parse_tol, strategy_name, write_atomic, KernelArg,
     PrecisionArg, Result, StrategyArg,
@@ -151,7 +151,7 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     let profile = match &args.profile {
-        Some(p) => Some(Profile::load(p)?),
+        Some(p) => Some(profile::load(p)?),
         None => None,
     };
     let mut dims: Vec<usize> = args.dim.iter().map(|&d| d as usize).collect();

@@ -347,6 +347,7 @@ fn run_in<T: NpyComplex>(a: &Args) -> Result<()> {
             "fine_grid": plan.fine_grid(),
             "strategy": strategy_name(plan.strategy()),
             "tile_side": plan.tile_side(),
+            "profile": plan.profile().map(|p| p.display().to_string()),
             "threads": a.threads.unwrap_or_else(rayon::current_num_threads),
             "backend": "cpu",
             "plan_s": plan_s,

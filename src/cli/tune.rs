@@ -335,7 +335,7 @@ pub fn run(args: Args) -> Result<()> {
         trial: trials,
     };
     if let Some(path) = out_path {
-        profile.save(&path)?;
+        profile::save(&profile, &path)?;
         println!("\nsaved {}", path.display());
         println!(
             "use it: nudt gen --target rust --dim {} --profile {} -o kernels",
