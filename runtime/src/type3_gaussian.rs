@@ -21,10 +21,10 @@ use rustfft::FftDirection;
 
 /// Oversampling `R` of the Gaussian scheme (the seed asks for R > 2; 3 keeps windows narrower
 /// than R ≈ 2 would, for a grid about twice as large).
-pub const OVERSAMPLING: f64 = 3.0;
+pub(crate) const OVERSAMPLING: f64 = 3.0;
 
 /// The seed's `b` for accuracy `eps` (eq. 6, by successive approximation).
-pub fn shape_parameter(eps: f64, r: f64) -> f64 {
+pub(crate) fn shape_parameter(eps: f64, r: f64) -> f64 {
     let alpha = 2.0 + 1.0 / (2.0 * std::f64::consts::PI).sqrt();
     let gamma = std::f64::consts::PI.powi(2) * (1.0 - 2.0 / (r * r));
     let mut b = 1.0;
@@ -36,6 +36,73 @@ pub fn shape_parameter(eps: f64, r: f64) -> f64 {
         b = next;
     }
     b
+}
+
+/// Half-width `m = ⌈2πb⌉` of the windows for shape `b`: they are `2m + 1` points wide,
+/// enough that the truncated tails stay below the accuracy `b` was chosen for.
+pub(crate) fn half_width(b: f64) -> usize {
+    (2.0 * std::f64::consts::PI * b).ceil() as usize
+}
+
+/// One dimension of the scheme: centres, steps and grid size for one pair of point sets.
+/// Shared by the CPU engine and the CUDA backend, so that both build the same grids.
+pub(crate) struct Axis {
+    /// Centres of the sources and of the targets.
+    pub cx: f64,
+    pub cs: f64,
+    /// Grid steps `Δx` (source domain) and `Δs = 2π/(ΔxM)` (target domain).
+    pub dx: f64,
+    pub ds: f64,
+    /// Grid size `M` (even, FFT-friendly).
+    pub n: usize,
+}
+
+impl Axis {
+    /// The axis for sources `x` and targets `s` (one coordinate each) at shape `b`.
+    pub(crate) fn new(x: &[f64], s: &[f64], b: f64) -> Result<Self> {
+        let r = OVERSAMPLING;
+        let (cx, xh) = crate::type3::centre(x);
+        let (cs, sh) = crate::type3::centre(s);
+        let (xs, ss) = crate::type3::safe_extents(xh, sh);
+        let pi = std::f64::consts::PI;
+        let dx = pi / (r * ss);
+        let want = 2.0 * (xs * ss * r * r / pi + 2.0 * pi * r * b);
+        if !want.is_finite() || want > 1e15 {
+            return Err(GenError::GridOverflow { modes: usize::MAX }.into());
+        }
+        // An even size keeps the centred index range symmetric.
+        let n = plan::next_smooth((want.ceil() as usize).div_ceil(2) * 2).ok_or(
+            GenError::GridOverflow {
+                modes: want as usize,
+            },
+        )?;
+        let ds = 2.0 * pi / (dx * n as f64);
+        Ok(Axis { cx, cs, dx, ds, n })
+    }
+
+    /// The pre-compensation `e^{σ(nΔx)²}` by grid index (index `i ≥ M/2` is `i − M`).
+    /// Grid coordinates are radians of the periodic grid: sources sit at `(x − c_x)Δs`,
+    /// targets at `(s − c_s)Δx`, so `σ(nΔx)² = b(2πn/M)²`.
+    pub(crate) fn precomp(&self, b: f64) -> Vec<f64> {
+        let nd = self.n;
+        let sigma_dx2 = b * (2.0 * std::f64::consts::PI / nd as f64).powi(2);
+        (0..nd)
+            .map(|i| {
+                let k = if i < nd / 2 {
+                    i as f64
+                } else {
+                    i as f64 - nd as f64
+                };
+                (sigma_dx2 * k * k).exp()
+            })
+            .collect()
+    }
+}
+
+/// The post-compensation magnitude `e^{τs²}/(4πb)` of one dimension at the scaled target
+/// `u = (s − c_s)Δx` (since `τs² = b(sΔx)²`).
+pub(crate) fn post_magnitude(u: f64, b: f64) -> f64 {
+    (b * u * u).exp() / (4.0 * std::f64::consts::PI * b)
 }
 
 /// The Gaussian window of half-width `m` and shape `b`, as a kernel description.
@@ -73,10 +140,8 @@ impl<T: Float> GaussianType3<T> {
     ) -> Result<Self> {
         let dim = sources.len();
         let (m_src, k_tgt) = (sources[0].len(), targets[0].len());
-        let r = OVERSAMPLING;
-        let b = shape_parameter(eps, r);
-        let m = (2.0 * std::f64::consts::PI * b).ceil() as usize;
-        let win = window(m, b);
+        let b = shape_parameter(eps, OVERSAMPLING);
+        let win = window(half_width(b), b);
         let mut n = Vec::new();
         let mut src_scaled: Vec<Vec<T>> = Vec::new();
         let mut tgt_scaled: Vec<Vec<T>> = Vec::new();
@@ -87,47 +152,18 @@ impl<T: Float> GaussianType3<T> {
         for d in 0..dim {
             let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
             let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
-            let (cx, xh) = crate::type3::centre(&x);
-            let (cs, sh) = crate::type3::centre(&s);
-            let (xs, ss) = crate::type3::safe_extents(xh, sh);
-            let pi = std::f64::consts::PI;
-            let dx = pi / (r * ss);
-            let want = 2.0 * (xs * ss * r * r / pi + 2.0 * pi * r * b);
-            if !want.is_finite() || want > 1e15 {
-                return Err(GenError::GridOverflow { modes: usize::MAX }.into());
-            }
-            // An even size keeps the centred index range symmetric.
-            let nd = plan::next_smooth((want.ceil() as usize).div_ceil(2) * 2).ok_or(
-                GenError::GridOverflow {
-                    modes: want as usize,
-                },
-            )?;
-            let ds = 2.0 * pi / (dx * nd as f64);
-            // Grid coordinates as radians of the periodic grid: x/Δx·2π/M = xΔs, s/Δs·2π/M = sΔx.
-            src_scaled.push(x.iter().map(|&v| T::of((v - cx) * ds)).collect());
-            tgt_scaled.push(s.iter().map(|&v| T::of((v - cs) * dx)).collect());
-            let sigma_dx2 = b * (2.0 * pi / nd as f64).powi(2);
-            precomp.push(
-                (0..nd)
-                    .map(|i| {
-                        let k = if i < nd / 2 {
-                            i as f64
-                        } else {
-                            i as f64 - nd as f64
-                        };
-                        T::of((sigma_dx2 * k * k).exp())
-                    })
-                    .collect(),
-            );
+            let ax = Axis::new(&x, &s, b)?;
+            src_scaled.push(x.iter().map(|&v| T::of((v - ax.cx) * ax.ds)).collect());
+            tgt_scaled.push(s.iter().map(|&v| T::of((v - ax.cs) * ax.dx)).collect());
+            precomp.push(ax.precomp(b).into_iter().map(T::of).collect());
             for (p, &v) in pre_phase.iter_mut().zip(&x) {
-                *p += cs * (v - cx);
+                *p += ax.cs * (v - ax.cx);
             }
             for ((p, mag), &v) in post_phase.iter_mut().zip(post_mag.iter_mut()).zip(&s) {
-                *p += v * cx;
-                let sp = (v - cs) * dx;
-                *mag *= (b * sp * sp).exp() / (4.0 * pi * b);
+                *p += v * ax.cx;
+                *mag *= post_magnitude((v - ax.cs) * ax.dx, b);
             }
-            n.push(nd);
+            n.push(ax.n);
         }
         crate::plan::check_grid::<T>(&n)?;
         fn refs<T>(v: &[Vec<T>]) -> Vec<&[T]> {
