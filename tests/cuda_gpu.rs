@@ -1,6 +1,8 @@
 //! The GPU suite: the CUDA backend against the direct sum (every type × dimension × precision
 //! over the tolerance range, odd and even sizes, batches), against the CPU backend for every
-//! spreading and interpolation method, on edge cases, and for typed errors.
+//! spreading and interpolation method, on edge cases, and for typed errors; and the
+//! Gaussian-gridding type 3 (`Type3Method::GaussianCapozzoli`) against the direct sum and the
+//! CPU's plan of the same method.
 //!
 //! Run (on a machine with an NVIDIA GPU, the driver, NVRTC 13 and cuFFT on the loader path):
 //! ```sh
@@ -16,7 +18,7 @@ use common::*;
 use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
-use nudt::{ModeOrder, NudtError, Options, Plan, TransformType};
+use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method};
 
 /// Whether a device is there; prints why not (once per test) when it is not.
 fn gpu(test: &str) -> bool {
@@ -650,4 +652,144 @@ fn modules_are_cached_in_memory_and_on_disk() {
     );
     nudt::cuda::set_cache_dir(None);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn gaussian() -> CudaOptions {
+    CudaOptions {
+        type3: Type3Method::GaussianCapozzoli,
+        ..opts()
+    }
+}
+
+/// The CPU's Gaussian-gridding type 3 (Capozzoli et al.'s parameters), the GPU's reference.
+fn cpu_gaussian_type3(
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    s: &[Vec<f64>],
+    isign: i32,
+    tol: f64,
+) -> Vec<Complex64> {
+    let o = Options {
+        type3: Type3Method::GaussianCapozzoli,
+        ..Options::default()
+    };
+    let mut p = Plan::<f64>::new_type3(x.len(), isign, 1, tol, o).unwrap();
+    p.set_points_type3(&refs(x), &refs(s)).unwrap();
+    let mut f = vec![Complex64::default(); s[0].len()];
+    p.execute(c, &mut f).unwrap();
+    f
+}
+
+/// The seed case of examples/cuda_bench.rs at K = 64 (N = K² sources in [−π, π)², K targets
+/// in [−K/2, K/2)², tol 1e-10), and small 1D and 3D cases at 1e-6: against the direct sum
+/// and against the CPU plan of the same method, which computes the same discretisation.
+#[test]
+fn gaussian_type3_matches_direct_sum_and_cpu() {
+    if !gpu("gaussian_type3_matches_direct_sum_and_cpu") {
+        return;
+    }
+    let pi = std::f64::consts::PI;
+    let kk = 64usize;
+    let mut failures = Vec::new();
+    let mut rng = Rng::new(64);
+    let cases = [
+        (2, kk * kk, kk, pi, kk as f64 / 2.0, 1e-10, 1e-9, -1),
+        (1, 3000, 500, 4.0, 60.0, 1e-6, 1e-5, 1),
+        (3, 2000, 300, 2.5, 9.0, 1e-6, 1e-5, -1),
+    ];
+    for (dim, m, k, xh, sh, tol, bound, isign) in cases {
+        let x = rng.coords(dim, m, -xh, xh);
+        let s = rng.coords(dim, k, -sh, sh);
+        let c = rng.complexes(m);
+        let exact = direct::type3(&refs(&x), &c, &refs(&s), isign, &all(k));
+        let mut plan = CudaPlan::<f64>::new_type3(dim, isign, 1, tol, gaussian()).unwrap();
+        plan.set_points_type3(&refs(&x), &refs(&s)).unwrap();
+        let mut got = vec![Complex64::default(); k];
+        plan.execute(&c, &mut got).unwrap();
+        let err = rel(&got, &exact);
+        let cpu = cpu_gaussian_type3(&x, &c, &s, isign, tol);
+        let agree = rel(&got, &cpu);
+        let label = format!(
+            "Gaussian type 3 {dim}D M={m} K={k} tol {tol:.0e}: window {}, grid {:?}, error \
+             {err:.2e} (CPU {:.2e}), GPU vs CPU {agree:.2e}",
+            plan.width(),
+            plan.fine_grid(),
+            rel(&cpu, &exact)
+        );
+        println!("{label}");
+        // The two backends differ by rounding only: same grid, window and factors.
+        if err > bound || agree > 1e-11 {
+            failures.push(label);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Batches (with a remainder batch), device buffers, new points of the same and of other
+/// extents (grid reuse and regrowth), f32, no sources, and a plan refused for a tolerance
+/// f32 cannot reach.
+#[test]
+fn gaussian_type3_batches_points_and_precisions() {
+    if !gpu("gaussian_type3_batches_points_and_precisions") {
+        return;
+    }
+    let mut rng = Rng::new(65);
+    let (m, k, ntr, tol) = (1200, 150, 5, 1e-8);
+    let x = rng.coords(2, m, -3.0, 3.0);
+    let s = rng.coords(2, k, -20.0, 20.0);
+    let c = rng.complexes(m * ntr);
+    let o = CudaOptions {
+        max_batch: 2,
+        ..gaussian()
+    };
+    let mut plan = CudaPlan::<f64>::new_type3(2, 1, ntr, tol, o).unwrap();
+    plan.set_points_type3(&refs(&x), &refs(&s)).unwrap();
+    let mut out = vec![Complex64::default(); k * ntr];
+    plan.execute(&c, &mut out).unwrap();
+    for t in 0..ntr {
+        let exact = direct::type3(&refs(&x), &c[t * m..(t + 1) * m], &refs(&s), 1, &all(k));
+        let err = rel(&out[t * k..(t + 1) * k], &exact);
+        assert!(err < 10.0 * tol, "transform {t}: {err:.2e}");
+    }
+    // The same through device buffers.
+    let stream = plan.stream().clone();
+    let flat: Vec<f64> = c.iter().flat_map(|v| [v.re, v.im]).collect();
+    let dc = stream.clone_htod(&flat).unwrap();
+    let mut df = stream.alloc_zeros::<f64>(2 * k * ntr).unwrap();
+    plan.execute_device(&dc, &mut df).unwrap();
+    let back = stream.clone_dtoh(&df).unwrap();
+    let dev: Vec<Complex64> = back.chunks(2).map(|v| Complex64::new(v[0], v[1])).collect();
+    assert!(rel(&dev, &out) < 1e-14);
+    let t = plan.timings().unwrap();
+    assert!(t.setpts_ms > 0.0 && t.execute_ms > 0.0, "{t:?}");
+    // New points: shifted (same extents, the grid is reused), then wider (a new grid).
+    for (shift, scale) in [(0.7, 1.0), (0.0, 3.0)] {
+        let x2: Vec<Vec<f64>> = x
+            .iter()
+            .map(|v| v.iter().map(|a| a * scale + shift).collect())
+            .collect();
+        plan.set_points_type3(&refs(&x2), &refs(&s)).unwrap();
+        plan.execute(&c, &mut out).unwrap();
+        let exact = direct::type3(&refs(&x2), &c[..m], &refs(&s), 1, &all(k));
+        let err = rel(&out[..k], &exact);
+        assert!(err < 10.0 * tol, "shift {shift} scale {scale}: {err:.2e}");
+    }
+    // f32 in 1D and 3D.
+    for dim in [1, 3] {
+        let x = rng.coords(dim, 800, -2.0, 2.0);
+        let s = rng.coords(dim, 100, -15.0, 15.0);
+        let c = rng.complexes(800);
+        let got = gpu_type3::<f32>(&x, &c, &s, -1, 1e-5, gaussian()).unwrap();
+        let exact = direct::type3(&refs(&x), &c, &refs(&s), -1, &all(100));
+        let err = rel(&got, &exact);
+        assert!(err < 1e-4, "f32 {dim}D: {err:.2e}");
+    }
+    // No sources: zeros.
+    let empty: Vec<Vec<f64>> = vec![vec![], vec![]];
+    let f = gpu_type3::<f64>(&empty, &[], &s, 1, tol, gaussian()).unwrap();
+    assert!(f.iter().all(|v| *v == Complex64::default()));
+    assert!(matches!(
+        CudaPlan::<f32>::new_type3(2, 1, 1, 1e-10, gaussian()),
+        Err(CudaError::Nudt(NudtError::Gen(_)))
+    ));
 }

@@ -21,11 +21,17 @@
 //! # Ok::<(), nudt_runtime::cuda::CudaError>(())
 //! ```
 //!
+//! Type 3 runs FINUFFT's scheme by default; `CudaOptions::type3 =
+//! Type3Method::GaussianCapozzoli` runs the CPU backend's Gaussian gridding with Capozzoli et
+//! al.'s parameters instead (same grids and factors), through its own generated module of
+//! wide-window kernels.
+//!
 //! Device data is interleaved complex: a `CudaSlice<T>` of `2·len` reals.
 
 mod device;
 mod error;
 mod exec;
+mod gaussian;
 mod plan;
 
 pub use cudarc;

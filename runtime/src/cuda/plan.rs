@@ -4,10 +4,12 @@
 use super::device::{detect_arch, open};
 use super::error::{driver, CudaResult};
 use super::exec::{alloc, at, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
+use super::gaussian::{GaussDev, GaussWindow};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::uniform::ModeOrder;
+use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, TransformType, Upsampling};
@@ -34,6 +36,9 @@ pub struct CudaOptions {
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
+    /// How type 3 is computed: FINUFFT's scheme with the plan's kernel (the default), or
+    /// Gaussian gridding with Capozzoli et al.'s parameters, as the CPU's option of that name.
+    pub type3: Type3Method,
 }
 
 impl Default for CudaOptions {
@@ -49,6 +54,7 @@ impl Default for CudaOptions {
             bins: None,
             max_batch: 0,
             arch: None,
+            type3: Type3Method::Finufft,
         }
     }
 }
@@ -124,6 +130,7 @@ enum Engine<T: CudaFloat> {
     Uniform(Box<UniformDev<T>>),
     Type3Pending,
     Type3(Box<Type3Dev<T>>),
+    Gaussian(Box<GaussDev<T>>),
 }
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
@@ -141,6 +148,8 @@ pub struct CudaPlan<T: CudaFloat> {
     stream: Arc<CudaStream>,
     arch: GpuArch,
     common: CommonFns,
+    /// The Gaussian type 3's window and module (type 3 plans with `GaussianCapozzoli`).
+    gauss: Option<GaussWindow>,
     engine: Engine<T>,
     num_points: usize,
     num_targets: usize,
@@ -271,6 +280,11 @@ impl<T: CudaFloat> CudaPlan<T> {
             opts.max_batch.min(ntransf)
         };
         let batches = [batch, ntransf % batch];
+        let gauss = if ty == TransformType::Type3 && opts.type3 == Type3Method::GaussianCapozzoli {
+            Some(GaussWindow::new::<T>(&ctx, &arch, dim, tol)?)
+        } else {
+            None
+        };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
@@ -311,6 +325,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             stream,
             arch,
             common,
+            gauss,
             engine,
             num_points: 0,
             num_targets: 0,
@@ -439,6 +454,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
         self.bind()?;
+        if self.gauss.is_some() {
+            return self.set_points_gaussian(sources, targets, m, k);
+        }
         // Grids (modules, cuFFT plans, buffers) of the last point sets, reused when the new
         // ones need the same sizes.
         let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
@@ -632,6 +650,37 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
+    /// The Gaussian-gridding `set_points_type3`: the CPU engine's geometry, prepared on the
+    /// GPU by [`GaussDev::new`].
+    fn set_points_gaussian(
+        &mut self,
+        sources: &[&[T]],
+        targets: &[&[T]],
+        m: usize,
+        k: usize,
+    ) -> CudaResult<()> {
+        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
+            Engine::Gaussian(g) => Some(g),
+            _ => None,
+        };
+        self.record(0)?;
+        let win = self.gauss.as_ref().expect("called for Gaussian plans only");
+        let dev = GaussDev::new(
+            &self.stream,
+            &self.common,
+            win,
+            sources,
+            targets,
+            self.isign,
+            [self.batch, self.ntransf % self.batch],
+            old,
+        )?;
+        self.engine = Engine::Gaussian(Box::new(dev));
+        self.num_points = m;
+        self.num_targets = k;
+        self.record(1)
+    }
+
     /// Input and output lengths (complex values) of one transform.
     fn lengths(&self) -> (usize, usize) {
         let modes: usize = self.modes.iter().product();
@@ -646,7 +695,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.has_points(),
             Engine::Type3Pending => false,
-            Engine::Type3(_) => true,
+            Engine::Type3(_) | Engine::Gaussian(_) => true,
         }
     }
 
@@ -790,6 +839,10 @@ impl<T: CudaFloat> CudaPlan<T> {
                         t.inner.grid.interp(&stream, g, y, nb)?;
                         common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y)?;
                     }
+                    Engine::Gaussian(g) => {
+                        let win = self.gauss.as_ref().expect("Gaussian engines have a window");
+                        g.execute(win, &stream, x, y, nb, isign)?;
+                    }
                     Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
                 }
                 t0 += nb;
@@ -878,8 +931,9 @@ impl<T: CudaFloat> CudaPlan<T> {
             .map_err(|e| driver("cuStreamSynchronize", e))
     }
 
+    /// Kernel width in grid points: for the Gaussian type 3, its window's `2m + 1`.
     pub fn width(&self) -> usize {
-        self.kernel.width
+        self.gauss.as_ref().map_or(self.kernel.width, |g| g.width())
     }
 
     pub fn kernel(&self) -> &KernelSpec {
@@ -911,11 +965,13 @@ impl<T: CudaFloat> CudaPlan<T> {
         &self.stream
     }
 
-    /// Fine grid of the FFT (type 3: the inner type 2's, once points are set).
+    /// Fine grid of the FFT (type 3: the inner type 2's, or the Gaussian's one grid, once
+    /// points are set).
     pub fn fine_grid(&self) -> Vec<usize> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
             Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Gaussian(g) => g.grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }
@@ -925,16 +981,17 @@ impl<T: CudaFloat> CudaPlan<T> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.spec.bins[..self.dim].to_vec(),
             Engine::Type3(t) => t.spread.spec.bins[..self.dim].to_vec(),
-            Engine::Type3Pending => Vec::new(),
+            Engine::Gaussian(_) | Engine::Type3Pending => Vec::new(),
         }
     }
 
-    /// (spreading, interpolation) methods chosen for the current points.
+    /// (spreading, interpolation) methods chosen for the current points (`None` before
+    /// points are set, and for the Gaussian type 3, which sorts nothing: one thread per point).
     pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.methods(),
             Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
-            Engine::Type3Pending => None,
+            Engine::Gaussian(_) | Engine::Type3Pending => None,
         }
     }
 }
@@ -949,6 +1006,8 @@ impl<T: CudaFloat> std::fmt::Debug for CudaPlan<T> {
             .field("ntransf", &self.ntransf)
             .field("tol", &self.tol)
             .field("kernel", &self.kernel)
+            .field("type3", &self.opts.type3)
+            .field("width", &self.width())
             .field("gpu", &self.arch.name)
             .field("fine_grid", &self.fine_grid())
             .field("bins", &self.bins())

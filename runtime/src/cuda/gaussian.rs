@@ -1,0 +1,318 @@
+//! The Gaussian-gridding type 3 on the GPU (`Type3Method::GaussianCapozzoli`): the CPU
+//! engine's scheme (crate::type3_gaussian, Capozzoli et al.'s parameters) with the same
+//! per-dimension geometry, run by the generated wide-Gaussian module — spread the pre-phased
+//! sources, pre-compensate, one cuFFT, gather at the targets and post-compensate.
+//!
+//! Windows are `2⌈2πb⌉ + 1` points wide (45 at 1e-10), far beyond the ES kernels' 16, so the
+//! bin sort and shared-memory methods of the ES path do not apply: one thread per source
+//! scatters with global atomics, one thread per target gathers.
+
+use super::device::{blocks, load_module, Arg, Kernel};
+use super::error::{driver, CudaResult};
+use super::exec::{alloc, memset0, ptr, CommonFns, FftPlans};
+use super::{CudaFloat, GpuArch};
+use crate::error::NudtError;
+use crate::type3_gaussian::{half_width, shape_parameter, Axis, OVERSAMPLING};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use nudt_gen::cuda::names;
+use std::sync::Arc;
+
+/// The window of a plan (fixed by its tolerance) and the module compiled for its width.
+pub(crate) struct GaussWindow {
+    /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
+    pub b: f64,
+    /// Half-width `m`: windows are `2m + 1` points.
+    pub half: usize,
+    spread: Kernel,
+    precomp: Kernel,
+    targets: Kernel,
+    interp: Kernel,
+}
+
+impl GaussWindow {
+    /// The window for tolerance `tol` and its module for `dim` dimensions, compiled now (plan
+    /// time), as the ES path compiles its spread modules.
+    pub fn new<T: CudaFloat>(
+        ctx: &Arc<CudaContext>,
+        arch: &GpuArch,
+        dim: usize,
+        tol: f64,
+    ) -> CudaResult<Self> {
+        let b = shape_parameter(tol, OVERSAMPLING);
+        let half = half_width(b);
+        let src = nudt_gen::cuda::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
+        let (m, _) = load_module(ctx, &src, arch)?;
+        let k = |name| Kernel::load(&m, &src, name);
+        Ok(GaussWindow {
+            b,
+            half,
+            spread: k(names::GW_SPREAD)?,
+            precomp: k(names::GW_PRECOMP)?,
+            targets: k(names::GW_TARGETS)?,
+            interp: k(names::GW_INTERP)?,
+        })
+    }
+
+    pub fn width(&self) -> usize {
+        2 * self.half + 1
+    }
+}
+
+/// The device state of one pair of point sets: scaled points and their factors, the
+/// pre-compensation and window tables, the grids of one batch and their cuFFT plans.
+pub(crate) struct GaussDev<T: CudaFloat> {
+    dim: usize,
+    /// Grid size per dimension (1 for unused dimensions).
+    pub n: [usize; 3],
+    fft: FftPlans,
+    work: CudaSlice<T>,
+    /// `e^{σ(nΔx)²}` per dimension by grid index (`[1]` for unused dimensions).
+    precomp: Vec<CudaSlice<T>>,
+    /// `e^{−k²/4b}` for `k = −m..=m`.
+    e3: CudaSlice<T>,
+    /// Sources in radians of the grid, `(x − c_x)Δs`, and their pre-phases.
+    src: Vec<CudaSlice<T>>,
+    pre: CudaSlice<T>,
+    /// Targets in radians of the grid, `(s − c_s)Δx`, and their post-factors.
+    tgt: Vec<CudaSlice<T>>,
+    post: CudaSlice<T>,
+    m: usize,
+    k: usize,
+}
+
+impl<T: CudaFloat> GaussDev<T> {
+    /// Plans the grids for `sources` and `targets` (validated host arrays) and prepares
+    /// both on the device. `old`, the state of the previous point sets, gives back its grid
+    /// buffer and cuFFT plans when the grid sizes are unchanged.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        common: &CommonFns,
+        win: &GaussWindow,
+        sources: &[&[T]],
+        targets: &[&[T]],
+        isign: i32,
+        batches: [usize; 2],
+        old: Option<Box<GaussDev<T>>>,
+    ) -> CudaResult<Self> {
+        let dim = sources.len();
+        let (m, k) = (sources[0].len(), targets[0].len());
+        let b = win.b;
+        let mut n = [1usize; 3];
+        let (mut cx, mut cs, mut dx, mut ds) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+        let mut precomp_host: Vec<Vec<T>> = Vec::with_capacity(3);
+        for d in 0..3 {
+            if d >= dim {
+                precomp_host.push(vec![T::one()]);
+                continue;
+            }
+            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
+            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
+            let ax = Axis::new(&x, &s, b)?;
+            // Grid indices are ints on the device. (Windows are always narrower than the
+            // grid, as the kernels' wrapping assumes: M ≥ 12πb against 2m + 1 ≈ 4πb.)
+            if ax.n > i32::MAX as usize / 2 {
+                return Err(NudtError::GridOverflow.into());
+            }
+            (cx[d], cs[d], dx[d], ds[d], n[d]) = (ax.cx, ax.cs, ax.dx, ax.ds, ax.n);
+            precomp_host.push(ax.precomp(b).into_iter().map(T::of).collect());
+        }
+        let len = n
+            .iter()
+            .try_fold(1usize, |a, &v| a.checked_mul(v))
+            .ok_or(NudtError::GridOverflow)?;
+        let reuse = old.filter(|g| g.n == n && g.work.len() >= 2 * len * batches[0]);
+        let (fft, work) = match reuse {
+            Some(g) => {
+                let g = *g;
+                (g.fft, g.work)
+            }
+            None => {
+                let wlen = len
+                    .checked_mul(2 * batches[0])
+                    .ok_or(NudtError::GridOverflow)?;
+                let work = alloc::<T>(stream, wlen, "Gaussian type 3 grids")?;
+                (FftPlans::new::<T>(stream, &n[..dim], &batches)?, work)
+            }
+        };
+        let upload = |v: &[T], what: &str| -> CudaResult<CudaSlice<T>> {
+            let mut dv = alloc::<T>(stream, v.len(), what)?;
+            if !v.is_empty() {
+                stream
+                    .memcpy_htod(v, &mut dv)
+                    .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
+            }
+            Ok(dv)
+        };
+        let precomp = precomp_host
+            .iter()
+            .map(|v| upload(v, "pre-compensation"))
+            .collect::<CudaResult<Vec<_>>>()?;
+        // The table of the CPU's wide-Gaussian spreader, without its leading 1/4b.
+        let e3 = upload(
+            &crate::kernels::wide_table::<T>(win.half, b)[1..],
+            "Gaussian window table",
+        )?;
+        let raw_src = sources
+            .iter()
+            .map(|v| upload(v, "type 3 sources"))
+            .collect::<CudaResult<Vec<_>>>()?;
+        let raw_tgt = targets
+            .iter()
+            .map(|v| upload(v, "type 3 targets"))
+            .collect::<CudaResult<Vec<_>>>()?;
+        let src = (0..dim)
+            .map(|_| alloc::<T>(stream, m, "scaled sources"))
+            .collect::<CudaResult<Vec<_>>>()?;
+        let tgt = (0..dim)
+            .map(|_| alloc::<T>(stream, k, "scaled targets"))
+            .collect::<CudaResult<Vec<_>>>()?;
+        let pre = alloc::<T>(stream, 2 * m, "type 3 pre-phases")?;
+        let post = alloc::<T>(stream, 2 * k, "type 3 post-factors")?;
+        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
+        let f3 = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
+        let sgn = isign.signum() as f64;
+        if m > 0 {
+            // The ES path's source kernel does exactly the CPU's source step when its scale
+            // is Δs: y = (x − c_x)Δs and the pre-phase e^{±i c_s·(x − c_x)}.
+            let kk = &common.t3_sources;
+            let mut args = vec![
+                Arg::U32(m as u32),
+                Arg::I32(dim as i32),
+                p3(&raw_src, 0),
+                p3(&raw_src, 1),
+                p3(&raw_src, 2),
+            ];
+            args.extend(f3(cx));
+            args.extend(f3(ds));
+            args.extend(f3(cs));
+            args.extend([
+                Arg::F64(sgn),
+                p3(&src, 0),
+                p3(&src, 1),
+                p3(&src, 2),
+                Arg::U64(ptr(&pre, stream)),
+            ]);
+            kk.launch(stream, (blocks(m, kk.threads), 1), &args)?;
+        }
+        if k > 0 {
+            let kk = &win.targets;
+            let mut args = vec![
+                Arg::U32(k as u32),
+                p3(&raw_tgt, 0),
+                p3(&raw_tgt, 1),
+                p3(&raw_tgt, 2),
+            ];
+            args.extend(f3(cs));
+            args.extend(f3(dx));
+            args.extend(f3(cx));
+            args.extend([
+                Arg::F64(sgn),
+                Arg::F64(b),
+                p3(&tgt, 0),
+                p3(&tgt, 1),
+                p3(&tgt, 2),
+                Arg::U64(ptr(&post, stream)),
+            ]);
+            kk.launch(stream, (blocks(k, kk.threads), 1), &args)?;
+        }
+        Ok(GaussDev {
+            dim,
+            n,
+            fft,
+            work,
+            precomp,
+            e3,
+            src,
+            pre,
+            tgt,
+            post,
+            m,
+            k,
+        })
+    }
+
+    pub fn grid(&self) -> Vec<usize> {
+        self.n[..self.dim].to_vec()
+    }
+
+    /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K).
+    pub fn execute(
+        &self,
+        win: &GaussWindow,
+        stream: &CudaStream,
+        input: u64,
+        output: u64,
+        nb: usize,
+        isign: i32,
+    ) -> CudaResult<()> {
+        let n = self.n;
+        let len: usize = n.iter().product();
+        let g = ptr(&self.work, stream);
+        memset0(stream, g, 2 * nb * len * std::mem::size_of::<T>())?;
+        let i = |v: usize| Arg::I32(v as i32);
+        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
+        let q = Arg::F64(1.0 / (4.0 * win.b));
+        let e3 = Arg::U64(ptr(&self.e3, stream));
+        if self.m > 0 {
+            win.spread.launch(
+                stream,
+                (blocks(self.m, win.spread.threads), nb as u32),
+                &[
+                    Arg::U32(self.m as u32),
+                    p3(&self.src, 0),
+                    p3(&self.src, 1),
+                    p3(&self.src, 2),
+                    Arg::U64(ptr(&self.pre, stream)),
+                    Arg::U64(input),
+                    Arg::U64(g),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    e3,
+                    q,
+                    Arg::U64(self.m as u64),
+                    Arg::U64(len as u64),
+                ],
+            )?;
+        }
+        win.precomp.launch(
+            stream,
+            (blocks(len, win.precomp.threads), nb as u32),
+            &[
+                Arg::U64(len as u64),
+                Arg::U64(g),
+                p3(&self.precomp, 0),
+                p3(&self.precomp, 1),
+                p3(&self.precomp, 2),
+                i(n[1]),
+                i(n[2]),
+                Arg::U64(len as u64),
+            ],
+        )?;
+        self.fft.exec::<T>(g, nb, isign)?;
+        if self.k > 0 {
+            win.interp.launch(
+                stream,
+                (blocks(self.k, win.interp.threads), nb as u32),
+                &[
+                    Arg::U32(self.k as u32),
+                    p3(&self.tgt, 0),
+                    p3(&self.tgt, 1),
+                    p3(&self.tgt, 2),
+                    Arg::U64(ptr(&self.post, stream)),
+                    Arg::U64(g),
+                    Arg::U64(output),
+                    i(n[0]),
+                    i(n[1]),
+                    i(n[2]),
+                    e3,
+                    q,
+                    Arg::U64(self.k as u64),
+                    Arg::U64(len as u64),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
