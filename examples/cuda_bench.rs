@@ -1,10 +1,12 @@
 //! GPU benchmark: the GPU rows of ../shared/reference/peers.md (cuFINUFFT on an H100) and the
 //! Capozzoli seed case, with setpts (the sort) and execute timed separately by CUDA events,
-//! every method, and the error against the direct sum on sampled outputs.
+//! every method, and the error against the direct sum on sampled outputs. The seed cases also
+//! run the Gaussian-gridding type 3 with the seed's own parameters (`Type3Method::
+//! GaussianCapozzoli`), next to FINUFFT's scheme with the ES kernel.
 //!
 //! ```sh
 //! cargo run --release --no-default-features --features cuda --example cuda_bench -- [--quick] [--out FILE]
-//!     [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven] [--bins B0,B1[,B2]]
+//!     [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven|gaussian] [--bins B0,B1[,B2]]
 //! ```
 //! Prints a markdown table (and writes it to FILE). Points uniform in [-π, π)^d, strengths
 //! complex uniform; type 3 targets uniform in [-K/2, K/2)^d with K = M^(1/d) (benches/problems.toml).
@@ -26,7 +28,7 @@ fn main() {
 mod bench {
     use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
     use nudt::num_complex::Complex64;
-    use nudt::{direct, ModeOrder, TransformType};
+    use nudt::{direct, ModeOrder, TransformType, Type3Method};
     use rayon::prelude::*;
     use std::f64::consts::PI;
     use std::time::Instant;
@@ -69,6 +71,8 @@ mod bench {
         tol: f64,
         f32: bool,
         peer_ms: Option<f64>,
+        /// Also run the Gaussian-gridding type 3 (the seed cases).
+        gaussian: bool,
     }
 
     fn problems(quick: bool) -> Vec<Problem> {
@@ -82,6 +86,7 @@ mod bench {
             tol,
             f32,
             peer_ms: peer,
+            gaussian: false,
         };
         let t3 = |name: &str, dim: usize, m: usize, k: usize, tol, peer| {
             let kk = (m as f64).powf(1.0 / dim as f64);
@@ -95,6 +100,7 @@ mod bench {
                 tol,
                 f32: false,
                 peer_ms: peer,
+                gaussian: false,
             }
         };
         let s = if quick { 10 } else { 1 };
@@ -219,6 +225,7 @@ mod bench {
                 None,
             );
             q.s_half = kk as f64 / 2.0;
+            q.gaussian = true;
             v.push(q);
         }
         v
@@ -323,8 +330,20 @@ mod bench {
             ],
             _ => vec![None, Some(CudaMethod::GmSort), Some(CudaMethod::Sm)],
         };
-        for method in methods {
-            let name = method.map_or("auto", |m| m.name());
+        let mut variants: Vec<(Option<CudaMethod>, Type3Method)> = methods
+            .into_iter()
+            .map(|m| (m, Type3Method::Finufft))
+            .collect();
+        if p.gaussian {
+            variants.push((None, Type3Method::GaussianCapozzoli));
+        }
+        for (method, type3) in variants {
+            let gaussian = type3 == Type3Method::GaussianCapozzoli;
+            let name = if gaussian {
+                "gaussian"
+            } else {
+                method.map_or("auto", |m| m.name())
+            };
             if cfg.method.as_ref().is_some_and(|want| want != name) {
                 continue;
             }
@@ -332,6 +351,7 @@ mod bench {
                 bins: cfg.bins,
                 spread_method: method.filter(|_| p.ty != 2),
                 interp_method: method.filter(|_| p.ty == 2),
+                type3,
                 ..CudaOptions::default()
             };
             let t_plan = Instant::now();
@@ -396,12 +416,14 @@ mod bench {
                 .map(|(a, b)| if p.ty == 2 { b.name() } else { a.name() })
                 .unwrap_or("?");
             let label = match method {
+                None if gaussian => format!("gaussian (seed params, width {})", plan.width()),
                 None => format!("auto ({chosen})"),
                 Some(m) => m.name().to_string(),
             };
             eprintln!(
-                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts:.3} ms, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, bins {:?}",
+                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts:.3} ms, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, grid {:?}, bins {:?}",
                 p.name,
+                plan.fine_grid(),
                 plan.bins()
             );
             rows.push(Row {
