@@ -732,7 +732,7 @@ pub fn gaussian_wide_module(
     if !(1..=3).contains(&dim) {
         return Err(GenError::Dimension(dim));
     }
-    if width % 2 == 0 {
+    if width % 2 != 1 {
         return Err(GenError::Render(format!(
             "wide-Gaussian windows are 2m + 1 points wide, got {width}"
         )));
