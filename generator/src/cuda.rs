@@ -277,6 +277,7 @@ impl CudaSpreadSpec {
 
 fn kernel_tag(k: &KernelSpec) -> String {
     let kind = match k.kind {
+        KernelKind::Pswf => "pswf",
         KernelKind::Es => "es",
         KernelKind::Gaussian => "gauss",
     };
@@ -544,7 +545,7 @@ fn horner_body(kernel: &KernelSpec, p: Precision) -> (String, usize, f64) {
     for j in 0..w {
         s += &format!("    k[{j}] = k{j};\n");
     }
-    (s, poly.nc(), poly.max_error(kernel))
+    (s, poly.nc(), poly.max_error)
 }
 
 /// Names of the spread module's entry points.
@@ -788,10 +789,11 @@ pub fn gaussian_wide_module(
 pub fn fourier_quadrature(kernel: &KernelSpec) -> (Vec<f64>, Vec<f64>) {
     let q = 2 + 2 * kernel.width;
     let (x, w) = gauss_legendre(2 * q);
+    let shape = kernel.shape();
     x.iter()
         .zip(&w)
         .filter(|(z, _)| **z > 0.0)
-        .map(|(z, wt)| (*z, wt * kernel.eval(*z)))
+        .map(|(z, wt)| (*z, wt * shape.eval(*z)))
         .unzip()
 }
 

@@ -58,7 +58,7 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     ctx.insert("real", real);
     ctx.insert("nc", &poly.nc());
     ctx.insert("coeffs", &poly.literals(real));
-    ctx.insert("fit_error", &format!("{:.1e}", poly.max_error(&s.kernel)));
+    ctx.insert("fit_error", &format!("{:.1e}", poly.max_error));
     ctx.insert("kernel", &format!("{:?}", s.kernel.kind));
     ctx.insert("beta", &format!("{}", s.kernel.beta));
     ctx.insert("support", &s.support_path);

@@ -371,7 +371,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
     };
     let spread = spread_module(&spec).map_err(|e| e.to_string())?;
     let common = common_module(case.precision).map_err(|e| e.to_string())?;
-    let fit = kernel.horner().max_error(&kernel);
+    let fit = kernel.horner().max_error;
     let bound = fit * 3.0
         + if case.precision == Precision::F32 {
             2e-6

@@ -73,7 +73,7 @@ impl SpreaderArgs {
         let mut width = None;
         let mut tol = None;
         let mut precision = Precision::F64;
-        let mut kind = KernelKind::Es;
+        let mut kind = KernelKind::Pswf;
         let mut sigma = Upsampling::TWO;
         let mut strategy = Strategy::Auto;
         let mut support = "::nudt::support".to_string();
@@ -96,7 +96,8 @@ impl SpreaderArgs {
                     }
                 }
                 "kernel" => {
-                    kind = match word("kernel", v, &["es", "gaussian", "gaussian_wide"])?.as_str() {
+                    kind = match word("kernel", v, &["pswf", "es", "gaussian", "gaussian_wide"])?.as_str() {
+                        "pswf" => KernelKind::Pswf,
                         "es" => KernelKind::Es,
                         "gaussian" => KernelKind::Gaussian,
                         _ => {

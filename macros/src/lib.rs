@@ -20,7 +20,7 @@ use proc_macro::TokenStream;
 ///
 /// Arguments (all `key = value`, comma separated):
 /// `dim` (1–3, required); `width` (2–16) or `tol` (a float); `precision` (`f32` | `f64`,
-/// default `f64`); `kernel` (`es` | `gaussian` | `gaussian_wide`, default `es`; `gaussian_wide`
+/// default `f64`); `kernel` (`pswf` | `es` | `gaussian` | `gaussian_wide`, default `pswf`; `gaussian_wide`
 /// takes no width: it spreads windows of any width given at run time); `upsampfac` (`2.0` | `1.25`,
 /// default `2.0`); `strategy` (`source_driven` | `target_driven` | `auto`, default `auto`,
 /// which is source-driven); `support` (path of the support module, default `::nudt::support`).

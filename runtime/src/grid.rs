@@ -33,7 +33,7 @@ impl<T: Float> FineGrid<T> {
     ) -> Result<Self> {
         let dim = n.len();
         let unknown = || NudtError::Gen(nudt_gen::GenError::Width(kernel.width));
-        // Kernels up to 16 wide come from the registry: its modules bake the ES σ = 2 table,
+        // Kernels up to 16 wide come from the registry: its modules bake the PSWF σ = 2 table,
         // other kernels get theirs fitted now by the same generator code. Wider (odd) Gaussian
         // windows go to the wide-Gaussian module, whose table holds e^{−k²/4b}.
         let (fns, table) = if kernel.width > nudt_gen::kernel::MAX_WIDTH {
@@ -43,7 +43,7 @@ impl<T: Float> FineGrid<T> {
             (fns, Cow::Owned(wide_table(half, b)))
         } else {
             let fns = T::kernels(dim, kernel.width).ok_or_else(unknown)?;
-            let table = if kernel.kind == KernelKind::Es && kernel.upsampling == Upsampling::TWO {
+            let table = if kernel.kind == KernelKind::Pswf && kernel.upsampling == Upsampling::TWO {
                 Cow::Borrowed(fns.table)
             } else {
                 Cow::Owned(

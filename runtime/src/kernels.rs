@@ -16,7 +16,7 @@ pub struct KernelFns<T: 'static> {
     pub spread_source_driven: SpreadFn<T>,
     pub spread_target_driven: SpreadBlocksFn<T>,
     pub interp: InterpFn<T>,
-    /// The Horner table baked into the module (ES kernel, σ = 2, at this width); empty for
+    /// The Horner table baked into the module (PSWF kernel, σ = 2, at this width); empty for
     /// the wide Gaussian, whose table is built at run time ([`wide_table`]).
     pub table: &'static [T],
 }
@@ -52,7 +52,7 @@ macro_rules! registry {
         mod $module {
             $(
                 pub mod $name {
-                    nudt_macros::spreader! { dim = $d, width = $w, precision = $real, support = crate::support }
+                    nudt_macros::spreader! { dim = $d, width = $w, precision = $real, kernel = pswf, support = crate::support }
                 }
             )*
         }

@@ -39,7 +39,7 @@ pub struct Options {
 /// Type 3 algorithms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Type3Method {
-    /// FINUFFT's: spread, inner type 2, correct — with the plan's kernel (ES by default).
+    /// FINUFFT's: spread, inner type 2, correct — with the plan's kernel (PSWF by default).
     #[default]
     Finufft,
     /// Lee–Greengard Gaussian gridding with Capozzoli et al.'s parameters (Table 1, eq. 6):
@@ -102,7 +102,7 @@ impl<T: Float> Type3Engine<T> {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            kernel: KernelKind::Es,
+            kernel: KernelKind::Pswf,
             upsampling: None,
             strategy: Strategy::Auto,
             mode_order: ModeOrder::Cmcl,
@@ -490,7 +490,10 @@ impl<T: Float> Plan<T> {
             return Err(NudtError::PointsNotSet);
         }
         let (a, b) = self.lengths(adjoint);
-        let (ea, eb) = (a * self.ntransf, b * self.ntransf);
+        // Plans of any ntransf can be made; a batch whose arrays could not exist is a length
+        // error, not an overflow.
+        let batch = |n: usize| n.checked_mul(self.ntransf).unwrap_or(usize::MAX);
+        let (ea, eb) = (batch(a), batch(b));
         if input.len() != ea {
             return Err(NudtError::Length {
                 what: "input".into(),

@@ -5,13 +5,15 @@
 //! `φ((i0 + j − x)/α) = p_j(t)`, one polynomial per `j`. Evaluating all `w` of them at once
 //! is `nc` fused multiply–adds over a `w`-vector, which vectorises, and never calls `exp`.
 
-use super::KernelSpec;
+use super::{KernelSpec, Shape};
 
 /// Coefficients of the `w` polynomials, highest degree first: `coeffs[k][j]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PiecewisePoly {
     pub width: usize,
     pub coeffs: Vec<Vec<f64>>,
+    /// Largest deviation from the kernel seen on a fine sample of the support.
+    pub max_error: f64,
 }
 
 /// A Horner table flattened for templates: `nc` rows of `w` literals.
@@ -24,28 +26,28 @@ impl PiecewisePoly {
     pub fn fit(spec: &KernelSpec) -> Self {
         let target = spec.design_tolerance() * 0.1 + 1e-15;
         let w = spec.width;
-        let mut best: Option<(f64, Self)> = None;
+        let shape = spec.shape();
+        let mut best: Option<Self> = None;
         for nc in (w + 1)..=(w + 8) {
-            let p = Self::fit_degree(spec, nc);
-            let err = p.max_error(spec);
-            if err <= target {
+            let p = Self::fit_degree(spec, &shape, nc);
+            if p.max_error <= target {
                 return p;
             }
-            if best.as_ref().is_none_or(|(e, _)| err < *e) {
-                best = Some((err, p));
+            if best.as_ref().is_none_or(|b| p.max_error < b.max_error) {
+                best = Some(p);
             }
         }
-        best.expect("at least one degree is tried").1
+        best.expect("at least one degree is tried")
     }
 
     /// Chebyshev interpolation at `nc` nodes, converted to monomial coefficients in `t`.
-    fn fit_degree(spec: &KernelSpec, nc: usize) -> Self {
+    fn fit_degree(spec: &KernelSpec, shape: &Shape, nc: usize) -> Self {
         let w = spec.width;
         // One polynomial per grid offset, lowest degree first...
         let per_offset: Vec<Vec<f64>> = (0..w)
             .map(|j| {
                 chebyshev_to_monomial(&chebyshev_coefficients(
-                    |t| spec.eval(offset(spec, j, t)),
+                    |t| shape.eval(offset(spec, j, t)),
                     nc,
                 ))
             })
@@ -55,7 +57,13 @@ impl PiecewisePoly {
             .rev()
             .map(|k| per_offset.iter().map(|p| p[k]).collect())
             .collect();
-        PiecewisePoly { width: w, coeffs }
+        let mut p = PiecewisePoly {
+            width: w,
+            coeffs,
+            max_error: 0.0,
+        };
+        p.max_error = p.deviation(spec, shape);
+        p
     }
 
     /// Number of coefficients per polynomial (degree + 1).
@@ -74,14 +82,15 @@ impl PiecewisePoly {
         r
     }
 
-    /// Largest absolute deviation from the kernel over a fine sample of `t ∈ [−1, 1]`.
-    pub fn max_error(&self, spec: &KernelSpec) -> f64 {
+    /// Largest absolute deviation from the kernel (`spec`, evaluated by `shape`) over a fine
+    /// sample of `t ∈ [−1, 1]`.
+    fn deviation(&self, spec: &KernelSpec, shape: &Shape) -> f64 {
         let samples = 400;
         let mut worst: f64 = 0.0;
         for s in 0..=samples {
             let t = -1.0 + 2.0 * s as f64 / samples as f64;
             for (j, v) in self.eval(t).iter().enumerate() {
-                worst = worst.max((v - spec.eval(offset(spec, j, t))).abs());
+                worst = worst.max((v - shape.eval(offset(spec, j, t))).abs());
             }
         }
         worst
@@ -167,12 +176,12 @@ mod tests {
 
     #[test]
     fn fit_error_is_far_below_the_tolerance_it_serves() {
-        for kind in [KernelKind::Es, KernelKind::Gaussian] {
+        for kind in [KernelKind::Pswf, KernelKind::Es, KernelKind::Gaussian] {
             for sigma in [Upsampling::TWO, Upsampling::FIVE_FOURTHS] {
                 for w in 2..=16 {
                     let spec = KernelSpec::for_width(kind, w, sigma).unwrap();
                     let p = spec.horner();
-                    let err = p.max_error(&spec);
+                    let err = p.max_error;
                     let served = spec.design_tolerance().max(1e-15);
                     assert!(
                         err < 0.12 * served + 2e-14,
@@ -195,13 +204,16 @@ mod tests {
     fn weights_at_a_grid_point_are_the_kernel_at_integer_offsets() {
         // Independent check of the offset convention: at t = 1 (x on a grid point) the
         // weights are φ at integer offsets j + 1 − α.
-        let spec = KernelSpec::for_width(KernelKind::Es, 8, Upsampling::TWO).unwrap();
-        for (j, v) in spec.horner().eval(1.0).iter().enumerate() {
-            let exact = spec.eval((j as f64 + 1.0 - 4.0) / 4.0);
-            assert!(
-                (v - exact).abs() < 0.12 * spec.design_tolerance(),
-                "j={j}: {v} vs {exact}"
-            );
+        for kind in [KernelKind::Pswf, KernelKind::Es] {
+            let spec = KernelSpec::for_width(kind, 8, Upsampling::TWO).unwrap();
+            let shape = spec.shape();
+            for (j, v) in spec.horner().eval(1.0).iter().enumerate() {
+                let exact = shape.eval((j as f64 + 1.0 - 4.0) / 4.0);
+                assert!(
+                    (v - exact).abs() < 0.12 * spec.design_tolerance(),
+                    "{kind:?} j={j}: {v} vs {exact}"
+                );
+            }
         }
     }
 }

@@ -4,9 +4,11 @@
 //! `ψ(d) = φ(d / α)` with half-width `α = w / 2`, so a point touches `w` grid points.
 
 mod fit;
+mod pswf;
 mod quadrature;
 
 pub use fit::{HornerTable, PiecewisePoly};
+pub use pswf::Prolate;
 pub use quadrature::{gauss_legendre, FourierSeries};
 
 use crate::error::GenError;
@@ -22,7 +24,8 @@ pub struct KernelSpec {
     pub kind: KernelKind,
     /// Number of grid points touched per dimension.
     pub width: usize,
-    /// Shape parameter: ES `β` in `exp(β(√(1−z²)−1))`, or Gaussian `β` in `exp(−β z²)`.
+    /// Shape parameter: ES `β` in `exp(β(√(1−z²)−1))`, Gaussian `β` in `exp(−β z²)`, or
+    /// the PSWF's bandwidth `c`.
     pub beta: f64,
     pub upsampling: Upsampling,
 }
@@ -49,7 +52,7 @@ impl KernelSpec {
             });
         }
         let tol = tol.min(0.5);
-        let s = sigma.0;
+        let s = Upsampling::new(sigma.0)?.0;
         let width = match kind {
             KernelKind::Es if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
             // The error falls by e^{π√(1−1/σ)} per point of width. With ln(1/tol) in the
@@ -57,6 +60,12 @@ impl KernelSpec {
             // at 1e-6 on the 2D and 3D type 3 benchmarks); ln(4/tol) adds the missing point.
             KernelKind::Es => {
                 ((4.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
+            }
+            // PSWF: FINUFFT's rules. Its extra half digit over ES covers the point ES needed
+            // at σ = 1.25 (1.2e-6 at width 10 and 1e-6 in a 1-D test, where ES gave 3.3e-6).
+            KernelKind::Pswf if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
+            KernelKind::Pswf => {
+                ((1.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
             }
             // Greengard–Lee: error ≈ exp(−π m (σ−1)/(σ−½)) for half-width m.
             KernelKind::Gaussian => {
@@ -81,6 +90,9 @@ impl KernelSpec {
         if !(MIN_WIDTH..=MAX_WIDTH).contains(&width) {
             return Err(GenError::Width(width));
         }
+        // `Upsampling`'s field is public; every kernel passes through here, so this is the
+        // one place a hand-built σ is checked.
+        let sigma = Upsampling::new(sigma.0)?;
         let w = width as f64;
         let s = sigma.0;
         let beta = match kind {
@@ -95,6 +107,9 @@ impl KernelSpec {
                 per_w * w
             }
             KernelKind::Es => 0.97 * std::f64::consts::PI * (1.0 - 0.5 / s) * w,
+            // The bandwidth that puts the kernel's spectrum edge where the fine grid aliases,
+            // less the small shift FINUFFT 2.5 applies (its choice: 16.4 at w = 7, σ = 2).
+            KernelKind::Pswf => std::f64::consts::PI * (1.0 - 0.5 / s) * w - 0.05,
             KernelKind::Gaussian => std::f64::consts::PI * (s - 0.5) * (w / 2.0) / s,
         };
         Ok(KernelSpec {
@@ -105,14 +120,13 @@ impl KernelSpec {
         })
     }
 
-    /// Evaluates φ(z) on the normalised support; zero outside `|z| ≤ 1`.
-    pub fn eval(&self, z: f64) -> f64 {
-        if z.abs() > 1.0 {
-            return 0.0;
-        }
+    /// An evaluator of φ on the normalised support. Build it once and call it many times:
+    /// for the PSWF, building it solves a small eigenproblem.
+    pub fn shape(&self) -> Shape {
         match self.kind {
-            KernelKind::Es => (self.beta * ((1.0 - z * z).sqrt() - 1.0)).exp(),
-            KernelKind::Gaussian => (-self.beta * z * z).exp(),
+            KernelKind::Es => Shape::Es(self.beta),
+            KernelKind::Gaussian => Shape::Gaussian(self.beta),
+            KernelKind::Pswf => Shape::Pswf(Prolate::new(self.beta)),
         }
     }
 
@@ -126,8 +140,10 @@ impl KernelSpec {
         let w = self.width as f64;
         let s = self.upsampling.0;
         match self.kind {
-            KernelKind::Es if s == 2.0 => 10f64.powf(1.0 - w),
-            KernelKind::Es => (-(std::f64::consts::PI * (1.0 - 1.0 / s).sqrt()) * w).exp(),
+            KernelKind::Es | KernelKind::Pswf if s == 2.0 => 10f64.powf(1.0 - w),
+            KernelKind::Es | KernelKind::Pswf => {
+                (-(std::f64::consts::PI * (1.0 - 1.0 / s).sqrt()) * w).exp()
+            }
             KernelKind::Gaussian => {
                 (-(std::f64::consts::PI * (s - 1.0) / (s - 0.5)) * (w / 2.0)).exp()
             }
@@ -142,6 +158,28 @@ impl KernelSpec {
     /// Fourier transform of the kernel in grid units, for the correction step.
     pub fn fourier(&self) -> FourierSeries {
         FourierSeries::new(self)
+    }
+}
+
+/// φ on the normalised support `z ∈ [−1, 1]`, ready to evaluate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    Es(f64),
+    Gaussian(f64),
+    Pswf(Prolate),
+}
+
+impl Shape {
+    /// φ(z); zero outside `|z| ≤ 1`.
+    pub fn eval(&self, z: f64) -> f64 {
+        if z.abs() > 1.0 {
+            return 0.0;
+        }
+        match self {
+            Shape::Es(beta) => (beta * ((1.0 - z * z).sqrt() - 1.0)).exp(),
+            Shape::Gaussian(beta) => (-beta * z * z).exp(),
+            Shape::Pswf(p) => p.eval(z),
+        }
     }
 }
 
@@ -161,6 +199,25 @@ mod tests {
     }
 
     #[test]
+    fn pswf_rules_match_finufft() {
+        // FINUFFT 2.5 (spread_debug output): w = 7, c = 16.4 at 1e-6 and σ = 2; w = 10, c = 18.8
+        // at 1e-6 and σ = 1.25.
+        let k = KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling::TWO, Precision::F64)
+            .unwrap();
+        assert_eq!(k.width, 7);
+        assert!((k.beta - 16.4).abs() < 0.05, "c = {}", k.beta);
+        let k = KernelSpec::for_tolerance(
+            KernelKind::Pswf,
+            1e-6,
+            Upsampling::FIVE_FOURTHS,
+            Precision::F64,
+        )
+        .unwrap();
+        assert_eq!(k.width, 10);
+        assert!((k.beta - 18.8).abs() < 0.05, "c = {}", k.beta);
+    }
+
+    #[test]
     fn unreachable_tolerances_are_errors() {
         let e = KernelSpec::for_tolerance(KernelKind::Es, 1e-9, Upsampling::TWO, Precision::F32);
         assert!(matches!(e, Err(GenError::ToleranceBelowPrecision { .. })));
@@ -168,5 +225,11 @@ mod tests {
             KernelSpec::for_tolerance(KernelKind::Gaussian, 1e-12, Upsampling::TWO, Precision::F64);
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
+        for bad in [0.5, -2.0, 1.0, f64::NAN] {
+            let e = KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling(bad), Precision::F64);
+            assert!(matches!(e, Err(GenError::Upsampling(_))), "σ = {bad}");
+            let e = KernelSpec::for_width(KernelKind::Es, 7, Upsampling(bad));
+            assert!(matches!(e, Err(GenError::Upsampling(_))), "σ = {bad}");
+        }
     }
 }

@@ -46,7 +46,7 @@ impl Default for CudaOptions {
         CudaOptions {
             device: 0,
             stream: None,
-            kernel: KernelKind::Es,
+            kernel: KernelKind::Pswf,
             upsampling: Upsampling::TWO,
             mode_order: ModeOrder::Cmcl,
             spread_method: None,
