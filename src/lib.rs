@@ -21,3 +21,8 @@ pub use nudt_gen as gen;
 pub use nudt_macros::spreader;
 pub use nudt_runtime::*;
 pub use num_complex;
+
+/// The README's Rust examples, run as doctests so that they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;
