@@ -226,7 +226,8 @@ mod tests {
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
         for bad in [0.5, -2.0, 1.0, f64::NAN] {
-            let e = KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling(bad), Precision::F64);
+            let e =
+                KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling(bad), Precision::F64);
             assert!(matches!(e, Err(GenError::Upsampling(_))), "σ = {bad}");
             let e = KernelSpec::for_width(KernelKind::Es, 7, Upsampling(bad));
             assert!(matches!(e, Err(GenError::Upsampling(_))), "σ = {bad}");

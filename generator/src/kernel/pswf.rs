@@ -25,13 +25,15 @@ impl Prolate {
         let diag: Vec<f64> = (0..n)
             .map(|i| {
                 let k = (2 * i) as f64;
-                k * (k + 1.0) + c2 * (2.0 * k * k + 2.0 * k - 1.0) / ((2.0 * k - 1.0) * (2.0 * k + 3.0))
+                k * (k + 1.0)
+                    + c2 * (2.0 * k * k + 2.0 * k - 1.0) / ((2.0 * k - 1.0) * (2.0 * k + 3.0))
             })
             .collect();
         let off: Vec<f64> = (0..n - 1)
             .map(|i| {
                 let k = (2 * i) as f64;
-                c2 * (k + 1.0) * (k + 2.0) / ((2.0 * k + 3.0) * ((2.0 * k + 1.0) * (2.0 * k + 5.0)).sqrt())
+                c2 * (k + 1.0) * (k + 2.0)
+                    / ((2.0 * k + 3.0) * ((2.0 * k + 1.0) * (2.0 * k + 5.0)).sqrt())
             })
             .collect();
         let v = lowest_eigenvector(&diag, &off);
