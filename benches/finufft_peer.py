@@ -25,7 +25,8 @@ repeated R times (default 3). Reported: the median of each phase and the median 
 per-repeat totals (plan + setpts + execute), in seconds.
 
 Error: relative l2 error ||approx - exact|| / ||exact|| over a random sample of S outputs
-(default 100: mode indices for type 1, points for type 2, targets for type 3), against the
+(default 100; 0 skips the check and reports rel_error null: mode indices for type 1, points
+for type 2, targets for type 3), against the
 direct sum in float64 numpy (chunked). Mode k of an axis of length N sits at index k + N//2
 (finufft's default mode order); type 1: f_k = sum_j c_j exp(i isign k.x_j); type 2:
 c_j = sum_k f_k exp(i isign k.x_j); type 3: f_k = sum_j c_j exp(i isign s_k.x_j).
@@ -156,10 +157,12 @@ def run_problem(finufft, p, args):
         del plan
     plan_s, setpts_s, execute_s, total_s = (statistics.median(col) for col in zip(*phases))
 
-    t0 = time.perf_counter()
-    err = rel_error(p, x, data, targets, out, isign, args.sample,
-                    np.random.default_rng(args.seed + 1))
-    log(f"  {p['name']}: direct-sum check took {time.perf_counter() - t0:.1f} s")
+    err = None  # --sample 0: no check, as nudt's own side reports it
+    if args.sample > 0:
+        t0 = time.perf_counter()
+        err = rel_error(p, x, data, targets, out, isign, args.sample,
+                        np.random.default_rng(args.seed + 1))
+        log(f"  {p['name']}: direct-sum check took {time.perf_counter() - t0:.1f} s")
     rec = {"name": p["name"], "type": t, "dim": dim,
            "modes": None if t == 3 else [int(n) for n in p["modes"]], "points": m}
     if t == 3:
@@ -182,8 +185,10 @@ def parse_args(argv):
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    if args.threads < 1 or args.repeats < 1 or args.sample < 1 or args.scale <= 0:
-        ap.error("--threads, --repeats, --sample and --scale must be positive")
+    if args.threads < 1 or args.repeats < 1 or args.scale <= 0:
+        ap.error("--threads, --repeats and --scale must be positive")
+    if args.sample < 0:
+        ap.error("--sample must be 0 (no error check) or more")
     return args
 
 

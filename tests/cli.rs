@@ -145,6 +145,17 @@ fn demo_reports_choices_timings_and_errors() {
     assert!(!out.contains("ABOVE TOLERANCE"), "{out}");
 }
 
+#[test]
+fn demo_without_a_sample_says_the_error_was_not_checked() {
+    let (code, out, err) = run(nudt().args(["demo", "--scale", "0.002", "--sample", "0"]));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("not checked (--sample 0)").count(), 3, "{out}");
+    assert!(
+        !out.contains("NaN") && !out.contains("ABOVE TOLERANCE"),
+        "{out}"
+    );
+}
+
 // ---------------------------------------------------------------- bench
 
 #[test]
@@ -254,10 +265,78 @@ fn bench_bad_inputs() {
     );
     assert_usage_error(nudt().args(["bench", "--scale", "-1"]), &["--scale"]);
     assert_usage_error(
+        nudt().args(["bench", "--scale", "1e6"]),
+        &["--scale", "1000"],
+    );
+    assert_usage_error(
         nudt().args(["bench", "--plot", "x.gif"]),
         &["--plot", ".svg"],
     );
     assert_usage_error(nudt().args(["bench", "--compare", "nfft"]), &["--compare"]);
+}
+
+#[test]
+fn bench_refuses_problems_too_large_for_memory_before_running_any() {
+    let dir = tmp();
+    let file = dir.path().join("huge.toml");
+    let small =
+        "[[problem]]\nname = \"small\"\ntype = 1\nmodes = [16]\npoints = 100\ntol = 1e-6\n\n";
+    // 10^15 points: petabytes of coordinates.
+    std::fs::write(
+        &file,
+        format!("{small}[[problem]]\nname = \"huge\"\ntype = 2\nmodes = [64, 64]\npoints = 1000000000000000\ntol = 1e-6\n"),
+    )
+    .unwrap();
+    let (code, out, err) = run(nudt().arg("bench").arg("--problems").arg(&file));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("'huge'") && err.contains("GiB") && err.contains("memory"),
+        "{err}"
+    );
+    assert!(!out.contains("small"), "nothing runs first: {out}");
+    // Modes whose product overflows usize.
+    std::fs::write(
+        &file,
+        "[[problem]]\nname = \"wide\"\ntype = 1\nmodes = [4294967296, 4294967296, 4294967296]\npoints = 10\ntol = 1e-6\n",
+    )
+    .unwrap();
+    assert_usage_error(
+        nudt().arg("bench").arg("--problems").arg(&file),
+        &["'wide'", "overflow"],
+    );
+    // The built-in set scaled past memory (10^7 points × 1000 in 3-D).
+    assert_usage_error(
+        nudt().args(["bench", "--only", "3d-t1", "--scale", "1000"]),
+        &["'3d-t1'", "memory", "--scale"],
+    );
+}
+
+#[test]
+fn bench_json_into_a_closed_pipe_exits_quietly() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("nudt"))
+        .args([
+            "bench",
+            "--only",
+            "2d-t1",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--sample",
+            "1",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Like `| head -0`: the reader is gone before the first line is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
 /// A stand-in for benches/finufft_peer.py that checks its arguments and prints canned lines.
@@ -359,6 +438,50 @@ fn bench_compare_without_finufft_is_a_clear_error() {
     );
     // nudt's own results are still printed.
     assert!(out.contains("2d-t1") && out.contains("points/s"), "{out}");
+}
+
+/// Whether python3 can import numpy and finufft (the real peer's needs); says the test
+/// skipped where it cannot.
+fn finufft_present() -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import numpy, finufft, tomllib"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: python3 with numpy and finufft (pip install finufft) not found");
+    }
+    ok
+}
+
+#[test]
+fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
+    if !finufft_present() {
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/finufft_peer.py");
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1",
+            "--scale",
+            "0.0001",
+            "--repeats",
+            "1",
+            "--sample",
+            "0",
+            "--compare",
+            "finufft",
+            "--json",
+            "--peer-script",
+        ])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(v["rel_error"].is_null(), "{v}");
+    assert!(v["finufft"]["rel_error"].is_null(), "{v}");
+    assert!(v["finufft"]["total_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["speedup"].as_f64().unwrap() > 0.0, "{v}");
 }
 
 // ---------------------------------------------------------------- transform
@@ -637,6 +760,7 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
         &mut t1(&["--type", "3", "--points", "x.npy", "--strengths", "c.npy"]),
         &["--targets"],
     );
+    #[cfg(not(feature = "cuda"))]
     assert_usage_error(
         &mut t1(&[
             "--type",
@@ -650,7 +774,28 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
             "--points",
             "x.npy,y.npy",
         ]),
-        &["--backend cuda"],
+        &[
+            "--backend cuda",
+            "without the `cuda` feature",
+            "--features cuda",
+        ],
+    );
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "8,8",
+            "--strengths",
+            "c.npy",
+            "--backend",
+            "cuda",
+            "--threads",
+            "2",
+            "--points",
+            "x.npy,y.npy",
+        ]),
+        &["--threads", "--backend cpu"],
     );
     assert_usage_error(
         &mut t1(&[
@@ -682,7 +827,35 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
             "--tol",
             "1e-10",
         ]),
-        &["tolerance", "f32"],
+        &["--tol 1e-10 with --precision f32", "tolerance"],
+    );
+    // Library errors name the option behind them: a fine grid past memory...
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "10000000,10000000",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["--modes 10000000,10000000", "fine grid"],
+    );
+    // ...and an output whose length overflows, refused before anything is planned.
+    assert_usage_error(
+        &mut t1(&[
+            "--type",
+            "1",
+            "--modes",
+            "4294967296,4294967296",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+        ]),
+        &["--modes 4294967296,4294967296", "output", "address space"],
     );
     assert_usage_error(
         &mut t1(&[
@@ -723,6 +896,69 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty());
+}
+
+/// `--backend cuda` in a build with the feature: runs on a GPU where there is one (and agrees
+/// with the CPU); elsewhere the CUDA backend's typed reason, as one line, and no output.
+#[cfg(feature = "cuda")]
+#[test]
+fn transform_backend_cuda_runs_or_says_why_not() {
+    let dir = tmp();
+    let d = dir.path();
+    let m = 500;
+    let (x, c) = write_inputs(d, m);
+    let mut cmd = nudt();
+    cmd.current_dir(d).args([
+        "transform",
+        "--type",
+        "1",
+        "--modes",
+        "16,12",
+        "--points",
+        "x.npy,y.npy",
+        "--strengths",
+        "c.npy",
+        "--out",
+        "f.npy",
+        "--tol",
+        "1e-9",
+        "--backend",
+        "cuda",
+        "--json",
+    ]);
+    if !matches!(nudt::cuda::device_count(), Ok(n) if n > 0) {
+        let (code, _, err) = run(&mut cmd);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: --backend cuda: "), "{err}");
+        assert!(
+            ["CUDA driver", "CUDA device", "CUDA library"]
+                .iter()
+                .any(|why| err.contains(why)),
+            "not a CudaError's text: {err}"
+        );
+        assert!(!d.join("f.npy").exists());
+        return;
+    }
+    let (code, out, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["backend"], "cuda", "{v}");
+    for k in [
+        "width",
+        "fine_grid",
+        "strategy",
+        "gpu",
+        "bins",
+        "gpu_execute_s",
+    ] {
+        assert!(!v[k].is_null(), "missing {k}: {v}");
+    }
+    let (_, f) = load_c64(&d.join("f.npy"));
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let which: Vec<usize> = (0..16 * 12).collect();
+    let exact = nudt::direct::type1(&xs, &c, &[16, 12], nudt::ModeOrder::Cmcl, 1, &which);
+    assert!(rel_err(&f, &exact) < 1e-7, "{}", rel_err(&f, &exact));
 }
 
 #[test]
@@ -773,6 +1009,46 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
     let root = scratch_crate();
     let kernels = root.join("src/kernels");
     let _ = std::fs::remove_dir_all(&kernels);
+    // A second module in the same crate (one build): 3-D in f32, the planner's schedule.
+    let kernels3 = root.join("src/kernels3");
+    let _ = std::fs::remove_dir_all(&kernels3);
+    let (code, _, err) = run(nudt()
+        .args([
+            "gen",
+            "--dim",
+            "3",
+            "--precision",
+            "f32",
+            "--tol",
+            "1e-5",
+            "-o",
+        ])
+        .arg(&kernels3));
+    assert_eq!(code, 0, "{err}");
+    let modes3 = [12usize, 10, 8];
+    let (x3, c3) = data(3, 1500);
+    let x3: Vec<Vec<f32>> = x3
+        .iter()
+        .map(|v| v.iter().map(|&a| a as f32).collect())
+        .collect();
+    let c3: Vec<nudt::num_complex::Complex32> = c3
+        .iter()
+        .map(|z| nudt::num_complex::Complex32::new(z.re as f32, z.im as f32))
+        .collect();
+    let xs3: Vec<&[f32]> = x3.iter().map(|v| &v[..]).collect();
+    // Whatever this machine's `nudt tune` profile says, gen without --profile ignores it.
+    let untuned = Options {
+        use_profile: false,
+        ..Options::default()
+    };
+    let mut plan3 =
+        Plan::<f32>::new(TransformType::Type1, &modes3, 1, 1, 1e-5, untuned.clone()).unwrap();
+    plan3.set_points(&xs3).unwrap();
+    let module3 = format!("spread_3d_w{}_f32", plan3.width());
+    assert!(
+        kernels3.join(format!("{module3}.rs")).is_file(),
+        "{module3}.rs not generated"
+    );
     let (code, out, err) = run(nudt()
         .args([
             "gen",
@@ -810,18 +1086,39 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let fmt32 = |v: &[f32]| {
+        v.iter()
+            .map(|a| format!("{a:?}f32"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let interleaved: Vec<f64> = c.iter().flat_map(|z| [z.re, z.im]).collect();
+    let interleaved3: Vec<f32> = c3.iter().flat_map(|z| [z.re, z.im]).collect();
     std::fs::write(
         root.join("src/main.rs"),
         format!(
-            "mod kernels;\nuse kernels::{{fine_size, spread_2d_w7_f64 as k}};\n\
+            "mod kernels;\nmod kernels3;\nuse kernels::{{fine_size, spread_2d_w7_f64 as k}};\n\
              fn main() {{\n    let x = [{}];\n    let y = [{}];\n    let c = [{}];\n\
              let n = [fine_size(32), fine_size(20)];\n    let tiles = k::bin(&n, &[k::TILE_SIDE; 2], &[&x, &y]);\n\
              let mut g = vec![0.0f64; 2 * n[0] * n[1]];\n    k::spread(&tiles, &c, &mut g);\n\
-             let s: f64 = g.iter().map(|v| v * v).sum();\n    println!(\"{{}} {{}} {{s:e}}\", n[0], n[1]);\n}}\n",
+             let s: f64 = g.iter().map(|v| v * v).sum();\n    println!(\"{{}} {{}} {{s:e}}\", n[0], n[1]);\n\
+             use kernels3::{module3} as k3;\n\
+             let (x, y, z) = ([{}], [{}], [{}]);\n    let c = [{}];\n\
+             let n = [{m0}, {m1}, {m2}].map(kernels3::fine_size);\n\
+             let tiles = k3::bin(&n, &[k3::TILE_SIDE; 3], &[&x, &y, &z]);\n\
+             let mut g = vec![0.0f32; 2 * n[0] * n[1] * n[2]];\n    k3::spread(&tiles, &c, &mut g);\n\
+             let s: f64 = g.iter().map(|&v| v as f64 * v as f64).sum();\n\
+             println!(\"{{}} {{}} {{}} {{s:e}}\", n[0], n[1], n[2]);\n}}\n",
             fmt(&x[0]),
             fmt(&x[1]),
-            fmt(&interleaved)
+            fmt(&interleaved),
+            fmt32(&x3[0]),
+            fmt32(&x3[1]),
+            fmt32(&x3[2]),
+            fmt32(&interleaved3),
+            m0 = modes3[0],
+            m1 = modes3[1],
+            m2 = modes3[2],
         ),
     )
     .unwrap();
@@ -841,21 +1138,27 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
         "generated crate failed:\n{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let parts: Vec<&str> = stdout.split_whitespace().collect();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let parts: Vec<&str> = lines[0].split_whitespace().collect();
     assert_eq!(&parts[..2], &["64", "40"]);
     let theirs: f64 = parts[2].parse().unwrap();
 
+    // 3-D f32: the same fine grid and, up to f32 rounding, the same spread as the library's.
+    let parts3: Vec<&str> = lines[1].split_whitespace().collect();
+    let n3: Vec<usize> = parts3[..3].iter().map(|v| v.parse().unwrap()).collect();
+    assert_eq!(n3, plan3.fine_grid());
+    let theirs3: f64 = parts3[3].parse().unwrap();
+    let g3 = plan3.spread_only(Strategy::SourceDriven, &c3).unwrap();
+    let ours3: f64 = g3.iter().map(|z| z.norm_sqr() as f64).sum();
+    assert!(
+        (theirs3 - ours3).abs() <= 1e-4 * ours3,
+        "{theirs3} vs {ours3}"
+    );
+
     // The library's spreader on the same fine grid (32×20 modes → 64×40) with the same kernel.
     let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
-    let mut plan = Plan::<f64>::new(
-        TransformType::Type1,
-        &[32, 20],
-        1,
-        1,
-        1e-6,
-        Options::default(),
-    )
-    .unwrap();
+    let mut plan = Plan::<f64>::new(TransformType::Type1, &[32, 20], 1, 1, 1e-6, untuned).unwrap();
     plan.set_points(&xs).unwrap();
     assert_eq!(plan.fine_grid(), vec![64, 40]);
     let g = plan.spread_only(Strategy::SourceDriven, &c).unwrap();
@@ -996,12 +1299,105 @@ fn gen_for_another_machine_records_it() {
         .contains("pub mod spread_3d_w5_f32;"));
 }
 
+#[test]
+fn gen_detect_takes_this_machine_over_the_profiles() {
+    let dir = tmp();
+    let other = nudt::gen::Arch {
+        cores: 96,
+        l1: 48 << 10,
+        l2: 1 << 20,
+        l3: 384 << 20,
+        simd_bytes: 64,
+    };
+    let here = nudt::plan::this_machine().key();
+    assert_ne!(other.key(), here);
+    let profile = nudt::profile::Profile {
+        format: nudt::profile::FORMAT,
+        nudt: "0.0.0".into(),
+        machine: other.key(),
+        created_unix: 1,
+        quick: true,
+        threads: 96,
+        tol: 1e-6,
+        precision: "f64".into(),
+        arch: (&other).into(),
+        choice: Vec::new(),
+        trial: Vec::new(),
+    };
+    let file = dir.path().join("other.toml");
+    std::fs::write(&file, profile.to_toml().unwrap()).unwrap();
+    let machine_of = |detect: bool| {
+        let out = dir.path().join(format!("k{detect}"));
+        let mut cmd = nudt();
+        cmd.args(["gen", "--dim", "1", "--width", "4", "--profile"])
+            .arg(&file)
+            .arg("-o")
+            .arg(&out);
+        if detect {
+            cmd.arg("--detect");
+        }
+        let (code, _, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(out.join("spread_1d_w4_f64.rs")).unwrap();
+        text.lines()
+            .find(|l| l.contains("machine ="))
+            .expect("provenance names the machine")
+            .to_string()
+    };
+    let from_profile = machine_of(false);
+    assert!(from_profile.contains(&other.key()), "{from_profile}");
+    let detected = machine_of(true);
+    assert!(
+        detected.contains(&here) && detected.contains("--detect"),
+        "{detected}"
+    );
+}
+
 // ---------------------------------------------------------------- tune
 
 #[test]
 fn tune_quick_saves_a_profile_that_gen_uses() {
+    use nudt::profile::{Choice, Profile, Trial};
     let dir = tmp();
     let cache = dir.path().join("cache");
+    // An earlier run's profile for this machine: a 1-D choice that tuning 2-D must keep, and a
+    // 2-D one with tile side 8 (never the planner's) that it replaces and must not measure as
+    // "the planner's default".
+    let arch = nudt::plan::this_machine();
+    let choice = |dim, tile_side| Choice {
+        dim,
+        strategy: "target-driven".into(),
+        tile_side,
+        upsampfac: 1.25,
+        seconds: 1.0,
+        default_seconds: 2.0,
+        default_tile_side: 64,
+    };
+    let earlier = Profile {
+        format: nudt::profile::FORMAT,
+        nudt: "0.0.0".into(),
+        machine: arch.key(),
+        created_unix: 1,
+        quick: true,
+        threads: 1,
+        tol: 1e-6,
+        precision: "f64".into(),
+        arch: arch.into(),
+        choice: vec![choice(1, 64), choice(2, 8)],
+        trial: vec![Trial {
+            dim: 1,
+            ty: 1,
+            strategy: "target-driven".into(),
+            tile_side: 64,
+            upsampfac: 1.25,
+            width: 9,
+            seconds: 0.5,
+        }],
+    };
+    let profile = cache.join("nudt").join(format!("{}.toml", arch.key()));
+    std::fs::create_dir_all(profile.parent().unwrap()).unwrap();
+    std::fs::write(&profile, earlier.to_toml().unwrap()).unwrap();
+
     let (code, out, err) = run(nudt()
         .env("XDG_CACHE_HOME", &cache)
         .args(["tune", "--quick", "--dims", "2"]));
@@ -1010,24 +1406,40 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
         out.contains("chosen for 2-D") && out.contains("planner default"),
         "{out}"
     );
+    assert!(out.contains("kept the 1-D choice(s)"), "{out}");
     let saved: Vec<PathBuf> = std::fs::read_dir(cache.join("nudt"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .collect();
-    assert_eq!(saved.len(), 1, "{saved:?}");
-    let profile = &saved[0];
-    let text = std::fs::read_to_string(profile).unwrap();
-    let v: toml::Value = toml::from_str(&text).unwrap();
-    let choice = &v["choice"][0];
-    let side = choice["tile_side"].as_integer().unwrap();
-    let sigma = choice["upsampfac"].as_float().unwrap();
-    assert!(v["trial"].as_array().unwrap().len() >= 8);
+    assert_eq!(saved, vec![profile.clone()]);
+    let tuned = Profile::parse(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    assert_eq!(tuned.choice(1), Some(&earlier.choice[0]), "1-D kept");
+    assert!(tuned.trial.contains(&earlier.trial[0]));
+    assert!(tuned.trial.iter().filter(|t| t.dim == 2).count() >= 8);
+    let two = tuned.choice(2).expect("2-D tuned");
+    // The defaults were timed with the planner's own tile side, not the old profile's 8.
+    let planner = Plan::<f64>::new(
+        TransformType::Type1,
+        &[256, 256],
+        1,
+        1,
+        1e-6,
+        Options {
+            use_profile: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .tile_side();
+    assert_ne!(planner, 8);
+    assert_eq!(two.default_tile_side, planner, "{two:?}");
+    let (side, sigma) = (two.tile_side as i64, two.upsampfac);
 
     let out_dir = dir.path().join("k");
     let (code, _, err) = run(nudt()
         .args(["gen", "--dim", "2", "--profile"])
-        .arg(profile)
+        .arg(&profile)
         .arg("-o")
         .arg(&out_dir));
     assert_eq!(code, 0, "{err}");
@@ -1142,6 +1554,12 @@ fn gen_cuda_writes_kernels_that_compile_to_ptx() {
             .arg(&out));
         assert_eq!(code, 0, "{stderr}");
         assert!(stdout.contains(".json"), "{stdout}");
+        // Never silently an H100: a detected GPU, or the built-in default and how to override it.
+        assert!(
+            stderr.contains("GPU: detected")
+                || (stderr.contains("built-in default") && stderr.contains("--sm-count")),
+            "{stderr}"
+        );
         let mut cu: Vec<PathBuf> = std::fs::read_dir(&out)
             .unwrap()
             .map(|e| e.unwrap().path())

@@ -4,7 +4,7 @@
 use super::peer::{self, PeerArgs, PeerResults};
 use super::plot::{self, Series};
 use super::problem::{self, Measurement, Problem, RunConfig};
-use super::{describe_arch, fail, fmt_rate, fmt_time, parse_threads, strategy_name, Result};
+use super::{describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
@@ -64,10 +64,16 @@ pub struct Args {
     plot: Option<PathBuf>,
 }
 
+/// Largest `--scale`: 1000 times the shared problems' 10^7 points is already beyond any one
+/// machine's memory; what a problems file makes of it is checked per problem.
+const MAX_SCALE: f64 = 1000.0;
+
 fn parse_scale(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("expected a positive factor such as 0.1, got '{s}'")),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SCALE => Ok(v),
+        _ => Err(format!(
+            "expected a factor in (0, {MAX_SCALE}] such as 0.1, got '{s}'"
+        )),
     }
 }
 
@@ -121,6 +127,11 @@ pub fn run(args: Args) -> Result<()> {
             "no problems to run (all are GPU-only; name them with --only)"
         ));
     }
+    // Every problem's size before the first runs: one too large for memory would otherwise
+    // fail only after the others spent their time.
+    for p in &problems {
+        p.scaled(args.scale).check_fits()?;
+    }
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let arch = nudt::plan::this_machine();
     let cfg = RunConfig {
@@ -155,20 +166,20 @@ pub fn run(args: Args) -> Result<()> {
     if args.json {
         for (p, m) in problems.iter().zip(&ours) {
             let peer = theirs.as_ref().map(|t| t.get(&p.name));
-            println!(
+            outln!(
                 "{}",
                 json_line(p, args.scale, m, peer, threads, &args, arch)
             );
         }
     } else {
-        println!(
+        outln!(
             "nudt {} bench: {} problem(s), points ×{}, median of {} run(s), {threads} thread(s)",
             env!("CARGO_PKG_VERSION"),
             problems.len(),
             args.scale,
             args.repeats
         );
-        println!("machine: {} ({})\n", describe_arch(arch), arch.key());
+        outln!("machine: {} ({})\n", describe_arch(arch), arch.key());
         print_table(&problems, args.scale, &ours, theirs.as_ref());
     }
 
@@ -198,7 +209,7 @@ pub fn run(args: Args) -> Result<()> {
         );
         plot::throughput(path, &title, &names, &series)?;
         if !args.json {
-            println!("\nwrote {}", path.display());
+            outln!("\nwrote {}", path.display());
         }
     }
 
@@ -355,7 +366,7 @@ fn print_rows(rows: &[Vec<String>]) {
                 }
             })
             .collect();
-        println!("{}", line.join("  ").trim_end());
+        outln!("{}", line.join("  ").trim_end());
     }
 }
 
@@ -437,9 +448,9 @@ fn print_table(
     }
     print_rows(&rows);
     if theirs.is_some() {
-        println!("\nspeedup = FINUFFT total / nudt total (above 1: nudt is faster); total = plan + setpts + execute");
+        outln!("\nspeedup = FINUFFT total / nudt total (above 1: nudt is faster); total = plan + setpts + execute");
     }
     for e in errors {
-        println!("{e}");
+        outln!("{e}");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::profile;
 use super::{
-    describe_arch, fail, parse_sigma, parse_tol, strategy_name, write_atomic, KernelArg,
+    describe_arch, fail, outln, parse_sigma, parse_tol, strategy_name, write_atomic, KernelArg,
     PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
@@ -51,7 +51,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = PrecisionArg::F64)]
     precision: PrecisionArg,
     /// Spreading kernel
-    #[arg(long, value_enum, default_value_t = KernelArg::Es)]
+    #[arg(long, value_enum, default_value_t = KernelArg::Pswf)]
     kernel: KernelArg,
     /// Upsampling factor the kernel is shaped for: 2 or 1.25 [default: 2, or the profile's]
     #[arg(long, value_parser = parse_sigma)]
@@ -62,7 +62,8 @@ pub struct Args {
     /// Tile side in grid points [default: the profile's, else from the caches]
     #[arg(long, value_parser = clap::value_parser!(u32).range(8..=65536))]
     tile_side: Option<u32>,
-    /// Tune for this machine (default unless --cores/--l1/--l2/--l3/--simd are given)
+    /// Tune for this machine (default unless --cores/--l1/--l2/--l3/--simd are given); with
+    /// --profile, this machine rather than the one the profile was tuned on
     #[arg(long, conflicts_with_all = ["cores", "l1", "l2", "l3", "simd"])]
     detect: bool,
     /// Cores of the target machine
@@ -158,19 +159,23 @@ pub fn run(args: Args) -> Result<()> {
     dims.sort_unstable();
     dims.dedup();
 
-    // Machine: explicit fields over the profile's machine over detection.
+    // Machine: explicit fields, else the profile's machine unless --detect, else this one.
     let manual = args.cores.is_some()
         || args.l1.is_some()
         || args.l2.is_some()
         || args.l3.is_some()
         || args.simd.is_some();
     let (mut arch, arch_source) = match &profile {
-        Some(p) if !manual => (Arch::from(&p.arch), "from the profile"),
         _ if manual => (
             Arch::default(),
             "given on the command line (defaults for the rest)",
         ),
-        _ => (nudt::plan::this_machine().clone(), "detected"),
+        Some(_) if args.detect => (
+            nudt::plan::this_machine().clone(),
+            "detected (--detect: this machine, not the profile's)",
+        ),
+        Some(p) => (Arch::from(&p.arch), "from the profile"),
+        None => (nudt::plan::this_machine().clone(), "detected"),
     };
     if let Some(c) = args.cores {
         arch.cores = c as usize;
@@ -330,7 +335,7 @@ pub fn run(args: Args) -> Result<()> {
         write_atomic(&path, "-o", |w| {
             std::io::Write::write_all(w, body.as_bytes())
         })?;
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(())
 }

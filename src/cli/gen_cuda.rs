@@ -2,7 +2,7 @@
 //! parameters, as standalone `.cu` files of `extern "C"` kernels, each with a JSON file stating
 //! its entry points, launch geometry and shared-memory needs.
 
-use super::{fail, write_atomic, Result};
+use super::{describe_gpu, errln, fail, outln, probe_gpu, write_atomic, Result};
 use nudt::gen::cuda::{common_module, spread_module, CudaSource, CudaSpreadSpec, GpuArch};
 use nudt::gen::{KernelSpec, Precision};
 use std::path::Path;
@@ -22,18 +22,32 @@ pub struct CudaJob<'a> {
     pub out: &'a Path,
 }
 
-/// The GPU to generate for: the flags over the detected device over an H100 description.
-fn gpu(job: &CudaJob) -> (GpuArch, String) {
+/// The GPU to generate for: the flags over the detected device over an H100 description;
+/// with a line for stderr saying which, so that output generated without a GPU (or in a build
+/// without the `cuda` feature) never passes silently for this machine's.
+fn gpu(job: &CudaJob) -> (GpuArch, String, String) {
     let given = job.sm_count.is_some() || job.shared_mem.is_some() || job.l2.is_some();
-    let (mut arch, mut source) = match detect() {
-        Some(a) => (a, "detected".to_string()),
-        None => (
-            GpuArch::h100(),
-            "no GPU detected: an H100 description".to_string(),
-        ),
+    let (mut arch, mut source, mut note) = match probe_gpu() {
+        Ok(a) => {
+            let note = format!("GPU: detected {}", describe_gpu(&a));
+            (a, "detected".to_string(), note)
+        }
+        Err(why) => {
+            let h100 = GpuArch::h100();
+            let note = format!(
+                "GPU: {why}; generated for the built-in default, {}; --sm-count, --shared-mem and --l2 override it",
+                describe_gpu(&h100)
+            );
+            (
+                h100,
+                "no GPU detected: the built-in H100 description".to_string(),
+                note,
+            )
+        }
     };
     if given {
         source += ", with the command line's figures";
+        note += " (this run's figures given on the command line replace those)";
     }
     if let Some(n) = job.sm_count {
         arch.sm_count = n;
@@ -47,24 +61,13 @@ fn gpu(job: &CudaJob) -> (GpuArch, String) {
     if let Some(b) = job.l2 {
         arch.l2_bytes = b;
     }
-    (arch, source)
-}
-
-#[cfg(feature = "cuda")]
-fn detect() -> Option<GpuArch> {
-    let ctx = nudt::cuda::open(0).ok()?;
-    nudt::cuda::detect_arch(&ctx).ok()
-}
-
-#[cfg(not(feature = "cuda"))]
-fn detect() -> Option<GpuArch> {
-    None
+    (arch, source, note)
 }
 
 /// Writes `<module>.cu` and `<module>.json` for the spreading module of every dimension and
 /// for the precision's common module (scan, corrections, mode copies, type 3 factors).
 pub fn emit(job: &CudaJob) -> Result<()> {
-    let (arch, arch_source) = gpu(job);
+    let (arch, arch_source, note) = gpu(job);
     if arch.sm_count == 0 || arch.shared_mem_per_block_optin < 1024 {
         return Err(fail!(
             "--sm-count/--shared-mem: a GPU needs at least one multiprocessor and 1K of shared memory per block"
@@ -96,19 +99,21 @@ pub fn emit(job: &CudaJob) -> Result<()> {
         let cu = job.out.join(format!("{}.cu", m.name));
         let body = format!("{header}\n{}", m.source);
         write_atomic(&cu, "-o", |w| std::io::Write::write_all(w, body.as_bytes()))?;
-        println!("wrote {}", cu.display());
+        outln!("wrote {}", cu.display());
         let json = job.out.join(format!("{}.json", m.name));
         let text = m.describe_json();
         write_atomic(&json, "-o", |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })?;
-        println!("wrote {}", json.display());
+        outln!("wrote {}", json.display());
     }
-    println!(
+    outln!(
         "compile with NVRTC or `nvcc -arch={} --std=c++17 -cubin <file>.cu`; launch geometry and \
          shared memory per kernel are in the .json files",
         arch.sm()
     );
+    // Last, once all is written: an error stays the one line on stderr.
+    errln!("{note}");
     Ok(())
 }
 

@@ -14,6 +14,7 @@ mod transform;
 mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use nudt::gen::cuda::GpuArch;
 use nudt::gen::{KernelKind, Precision, Strategy, Upsampling};
 use std::fmt;
 use std::io::Write;
@@ -21,6 +22,21 @@ use std::path::Path;
 
 /// Exit code of every error the user can fix: bad options, files, shapes, tolerances.
 pub const EXIT_USAGE: i32 = 2;
+
+/// `println!` for a command's output. `println!` panics when stdout is closed early (`nudt
+/// bench --json | head -1`); this ends the process quietly instead, as `head` expects.
+macro_rules! outln {
+    () => { $crate::cli::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::cli::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+pub(crate) use outln;
+
+/// `eprintln!` for notes and errors; a closed stderr (`2>&1 | head`) is ignored rather than a
+/// panic, since there is nowhere left to report anything.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+pub(crate) use errln;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -70,7 +86,13 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("error: {e}");
+            // One line, whatever the library said (an NVRTC log spans many).
+            let text: Vec<&str> =
+                e.0.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+            errln!("error: {}", text.join("; "));
             EXIT_USAGE
         }
     }
@@ -108,7 +130,7 @@ fn clap_error(e: clap::Error) -> i32 {
         .find(|l| l.starts_with("tip:"))
         .map(|t| format!(" ({t})"))
         .unwrap_or_default();
-    eprintln!(
+    errln!(
         "error: {}{tip}; see 'nudt {}--help'",
         parts.join(" "),
         subcommand_hint()
@@ -155,6 +177,56 @@ macro_rules! fail {
     ($($arg:tt)*) => { $crate::cli::Error(format!($($arg)*)) };
 }
 pub(crate) use fail;
+
+/// Writes to stdout for [`outln!`]: a broken pipe exits with 0 (the reader has all it wanted);
+/// any other failure (a full disk behind a redirect) is an error, exit 2.
+pub fn write_out(args: fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(args) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            write_err(format_args!(
+                "error: cannot write to standard output: {e}\n"
+            ));
+            std::process::exit(EXIT_USAGE)
+        }
+    }
+}
+
+/// Writes to stderr for [`errln!`], ignoring failure.
+pub fn write_err(args: fmt::Arguments) {
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// The GPU the CUDA backend would use (device 0), or why there is none, as a phrase that
+/// follows "GPU: ".
+#[cfg(feature = "cuda")]
+pub fn probe_gpu() -> std::result::Result<GpuArch, String> {
+    nudt::cuda::open(0)
+        .and_then(|ctx| nudt::cuda::detect_arch(&ctx))
+        .map_err(|e| format!("none found ({e})"))
+}
+
+/// Without the `cuda` feature nothing is probed; the phrase says how to get a build that does.
+#[cfg(not(feature = "cuda"))]
+pub fn probe_gpu() -> std::result::Result<GpuArch, String> {
+    Err("not probed (this build has no CUDA backend; build with `--features cuda`)".into())
+}
+
+/// One line describing a GPU: what the CUDA generator tunes for.
+pub fn describe_gpu(a: &GpuArch) -> String {
+    format!(
+        "{} ({}), {} SMs, shared memory {} per block ({} opt-in) and {} per SM, L2 {}",
+        a.name,
+        a.sm(),
+        a.sm_count,
+        fmt_bytes(a.shared_mem_per_block),
+        fmt_bytes(a.shared_mem_per_block_optin),
+        fmt_bytes(a.shared_mem_per_sm),
+        fmt_bytes(a.l2_bytes)
+    )
+}
 
 /// Adds context (an option or file name) in front of a library error.
 pub trait Context<T> {
@@ -207,7 +279,9 @@ impl StrategyArg {
 /// `--kernel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum KernelArg {
-    /// Exponential of semicircle (FINUFFT's)
+    /// Prolate spheroidal wave function (FINUFFT 2.5's default; the most accurate)
+    Pswf,
+    /// Exponential of semicircle (FINUFFT's before 2.5)
     Es,
     /// Truncated Gaussian
     Gaussian,
@@ -216,6 +290,7 @@ pub enum KernelArg {
 impl KernelArg {
     pub fn get(self) -> KernelKind {
         match self {
+            KernelArg::Pswf => KernelKind::Pswf,
             KernelArg::Es => KernelKind::Es,
             KernelArg::Gaussian => KernelKind::Gaussian,
         }
@@ -261,6 +336,15 @@ pub fn strategy_name(s: Strategy) -> &'static str {
     }
 }
 
+/// A kernel's usual name, as the literature writes it.
+pub fn kernel_name(k: KernelKind) -> &'static str {
+    match k {
+        KernelKind::Pswf => "PSWF",
+        KernelKind::Es => "ES",
+        KernelKind::Gaussian => "Gaussian",
+    }
+}
+
 /// Seconds as `812 µs`, `12.3 ms` or `1.20 s`.
 pub fn fmt_time(s: f64) -> String {
     if !s.is_finite() {
@@ -297,7 +381,7 @@ pub fn fmt_dims(n: &[usize]) -> String {
 
 /// Bytes as `48 KiB` / `2 MiB`.
 pub fn fmt_bytes(b: usize) -> String {
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
     } else if b >= 1 << 10 {
         format!("{} KiB", b >> 10)

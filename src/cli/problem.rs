@@ -3,6 +3,7 @@
 //! `demo`, `bench` and `tune`.
 
 use super::{fail, median, Context, Result, Rng};
+use nudt::gen::KernelKind;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{direct, Float, ModeOrder, Options, Plan, Strategy, TransformType};
 use rayon::prelude::*;
@@ -78,7 +79,8 @@ impl Problem {
         self.precision == "f32"
     }
 
-    /// The same problem with `scale` times the points (at least one).
+    /// The same problem with `scale` times the points (at least one; a count past usize
+    /// saturates, for [`Problem::check_fits`] to refuse).
     pub fn scaled(&self, scale: f64) -> Problem {
         let mut p = self.clone();
         p.points = ((self.points as f64 * scale).round() as usize).max(1);
@@ -91,6 +93,70 @@ impl Problem {
             "-".into()
         } else {
             super::fmt_dims(&self.modes)
+        }
+    }
+
+    /// Bytes a run of this problem holds at its peak, roughly: the f64 data and its copy in
+    /// the problem's precision, the output, and the fine grid (σ = 2; type 3's grows with the
+    /// points, K = points^(1/d) per dimension) with its sort. `None` when that overflows.
+    fn bytes_needed(&self) -> Option<usize> {
+        let (dim, m) = (self.dim(), self.points);
+        let real = if self.is_f32() { 4 } else { 8 };
+        let modes = self
+            .modes
+            .iter()
+            .try_fold(1usize, |a, &n| a.checked_mul(n))?;
+        let (n_in, n_out) = match self.ty {
+            1 => (m, modes),
+            2 => (modes, m),
+            _ => (m, m),
+        };
+        let grid = if self.ty == 3 {
+            let k = (m as f64).powf(1.0 / dim as f64);
+            let side = 2.0 * k + 32.0;
+            let cells = side.powi(dim as i32);
+            // Past 2^60 cells the product is refused below anyway; keep the cast exact.
+            if cells > (1u64 << 60) as f64 {
+                return None;
+            }
+            cells as usize
+        } else {
+            self.modes
+                .iter()
+                .try_fold(1usize, |a, &n| a.checked_mul(n.checked_mul(2)?.max(32)))?
+        };
+        let coords = dim
+            .checked_mul(m)?
+            .checked_mul(if self.ty == 3 { 2 } else { 1 })?;
+        let per_coord = 8 + real;
+        let per_value = 16 + 2 * real;
+        [
+            coords.checked_mul(per_coord)?,
+            n_in.checked_mul(per_value)?,
+            n_out.checked_mul(2 * real)?,
+            grid.checked_mul(2 * real)?,
+            m.checked_mul(8)?,
+        ]
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+    }
+
+    /// Refuses a problem whose data would not fit in this machine's memory, before any of it
+    /// is allocated (an allocation that fails aborts the process instead of reporting).
+    pub fn check_fits(&self) -> Result<()> {
+        let at = format!("problem '{}' ({} points)", self.name, self.points);
+        let Some(bytes) = self.bytes_needed() else {
+            return Err(fail!(
+                "{at}: its data would overflow the address space; lower --scale or the problem's sizes"
+            ));
+        };
+        match physical_memory() {
+            Some(total) if bytes > total => Err(fail!(
+                "{at}: needs about {:.1} GiB for its data, more than the {:.1} GiB of memory here; lower --scale or the problem's sizes",
+                bytes as f64 / GIB,
+                total as f64 / GIB
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -138,6 +204,22 @@ impl Problem {
         }
         Ok(())
     }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// This machine's memory (MemTotal, the figure the library's own grid check uses), where the
+/// system says.
+fn physical_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = info
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<usize>()
+        .ok()?;
+    kb.checked_mul(1024)
 }
 
 /// Parses and checks a problems file; `file` names it in errors.
@@ -203,6 +285,7 @@ pub struct Measurement {
     /// Median over repeats of plan + setpts + execute.
     pub total_s: f64,
     pub points: usize,
+    pub kernel: KernelKind,
     pub width: usize,
     pub beta: f64,
     pub sigma: f64,
@@ -269,8 +352,9 @@ fn widen<T: Float>(v: &[T]) -> Vec<f64> {
     v.iter().map(|a| a.wide()).collect()
 }
 
-/// Runs `p` in its precision.
+/// Runs `p` in its precision, once [`Problem::check_fits`] says its data fits.
 pub fn run(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
+    p.check_fits()?;
     if p.is_f32() {
         run_in::<f32>(p, cfg)
     } else {
@@ -360,6 +444,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         execute_s: median(&exec_t),
         total_s: median(&tot_t),
         points: p.points,
+        kernel: plan.kernel().kind,
         width: plan.width(),
         beta: plan.kernel().beta,
         sigma: plan.kernel().upsampling.0,

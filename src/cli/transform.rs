@@ -4,14 +4,14 @@
 
 use super::npy::{self, fmt_shape, NpyComplex};
 use super::{
-    fail, fmt_dims, fmt_time, parse_sigma, parse_threads, parse_tol, strategy_name, KernelArg,
-    PrecisionArg, Result, StrategyArg,
+    errln, fail, fmt_dims, fmt_time, outln, parse_sigma, parse_threads, parse_tol, strategy_name,
+    Error, KernelArg, PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
 use nudt::gen::Upsampling;
 use nudt::num_complex::Complex;
-use nudt::{Options, Plan, TransformType};
-use serde_json::json;
+use nudt::{NudtError, Options, Plan, TransformType};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -19,7 +19,7 @@ use std::time::Instant;
 pub enum Backend {
     /// Generated CPU spreaders (rayon)
     Cpu,
-    /// NVIDIA GPU (not in this build)
+    /// NVIDIA GPU (builds with the `cuda` feature)
     Cuda,
 }
 
@@ -76,16 +76,16 @@ pub struct Args {
     /// Where to run
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
-    /// Worker threads (default: all cores)
+    /// Worker threads, --backend cpu (default: all cores)
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Upsampling factor of the fine grid: 2 or 1.25 [default: the planner's choice]
     #[arg(long, value_parser = parse_sigma)]
     upsampfac: Option<f64>,
     /// Spreading kernel
-    #[arg(long, value_enum, default_value_t = KernelArg::Es)]
+    #[arg(long, value_enum, default_value_t = KernelArg::Pswf)]
     kernel: KernelArg,
-    /// Spreading schedule
+    /// Spreading schedule, --backend cpu (the GPU chooses its own per point set)
     #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
     strategy: StrategyArg,
     /// Print one JSON line with the parameters used and the timings
@@ -102,20 +102,35 @@ fn parse_isign(s: &str) -> std::result::Result<i32, String> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.backend == Backend::Cuda {
-        return Err(fail!(
-            "--backend cuda: the CUDA backend is not available in this build (issue 4); use --backend cpu"
-        ));
-    }
     check_inputs(&args)?;
-    match args.precision {
-        PrecisionArg::F32 => run_in::<f32>(&args),
-        PrecisionArg::F64 => run_in::<f64>(&args),
+    match (args.backend, args.precision) {
+        (Backend::Cpu, PrecisionArg::F32) => run_in(&args, cpu::<f32>),
+        (Backend::Cpu, PrecisionArg::F64) => run_in(&args, cpu::<f64>),
+        #[cfg(feature = "cuda")]
+        (Backend::Cuda, PrecisionArg::F32) => run_in(&args, gpu::<f32>),
+        #[cfg(feature = "cuda")]
+        (Backend::Cuda, PrecisionArg::F64) => run_in(&args, gpu::<f64>),
+        #[cfg(not(feature = "cuda"))]
+        (Backend::Cuda, _) => Err(fail!(
+            "--backend cuda: this nudt was built without the `cuda` feature; rebuild with `cargo build --release --features cuda`, or use --backend cpu"
+        )),
     }
 }
 
-/// Which inputs each type takes; refuses the others before any file is read.
+/// Which inputs each type and backend take; refuses the others before any file is read.
 fn check_inputs(a: &Args) -> Result<()> {
+    if a.backend == Backend::Cuda {
+        if a.threads.is_some() {
+            return Err(fail!(
+                "--threads applies to --backend cpu; the GPU backend runs on the device"
+            ));
+        }
+        if a.strategy != StrategyArg::Auto {
+            return Err(fail!(
+                "--strategy applies to --backend cpu; the GPU backend chooses its method per point set"
+            ));
+        }
+    }
     let dim = a.points.len();
     if !(1..=3).contains(&dim) {
         return Err(fail!(
@@ -214,7 +229,130 @@ fn stacked(shape: &[usize], one: &[usize]) -> Option<usize> {
     }
 }
 
-fn run_in<T: NpyComplex>(a: &Args) -> Result<()> {
+/// Everything read from the files, checked against each other, for either backend.
+struct Inputs<T> {
+    dim: usize,
+    isign: i32,
+    coords: Vec<Vec<T>>,
+    /// Type 3 target frequencies (empty otherwise).
+    targets: Vec<Vec<T>>,
+    input: Vec<Complex<T>>,
+    ntransf: usize,
+    /// Types 1 and 2 (from --modes, or the --coeffs file's shape).
+    modes: Vec<usize>,
+    /// Shape of one transform's output, and the length of all of them.
+    out_one: Vec<usize>,
+    out_len: usize,
+}
+
+impl<T> Inputs<T> {
+    fn points(&self) -> usize {
+        self.coords[0].len()
+    }
+
+    fn frequencies(&self) -> usize {
+        self.targets.first().map_or(0, Vec::len)
+    }
+}
+
+/// What one backend ran: the output, its timings and the parameters it chose.
+struct Ran<T> {
+    out: Vec<Complex<T>>,
+    plan_s: f64,
+    setpts_s: f64,
+    execute_s: f64,
+    width: usize,
+    upsampfac: f64,
+    fine_grid: Vec<usize>,
+    /// The CPU's spreading schedule, or the GPU's method for this type's main step
+    /// (spreading; interpolation for type 2).
+    strategy: Option<String>,
+    /// CPU tile side (the GPU's bins are in `extra`).
+    tile_side: Option<usize>,
+    profile: Option<String>,
+    threads: Option<usize>,
+    backend: &'static str,
+    /// Where it ran, for the one-line summary.
+    place: String,
+    /// Fields only this backend has (the GPU's name, bins and device timings).
+    extra: serde_json::Map<String, Value>,
+}
+
+/// The step a library error came from, for naming the options behind it.
+#[derive(Clone, Copy)]
+enum Step {
+    Plan,
+    Points,
+    Execute,
+}
+
+/// Puts the option(s) behind a library error in front of it: the library knows a tolerance
+/// or a grid size, the user knows `--tol` and `--modes`.
+fn explain<T>(a: &Args, d: &Inputs<T>, step: Step, e: NudtError) -> Error {
+    use nudt::gen::GenError as G;
+    use NudtError as E;
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let sigma = a
+        .upsampfac
+        .map_or(String::new(), |s| format!(" and --upsampfac {s}"));
+    let what = match &e {
+        E::NonFinite { what, index, value } => {
+            let (files, option, i) = match *what {
+                "s" | "t" | "u" => (&a.targets, "--targets", "stu".find(what)),
+                _ => (&a.points, "--points", "xyz".find(what)),
+            };
+            if let Some(f) = i.and_then(|i| files.get(i)) {
+                return fail!(
+                    "{option} {}: non-finite value ({value}) at index {index}",
+                    f.display()
+                );
+            }
+            option.to_string()
+        }
+        E::Gen(G::ToleranceBelowPrecision { .. }) => format!(
+            "--tol {:e} with --precision {}",
+            a.tol,
+            a.precision.get().type_name()
+        ),
+        E::Gen(G::Tolerance(_)) => format!("--tol {:e}", a.tol),
+        E::Gen(G::WidthForTolerance { .. }) => format!(
+            "--tol {:e} with --kernel {}{sigma}",
+            a.tol,
+            format!("{:?}", a.kernel).to_lowercase()
+        ),
+        E::Gen(G::Upsampling(_)) => "--upsampfac".into(),
+        E::Gen(G::GridOverflow { .. }) | E::GridTooLarge { .. } | E::GridOverflow if a.ty == 3 => {
+            "--points with --targets (a type 3 grid grows with the product of their extents)".into()
+        }
+        E::Gen(G::GridOverflow { .. }) | E::GridTooLarge { .. } | E::GridOverflow => {
+            format!("--modes {}{sigma}", list(&d.modes))
+        }
+        E::Gen(G::Modes(_)) | E::ModesShape { .. } => format!("--modes {}", list(&d.modes)),
+        E::Threads(_) => format!("--threads {}", a.threads.unwrap_or(0)),
+        E::TooManyPoints(_) | E::Coordinates { .. } => "--points".into(),
+        E::Length { .. } => match (step, a.ty) {
+            (Step::Execute, 2) => "--coeffs".into(),
+            (Step::Execute, _) => "--strengths".into(),
+            (_, 3) => "--points and --targets".into(),
+            _ => "--points".into(),
+        },
+        _ => match step {
+            Step::Plan => "planning",
+            Step::Points => "setting the points",
+            Step::Execute => "executing",
+        }
+        .into(),
+    };
+    fail!("{what}: {e}")
+}
+
+/// Reads and checks every input file; nothing is planned yet.
+fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
     let dim = a.points.len();
     let isign = a.isign.unwrap_or(if a.ty == 2 { -1 } else { 1 });
     let coords = read_coords::<T>(&a.points, "--points")?;
@@ -276,7 +414,39 @@ fn run_in<T: NpyComplex>(a: &Args) -> Result<()> {
         let out_one = if a.ty == 1 { a.modes.clone() } else { vec![k] };
         (c.data, nt, a.modes.clone(), out_one)
     };
+    // The output in values and in bytes, before anything is planned or allocated.
+    let out_len = out_one
+        .iter()
+        .try_fold(ntransf, |n, &v| n.checked_mul(v))
+        .filter(|n| n.checked_mul(std::mem::size_of::<Complex<T>>()).is_some())
+        .ok_or_else(|| {
+            let from = match a.ty {
+                1 => {
+                    let modes: Vec<String> = out_one.iter().map(ToString::to_string).collect();
+                    format!("--modes {}", modes.join(","))
+                }
+                2 => "--points".to_string(),
+                _ => "--targets".to_string(),
+            };
+            fail!(
+                "{from} with {ntransf} transform(s): the output does not fit in the address space"
+            )
+        })?;
+    Ok(Inputs {
+        dim,
+        isign,
+        coords,
+        targets,
+        input,
+        ntransf,
+        modes,
+        out_one,
+        out_len,
+    })
+}
 
+/// The CPU backend: a [`Plan`], timed phase by phase.
+fn cpu<T: NpyComplex>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
     let opts = Options {
         kernel: a.kernel.get(),
         upsampling: a.upsampfac.map(Upsampling),
@@ -285,53 +455,170 @@ fn run_in<T: NpyComplex>(a: &Args) -> Result<()> {
         ..Options::default()
     };
     let t0 = Instant::now();
-    let mut plan = match a.ty {
-        1 => Plan::<T>::new(TransformType::Type1, &modes, isign, ntransf, a.tol, opts),
-        2 => Plan::<T>::new(TransformType::Type2, &modes, isign, ntransf, a.tol, opts),
-        _ => Plan::<T>::new_type3(dim, isign, ntransf, a.tol, opts),
-    }?;
-    let t1 = Instant::now();
-    let xs: Vec<&[T]> = coords.iter().map(|v| &v[..]).collect();
-    let named = |e: nudt::NudtError| match e {
-        nudt::NudtError::NonFinite { what, index, value } => {
-            let (files, option, i) = match what {
-                "s" | "t" | "u" => (&a.targets, "--targets", "stu".find(what)),
-                _ => (&a.points, "--points", "xyz".find(what)),
-            };
-            match i.and_then(|i| files.get(i)) {
-                Some(f) => fail!(
-                    "{option} {}: non-finite value ({value}) at index {index}",
-                    f.display()
-                ),
-                None => super::Error::from(nudt::NudtError::NonFinite { what, index, value }),
-            }
-        }
-        e => e.into(),
+    let plan = match a.ty {
+        1 => Plan::<T>::new(
+            TransformType::Type1,
+            &d.modes,
+            d.isign,
+            d.ntransf,
+            a.tol,
+            opts,
+        ),
+        2 => Plan::<T>::new(
+            TransformType::Type2,
+            &d.modes,
+            d.isign,
+            d.ntransf,
+            a.tol,
+            opts,
+        ),
+        _ => Plan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
     };
+    let mut plan = plan.map_err(|e| explain(a, d, Step::Plan, e))?;
+    let plan_s = t0.elapsed().as_secs_f64();
+    // Allocated untimed, and only once the plan has accepted the sizes (its memory check).
+    let mut out = vec![Complex::<T>::default(); d.out_len];
+    let t1 = Instant::now();
+    let xs: Vec<&[T]> = d.coords.iter().map(|v| &v[..]).collect();
+    let ts: Vec<&[T]> = d.targets.iter().map(|v| &v[..]).collect();
     if a.ty == 3 {
-        let ts: Vec<&[T]> = targets.iter().map(|v| &v[..]).collect();
-        plan.set_points_type3(&xs, &ts).map_err(named)?;
+        plan.set_points_type3(&xs, &ts)
     } else {
-        plan.set_points(&xs).map_err(named)?;
+        plan.set_points(&xs)
     }
+    .map_err(|e| explain(a, d, Step::Points, e))?;
     let t2 = Instant::now();
-    let out_len: usize = out_one.iter().product::<usize>() * ntransf;
-    let mut out = vec![Complex::<T>::default(); out_len];
-    plan.execute(&input, &mut out)?;
+    plan.execute(&d.input, &mut out)
+        .map_err(|e| explain(a, d, Step::Execute, e))?;
     let t3 = Instant::now();
-    let (plan_s, setpts_s, execute_s) = (
-        (t1 - t0).as_secs_f64(),
-        (t2 - t1).as_secs_f64(),
-        (t3 - t2).as_secs_f64(),
-    );
+    let strategy = strategy_name(plan.strategy());
+    Ok(Ran {
+        out,
+        plan_s,
+        setpts_s: (t2 - t1).as_secs_f64(),
+        execute_s: (t3 - t2).as_secs_f64(),
+        width: plan.width(),
+        upsampfac: plan.kernel().upsampling.0,
+        fine_grid: plan.fine_grid(),
+        strategy: Some(strategy.into()),
+        tile_side: Some(plan.tile_side()),
+        profile: plan.profile().map(|p| p.display().to_string()),
+        threads: Some(a.threads.unwrap_or_else(rayon::current_num_threads)),
+        backend: "cpu",
+        place: strategy.into(),
+        extra: serde_json::Map::new(),
+    })
+}
 
-    let mut out_shape = out_one.clone();
+/// The GPU backend: a [`nudt::cuda::CudaPlan`] on host slices, timed on the host (transfers
+/// included) and on the device (`gpu_setpts_s`, `gpu_execute_s`: kernels only).
+#[cfg(feature = "cuda")]
+fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
+    use nudt::cuda::{CudaError, CudaOptions, CudaPlan};
+    // Input errors read as the CPU's; the rest is the GPU's own (no driver, no device...).
+    let named = |step: Step, e: CudaError| match e {
+        CudaError::Nudt(e) => explain(a, d, step, e),
+        e => fail!("--backend cuda: {e}"),
+    };
+    let opts = CudaOptions {
+        kernel: a.kernel.get(),
+        upsampling: a.upsampfac.map_or(Upsampling::TWO, Upsampling),
+        ..CudaOptions::default()
+    };
+    let t0 = Instant::now();
+    let plan = match a.ty {
+        1 => CudaPlan::<T>::new(
+            TransformType::Type1,
+            &d.modes,
+            d.isign,
+            d.ntransf,
+            a.tol,
+            opts,
+        ),
+        2 => CudaPlan::<T>::new(
+            TransformType::Type2,
+            &d.modes,
+            d.isign,
+            d.ntransf,
+            a.tol,
+            opts,
+        ),
+        _ => CudaPlan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
+    };
+    let mut plan = plan.map_err(|e| named(Step::Plan, e))?;
+    let plan_s = t0.elapsed().as_secs_f64();
+    // Allocated untimed, and only once the plan has accepted the sizes (its memory check).
+    let mut out = vec![Complex::<T>::default(); d.out_len];
+    let t1 = Instant::now();
+    let xs: Vec<&[T]> = d.coords.iter().map(|v| &v[..]).collect();
+    let ts: Vec<&[T]> = d.targets.iter().map(|v| &v[..]).collect();
+    if a.ty == 3 {
+        plan.set_points_type3(&xs, &ts)
+    } else {
+        plan.set_points(&xs)
+    }
+    .and_then(|()| plan.synchronize())
+    .map_err(|e| named(Step::Points, e))?;
+    let t2 = Instant::now();
+    plan.execute(&d.input, &mut out)
+        .map_err(|e| named(Step::Execute, e))?;
+    let t3 = Instant::now();
+    let device = plan.timings().map_err(|e| named(Step::Execute, e))?;
+    let methods = plan.methods();
+    let method =
+        methods.map(|(spread, interp)| if a.ty == 2 { interp } else { spread }.name().to_string());
+    let gpu = format!("{} ({})", plan.arch().name, plan.arch().sm());
+    let mut extra = serde_json::Map::new();
+    extra.insert("gpu".into(), json!(gpu));
+    extra.insert("bins".into(), json!(plan.bins()));
+    extra.insert(
+        "methods".into(),
+        methods.map_or(
+            Value::Null,
+            |(s, i)| json!({ "spread": s.name(), "interp": i.name() }),
+        ),
+    );
+    extra.insert(
+        "gpu_setpts_s".into(),
+        json!(f64::from(device.setpts_ms) / 1e3),
+    );
+    extra.insert(
+        "gpu_execute_s".into(),
+        json!(f64::from(device.execute_ms) / 1e3),
+    );
+    Ok(Ran {
+        out,
+        plan_s,
+        setpts_s: (t2 - t1).as_secs_f64(),
+        execute_s: (t3 - t2).as_secs_f64(),
+        width: plan.width(),
+        upsampfac: plan.kernel().upsampling.0,
+        fine_grid: plan.fine_grid(),
+        place: format!(
+            "{} on {gpu}",
+            method.as_deref().unwrap_or("one thread per point")
+        ),
+        strategy: method,
+        tile_side: None,
+        profile: None,
+        threads: None,
+        backend: "cuda",
+        extra,
+    })
+}
+
+/// Reads the inputs, runs them on a backend, writes the output and reports.
+fn run_in<T: NpyComplex>(a: &Args, backend: fn(&Args, &Inputs<T>) -> Result<Ran<T>>) -> Result<()> {
+    let d = read_inputs::<T>(a)?;
+    let r = backend(a, &d)?;
+    let (dim, m, k, ntransf) = (d.dim, d.points(), d.frequencies(), d.ntransf);
+    let mut out_shape = d.out_one.clone();
     if ntransf > 1 {
         out_shape.insert(0, ntransf);
     }
-    npy::write_complex(&a.out, "--out", &out_shape, &out)?;
+    npy::write_complex(&a.out, "--out", &out_shape, &r.out)?;
 
-    let total_s = plan_s + setpts_s + execute_s;
+    let total_s = r.plan_s + r.setpts_s + r.execute_s;
     if a.json {
         let mut v = json!({
             "type": a.ty,
@@ -340,44 +627,45 @@ fn run_in<T: NpyComplex>(a: &Args) -> Result<()> {
             "ntransf": ntransf,
             "precision": T::PRECISION.type_name(),
             "tol": a.tol,
-            "isign": isign,
+            "isign": d.isign,
             "kernel": format!("{:?}", a.kernel).to_lowercase(),
-            "width": plan.width(),
-            "upsampfac": plan.kernel().upsampling.0,
-            "fine_grid": plan.fine_grid(),
-            "strategy": strategy_name(plan.strategy()),
-            "tile_side": plan.tile_side(),
-            "profile": plan.profile().map(|p| p.display().to_string()),
-            "threads": a.threads.unwrap_or_else(rayon::current_num_threads),
-            "backend": "cpu",
-            "plan_s": plan_s,
-            "setpts_s": setpts_s,
-            "execute_s": execute_s,
+            "width": r.width,
+            "upsampfac": r.upsampfac,
+            "fine_grid": r.fine_grid,
+            "strategy": r.strategy,
+            "tile_side": r.tile_side,
+            "profile": r.profile,
+            "threads": r.threads,
+            "backend": r.backend,
+            "plan_s": r.plan_s,
+            "setpts_s": r.setpts_s,
+            "execute_s": r.execute_s,
             "total_s": total_s,
             "out": a.out.display().to_string(),
             "out_shape": out_shape,
             "out_dtype": T::DTYPE,
         });
         let o = v.as_object_mut().expect("object");
+        o.extend(r.extra);
         if a.ty == 3 {
             o.insert("targets".into(), json!(k));
         } else {
-            o.insert("modes".into(), json!(modes));
+            o.insert("modes".into(), json!(d.modes));
         }
-        println!("{v}");
+        outln!("{v}");
     } else {
-        eprintln!(
+        errln!(
             "{}: width {}, fine grid {}, {}; plan {}, setpts {}, execute {} (total {})",
-            summary(a.ty, dim, m, k, &modes, ntransf),
-            plan.width(),
-            fmt_dims(&plan.fine_grid()),
-            strategy_name(plan.strategy()),
-            fmt_time(plan_s),
-            fmt_time(setpts_s),
-            fmt_time(execute_s),
+            summary(a.ty, dim, m, k, &d.modes, ntransf),
+            r.width,
+            fmt_dims(&r.fine_grid),
+            r.place,
+            fmt_time(r.plan_s),
+            fmt_time(r.setpts_s),
+            fmt_time(r.execute_s),
             fmt_time(total_s)
         );
-        eprintln!(
+        errln!(
             "wrote {} ({} {})",
             display(&a.out),
             T::DTYPE,

@@ -3,9 +3,12 @@
 //! prints what it tried and chose, and saves a profile.
 
 use super::profile::{self, Choice, Profile, Trial};
-use super::{describe_arch, fail, fmt_time, median, parse_threads, strategy_name, Result, Rng};
+use super::{
+    describe_arch, describe_gpu, fail, fmt_time, median, outln, parse_threads, probe_gpu,
+    strategy_name, Result, Rng,
+};
 use indicatif::{ProgressBar, ProgressStyle};
-use nudt::gen::{KernelKind, KernelSpec, Precision, Upsampling};
+use nudt::gen::{KernelSpec, Precision, Upsampling};
 use nudt::num_complex::Complex64;
 use nudt::{Options, Plan, Strategy, TransformType};
 use std::f64::consts::PI;
@@ -83,6 +86,8 @@ impl Bench {
             tile_side: cfg.tile,
             upsampling: Some(Upsampling(cfg.sigma)),
             threads: self.threads,
+            // Measure the planner itself, not the profile being replaced.
+            use_profile: false,
             ..Options::default()
         };
         let ty = if cfg.ty == 1 {
@@ -159,14 +164,17 @@ pub fn run(args: Args) -> Result<()> {
     };
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let repeats = if args.quick { 3 } else { 5 };
-    println!(
+    outln!(
         "nudt {} tune{}",
         env!("CARGO_PKG_VERSION"),
         if args.quick { " --quick" } else { "" }
     );
-    println!("machine: {} ({})", describe_arch(&arch), arch.key());
-    println!("GPU: not probed (this build has no CUDA backend)");
-    println!(
+    outln!("machine: {} ({})", describe_arch(&arch), arch.key());
+    match probe_gpu() {
+        Ok(gpu) => outln!("GPU: {}", describe_gpu(&gpu)),
+        Err(why) => outln!("GPU: {why}"),
+    }
+    outln!(
         "problems: types 1 and 2, uniform points, tolerance {TOL:e}, f64, {threads} thread(s), median of {repeats}\n"
     );
 
@@ -178,7 +186,12 @@ pub fn run(args: Args) -> Result<()> {
     );
     let mut tiles_of = Vec::new();
     for &dim in &dims {
-        let k2 = KernelSpec::for_tolerance(KernelKind::Es, TOL, Upsampling::TWO, Precision::F64)?;
+        let k2 = KernelSpec::for_tolerance(
+            Options::default().kernel,
+            TOL,
+            Upsampling::TWO,
+            Precision::F64,
+        )?;
         let default_side = nudt::gen::plan::tile_side(dim, &k2, Precision::F64, &arch);
         let tiles = tile_candidates(default_side, k2.width, args.quick);
         // defaults (2) + both schedules per tile + type 2 per tile − the default's twins + sigma 1.25 (2)
@@ -319,7 +332,7 @@ pub fn run(args: Args) -> Result<()> {
             seconds: r.seconds,
         })
         .collect();
-    let profile = Profile {
+    let mut profile = Profile {
         format: profile::FORMAT,
         nudt: env!("CARGO_PKG_VERSION").into(),
         machine: arch.key(),
@@ -335,9 +348,21 @@ pub fn run(args: Args) -> Result<()> {
         trial: trials,
     };
     if let Some(path) = out_path {
+        outln!();
+        match profile::merge_existing(&mut profile, &path) {
+            profile::Merged::Fresh => {}
+            profile::Merged::Kept(kept) => {
+                let kept: Vec<String> = kept.iter().map(|d| format!("{d}-D")).collect();
+                outln!(
+                    "kept the {} choice(s) of the existing profile (not tuned this run)",
+                    kept.join(", ")
+                );
+            }
+            profile::Merged::Replaced(why) => outln!("replacing {}: {why}", path.display()),
+        }
         profile::save(&profile, &path)?;
-        println!("\nsaved {}", path.display());
-        println!(
+        outln!("saved {}", path.display());
+        outln!(
             "use it: nudt gen --target rust --dim {} --profile {} -o kernels",
             dims[0],
             path.display()
@@ -362,9 +387,15 @@ fn describe(dim: usize, c: &Config) -> String {
 }
 
 fn print_table(rows: &[Row], choices: &[Choice]) {
-    println!(
+    outln!(
         "{:>3}  {:>4}  {:<14} {:>6}  {:>5}  {:>2}  {:>9}  note",
-        "dim", "type", "strategy", "tile", "sigma", "w", "time"
+        "dim",
+        "type",
+        "strategy",
+        "tile",
+        "sigma",
+        "w",
+        "time"
     );
     for r in rows {
         let mut note = Vec::new();
@@ -380,7 +411,7 @@ fn print_table(rows: &[Row], choices: &[Choice]) {
         } else {
             strategy_name(r.resolved)
         };
-        println!(
+        outln!(
             "{:>3}  {:>4}  {:<14} {:>6}  {:>5}  {:>2}  {:>9}  {}",
             r.dim,
             r.cfg.ty,
@@ -392,9 +423,9 @@ fn print_table(rows: &[Row], choices: &[Choice]) {
             note.join(", ")
         );
     }
-    println!();
+    outln!();
     for c in choices {
-        println!(
+        outln!(
             "chosen for {}-D: {}, tile {}, sigma {} — type 1 + type 2 in {} vs {} with the planner's defaults (tile {}): {:.2}×",
             c.dim,
             c.strategy,
@@ -406,7 +437,7 @@ fn print_table(rows: &[Row], choices: &[Choice]) {
             c.default_seconds / c.seconds
         );
     }
-    println!(
+    outln!(
         "(a configuration replaces the defaults only when at least {:.0}% faster)",
         MARGIN * 100.0
     );
