@@ -492,7 +492,7 @@ impl<T: Float> Plan<T> {
         let (a, b) = self.lengths(adjoint);
         // Plans of any ntransf can be made; a batch whose arrays could not exist is a length
         // error, not an overflow.
-        let batch = |n: usize| n.checked_mul(self.ntransf).unwrap_or(usize::MAX);
+        let batch = |n: usize| n.saturating_mul(self.ntransf);
         let (ea, eb) = (batch(a), batch(b));
         if input.len() != ea {
             return Err(NudtError::Length {
