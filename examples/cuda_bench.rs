@@ -479,8 +479,8 @@ mod bench {
             arch.sm_count,
             arch.shared_mem_per_block_optin >> 10,
             arch.l2_bytes >> 20,
-            nudt::cuda::driver_version(),
-            nudt::cuda::nvrtc_version()
+            nudt::cuda::driver_version()?,
+            nudt::cuda::nvrtc_version()?
         );
         eprintln!("{header}");
         let mut rows = Vec::new();

@@ -9,7 +9,10 @@
 //! cargo test --release --features cuda --test cuda_gpu -- --nocapture --test-threads=1
 //! ```
 //! Without a device every test prints `SKIPPED: no CUDA device (...)` and passes, except
-//! where `NUDT_REQUIRE_GPU=1` makes a missing device a failure (the device run sets it).
+//! where `NUDT_REQUIRE_GPU=1` makes a missing device a failure (the device run sets it); the
+//! tests of the typed errors for a missing driver, device or library run everywhere (`.ci/run`
+//! runs this suite on a machine without a GPU for them). The GPU tests take turns (see [`gpu`]),
+//! so the suite may also run with the default test threads.
 #![cfg(feature = "cuda")]
 
 mod common;
@@ -19,11 +22,16 @@ use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method};
+use std::sync::{Mutex, MutexGuard};
 
-/// Whether a device is there; prints why not (once per test) when it is not.
-fn gpu(test: &str) -> bool {
+/// The GPU, held for one test: `None` (after printing why) when there is no device. Tests
+/// hold it while they run, so that they take turns on the device: one test's allocations
+/// cannot then make another's run out of memory, or move the free memory it measures.
+fn gpu(test: &str) -> Option<MutexGuard<'static, ()>> {
+    static GPU: Mutex<()> = Mutex::new(());
     match nudt::cuda::device_count() {
-        Ok(n) if n > 0 => true,
+        // A test that failed while holding the GPU leaves nothing behind that the next needs.
+        Ok(n) if n > 0 => Some(GPU.lock().unwrap_or_else(|e| e.into_inner())),
         other => {
             let why = match other {
                 Ok(_) => "no device".to_string(),
@@ -33,7 +41,7 @@ fn gpu(test: &str) -> bool {
                 panic!("NUDT_REQUIRE_GPU=1 but no CUDA device: {why}");
             }
             println!("SKIPPED: no CUDA device ({why}) — {test}");
-            false
+            None
         }
     }
 }
@@ -156,11 +164,29 @@ fn matrix<T: CudaFloat>(tols: &[f64], name: &str) {
     );
 }
 
-/// Without a driver, device or library, making a plan is a typed error, never a panic.
+/// Without a driver, device or library, or with a driver older than the bindings, making a
+/// plan is a typed error, never a panic; so are the version queries. Runs with and without a
+/// GPU (`.ci/run` runs it without one).
 #[test]
 fn missing_gpu_is_a_typed_error() {
+    let driver = nudt::cuda::driver_version();
+    assert!(
+        matches!(driver, Ok(_) | Err(CudaError::NoDriver(_))),
+        "{driver:?}"
+    );
+    let nvrtc = nudt::cuda::nvrtc_version();
+    assert!(
+        matches!(
+            nvrtc,
+            Ok(_) | Err(CudaError::MissingLibrary { name: "nvrtc", .. })
+        ),
+        "{nvrtc:?}"
+    );
+    println!("driver {driver:?}, NVRTC {nvrtc:?}");
     match nudt::cuda::device_count() {
         Ok(n) if n > 0 => {
+            // The probe passed, so the driver is new enough.
+            assert!(driver.unwrap() >= nudt::cuda::MIN_DRIVER_VERSION);
             let e = CudaPlan::<f64>::new(
                 TransformType::Type1,
                 &[8],
@@ -176,25 +202,101 @@ fn missing_gpu_is_a_typed_error() {
             assert!(matches!(e, CudaError::NoDevice { .. }), "{e:?}");
         }
         _ => {
-            let e =
-                CudaPlan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-6, opts()).unwrap_err();
-            println!("no GPU here: {e}");
-            assert!(
-                matches!(
-                    e,
-                    CudaError::NoDriver(_)
-                        | CudaError::NoDevice { .. }
-                        | CudaError::MissingLibrary { .. }
-                ),
-                "{e:?}"
-            );
+            let plans = [
+                CudaPlan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-6, opts()).err(),
+                CudaPlan::<f32>::new(TransformType::Type2, &[8, 9], -1, 3, 1e-4, opts()).err(),
+                CudaPlan::<f64>::new_type3(3, 1, 1, 1e-6, opts()).err(),
+                CudaPlan::<f64>::new_type3(2, 1, 1, 1e-9, gaussian()).err(),
+            ];
+            for e in plans {
+                let e = e.expect("a plan without a usable GPU");
+                println!("no GPU here: {e}");
+                assert!(
+                    matches!(
+                        e,
+                        CudaError::NoDriver(_)
+                            | CudaError::DriverTooOld { .. }
+                            | CudaError::NoDevice { .. }
+                            | CudaError::MissingLibrary { .. }
+                    ),
+                    "{e:?}"
+                );
+            }
         }
     }
 }
 
+/// A driver older than the bindings is refused by its version, before cudarc can call an
+/// entry point it lacks: in a child process of this test binary, a stand-in `libcuda.so`
+/// (built here by rustc) that reports CUDA 12.4 makes every way in a `DriverTooOld` error.
+/// Needs no GPU; says SKIPPED where rustc cannot be run.
+#[test]
+fn old_driver_is_a_typed_error() {
+    const CHILD: &str = "NUDT_TEST_STAND_IN_DRIVER";
+    let test = "old_driver_is_a_typed_error";
+    if std::env::var_os(CHILD).is_some() {
+        assert_eq!(nudt::cuda::driver_version(), Ok(12040));
+        let too_old = |e: CudaError| {
+            println!("{e}");
+            assert!(
+                matches!(
+                    e,
+                    CudaError::DriverTooOld { found: 12040, needed }
+                        if needed == nudt::cuda::MIN_DRIVER_VERSION
+                ),
+                "{e:?}"
+            );
+        };
+        too_old(nudt::cuda::device_count().unwrap_err());
+        too_old(nudt::cuda::open(0).unwrap_err());
+        too_old(nudt::cuda::probe_libraries().unwrap_err());
+        too_old(CudaPlan::<f64>::new(TransformType::Type1, &[8], 1, 1, 1e-6, opts()).unwrap_err());
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("nudt-stand-in-driver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("stand_in.rs");
+    std::fs::write(
+        &lib,
+        "/// # Safety\n/// `v` is writable.\n#[no_mangle]\npub unsafe extern \"C\" fn \
+         cuDriverGetVersion(v: *mut i32) -> i32 { *v = 12040; 0 }\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("rustc")
+        .args(["--edition", "2021", "--crate-type", "cdylib", "-o"])
+        .arg(dir.join("libcuda.so"))
+        .arg(&lib)
+        .status();
+    match built {
+        Ok(status) => assert!(
+            status.success(),
+            "rustc could not build the stand-in driver"
+        ),
+        Err(e) => {
+            println!("SKIPPED: rustc not runnable ({e}) — {test}");
+            return;
+        }
+    }
+    let path = match std::env::var("LD_LIBRARY_PATH") {
+        Ok(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
+        _ => dir.display().to_string(),
+    };
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("LD_LIBRARY_PATH", path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    println!("{text}");
+}
+
 #[test]
 fn gpu_matches_direct_sum_f64() {
-    if gpu("gpu_matches_direct_sum_f64") {
+    if let Some(_gpu) = gpu("gpu_matches_direct_sum_f64") {
         matrix::<f64>(
             &[
                 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
@@ -206,7 +308,7 @@ fn gpu_matches_direct_sum_f64() {
 
 #[test]
 fn gpu_matches_direct_sum_f32() {
-    if gpu("gpu_matches_direct_sum_f32") {
+    if let Some(_gpu) = gpu("gpu_matches_direct_sum_f32") {
         matrix::<f32>(&[1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "f32");
     }
 }
@@ -328,24 +430,25 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
 
 #[test]
 fn gpu_agrees_with_cpu_for_every_method_f64() {
-    if gpu("gpu_agrees_with_cpu_for_every_method_f64") {
+    if let Some(_gpu) = gpu("gpu_agrees_with_cpu_for_every_method_f64") {
         agreement::<f64>(1e-9, 1e-11, "f64");
     }
 }
 
 #[test]
 fn gpu_agrees_with_cpu_for_every_method_f32() {
-    if gpu("gpu_agrees_with_cpu_for_every_method_f32") {
+    if let Some(_gpu) = gpu("gpu_agrees_with_cpu_for_every_method_f32") {
         agreement::<f32>(1e-5, 5e-5, "f32");
     }
 }
 
 #[test]
 fn every_width_and_method_in_every_dimension() {
-    if !gpu("every_width_and_method_in_every_dimension") {
+    let Some(_gpu) = gpu("every_width_and_method_in_every_dimension") else {
         return;
-    }
-    // Width w via the tolerance 10^(1-w) (ES, σ = 2), both methods, against the direct sum.
+    };
+    // Width w via the tolerance 10^(1-w) (the default kernel, σ = 2), every method, against
+    // the direct sum, up to the widest kernel (16, at 1e-15). M = 400 keeps it quick.
     let mut failures = Vec::new();
     for dim in 1..=3 {
         let (x, modes) = problem(dim, 40 + dim as u64);
@@ -359,7 +462,7 @@ fn every_width_and_method_in_every_dimension() {
             1,
             &all(modes.iter().product()),
         );
-        for w in 2..=13usize {
+        for w in 2..=16usize {
             let tol = 10f64.powi(1 - w as i32) * 1.001;
             for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
                 let o = CudaOptions {
@@ -382,13 +485,14 @@ fn every_width_and_method_in_every_dimension() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// A small run of every method, type, dimension and precision: what compute-sanitizer
-/// (memcheck, racecheck) runs on — `cuda_gpu sanitizer_small_run`.
+/// A small run of every method, type, dimension and precision, and of the Gaussian-gridding
+/// type 3 (its own module of wide windows): what compute-sanitizer (memcheck, racecheck) runs
+/// on — `cuda_gpu sanitizer_small_run`.
 #[test]
 fn sanitizer_small_run_of_each_method() {
-    if !gpu("sanitizer_small_run_of_each_method") {
+    let Some(_gpu) = gpu("sanitizer_small_run_of_each_method") else {
         return;
-    }
+    };
     fn one<T: CudaFloat>(tol: f64) {
         for dim in 1..=3 {
             let modes = [vec![37usize], vec![18, 13], vec![9, 8, 11]][dim - 1].clone();
@@ -414,6 +518,28 @@ fn sanitizer_small_run_of_each_method() {
                 let e3 = direct::type3(&refs(&x), &c, &refs(&s), -1, &all(300));
                 assert!(rel(&g3, &e3) < 10.0 * tol, "{dim}D {method:?} type 3");
             }
+            // The Gaussian-gridding type 3: two transforms, in batches of one as above.
+            let s = rng.coords(dim, 300, -8.0, 8.0);
+            let c2 = rng.complexes(2 * 1500);
+            let o = CudaOptions {
+                max_batch: 1,
+                ..gaussian()
+            };
+            let xt = cast::<T>(&x);
+            let st = cast::<T>(&s);
+            let mut plan = CudaPlan::<T>::new_type3(dim, 1, 2, tol, o).unwrap();
+            plan.set_points_type3(&refs(&xt), &refs(&st)).unwrap();
+            let mut out = vec![Complex::<T>::default(); 2 * 300];
+            plan.execute(&cast_c::<T>(&c2), &mut out).unwrap();
+            let out = widen(&out);
+            for t in 0..2 {
+                let e = direct::type3(&refs(&x), &c2[t * 1500..][..1500], &refs(&s), 1, &all(300));
+                let err = rel(&out[t * 300..][..300], &e);
+                assert!(
+                    err < 10.0 * tol,
+                    "{dim}D Gaussian type 3, transform {t}: {err:.2e}"
+                );
+            }
         }
     }
     one::<f64>(1e-7);
@@ -422,9 +548,9 @@ fn sanitizer_small_run_of_each_method() {
 
 #[test]
 fn batches_edge_cases_and_mode_orders() {
-    if !gpu("batches_edge_cases_and_mode_orders") {
+    let Some(_gpu) = gpu("batches_edge_cases_and_mode_orders") else {
         return;
-    }
+    };
     let pi = std::f64::consts::PI;
     let tol = 1e-9;
     // Batches: 5 transforms in cuFFT batches of 2 (with a remainder), against one at a time.
@@ -476,6 +602,46 @@ fn batches_edge_cases_and_mode_orders() {
             assert!(err < 10.0 * tol, "{modes:?} {order:?}: {err:e}");
         }
     }
+    // More transforms than a CUDA grid has blocks along y (65535, which indexes the batch):
+    // `max_batch` is clamped to nudt::cuda::MAX_BATCH, and the shared-memory kernels, whose
+    // grids are (subproblems, batch), still see every transform.
+    let ntr = nudt::cuda::MAX_BATCH + 10;
+    let x1 = vec![vec![0.7]];
+    let strengths = Rng::new(7).complexes(ntr);
+    let o = CudaOptions {
+        max_batch: usize::MAX,
+        spread_method: Some(CudaMethod::Sm),
+        interp_method: Some(CudaMethod::Sm),
+        ..opts()
+    };
+    let mut plan =
+        CudaPlan::<f64>::new(TransformType::Type1, &[4], 1, ntr, tol, o.clone()).unwrap();
+    plan.set_points(&refs(&x1)).unwrap();
+    let mut f = vec![Complex64::default(); 4 * ntr];
+    plan.execute(&strengths, &mut f).unwrap();
+    let unit = direct::type1(
+        &refs(&x1),
+        &[Complex64::new(1.0, 0.0)],
+        &[4],
+        ModeOrder::Cmcl,
+        1,
+        &all(4),
+    );
+    let mut plan2 = CudaPlan::<f64>::new(TransformType::Type2, &[4], -1, ntr, tol, o).unwrap();
+    plan2.set_points(&refs(&x1)).unwrap();
+    let mut back = vec![Complex64::default(); ntr];
+    plan2.execute(&f, &mut back).unwrap();
+    for (t, c) in strengths.iter().enumerate() {
+        let want: Vec<Complex64> = unit.iter().map(|u| u * c).collect();
+        let err = rel(&f[4 * t..][..4], &want);
+        assert!(err < 10.0 * tol, "type 1 transform {t} of {ntr}: {err:.2e}");
+        // Type 2 (the other sign) of those modes at the same point: Σ_k f_k e^{−ikx} = 4c.
+        let err2 = (back[t] - 4.0 * c).norm() / (4.0 * c.norm());
+        assert!(
+            err2 < 10.0 * tol,
+            "type 2 transform {t} of {ntr}: {err2:.2e}"
+        );
+    }
     // M = 0: type 1 gives zeros, type 2 nothing; type 3 with no sources gives zeros.
     let empty: Vec<Vec<f64>> = vec![vec![], vec![]];
     let f = gpu_type1::<f64>(&empty, &[], &[6, 5], 1, tol, opts()).unwrap();
@@ -489,9 +655,9 @@ fn batches_edge_cases_and_mode_orders() {
 
 #[test]
 fn device_buffers_and_user_stream() {
-    if !gpu("device_buffers_and_user_stream") {
+    let Some(_gpu) = gpu("device_buffers_and_user_stream") else {
         return;
-    }
+    };
     let ctx = nudt::cuda::open(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let modes = [32usize, 24];
@@ -530,9 +696,9 @@ fn device_buffers_and_user_stream() {
 
 #[test]
 fn bad_input_gives_typed_errors() {
-    if !gpu("bad_input_gives_typed_errors") {
+    let Some(_gpu) = gpu("bad_input_gives_typed_errors") else {
         return;
-    }
+    };
     let t1 = TransformType::Type1;
     assert!(matches!(
         CudaPlan::<f32>::new(t1, &[10], 1, 1, 1e-9, opts()),
@@ -596,6 +762,22 @@ fn bad_input_gives_typed_errors() {
         ),
         Err(CudaError::NoDevice { ordinal: 999, .. })
     ));
+    // Bins: a side of 0, and padded boxes beyond shared memory or beyond usize, are refused;
+    // sides in range are used as given.
+    for bins in [[0, 8, 1], [1 << 20, 1 << 20, 1], [usize::MAX, 1, 1]] {
+        let o = CudaOptions {
+            bins: Some(bins),
+            ..opts()
+        };
+        let e = CudaPlan::<f64>::new(t1, &[10, 10], 1, 1, 1e-6, o).unwrap_err();
+        assert!(matches!(e, CudaError::Unsupported(_)), "{bins:?}: {e:?}");
+    }
+    let o = CudaOptions {
+        bins: Some([8, 4, 99]),
+        ..opts()
+    };
+    let p = CudaPlan::<f64>::new(t1, &[10, 10], 1, 1, 1e-6, o).unwrap();
+    assert_eq!(p.bins(), vec![8, 4]);
     // A grid far beyond the GPU's memory is refused up front, as out of memory.
     let e = CudaPlan::<f64>::new(t1, &[1 << 20, 1 << 20], 1, 1, 1e-6, opts()).unwrap_err();
     assert!(
@@ -617,41 +799,142 @@ fn bad_input_gives_typed_errors() {
     );
 }
 
-#[test]
-fn modules_are_cached_in_memory_and_on_disk() {
-    if !gpu("modules_are_cached_in_memory_and_on_disk") {
-        return;
-    }
-    use nudt::cuda::{detect_arch, load_module, ModuleOrigin};
-    use nudt::gen::cuda::CudaSource;
-    let dir = std::env::temp_dir().join(format!("nudt-cuda-cache-test-{}", std::process::id()));
-    nudt::cuda::set_cache_dir(Some(Some(dir.clone())));
-    let ctx = nudt::cuda::open(0).unwrap();
-    let arch = detect_arch(&ctx).unwrap();
+/// A module of one probe kernel, unique to this process and `tag` (so that no cache holds it).
+fn probe_source(tag: &str) -> nudt::gen::cuda::CudaSource {
     let body = format!(
-        "extern \"C\" __global__ void nudt_probe(int* p) {{ p[0] = {}; }}",
+        "extern \"C\" __global__ void nudt_probe(int* p) {{ p[0] = {}; }} // {tag}",
         std::process::id()
     );
-    let src = CudaSource {
-        name: "nudt_cache_probe".into(),
+    nudt::gen::cuda::CudaSource {
+        name: format!("nudt_cache_probe_{tag}"),
         hash: nudt::gen::cuda::fnv1a64(body.as_bytes()),
         source: body,
         kernels: Vec::new(),
         spec: None,
+    }
+}
+
+/// Modules are compiled once, then come from memory; the disk cache gets the CUBIN; and a
+/// cached file the driver cannot or must not load (garbage, a CUBIN cut short, a whole CUBIN
+/// of another GPU) is compiled again and replaced rather than reported.
+#[test]
+fn modules_are_cached_in_memory_and_on_disk() {
+    let Some(_gpu) = gpu("modules_are_cached_in_memory_and_on_disk") else {
+        return;
     };
+    use nudt::cuda::{cache_path, detect_arch, load_module, nvrtc_cubin, GpuArch, ModuleOrigin};
+    let dir = std::env::temp_dir().join(format!("nudt-cuda-cache-test-{}", std::process::id()));
+    nudt::cuda::set_cache_dir(Some(Some(dir.clone())));
+    let ctx = nudt::cuda::open(0).unwrap();
+    let arch = detect_arch(&ctx).unwrap();
+    let src = probe_source("plain");
     let (_, first) = load_module(&ctx, &src, &arch).unwrap();
     let (_, second) = load_module(&ctx, &src, &arch).unwrap();
     assert_eq!(first, ModuleOrigin::Compiled);
     assert_eq!(second, ModuleOrigin::Memory);
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
-    assert!(
-        files
-            .iter()
-            .any(|f| f.file_name().to_string_lossy().ends_with(".cubin")),
-        "{files:?}"
-    );
+    let path = cache_path(&src, &arch).unwrap().unwrap();
+    assert!(std::fs::read(&path).unwrap().starts_with(b"\x7fELF"));
+
+    let other = if arch.compute_capability.0 == 7 {
+        GpuArch::h100()
+    } else {
+        GpuArch::turing()
+    };
+    let whole = nvrtc_cubin(&probe_source("cut"), &arch).unwrap();
+    let damaged = [
+        ("garbage", b"not a cubin".to_vec()),
+        ("cut", whole[..whole.len() / 2].to_vec()),
+        (
+            "foreign",
+            nvrtc_cubin(&probe_source("foreign"), &other).unwrap(),
+        ),
+    ];
+    for (tag, bytes) in damaged {
+        let src = probe_source(tag);
+        let path = cache_path(&src, &arch).unwrap().unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let (module, origin) = load_module(&ctx, &src, &arch).unwrap();
+        assert_eq!(origin, ModuleOrigin::Compiled, "{tag}");
+        module.load_function("nudt_probe").unwrap();
+        let now = std::fs::read(&path).unwrap();
+        assert!(
+            now != bytes && now.starts_with(b"\x7fELF"),
+            "{tag}: the cached file was not replaced"
+        );
+        assert_eq!(
+            load_module(&ctx, &src, &arch).unwrap().1,
+            ModuleOrigin::Memory
+        );
+    }
     nudt::cuda::set_cache_dir(None);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Plans and point sets that fail for want of device memory give back what they had taken.
+/// Needs a GPU (it reads the device's free memory, `cuMemGetInfo`); without one it says
+/// SKIPPED. The GPU tests take turns ([`gpu`]), so no other test allocates meanwhile.
+#[test]
+fn failures_give_device_memory_back() {
+    let Some(_gpu) = gpu("failures_give_device_memory_back") else {
+        return;
+    };
+    let ctx = nudt::cuda::open(0).unwrap();
+    // Freed memory returns to the device once the stream-ordered frees have run.
+    let free = || {
+        ctx.synchronize().unwrap();
+        ctx.mem_get_info().unwrap().0
+    };
+    let total = ctx.mem_get_info().unwrap().1;
+    let tol = 1e-6;
+    let t1 = TransformType::Type1;
+    let mut rng = Rng::new(77);
+    // The modules and cuFFT's own state, which stay loaded, first: small plans of the kinds
+    // that fail below.
+    let x = rng.coords(2, 1000, -3.0, 3.0);
+    let c = rng.complexes(1000);
+    gpu_type1::<f64>(&x, &c, &[32, 32], 1, tol, opts()).unwrap();
+    let s = rng.coords(2, 100, -30.0, 30.0);
+    gpu_type3::<f64>(&x, &c, &s, 1, tol, opts()).unwrap();
+    let before = free();
+
+    // A batch of fine grids beyond the device: each grid (a third of the memory) fits, eight
+    // do not; the plan fails at the batch, after its mode map and module.
+    let n = ((total / 3 / 16) as f64).sqrt() as usize / 2;
+    let o = CudaOptions {
+        max_batch: 8,
+        ..opts()
+    };
+    let e = CudaPlan::<f64>::new(t1, &[n, n], 1, 8, tol, o).unwrap_err();
+    assert!(matches!(e, CudaError::OutOfMemory { .. }), "{e:?}");
+    // Type 3 points whose grids exceed the device: set_points fails after uploading and
+    // rescaling a gigabyte of points.
+    let m = 20_000_000;
+    let xs = rng.coords(2, m, -3.0, 3.0);
+    let far = rng.coords(2, 100, -1e5, 1e5);
+    let mut plan = CudaPlan::<f64>::new_type3(2, 1, 1, tol, opts()).unwrap();
+    let e = plan.set_points_type3(&refs(&xs), &refs(&far)).unwrap_err();
+    assert!(matches!(e, CudaError::OutOfMemory { .. }), "{e:?}");
+    drop(xs);
+    // The plan still works.
+    plan.set_points_type3(&refs(&x), &refs(&s)).unwrap();
+    let mut f = vec![Complex64::default(); 100];
+    plan.execute(&c, &mut f).unwrap();
+    let exact = direct::type3(&refs(&x), &c, &refs(&s), 1, &all(100));
+    assert!(rel(&f, &exact) < 10.0 * tol);
+    drop(plan);
+
+    let after = free();
+    println!(
+        "free device memory: {} MiB before, {} MiB after the failures",
+        before >> 20,
+        after >> 20
+    );
+    // A leak would be gigabytes; the driver's own bookkeeping moves by a few MiB.
+    assert!(
+        after + (64 << 20) >= before,
+        "{} MiB of device memory not given back",
+        (before - after) >> 20
+    );
 }
 
 fn gaussian() -> CudaOptions {
@@ -685,9 +968,9 @@ fn cpu_gaussian_type3(
 /// and against the CPU plan of the same method, which computes the same discretisation.
 #[test]
 fn gaussian_type3_matches_direct_sum_and_cpu() {
-    if !gpu("gaussian_type3_matches_direct_sum_and_cpu") {
+    let Some(_gpu) = gpu("gaussian_type3_matches_direct_sum_and_cpu") else {
         return;
-    }
+    };
     let pi = std::f64::consts::PI;
     let kk = 64usize;
     let mut failures = Vec::new();
@@ -730,9 +1013,9 @@ fn gaussian_type3_matches_direct_sum_and_cpu() {
 /// f32 cannot reach.
 #[test]
 fn gaussian_type3_batches_points_and_precisions() {
-    if !gpu("gaussian_type3_batches_points_and_precisions") {
+    let Some(_gpu) = gpu("gaussian_type3_batches_points_and_precisions") else {
         return;
-    }
+    };
     let mut rng = Rng::new(65);
     let (m, k, ntr, tol) = (1200, 150, 5, 1e-8);
     let x = rng.coords(2, m, -3.0, 3.0);

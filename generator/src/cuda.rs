@@ -150,7 +150,9 @@ pub const SM_THREADS: u32 = 256;
 /// Points whose weights the output-driven kernel stages in shared memory at a time.
 pub const OD_BATCH: usize = 64;
 /// Bin side of output-driven spreading grids per dimension (see
-/// [`CudaSpreadSpec::for_spreading`]; 1D has no output-driven kernel).
+/// [`CudaSpreadSpec::for_spreading`]). The 1D entry is unused: 1D spreading grids keep their
+/// SM bins, since [`choose_spread_method`] picks SM there (a width-`w` footprint is too small
+/// to share out), and the 1D output-driven kernel, run only when asked for, uses those bins.
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 8];
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;

@@ -1,7 +1,7 @@
-//! Every CUDA module the runtime can request compiles to PTX with NVRTC — on a machine
-//! without a GPU. NVRTC is loaded at run time (cudarc's dynamic loading); where it is absent
-//! the test prints that it SKIPPED, unless `NUDT_REQUIRE_NVRTC=1` (set by `.ci/run`, which
-//! installs the pip wheel `nvidia-cuda-nvrtc==13.0.*`) makes its absence a failure.
+//! Every CUDA module the runtime can request compiles with NVRTC — on a machine without a
+//! GPU. NVRTC is loaded at run time (cudarc's dynamic loading); where it is absent the test
+//! prints that it SKIPPED, unless `NUDT_REQUIRE_NVRTC=1` (set by `.ci/run`, which installs the
+//! pip wheel `nvidia-cuda-nvrtc==13.0.*`) makes its absence a failure.
 //!
 //! Run locally:
 //! ```sh
@@ -11,9 +11,11 @@
 
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use nudt_gen::cuda::{
-    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, GpuArch,
+    common_module, fnv1a64, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec,
+    GpuArch,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -32,7 +34,8 @@ fn nvrtc_present() -> bool {
     present
 }
 
-/// The options the runtime compiles with (see nudt_runtime::cuda).
+/// The options the runtime compiles with (see nudt_runtime::cuda): a real architecture, so
+/// that ptxas runs too, as it does for the runtime's CUBIN.
 fn options(arch: &GpuArch) -> CompileOptions {
     CompileOptions {
         options: vec![
@@ -62,17 +65,140 @@ fn compile(src: &CudaSource, arch: &GpuArch) -> Result<usize, String> {
     Ok(text.len())
 }
 
-/// Every kernel family and upsampling the runtime plans with, at every width.
-fn kernels() -> Vec<KernelSpec> {
+/// Every kernel a plan in `precision` can be given: each family and upsampling at each width
+/// that `KernelSpec::for_tolerance` picks somewhere in the accepted tolerance range, from the
+/// precision's floor to 0.5 (above which it clamps). The width is a step function of
+/// log(tol) with steps of at least 0.45 decades (Gaussian, σ = 1.25), so a 0.01-decade
+/// sweep meets every width.
+fn requestable_kernels(precision: Precision) -> Vec<KernelSpec> {
     let mut v = Vec::new();
-    for kind in [KernelKind::Es, KernelKind::Gaussian] {
+    for kind in [KernelKind::Pswf, KernelKind::Es, KernelKind::Gaussian] {
         for sigma in [Upsampling::TWO, Upsampling::FIVE_FOURTHS] {
-            for w in 2..=16 {
-                v.push(KernelSpec::for_width(kind, w, sigma).unwrap());
+            let (lo, hi) = (precision.min_tolerance().log10(), 0.5f64.log10());
+            let steps = ((hi - lo) / 0.01).ceil() as usize;
+            let mut widths = BTreeSet::new();
+            for i in 0..=steps {
+                let tol = 10f64
+                    .powf(lo + i as f64 * 0.01)
+                    .clamp(precision.min_tolerance(), 0.5);
+                // Past the widest kernel the planner refuses the tolerance: nothing to compile.
+                if let Ok(k) = KernelSpec::for_tolerance(kind, tol, sigma, precision) {
+                    if widths.insert(k.width) {
+                        v.push(k);
+                    }
+                }
             }
         }
     }
     v
+}
+
+/// The window widths `2⌈2πb⌉ + 1` of the Gaussian-gridding type 3 (nudt_runtime's
+/// `type3_gaussian`, Capozzoli et al.'s eq. 6 at oversampling R = 3) at the ends of the
+/// tolerance range (the precision's floor, and 0.5, above which the GPU plan clamps) and at
+/// the tolerances the benchmarks and tests use. Mirrors `type3_gaussian::{shape_parameter,
+/// half_width}`, which this crate cannot reach; the GPU suite's Gaussian tests print the
+/// width each plan got.
+fn gaussian_window_widths(precision: Precision) -> BTreeSet<usize> {
+    let width = |eps: f64| {
+        let r = 3.0;
+        let alpha = 2.0 + 1.0 / (2.0 * std::f64::consts::PI).sqrt();
+        let gamma = std::f64::consts::PI.powi(2) * (1.0 - 2.0 / (r * r));
+        let mut b = 1.0f64;
+        for _ in 0..100 {
+            b = (4.0 * alpha * b / eps + 9.0 * alpha / eps).ln() / gamma;
+        }
+        2 * (2.0 * std::f64::consts::PI * b).ceil() as usize + 1
+    };
+    [precision.min_tolerance(), 1e-10, 1e-6, 0.5]
+        .into_iter()
+        .filter(|&t| t >= precision.min_tolerance())
+        .map(width)
+        .collect()
+}
+
+/// `src` with comments dropped and every finite floating literal (and the sign of one in an
+/// operand position) replaced by `L`: two modules with the same skeleton differ only in the
+/// values of well-formed constants, and so compile or fail alike. At one width those values,
+/// the Horner coefficients, are most of what separates the kernel families and upsamplings
+/// (a fit with more coefficients has more lines, and a skeleton of its own), which is what
+/// lets the full set compile in minutes. A literal that is not a finite number (`inff`,
+/// `NaN`) is left in place and keeps its module apart, so it is compiled.
+fn skeleton(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    for line in src.lines() {
+        let line = line.split("//").next().unwrap_or_default();
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let in_ident = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            if !b[i].is_ascii_digit() || in_ident {
+                out.push(b[i] as char);
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j < b.len()
+                && (b[j].is_ascii_alphanumeric()
+                    || b[j] == b'.'
+                    || (matches!(b[j], b'+' | b'-') && matches!(b[j - 1], b'e' | b'E')))
+            {
+                j += 1;
+            }
+            let token = &line[i..j];
+            let number = token.strip_suffix('f').unwrap_or(token);
+            let floating = number.contains(['.', 'e', 'E']);
+            if floating && number.parse::<f64>().is_ok_and(f64::is_finite) {
+                let head = out.trim_end();
+                if let Some(before) = head.strip_suffix('-') {
+                    if before.trim_end().ends_with(['(', ',', '=']) {
+                        out.truncate(before.len());
+                    }
+                }
+                out.push('L');
+            } else {
+                out.push_str(token);
+            }
+            i = j;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The compile jobs, one per distinct skeleton and architecture.
+#[derive(Default)]
+struct Jobs {
+    jobs: Vec<(CudaSource, GpuArch)>,
+    seen: HashSet<(String, u64)>,
+    requested: usize,
+}
+
+impl Jobs {
+    fn push(&mut self, src: CudaSource, arch: &GpuArch) {
+        self.requested += 1;
+        if self
+            .seen
+            .insert((arch.sm(), fnv1a64(skeleton(&src.source).as_bytes())))
+        {
+            self.jobs.push((src, arch.clone()));
+        }
+    }
+
+    /// The spread modules of `kernels` in every dimension, with the bins of both grids a
+    /// plan makes: interpolated from (type 2, type 3's inner grid) and spread onto (types 1
+    /// and 3, `for_spreading`).
+    fn spread_modules(&mut self, kernels: &[KernelSpec], precision: Precision, arch: &GpuArch) {
+        for &k in kernels {
+            for dim in 1..=3 {
+                let spec = CudaSpreadSpec::new(dim, k, precision, arch).unwrap();
+                let spreading = spec.clone().for_spreading(arch);
+                for s in [spec, spreading] {
+                    self.push(spread_module(&s).unwrap(), arch);
+                }
+            }
+        }
+    }
 }
 
 /// Compiles `jobs` on all cores; returns the failures.
@@ -102,60 +228,45 @@ fn every_requestable_module_compiles_to_ptx() {
         return;
     }
     let start = std::time::Instant::now();
-    let mut jobs = Vec::new();
     let full = std::env::var("NUDT_NVRTC_FULL").is_ok_and(|v| v == "1");
-    let es2 = |w| KernelSpec::for_width(KernelKind::Es, w, Upsampling::TWO).unwrap();
-    // The H100 (the GPU the benchmarks run on): every dimension, width and precision with the
-    // bins the planner picks for it. The bins, and so the code's structure, depend on
-    // (dimension, width, precision, GPU) only; the kernel family and upsampling change the
-    // baked Horner literals alone, which every dimension shares, so the other families are
-    // compiled in 1D (all of them with NUDT_NVRTC_FULL=1).
-    let h100 = GpuArch::h100();
+    let mut jobs = Jobs::default();
+    let (h100, turing, a100) = (GpuArch::h100(), GpuArch::turing(), GpuArch::a100());
     for p in [Precision::F32, Precision::F64] {
-        jobs.push((common_module(p).unwrap(), h100.clone()));
+        let kernels = requestable_kernels(p);
+        let at = |widths: &[usize]| -> Vec<KernelSpec> {
+            let keep = |k: &&KernelSpec| full || widths.contains(&k.width);
+            kernels.iter().filter(keep).copied().collect()
+        };
+        // The H100 (the GPU the benchmarks run on): everything a plan can ask for.
+        jobs.push(common_module(p).unwrap(), &h100);
+        jobs.spread_modules(&kernels, p, &h100);
+        // Older GPUs take the f32 path without float2 atomics, and smaller shared memories
+        // give other bins: Turing (the smallest) at the narrowest, the default (1e-6) and
+        // the widest kernels, the A100 at the default (everything with NUDT_NVRTC_FULL=1).
+        for (arch, widths) in [(&turing, &[2, 7, 16][..]), (&a100, &[7][..])] {
+            jobs.push(common_module(p).unwrap(), arch);
+            jobs.spread_modules(&at(widths), p, arch);
+        }
+        // The wide-Gaussian modules of the Gaussian-gridding type 3: the width sets only the
+        // loop bounds, so the widths at the ends of the tolerance range and at the
+        // benchmarks' tolerances cover the code (Turing, at the widest, the path without
+        // float2 atomics; the source has nothing else that depends on the GPU).
+        let widths = gaussian_window_widths(p);
         for dim in 1..=3 {
-            for k in kernels() {
-                let default = k.kind == KernelKind::Es && k.upsampling == Upsampling::TWO;
-                if default || dim == 1 || full {
-                    let spec = CudaSpreadSpec::new(dim, k, p, &h100).unwrap();
-                    jobs.push((spread_module(&spec).unwrap(), h100.clone()));
-                }
+            for &w in &widths {
+                jobs.push(gaussian_wide_module(dim, w, p).unwrap(), &h100);
             }
+            let widest = *widths.last().unwrap();
+            jobs.push(gaussian_wide_module(dim, widest, p).unwrap(), &turing);
         }
     }
-    // Older and smaller GPUs (other bins, no float2 atomics): every dimension and precision
-    // of the default kernel at a few widths (every width with NUDT_NVRTC_FULL=1).
-    for arch in [GpuArch::turing(), GpuArch::a100()] {
-        for p in [Precision::F32, Precision::F64] {
-            jobs.push((common_module(p).unwrap(), arch.clone()));
-            for dim in 1..=3 {
-                for w in 2..=16 {
-                    if full || [2, 7, 16].contains(&w) {
-                        let spec = CudaSpreadSpec::new(dim, es2(w), p, &arch).unwrap();
-                        jobs.push((spread_module(&spec).unwrap(), arch.clone()));
-                    }
-                }
-            }
-        }
-    }
-    // The wide-Gaussian modules of the Gaussian-gridding type 3: the width only sets the loop
-    // bounds, so a few widths (the seed's 45 at 1e-10 among them) cover the code; the older
-    // GPUs take the path without float2 atomics.
-    for p in [Precision::F32, Precision::F64] {
-        for dim in 1..=3 {
-            for w in [3, 19, 29, 45, 63] {
-                jobs.push((gaussian_wide_module(dim, w, p).unwrap(), h100.clone()));
-            }
-            for arch in [GpuArch::turing(), GpuArch::a100()] {
-                jobs.push((gaussian_wide_module(dim, 45, p).unwrap(), arch));
-            }
-        }
-    }
-    let n = jobs.len();
-    let failures = compile_all(jobs);
+    let (requested, n) = (jobs.requested, jobs.jobs.len());
+    let generated = start.elapsed().as_secs_f64();
+    let failures = compile_all(jobs.jobs);
     eprintln!(
-        "compiled {n} CUDA modules to PTX with NVRTC in {:.1} s",
-        start.elapsed().as_secs_f64()
+        "{requested} module requests, {n} distinct up to literals: generated in {generated:.1} s, \
+         compiled by NVRTC in {:.1} s",
+        start.elapsed().as_secs_f64() - generated
     );
     assert!(
         failures.is_empty(),
@@ -163,6 +274,68 @@ fn every_requestable_module_compiles_to_ptx() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// What the coverage above rests on: the sweep finds the widths the rules give, the
+/// spreading bins are real variants, and the skeleton ignores literal values only.
+#[test]
+fn coverage_sweep_and_skeleton_are_sound() {
+    let widths = |kind, sigma, p| -> Vec<usize> {
+        requestable_kernels(p)
+            .iter()
+            .filter(|k| k.kind == kind && k.upsampling == sigma)
+            .map(|k| k.width)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    let two = Upsampling::TWO;
+    assert_eq!(
+        widths(KernelKind::Pswf, two, Precision::F64),
+        (2..=16).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        widths(KernelKind::Es, two, Precision::F32),
+        (2..=8).collect::<Vec<_>>()
+    );
+    // Gaussian widths are even: 2⌈m⌉.
+    assert_eq!(
+        widths(KernelKind::Gaussian, two, Precision::F64),
+        (2..=16).step_by(2).collect::<Vec<_>>()
+    );
+    let g64 = gaussian_window_widths(Precision::F64);
+    assert_eq!(g64.first(), Some(&9));
+    assert_eq!(g64.last(), Some(&65));
+    assert!(g64.contains(&47), "{g64:?}"); // 1e-10, the seed's tolerance
+    assert_eq!(gaussian_window_widths(Precision::F32).last(), Some(&35));
+
+    let h100 = GpuArch::h100();
+    let k = KernelSpec::for_width(KernelKind::Pswf, 7, two).unwrap();
+    let spec = CudaSpreadSpec::new(2, k, Precision::F32, &h100).unwrap();
+    let spreading = spec.clone().for_spreading(&h100);
+    let (a, b) = (
+        spread_module(&spec).unwrap(),
+        spread_module(&spreading).unwrap(),
+    );
+    assert_ne!(skeleton(&a.source), skeleton(&b.source));
+    // Same width and precision, another family: the same skeleton when the fits have as
+    // many coefficients, never when the bins differ.
+    let es = KernelSpec::for_width(KernelKind::Es, 7, two).unwrap();
+    let e = spread_module(&CudaSpreadSpec::new(2, es, Precision::F32, &h100).unwrap()).unwrap();
+    assert_ne!(e.source, a.source);
+    if es.horner().nc() == k.horner().nc() {
+        assert_eq!(skeleton(&e.source), skeleton(&a.source));
+    }
+    assert_eq!(
+        skeleton("x = fma(k0, t, -1.25e-3f); y = 2.0; // c"),
+        "x = fma(k0, t, L); y = L; \n"
+    );
+    assert_eq!(skeleton("z = a - 1.5e0;"), "z = a - L;\n");
+    assert_eq!(
+        skeleton("#define W 7\nT v = inff;"),
+        "#define W 7\nT v = inff;\n"
+    );
+    assert_ne!(skeleton("T v = 1e400;"), skeleton("T v = 1e4;"));
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The device side of the backend: probing for the driver and libraries (cudarc panics when a
-//! library it loads is missing, so nothing is called before the probe), the device's
+//! library or symbol it loads is missing, so nothing is called before the probe), the device's
 //! [`GpuArch`], NVRTC compilation to CUBIN for the device's architecture with in-memory and
 //! on-disk caches, and a small kernel-launch helper.
 
@@ -26,27 +26,51 @@ fn guarded<R>(what: &'static str, f: impl FnOnce() -> R) -> CudaResult<R> {
     })
 }
 
-/// Checks that libcuda, NVRTC and cuFFT can be loaded, without calling into any of them.
+/// The oldest driver the backend runs on: cudarc's `cuda-13000` bindings call entry points
+/// that older drivers lack (its `CudaEvent::elapsed_ms` calls `cuEventElapsedTime_v2`, for
+/// one), and cudarc answers a missing symbol with a panic, so an older driver is refused up
+/// front, by version.
+pub const MIN_DRIVER_VERSION: i32 = cudarc::driver::sys::CUDA_VERSION as i32;
+
+/// Checks that libcuda, NVRTC and cuFFT can be loaded and that the driver is at least
+/// [`MIN_DRIVER_VERSION`], calling nothing in them but `cuDriverGetVersion` (which every
+/// driver has). Every entry point of the backend runs it first: cudarc panics when a library
+/// or symbol it needs is missing. The answer is worked out once per process, like the
+/// versions: the loader reads its search path when the process starts.
 pub fn probe_libraries() -> CudaResult<()> {
-    // SAFETY: these only try to dlopen the candidate library names.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err(CudaError::NoDriver(
-            "libcuda.so not found (is the NVIDIA driver installed?)".into(),
-        ));
-    }
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(CudaError::MissingLibrary {
+    static PROBE: OnceLock<CudaResult<()>> = OnceLock::new();
+    PROBE
+        .get_or_init(|| {
+            let found = driver_version()?;
+            if found < MIN_DRIVER_VERSION {
+                return Err(CudaError::DriverTooOld {
+                    found,
+                    needed: MIN_DRIVER_VERSION,
+                });
+            }
+            nvrtc_present()?;
+            // SAFETY: this only tries to dlopen the candidate library names.
+            if !unsafe { cudarc::cufft::sys::is_culib_present() } {
+                return Err(CudaError::MissingLibrary {
+                    name: "cufft",
+                    detail: "libcufft.so.12 not on the loader path (pip: nvidia-cufft)".into(),
+                });
+            }
+            Ok(())
+        })
+        .clone()
+}
+
+fn nvrtc_present() -> CudaResult<()> {
+    // SAFETY: this only tries to dlopen the candidate library names.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        Ok(())
+    } else {
+        Err(CudaError::MissingLibrary {
             name: "nvrtc",
             detail: "libnvrtc.so.13 not on the loader path (pip: nvidia-cuda-nvrtc)".into(),
-        });
+        })
     }
-    if !unsafe { cudarc::cufft::sys::is_culib_present() } {
-        return Err(CudaError::MissingLibrary {
-            name: "cufft",
-            detail: "libcufft.so.12 not on the loader path (pip: nvidia-cufft)".into(),
-        });
-    }
-    Ok(())
 }
 
 /// Number of CUDA devices, or why there are none to be had.
@@ -74,20 +98,46 @@ pub fn open(ordinal: usize) -> CudaResult<Arc<CudaContext>> {
         .map_err(|e| driver("cuDevicePrimaryCtxRetain", e))
 }
 
-/// The driver's CUDA version, e.g. 13000.
-pub fn driver_version() -> i32 {
-    let mut v = 0;
-    // SAFETY: writes one int; only called after the driver probe.
-    let _ = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) };
-    v
+/// The CUDA version the driver supports, e.g. 13000 for 13.0.
+pub fn driver_version() -> CudaResult<i32> {
+    static V: OnceLock<CudaResult<i32>> = OnceLock::new();
+    V.get_or_init(|| {
+        // SAFETY: this only tries to dlopen the candidate library names.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::NoDriver(
+                "libcuda.so not found (is the NVIDIA driver installed?)".into(),
+            ));
+        }
+        let mut v = 0;
+        // SAFETY: writes one int; libcuda is present and every driver has this entry point.
+        guarded("cuda", || unsafe {
+            cudarc::driver::sys::cuDriverGetVersion(&mut v)
+        })?
+        .result()
+        .map_err(|e| driver("cuDriverGetVersion", e))?;
+        Ok(v)
+    })
+    .clone()
 }
 
 /// NVRTC's (major, minor) version.
-pub fn nvrtc_version() -> (i32, i32) {
-    let (mut a, mut b) = (0, 0);
-    // SAFETY: writes two ints; only called after the NVRTC probe.
-    let _ = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
-    (a, b)
+pub fn nvrtc_version() -> CudaResult<(i32, i32)> {
+    static V: OnceLock<CudaResult<(i32, i32)>> = OnceLock::new();
+    V.get_or_init(|| {
+        nvrtc_present()?;
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: writes two ints; NVRTC is present.
+        guarded("nvrtc", || unsafe {
+            cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b)
+        })?
+        .result()
+        .map_err(|e| CudaError::MissingLibrary {
+            name: "nvrtc",
+            detail: format!("nvrtcVersion failed: {e:?}"),
+        })?;
+        Ok((a, b))
+    })
+    .clone()
 }
 
 /// Reads the architectural parameters the generator tunes for from the device.
@@ -196,15 +246,22 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// Cache key: module name and source hash, architecture, NVRTC and driver versions.
-fn cache_key(src: &CudaSource, arch: &GpuArch) -> String {
-    let (a, b) = nvrtc_version();
-    format!(
+fn cache_key(src: &CudaSource, arch: &GpuArch) -> CudaResult<String> {
+    let (a, b) = nvrtc_version()?;
+    Ok(format!(
         "{}-{:016x}-{}-nvrtc{a}.{b}-drv{}",
         src.name,
         src.hash,
         arch.sm(),
-        driver_version()
-    )
+        driver_version()?
+    ))
+}
+
+/// The file the disk cache keeps `src`'s CUBIN for `arch` in (`None` with the disk cache
+/// off), whether or not it exists yet.
+pub fn cache_path(src: &CudaSource, arch: &GpuArch) -> CudaResult<Option<PathBuf>> {
+    let key = cache_key(src, arch)?;
+    Ok(cache_dir().map(|d| d.join(format!("{key}.cubin"))))
 }
 
 type BinCache = Mutex<HashMap<String, Arc<Vec<u8>>>>;
@@ -229,52 +286,102 @@ pub enum ModuleOrigin {
     MemoryCubin,
     /// CUBIN read from the disk cache.
     Disk,
-    /// Compiled by NVRTC now.
+    /// Compiled by NVRTC now (also when the disk cache held a file the driver refused).
     Compiled,
 }
 
+/// Whether `bytes` can be handed to `cuModuleLoadData`, which takes no length: a 64-bit
+/// little-endian ELF image whose program and section header tables lie inside it. A file cut
+/// short (a full disk, a crash mid-copy) fails this instead of sending the driver past the
+/// end of the buffer.
+fn whole_cubin(bytes: &[u8]) -> bool {
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]) as u64;
+    let u64_at = |i: usize| {
+        let mut v = [0u8; 8];
+        v.copy_from_slice(&bytes[i..i + 8]);
+        u64::from_le_bytes(v)
+    };
+    // The ELF64 header: magic, class 2 (64-bit), data 1 (little-endian), then the table
+    // offsets (e_phoff at 0x20, e_shoff at 0x28) and entry sizes and counts (0x36..0x3e).
+    if bytes.len() < 64 || bytes[..4] != *b"\x7fELF" || bytes[4] != 2 || bytes[5] != 1 {
+        return false;
+    }
+    let fits = |off: u64, size: u64, count: u64| {
+        size.checked_mul(count)
+            .and_then(|t| t.checked_add(off))
+            .is_some_and(|end| end <= bytes.len() as u64)
+    };
+    fits(u64_at(0x20), u16_at(0x36), u16_at(0x38)) && fits(u64_at(0x28), u16_at(0x3a), u16_at(0x3c))
+}
+
 /// The CUBIN of `src` for `arch`: from memory, from disk, or compiled now (and stored).
-fn cubin(src: &CudaSource, arch: &GpuArch) -> CudaResult<(Arc<Vec<u8>>, ModuleOrigin)> {
-    let key = cache_key(src, arch);
-    if let Some(b) = bin_cache().lock().unwrap().get(&key) {
+fn cubin(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<(Arc<Vec<u8>>, ModuleOrigin)> {
+    if let Some(b) = bin_cache().lock().unwrap().get(key) {
         return Ok((b.clone(), ModuleOrigin::MemoryCubin));
     }
-    let dir = cache_dir();
-    let path = dir.as_ref().map(|d| d.join(format!("{key}.cubin")));
+    let path = cache_dir().map(|d| d.join(format!("{key}.cubin")));
     if let Some(bytes) = path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-        let b = Arc::new(bytes);
-        bin_cache().lock().unwrap().insert(key, b.clone());
-        return Ok((b, ModuleOrigin::Disk));
+        // A damaged file is a cache miss: compiled again below, and overwritten.
+        if whole_cubin(&bytes) {
+            let b = Arc::new(bytes);
+            bin_cache()
+                .lock()
+                .unwrap()
+                .insert(key.to_string(), b.clone());
+            return Ok((b, ModuleOrigin::Disk));
+        }
     }
+    Ok((compile_and_store(src, arch, key)?, ModuleOrigin::Compiled))
+}
+
+/// Compiles `src` for `arch` and stores the CUBIN under `key` in memory and, best effort, on
+/// disk (replacing whatever file was there).
+fn compile_and_store(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<Arc<Vec<u8>>> {
     let b = Arc::new(nvrtc_cubin(src, arch)?);
-    if let (Some(dir), Some(path)) = (dir, path) {
-        // Best effort, atomically (write a temporary file, then rename).
+    if let Some(dir) = cache_dir() {
+        // Atomically: write a temporary file, then rename it over the old one.
         if std::fs::create_dir_all(&dir).is_ok() {
             let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
+            let path = dir.join(format!("{key}.cubin"));
             if std::fs::write(&tmp, &*b).is_ok() && std::fs::rename(&tmp, &path).is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
         }
     }
-    bin_cache().lock().unwrap().insert(key, b.clone());
-    Ok((b, ModuleOrigin::Compiled))
+    bin_cache()
+        .lock()
+        .unwrap()
+        .insert(key.to_string(), b.clone());
+    Ok(b)
 }
 
-/// Loads `src` into `ctx` for `arch`, through the caches.
+/// Loads `src` into `ctx` for `arch`, through the caches. A cached CUBIN the driver refuses
+/// (corrupt, or not this GPU's after all) is compiled again and replaced, not reported: the
+/// caches are an optimisation, never a reason to fail.
 pub fn load_module(
     ctx: &Arc<CudaContext>,
     src: &CudaSource,
     arch: &GpuArch,
 ) -> CudaResult<(Arc<CudaModule>, ModuleOrigin)> {
-    let key = (ctx.cu_ctx() as usize, cache_key(src, arch));
-    if let Some(m) = mod_cache().lock().unwrap().get(&key) {
+    let key = cache_key(src, arch)?;
+    let ctx_key = (ctx.cu_ctx() as usize, key.clone());
+    if let Some(m) = mod_cache().lock().unwrap().get(&ctx_key) {
         return Ok((m.clone(), ModuleOrigin::Memory));
     }
-    let (bin, origin) = cubin(src, arch)?;
-    let module = ctx
-        .load_module(Ptx::from_binary(bin.to_vec()))
-        .map_err(|e| driver("cuModuleLoadData", e))?;
-    mod_cache().lock().unwrap().insert(key, module.clone());
+    let (bin, origin) = cubin(src, arch, &key)?;
+    let load = |bin: &[u8]| {
+        ctx.load_module(Ptx::from_binary(bin.to_vec()))
+            .map_err(|e| driver("cuModuleLoadData", e))
+    };
+    let (module, origin) = match load(&bin) {
+        Ok(m) => (m, origin),
+        Err(_) if origin != ModuleOrigin::Compiled => (
+            load(&compile_and_store(src, arch, &key)?)?,
+            ModuleOrigin::Compiled,
+        ),
+        Err(e) => return Err(e),
+    };
+    mod_cache().lock().unwrap().insert(ctx_key, module.clone());
     Ok((module, origin))
 }
 

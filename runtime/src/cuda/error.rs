@@ -14,6 +14,17 @@ pub enum CudaError {
     /// libcuda could not be loaded or initialised.
     #[error("no usable CUDA driver: {0}")]
     NoDriver(String),
+    /// The driver is older than the CUDA version the bindings were generated for
+    /// ([`super::MIN_DRIVER_VERSION`]); versions read as 1000·major + 10·minor.
+    #[error(
+        "CUDA driver too old: it supports CUDA {}.{}, the backend needs {}.{} or newer; update \
+         the NVIDIA driver",
+        found / 1000,
+        found % 1000 / 10,
+        needed / 1000,
+        needed % 1000 / 10
+    )]
+    DriverTooOld { found: i32, needed: i32 },
     #[error("no CUDA device with ordinal {ordinal} ({count} present)")]
     NoDevice { ordinal: usize, count: usize },
     /// A CUDA library (NVRTC, cuFFT) is not installed where the loader looks.

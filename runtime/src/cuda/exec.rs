@@ -25,6 +25,15 @@ pub(crate) fn at<T>(base: u64, i: usize) -> u64 {
     base + (i * std::mem::size_of::<T>()) as u64
 }
 
+/// The product of `sides` (points of a grid, bins, modes), or `GridOverflow` if it does not
+/// fit a `usize`.
+pub(crate) fn checked_len(sides: &[usize]) -> CudaResult<usize> {
+    sides
+        .iter()
+        .try_fold(1usize, |a, &v| a.checked_mul(v))
+        .ok_or_else(|| crate::NudtError::GridOverflow.into())
+}
+
 /// Allocates `len` elements (at least one), refusing up front what cannot fit.
 pub(crate) fn alloc<T: DeviceRepr>(
     stream: &Arc<CudaStream>,
@@ -160,6 +169,9 @@ pub(crate) struct GridDev<T> {
     pub n: [usize; 3],
     pub spec: CudaSpreadSpec,
     nb: [usize; 3],
+    /// Points of the grid and bins of its sort (products of `n` and `nb`, checked).
+    len: usize,
+    nbins: usize,
     fns: SpreadFns,
     sm_ok: bool,
     od_ok: bool,
@@ -167,6 +179,30 @@ pub(crate) struct GridDev<T> {
     /// Methods requested by the options (`None`: choose per point set).
     want_spread: Option<CudaMethod>,
     want_interp: Option<CudaMethod>,
+}
+
+/// Bin sides asked for in `CudaOptions::bins`, checked: each at least 1, and the padded box
+/// of one bin (`bin + w − 1` per side, complex `T`) within the `limit` bytes of shared memory a
+/// block can have, which also keeps every later product of them in range.
+fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaResult<[usize; 3]> {
+    let refuse = |why: String| {
+        Err(CudaError::Unsupported(format!(
+            "bins {bins:?} at width {width}: {why}"
+        )))
+    };
+    if bins.contains(&0) {
+        return refuse("every side must be at least 1".into());
+    }
+    let bytes = bins.iter().try_fold(2 * std::mem::size_of::<T>(), |a, &b| {
+        b.checked_add(width - 1).and_then(|p| a.checked_mul(p))
+    });
+    match bytes {
+        Some(b) if b <= limit => Ok(std::array::from_fn(|d| bins.get(d).copied().unwrap_or(1))),
+        Some(b) => refuse(format!(
+            "the padded box needs {b} bytes of shared memory per block, above this GPU's {limit}"
+        )),
+        None => refuse("the padded box overflows".into()),
+    }
 }
 
 impl<T: CudaFloat> GridDev<T> {
@@ -185,16 +221,22 @@ impl<T: CudaFloat> GridDev<T> {
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
         let dim = n.len();
+        // Grid indices are ints on the device, and bins are counted in u32.
+        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
+        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
+        let len = checked_len(&nn)?;
+        let limit = arch.shared_mem_per_block_optin.max(48 << 10);
         let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
         if spreads {
             spec = spec.for_spreading(arch);
         }
         if let Some(b) = bins {
-            spec.bins = std::array::from_fn(|d| if d < dim { b[d].max(1) } else { 1 });
+            spec.bins = user_bins::<T>(&b[..dim], kernel.width, limit)?;
         }
         let src = nudt_gen::cuda::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
-        let limit = arch.shared_mem_per_block_optin.max(48 << 10);
         let sm_ok = spec.smem_bytes() <= limit;
         let od_ok = spec.od_smem_bytes() <= limit;
         if want_spread == Some(CudaMethod::OutputDriven) && !od_ok {
@@ -218,6 +260,11 @@ impl<T: CudaFloat> GridDev<T> {
                 )));
             }
         }
+        let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
+        let nbins = checked_len(&nb)?;
+        if nbins > u32::MAX as usize / 2 {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
         let fns = SpreadFns {
@@ -236,18 +283,13 @@ impl<T: CudaFloat> GridDev<T> {
         if od_ok {
             fns.spread_od.allow_smem()?;
         }
-        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
-        for &v in &nn {
-            if v > i32::MAX as usize / 2 {
-                return Err(crate::NudtError::GridOverflow.into());
-            }
-        }
-        let nb = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
         Ok(GridDev {
             dim,
             n: nn,
             spec,
             nb,
+            len,
+            nbins,
             fns,
             sm_ok,
             od_ok,
@@ -258,11 +300,11 @@ impl<T: CudaFloat> GridDev<T> {
     }
 
     pub fn len(&self) -> usize {
-        self.n.iter().product()
+        self.len
     }
 
     pub fn nbins(&self) -> usize {
-        self.nb.iter().product()
+        self.nbins
     }
 
     pub fn has_points(&self) -> bool {
@@ -285,9 +327,6 @@ impl<T: CudaFloat> GridDev<T> {
         self.sorted = None;
         let dim = self.dim;
         let nbins = self.nbins();
-        if nbins > u32::MAX as usize / 2 {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
         let mut spread = self
             .want_spread
             .unwrap_or_else(|| choose_spread_method(&self.spec, m, nbins));
@@ -604,6 +643,8 @@ impl<T: CudaFloat> GridDev<T> {
 /// Where each user mode lives on the fine grid and its correction factor, on the device.
 pub(crate) struct ModeMapDev<T> {
     m: [usize; 3],
+    /// Modes in all (the product of `m`, checked).
+    len: usize,
     gi: Vec<CudaSlice<i32>>,
     cf: Vec<CudaSlice<T>>,
     /// Fine-grid sizes of dimensions 1 and 2 (row strides).
@@ -618,14 +659,14 @@ impl<T: CudaFloat> ModeMapDev<T> {
         kernel: &KernelSpec,
         order: ModeOrder,
     ) -> CudaResult<Self> {
-        let ft = kernel.fourier();
         let dim = modes.len();
+        let m: [usize; 3] = std::array::from_fn(|d| if d < dim { modes[d] } else { 1 });
+        let len = checked_len(&m)?;
+        let ft = kernel.fourier();
         let mut gi = Vec::new();
         let mut cf = Vec::new();
-        let mut m = [1; 3];
         for d in 0..3 {
             let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                m[d] = modes[d];
                 let step = 2.0 * std::f64::consts::PI / n[d] as f64;
                 (0..modes[d])
                     .map(|i| {
@@ -652,6 +693,7 @@ impl<T: CudaFloat> ModeMapDev<T> {
         }
         Ok(ModeMapDev {
             m,
+            len,
             gi,
             cf,
             n12: [n[1], n[2]],
@@ -659,7 +701,7 @@ impl<T: CudaFloat> ModeMapDev<T> {
     }
 
     pub fn len(&self) -> usize {
-        self.m.iter().product()
+        self.len
     }
 
     fn args(&self, stream: &CudaStream, from: u64, to: u64, gstride: usize) -> Vec<Arg> {

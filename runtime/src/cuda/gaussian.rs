@@ -3,13 +3,13 @@
 //! per-dimension geometry, run by the generated wide-Gaussian module — spread the pre-phased
 //! sources, pre-compensate, one cuFFT, gather at the targets and post-compensate.
 //!
-//! Windows are `2⌈2πb⌉ + 1` points wide (45 at 1e-10), far beyond the ES kernels' 16, so the
+//! Windows are `2⌈2πb⌉ + 1` points wide (47 at 1e-10), far beyond the fitted kernels' 16, so the
 //! bin sort and shared-memory methods of the ES path do not apply: one thread per source
 //! scatters with global atomics, one thread per target gathers.
 
 use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaResult};
-use super::exec::{alloc, memset0, ptr, CommonFns, FftPlans};
+use super::exec::{alloc, checked_len, memset0, ptr, CommonFns, FftPlans};
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::type3_gaussian::{half_width, shape_parameter, Axis, OVERSAMPLING};
@@ -38,7 +38,10 @@ impl GaussWindow {
         dim: usize,
         tol: f64,
     ) -> CudaResult<Self> {
-        let b = shape_parameter(tol, OVERSAMPLING);
+        // Tolerances above 0.5 are read as 0.5, as `KernelSpec::for_tolerance` reads them:
+        // eq. 6 has no positive `b` beyond ε ≈ 9α ≈ 21.6, and a window of one point (m = 0)
+        // with a negative `b` would be silently wrong.
+        let b = shape_parameter(tol.min(0.5), OVERSAMPLING);
         let half = half_width(b);
         let src = nudt_gen::cuda::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
         let (m, _) = load_module(ctx, &src, arch)?;
@@ -117,10 +120,7 @@ impl<T: CudaFloat> GaussDev<T> {
             (cx[d], cs[d], dx[d], ds[d], n[d]) = (ax.cx, ax.cs, ax.dx, ax.ds, ax.n);
             precomp_host.push(ax.precomp(b).into_iter().map(T::of).collect());
         }
-        let len = n
-            .iter()
-            .try_fold(1usize, |a, &v| a.checked_mul(v))
-            .ok_or(NudtError::GridOverflow)?;
+        let len = checked_len(&n)?;
         let reuse = old.filter(|g| g.n == n && g.work.len() >= 2 * len * batches[0]);
         let (fft, work) = match reuse {
             Some(g) => {

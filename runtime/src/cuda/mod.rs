@@ -5,7 +5,8 @@
 //! for the device's architecture, and cached in memory and on disk ([`cache_dir`]). The FFTs
 //! are cuFFT's. Everything is loaded at run time through cudarc's dynamic loading: a program
 //! built with the feature runs anywhere, and where the driver, a device or a library is
-//! missing, [`CudaPlan::new`] returns a typed [`CudaError`] rather than panicking.
+//! missing, or the driver is older than the bindings ([`MIN_DRIVER_VERSION`]),
+//! [`CudaPlan::new`] returns a typed [`CudaError`] rather than panicking.
 //!
 //! ```no_run
 //! use nudt_runtime::cuda::{CudaOptions, CudaPlan};
@@ -37,12 +38,13 @@ mod plan;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 pub use device::{
-    cache_dir, compile_options, detect_arch, device_count, driver_version, load_module,
+    cache_dir, cache_path, compile_options, detect_arch, device_count, driver_version, load_module,
     nvrtc_cubin, nvrtc_version, open, probe_libraries, set_cache_dir, ModuleOrigin,
+    MIN_DRIVER_VERSION,
 };
 pub use error::{CudaError, CudaResult};
 pub use nudt_gen::cuda::{CudaMethod, GpuArch};
-pub use plan::{CudaOptions, CudaPlan, CudaTimings};
+pub use plan::{CudaOptions, CudaPlan, CudaTimings, MAX_BATCH};
 
 use crate::float::Float;
 use cudarc::cufft::result::CufftError;

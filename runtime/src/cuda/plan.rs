@@ -1,9 +1,9 @@
 //! [`CudaPlan`]: make a plan once (kernels compiled, cuFFT planned), set points once (bin sort
 //! on the GPU), execute many times — from host slices or device buffers.
 
-use super::device::{detect_arch, open};
+use super::device::{detect_arch, open, probe_libraries};
 use super::error::{driver, CudaResult};
-use super::exec::{alloc, at, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
+use super::exec::{alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
@@ -31,8 +31,11 @@ pub struct CudaOptions {
     /// Interpolation method; `None` chooses per point set.
     pub interp_method: Option<CudaMethod>,
     /// Bin sides override (tuning); `None` lets the generator choose from shared memory.
+    /// Each side must be at least 1 and a bin's padded box (`side + w − 1` per dimension)
+    /// must fit the GPU's shared memory per block; otherwise planning is a typed error.
     pub bins: Option<[usize; 3]>,
     /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
+    /// At most [`MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
@@ -40,6 +43,11 @@ pub struct CudaOptions {
     /// Gaussian gridding with Capozzoli et al.'s parameters, as the CPU's option of that name.
     pub type3: Type3Method,
 }
+
+/// The most transforms one batch holds: CUDA grids have at most 65535 blocks along y, which
+/// is where the kernels take the transform of a batch from. A larger `max_batch` is clamped
+/// to it (the results are the same, in more batches).
+pub const MAX_BATCH: usize = 65535;
 
 impl Default for CudaOptions {
     fn default() -> Self {
@@ -257,7 +265,12 @@ impl<T: CudaFloat> CudaPlan<T> {
         if let Some(&m) = modes.iter().find(|&&m| m == 0) {
             return Err(nudt_gen::GenError::Modes(m).into());
         }
+        // Every later product of mode counts (`lengths`) is then safe.
+        checked_len(modes)?;
         let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
+        // may not be: cudarc would panic on the first call into a missing one.
+        probe_libraries()?;
         let (ctx, stream) = match &opts.stream {
             Some(s) => (s.context().clone(), s.clone()),
             None => {
@@ -277,7 +290,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         let batch = if opts.max_batch == 0 {
             ntransf.min(8)
         } else {
-            opts.max_batch.min(ntransf)
+            opts.max_batch.min(ntransf).min(MAX_BATCH)
         };
         let batches = [batch, ntransf % batch];
         let gauss = if ty == TransformType::Type3 && opts.type3 == Type3Method::GaussianCapozzoli {
@@ -630,10 +643,13 @@ impl<T: CudaFloat> CudaPlan<T> {
             .len()
             .checked_mul(2 * self.batch)
             .ok_or(NudtError::GridOverflow)?;
+        let clen = m
+            .checked_mul(2 * self.batch)
+            .ok_or(NudtError::GridOverflow)?;
         let (cwork, agrid) = match old_work {
-            Some((c, a)) if c.len() >= 2 * m * self.batch && a.len() >= alen => (c, a),
+            Some((c, a)) if c.len() >= clen && a.len() >= alen => (c, a),
             _ => (
-                alloc::<T>(&stream, 2 * m * self.batch, "pre-phased strengths")?,
+                alloc::<T>(&stream, clen, "pre-phased strengths")?,
                 alloc::<T>(&stream, alen, "type 3 spreading grids")?,
             ),
         };
@@ -705,7 +721,12 @@ impl<T: CudaFloat> CudaPlan<T> {
             return Err(NudtError::PointsNotSet.into());
         }
         let (a, b) = self.lengths();
-        let (ea, eb) = (a * self.ntransf, b * self.ntransf);
+        // As the CPU plan: a stack whose arrays could not exist (the product overflows) is a
+        // length error, since no slice has that length.
+        let (ea, eb) = (
+            a.saturating_mul(self.ntransf),
+            b.saturating_mul(self.ntransf),
+        );
         if input != ea {
             return Err(NudtError::Length {
                 what: "input".into(),
