@@ -462,7 +462,7 @@ fn wide_gaussian_kernels_match_direct_gaussians_on_the_cpu() {
         std::env::temp_dir().join(format!("nudt-cuda-emulate-gw-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut cases = Vec::new();
-    // Width 19 (b = 1.4) and the seed's width at 1e-10 (45, b = 3.45); odd grid sizes, and in
+    // Width 19 (b = 1.4) and 45 (b = 3.45, near the seed's 47 at 1e-10); odd grid sizes, and in
     // 1D a grid barely wider than the window, so that windows wrap on both sides.
     for dim in 1..=3 {
         for (width, b) in [(19, 1.4), (45, 3.45)] {

@@ -23,8 +23,10 @@ use rustfft::FftDirection;
 /// than R ≈ 2 would, for a grid about twice as large).
 pub(crate) const OVERSAMPLING: f64 = 3.0;
 
-/// The seed's `b` for accuracy `eps` (eq. 6, by successive approximation).
+/// The seed's `b` for accuracy `eps` (eq. 6, by successive approximation). Tolerances above
+/// ½ read as ½, as the ES width rule does: past about 20 the formula's `b` turns negative.
 pub(crate) fn shape_parameter(eps: f64, r: f64) -> f64 {
+    let eps = eps.min(0.5);
     let alpha = 2.0 + 1.0 / (2.0 * std::f64::consts::PI).sqrt();
     let gamma = std::f64::consts::PI.powi(2) * (1.0 - 2.0 / (r * r));
     let mut b = 1.0;
