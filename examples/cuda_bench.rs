@@ -2,7 +2,7 @@
 //! Capozzoli seed case, with setpts (the sort) and execute timed separately by CUDA events,
 //! every method, and the error against the direct sum on sampled outputs. The seed cases also
 //! run the Gaussian-gridding type 3 with the seed's own parameters (`Type3Method::
-//! GaussianCapozzoli`), next to FINUFFT's scheme with the ES kernel.
+//! GaussianCapozzoli`), next to FINUFFT's scheme with the default (PSWF) kernel.
 //!
 //! ```sh
 //! cargo run --release --no-default-features --features cuda --example cuda_bench -- [--quick] [--out FILE]
