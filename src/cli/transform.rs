@@ -445,6 +445,15 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
     })
 }
 
+/// `--type`, already checked to be 1, 2 or 3.
+fn transform_type(ty: u8) -> TransformType {
+    match ty {
+        1 => TransformType::Type1,
+        2 => TransformType::Type2,
+        _ => TransformType::Type3,
+    }
+}
+
 /// The CPU backend: a [`Plan`], timed phase by phase.
 fn cpu<T: NpyComplex>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
     let opts = Options {
@@ -455,24 +464,9 @@ fn cpu<T: NpyComplex>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
         ..Options::default()
     };
     let t0 = Instant::now();
-    let plan = match a.ty {
-        1 => Plan::<T>::new(
-            TransformType::Type1,
-            &d.modes,
-            d.isign,
-            d.ntransf,
-            a.tol,
-            opts,
-        ),
-        2 => Plan::<T>::new(
-            TransformType::Type2,
-            &d.modes,
-            d.isign,
-            d.ntransf,
-            a.tol,
-            opts,
-        ),
-        _ => Plan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
+    let plan = match transform_type(a.ty) {
+        TransformType::Type3 => Plan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
+        ty => Plan::<T>::new(ty, &d.modes, d.isign, d.ntransf, a.tol, opts),
     };
     let mut plan = plan.map_err(|e| explain(a, d, Step::Plan, e))?;
     let plan_s = t0.elapsed().as_secs_f64();
@@ -526,24 +520,9 @@ fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result
         ..CudaOptions::default()
     };
     let t0 = Instant::now();
-    let plan = match a.ty {
-        1 => CudaPlan::<T>::new(
-            TransformType::Type1,
-            &d.modes,
-            d.isign,
-            d.ntransf,
-            a.tol,
-            opts,
-        ),
-        2 => CudaPlan::<T>::new(
-            TransformType::Type2,
-            &d.modes,
-            d.isign,
-            d.ntransf,
-            a.tol,
-            opts,
-        ),
-        _ => CudaPlan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
+    let plan = match transform_type(a.ty) {
+        TransformType::Type3 => CudaPlan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
+        ty => CudaPlan::<T>::new(ty, &d.modes, d.isign, d.ntransf, a.tol, opts),
     };
     let mut plan = plan.map_err(|e| named(Step::Plan, e))?;
     let plan_s = t0.elapsed().as_secs_f64();
