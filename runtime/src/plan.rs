@@ -130,7 +130,7 @@ pub(crate) fn check_grid<T>(n: &[usize]) -> Result<()> {
     let bytes = points
         .checked_mul(2 * std::mem::size_of::<T>())
         .ok_or(NudtError::GridOverflow)?;
-    let available = available_memory();
+    let available = physical_memory().unwrap_or(usize::MAX / 2);
     if bytes > available {
         return Err(NudtError::GridTooLarge {
             points,
@@ -141,16 +141,19 @@ pub(crate) fn check_grid<T>(n: &[usize]) -> Result<()> {
     Ok(())
 }
 
-fn available_memory() -> usize {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<usize>().ok())
-        })
-        .map_or(usize::MAX / 2, |kb| kb.saturating_mul(1024))
+/// This machine's memory (MemTotal, Linux), the figure plans check their grids against;
+/// `None` where the system does not say. Public so that tools sizing their own data (the
+/// CLI's benchmark) apply the same limit.
+pub fn physical_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = info
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<usize>()
+        .ok()?;
+    Some(kb.saturating_mul(1024))
 }
 
 fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {

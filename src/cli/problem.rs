@@ -150,7 +150,7 @@ impl Problem {
                 "{at}: its data would overflow the address space; lower --scale or the problem's sizes"
             ));
         };
-        match physical_memory() {
+        match nudt::plan::physical_memory() {
             Some(total) if bytes > total => Err(fail!(
                 "{at}: needs about {:.1} GiB for its data, more than the {:.1} GiB of memory here; lower --scale or the problem's sizes",
                 bytes as f64 / GIB,
@@ -207,20 +207,6 @@ impl Problem {
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
-
-/// This machine's memory (MemTotal, the figure the library's own grid check uses), where the
-/// system says.
-fn physical_memory() -> Option<usize> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = info
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<usize>()
-        .ok()?;
-    kb.checked_mul(1024)
-}
 
 /// Parses and checks a problems file; `file` names it in errors.
 pub fn parse_problems(text: &str, file: &str) -> Result<Vec<Problem>> {
