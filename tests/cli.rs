@@ -339,7 +339,7 @@ fn bench_json_into_a_closed_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
-/// A stand-in for benches/finufft_peer.py that checks its arguments and prints canned lines.
+/// A stand-in for benches/peer.py that checks its arguments and prints canned lines.
 fn fake_peer(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("peer.py");
     std::fs::write(&path, body).unwrap();
@@ -458,7 +458,7 @@ fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
     if !finufft_present() {
         return;
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/finufft_peer.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
     let (code, out, err) = run(nudt()
         .args([
             "bench",
