@@ -63,9 +63,6 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
         &padded_width(s.kernel.width, s.precision, s.simd_bytes),
     );
     ctx.insert("simd_bytes", &s.simd_bytes.max(1));
-    // About one DRAM latency of work ahead: a 1-D point is a few dozen cycles, a 3-D one
-    // a few hundred.
-    ctx.insert("prefetch_ahead", &[32, 16, 8][s.dim - 1]);
     ctx.insert("real", real);
     ctx.insert("nc", &poly.nc());
     ctx.insert("coeffs", &poly.literals(real));
