@@ -460,7 +460,9 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
     // copy of the data, as the peers' does.
     let Data { x, input, targets } = data;
     let x: Vec<Vec<T>> = x.into_iter().map(|v| narrow(&v)).collect();
-    let input = narrow_c::<T>(&input);
+    let wide_input = input;
+    let input = narrow_c::<T>(&wide_input);
+    drop(wide_input);
     let tgt: Vec<Vec<T>> = targets.into_iter().map(|v| narrow(&v)).collect();
     let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     let ts: Vec<&[T]> = tgt.iter().map(|v| &v[..]).collect();
