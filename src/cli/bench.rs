@@ -4,7 +4,10 @@
 use super::peer::{self, PeerArgs, PeerResults};
 use super::plot::{self, Series};
 use super::problem::{self, Measurement, Problem, RunConfig};
-use super::{describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result};
+use super::{
+    describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result,
+    StrategyArg,
+};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
@@ -64,6 +67,9 @@ pub struct Args {
     /// Seed of the random data
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Spreading schedule of nudt's CPU plans (auto: the planner's choice per point set)
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+    strategy: StrategyArg,
     /// Point distribution of every problem, overriding the file's
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(problem::DISTRIBUTIONS))]
     dist: Option<String>,
@@ -159,6 +165,7 @@ pub fn run(args: Args) -> Result<()> {
     let cfg = RunConfig {
         opts: Options {
             threads: args.threads,
+            strategy: args.strategy.get(),
             ..Options::default()
         },
         repeats: args.repeats as usize,
