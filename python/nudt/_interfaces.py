@@ -248,7 +248,7 @@ class Plan:
         src = vectors([x, y, z], "xyz", "points")
         if self._type == 3:
             tgt = vectors([s, t, u], "stu", "target frequencies")
-        elif (s, t, u) != (None, None, None):
+        elif any(a is not None for a in (s, t, u)):
             raise NudtValueError("s, t, u are target frequencies of a type 3 plan only")
         else:
             tgt = []
@@ -322,7 +322,7 @@ def _simple(dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):
             f"c has shape {c.shape}, expected ({m},) or (n_trans, {m}) for {m} points")
     if tp == 3:
         plan = Plan(3, dim, n_trans, eps, isign, dtype, **kwargs)
-        plan.setpts(*pts, *targets)
+        plan.setpts(**dict(zip("xyz", pts)), **dict(zip("stu", targets)))
         return plan.execute(c, out)
 
     if n_modes is not None:

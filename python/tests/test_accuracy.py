@@ -9,10 +9,11 @@ import nudt_direct as direct
 
 DIMS = (1, 2, 3)
 MODES = {1: (37,), 2: (16, 13), 3: (8, 7, 6)}
-# (dtype, tolerance asked, bound on the relative l2 error)
+# dtype: (tolerance asked, bound on the relative l2 error). The bound is 20 times the
+# tolerance: errors seen are 0.3 to 8 times it (type 3 in 3-D the highest).
 PRECISIONS = {
-    "complex128": (1e-9, 1e-7),
-    "complex64": (1e-5, 1e-3),
+    "complex128": (1e-9, 2e-8),
+    "complex64": (1e-5, 2e-4),
 }
 M = 300
 SIMPLE = {(d, t): getattr(nudt, f"nufft{d}d{t}") for d in DIMS for t in (1, 2, 3)}
@@ -75,7 +76,7 @@ def test_plan_batch_out_and_adjoint(tp, dim, dtype):
     assert plan.isign == isign and plan.n_trans == n_trans and plan.dim == dim
     if tp == 3:
         s = freqs(rng, dim, 200, dtype)
-        plan.setpts(*x, *s)
+        plan.setpts(**dict(zip("xyz", x)), **dict(zip("stu", s)))
     else:
         plan.setpts(*x)
 
