@@ -3,8 +3,8 @@
 ``import nudt as finufft`` runs code written for finufft: the one-call transforms
 ``nufft1d1`` ... ``nufft3d3`` and the ``Plan`` class (``setpts``, ``execute``,
 ``execute_adjoint``) take the same arguments, keywords and defaults, and give the same
-results to the requested tolerance. ``nudt.cuda`` offers cufinufft's interface in builds with
-the CUDA backend.
+results to the requested tolerance. (cufinufft's interface, ``nudt.cuda``, is not offered
+yet: importing it raises ImportError saying so.)
 """
 
 from . import _nudt

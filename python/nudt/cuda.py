@@ -1,14 +1,12 @@
-"""cufinufft's Python interface on nudt's CUDA backend.
+"""cufinufft's Python interface on nudt's CUDA backend: not in this package yet.
 
-Importing this module raises ImportError, with the reason, where it cannot work: in a build
-without the CUDA backend (the default ``pip install ./python``; build with
-``MATURIN_PEP517_ARGS="--features cuda" python3 -m pip install ./python`` for it).
+The extension is built without the runtime's `cuda` feature, so importing this module
+raises ImportError with the reason; on a GPU, nudt's CUDA backend is reached from Rust
+(`nudt::cuda::CudaPlan`, README "On an NVIDIA GPU") or the CLI (`nudt transform --backend
+cuda`).
 """
 
-from . import _nudt
-
-if not _nudt.CUDA_BUILT:
-    raise ImportError(
-        "nudt.cuda: this nudt was built without the CUDA backend; reinstall with "
-        "MATURIN_PEP517_ARGS=\"--features cuda\" python3 -m pip install ./python")
-raise ImportError("nudt.cuda: the cufinufft interface is not part of this build yet")
+raise ImportError(
+    "nudt.cuda: this nudt package is built without the CUDA backend (the Python package "
+    "does not offer cufinufft's interface yet); nudt's CUDA backend is available from Rust "
+    "(nudt::cuda::CudaPlan, cargo feature `cuda`) and `nudt transform --backend cuda`")

@@ -17,8 +17,6 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _nudt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::RawPlan>()?;
-    // Whether this build carries the CUDA backend (cargo feature `cuda`); `nudt.cuda` reads it.
-    m.add("CUDA_BUILT", cfg!(feature = "cuda"))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
