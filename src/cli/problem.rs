@@ -367,8 +367,8 @@ fn points(dist: &str, dim: usize, m: usize, rng: &mut Rng) -> Vec<Vec<f64>> {
             let planes = (m as f64).cbrt().ceil().max(1.0);
             for j in 0..m {
                 let xy = spiral(rng.unit(), j);
-                for d in 0..dim.min(2) {
-                    x[d][j] = xy[d];
+                for (xd, v) in x.iter_mut().zip(xy) {
+                    xd[j] = v;
                 }
                 if dim == 3 {
                     x[2][j] = -PI + 2.0 * PI * ((j as f64 % planes) + 0.5) / planes;
