@@ -135,8 +135,10 @@ pub fn choose_upsampling_type3(
 ) -> crate::params::Upsampling {
     use crate::params::Upsampling;
     // σ = 1.25's smaller grid leaves less headroom against rounding: keep it for tolerances
-    // well above the precision's epsilon (f32 at 1e-6 loses a digit with it).
-    if tol < 1e3 * precision.epsilon() {
+    // well above the precision's epsilon (f32 at 1e-6 loses a digit with it). Below 1e-8 its
+    // width nears the widest kernel (16 at 1e-9), whose fit falls short of the tolerance
+    // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/properties.rs); σ = 2 needs 10.
+    if tol < 1e3 * precision.epsilon() || tol < 1e-8 {
         return Upsampling::TWO;
     }
     let cost = |sigma: Upsampling| -> Option<f64> {
