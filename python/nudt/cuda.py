@@ -301,6 +301,13 @@ class Plan(PlanBase):
     def _shape(a):
         return tuple(int(n) for n in _interface(a, "argument")[1]["shape"])
 
+    def setpts(self, x, y=None, z=None, s=None, t=None, u=None):
+        """Sets the nonuniform points (device arrays of the plan's real dtype): ``x[, y[,
+        z]]`` (M each; sources for types 1 and 3, targets for type 2), and for type 3 the
+        target frequencies ``s[, t[, u]]``. The plan keeps no reference to them: it sorts
+        copies on the GPU (type 3 also reads them on the host to plan its grids)."""
+        super().setpts(x, y, z, s, t, u)
+
     def execute(self, data, out=None):
         """Queues the transform: type 1 strengths ``(M,)`` or ``(n_trans, M)`` to modes,
         type 2 modes to values at the points, type 3 strengths to values at the targets.

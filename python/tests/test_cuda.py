@@ -30,7 +30,6 @@ def test_import():
     """With a GPU nudt.cuda imports; without one (or without the `cuda` feature) the import
     fails with ImportError saying why, and keeps failing (no half-imported module)."""
     if cu is not None:
-        assert cu.Plan.__init__.__defaults__[-2] == "complex64"  # cufinufft's default dtype
         return
     assert not REQUIRE, f"NUDT_REQUIRE_GPU=1 but nudt.cuda does not import: {IMPORT_ERROR}"
     msg = str(IMPORT_ERROR)
@@ -41,6 +40,26 @@ def test_import():
     sys.modules.pop("nudt.cuda", None)
     with pytest.raises(ImportError, match="^nudt.cuda: "):
         importlib.import_module("nudt.cuda")
+
+
+def test_cufinufft_signatures():
+    """Names, argument order and defaults of cufinufft's Python interface (2.x)."""
+    if cu is None:
+        pytest.skip(f"no GPU: {IMPORT_ERROR}")
+    import inspect
+    sig = lambda f: str(inspect.signature(f))  # noqa: E731
+    assert sig(cu.Plan.__init__) == ("(self, nufft_type, n_modes, n_trans=1, eps=1e-06, "
+                                     "isign=None, dtype='complex64', **kwargs)")
+    assert sig(cu.Plan.setpts) == "(self, x, y=None, z=None, s=None, t=None, u=None)"
+    assert sig(cu.Plan.execute) == "(self, data, out=None)"
+    for d in DIMS:
+        pts = ", ".join("xyz"[:d])
+        assert sig(getattr(cu, f"nufft{d}d1")) == (
+            f"({pts}, data, n_modes=None, out=None, eps=1e-06, isign=1, **kwargs)")
+        assert sig(getattr(cu, f"nufft{d}d2")) == (
+            f"({pts}, data, out=None, eps=1e-06, isign=-1, **kwargs)")
+        assert sig(getattr(cu, f"nufft{d}d3")) == (
+            f"({pts}, data, {', '.join('stu'[:d])}, out=None, eps=1e-06, isign=1, **kwargs)")
 
 
 def _library(name):
