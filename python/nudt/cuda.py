@@ -197,7 +197,12 @@ def _device_array(a, name, dtype, writes=False):
         if writes:
             raise NudtTypeError(f"argument `{name}` must be C-contiguous")
         return _device_array(_contiguous_copy(a, name), name, dtype)
-    return _DeviceArray(a, int(ptr or 0), shape, got, cai.get("stream"))
+    stream = cai.get("stream")
+    if stream is None and _library(a) == "torch":
+        # PyTorch's interface names no stream; its kernels run on the current one.
+        import torch
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+    return _DeviceArray(a, int(ptr or 0), shape, got, stream)
 
 
 def _empty_like(like, shape, dtype):
@@ -211,7 +216,7 @@ def _empty_like(like, shape, dtype):
         import cupy
         with cupy.cuda.Device(like.device.id):
             return cupy.empty(shape, dtype=dtype)
-    if lib == "numba":
+    if lib in ("numba", "numba_cuda"):  # numba_cuda: NVIDIA's package behind numba.cuda
         from numba import cuda
         return cuda.device_array(shape, dtype=dtype)
     raise NudtTypeError(

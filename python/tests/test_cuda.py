@@ -239,6 +239,34 @@ def test_streams():
 
 
 @gpu
+def test_torch_stream():
+    """A tensor made and used on a side stream of PyTorch (whose array interface names no
+    stream): the transform is ordered on torch's current stream."""
+    x, data, _ = problem(11, 2, "complex64", 2, modes=(300, 200))
+    want = reference(2, x, data, [], (300, 200), -1)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        tx = [torch.from_numpy(v).to("cuda", non_blocking=True) for v in x]
+        f = torch.from_numpy(data).to("cuda", non_blocking=True) * 1.0
+        vals = cu.nufft2d2(*tx, f, eps=1e-5)
+        total = (vals * 1.0).sum()
+    side.synchronize()
+    assert direct.rel_err(host(vals), want) < 2e-4
+    assert abs(complex(total.item()) - want.sum()) <= 1e-3 * np.abs(want).sum()
+
+
+@gpu
+def test_numba():
+    """Numba device arrays in, a Numba device array out."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    x, data, _ = problem(12, 1, "complex128", 1)
+    got = cu.nufft1d1(numba_cuda.to_device(x[0]), numba_cuda.to_device(data), 37, eps=1e-9)
+    assert type(got).__module__.startswith("numba")
+    want = reference(1, x, data, [], (37,), 1)
+    assert direct.rel_err(got.copy_to_host(), want) < 2e-8
+
+
+@gpu
 def test_timings_and_repr():
     x, data, _ = problem(9, 1, "complex64", 1)
     plan = cu.Plan(1, 37)
