@@ -92,7 +92,7 @@ def run(name, p, lib, repeats, cupy, torch):
     t_plan = time.perf_counter() - t0
     sync()
     t0 = time.perf_counter()
-    plan.setpts(*dx, *dt)
+    plan.setpts(*dx, **dict(zip("stu", dt)))
     sync()
     t_setpts = time.perf_counter() - t0
     ev_setpts = plan.timings()[0]

@@ -163,7 +163,7 @@ def test_plan_batch_out_modeord(lib, tp, dim):
     x, data, s = problem(7 * tp + dim, dim, dtype, tp, n_trans=3)
     plan = cu.Plan(tp, MODES[dim] if tp != 3 else dim, 3, eps, -1 if tp != 2 else 1,
                    dtype=dtype, modeord=1)
-    plan.setpts(*[dev(lib, v) for v in x], *[dev(lib, v) for v in s])
+    plan.setpts(*[dev(lib, v) for v in x], **{k: dev(lib, v) for k, v in zip("stu", s)})
     want = reference(tp, x, data, s, MODES[dim], -1 if tp != 2 else 1, modeord=1)
     out = dev(lib, np.zeros(want.shape, dtype))
     for _ in range(2):
