@@ -73,7 +73,7 @@ impl<T> ForeignSlice<T> {
         if len == 0 {
             return Ok(slice);
         }
-        if ptr % std::mem::align_of::<T>() as u64 != 0 {
+        if !ptr.is_multiple_of(std::mem::align_of::<T>() as u64) {
             return Err(bad(format!(
                 "address {ptr:#x} is not aligned to {} bytes",
                 std::mem::align_of::<T>()
