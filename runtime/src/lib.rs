@@ -9,6 +9,8 @@ mod fft;
 pub mod float;
 mod grid;
 pub mod kernels;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 mod oneshot;
 pub mod plan;
 pub mod profile;

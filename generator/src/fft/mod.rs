@@ -18,6 +18,7 @@ use crate::gpu::Dialect;
 use crate::params::Precision;
 pub use plan::{factor, Buffer, FftPlan, Launch};
 use serde::Serialize;
+use std::sync::Arc;
 
 const BODY: &str = include_str!("../../../templates/gpu/fft.tera");
 
@@ -153,7 +154,8 @@ pub struct FftModule {
     pub name: String,
     pub dialect: Dialect,
     pub precision: Precision,
-    pub source: String,
+    /// The source; the members of a bundle ([`fft_bundle`]) share one.
+    pub source: Arc<str>,
     /// Stable 64-bit FNV-1a hash of `source`, for caches.
     pub hash: u64,
     pub plan: FftPlan,
@@ -261,18 +263,67 @@ fn roots(n: usize, count: usize, p: Precision) -> (Vec<String>, Vec<String>) {
 /// Plans and renders the FFT module of `spec` for `dev`, with forward and inverse kernels.
 pub fn fft_module(spec: &FftSpec, dev: &FftDevice) -> Result<FftModule, GenError> {
     let plan = plan::plan(spec, dev)?;
-    let p = spec.precision;
+    let source = render(std::slice::from_ref(&plan), spec.precision, dev)?;
+    Ok(module(spec, dev, source, plan))
+}
+
+/// Several FFTs of one precision in one source (one NVRTC or `clBuildProgram` call for all,
+/// e.g. every FFT a set of plans needs); each member has its own plan and kernel names.
+pub fn fft_bundle(specs: &[FftSpec], dev: &FftDevice) -> Result<Vec<FftModule>, GenError> {
+    let Some(first) = specs.first() else {
+        return Ok(Vec::new());
+    };
+    if specs.iter().any(|s| s.precision != first.precision) {
+        return Err(GenError::Render(
+            "the FFTs of one bundle share a precision".into(),
+        ));
+    }
+    let plans = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| plan::plan_named(s, dev, &format!("nudt_fft_m{i}_")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let source = render(&plans, first.precision, dev)?;
+    Ok(specs
+        .iter()
+        .zip(plans)
+        .map(|(s, p)| module(s, dev, source.clone(), p))
+        .collect())
+}
+
+fn module(spec: &FftSpec, dev: &FftDevice, source: Arc<str>, plan: FftPlan) -> FftModule {
+    let dims = spec
+        .shape
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join("x");
+    FftModule {
+        name: format!(
+            "nudt_fft_{dims}_b{}_{}_{}",
+            spec.batch,
+            spec.precision.type_name(),
+            dev.dialect.name().replace('-', "_")
+        ),
+        dialect: dev.dialect,
+        precision: spec.precision,
+        hash: fnv1a64(source.as_bytes()),
+        source,
+        plan,
+    }
+}
+
+/// Renders the kernels of `plans` (helpers once) in `dev`'s dialect.
+fn render(plans: &[FftPlan], p: Precision, dev: &FftDevice) -> Result<Arc<str>, GenError> {
     let mut ctx = tera::Context::new();
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
+    let shapes: Vec<String> = plans
+        .iter()
+        .map(|pl| format!("{:?} x {}", pl.shape, pl.batch))
+        .collect();
     ctx.insert(
         "title",
-        &format!(
-            "{:?} x {} {} ({})",
-            spec.shape,
-            spec.batch,
-            p.type_name(),
-            dev.dialect.name()
-        ),
+        &format!("{} {} ({})", shapes.join(", "), p.type_name(), dev.dialect.name()),
     );
     ctx.insert(
         "real",
@@ -281,8 +332,9 @@ pub fn fft_module(spec: &FftSpec, dev: &FftDevice) -> Result<FftModule, GenError
             Precision::F64 => "double",
         },
     );
-    ctx.insert("dialect", &dev.dialect.header(p, plan.wide_index)?);
-    ctx.insert("pad_shift", &plan.pad_shift);
+    let wide = plans.iter().any(|pl| pl.wide_index);
+    ctx.insert("dialect", &dev.dialect.header(p, wide)?);
+    ctx.insert("pad_shift", &plans[0].pad_shift);
     ctx.insert("chunk", &plan::CHUNK);
     #[derive(Serialize)]
     struct Half {
@@ -311,11 +363,9 @@ pub fn fft_module(spec: &FftSpec, dev: &FftDevice) -> Result<FftModule, GenError
         cos: Vec<String>,
         sin: Vec<String>,
     }
-    let mut used: Vec<usize> = plan
-        .radices
+    let mut used: Vec<usize> = plans
         .iter()
-        .flatten()
-        .copied()
+        .flat_map(|pl| pl.radices.iter().flatten().copied())
         .filter(|r| r % 2 == 1 && plan::REGISTER_RADICES.contains(r))
         .collect();
     used.sort_unstable();
@@ -344,9 +394,9 @@ pub fn fft_module(spec: &FftSpec, dev: &FftDevice) -> Result<FftModule, GenError
         k: &'a plan::Kernel,
         dirs: Vec<Dir>,
     }
-    let kernels: Vec<K> = plan
-        .kernels
+    let kernels: Vec<K> = plans
         .iter()
+        .flat_map(|pl| pl.kernels.iter())
         .map(|k| K {
             k,
             dirs: [FftDirection::Forward, FftDirection::Inverse]
@@ -361,23 +411,5 @@ pub fn fft_module(spec: &FftSpec, dev: &FftDevice) -> Result<FftModule, GenError
     ctx.insert("kernels", &kernels);
     let source = tera::Tera::one_off(BODY, &ctx, false)
         .map_err(|e| GenError::Render(format!("{e:?}")))?;
-    let dims = spec
-        .shape
-        .iter()
-        .map(|n| n.to_string())
-        .collect::<Vec<_>>()
-        .join("x");
-    Ok(FftModule {
-        name: format!(
-            "nudt_fft_{dims}_b{}_{}_{}",
-            spec.batch,
-            p.type_name(),
-            dev.dialect.name().replace('-', "_")
-        ),
-        dialect: dev.dialect,
-        precision: p,
-        hash: fnv1a64(source.as_bytes()),
-        source,
-        plan,
-    })
+    Ok(source.into())
 }

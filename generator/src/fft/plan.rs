@@ -235,6 +235,8 @@ fn largest_divisor_at_most(n: usize, cap: usize) -> usize {
 
 struct Planner<'a> {
     spec: &'a FftSpec,
+    /// Prefix of the kernel names (distinct per plan of a bundle).
+    prefix: &'a str,
     dev: &'a FftDevice,
     csize: usize,
     pad_shift: u32,
@@ -326,7 +328,7 @@ impl Planner<'_> {
         let grid = self.grid_check(self.total / tile.elems as u64)?;
         let index = self.kernels.len();
         self.kernels.push(Kernel {
-            name: format!("nudt_fft_k{index}"),
+            name: format!("{}k{index}", self.prefix),
             kind: "block",
             doc,
             threads,
@@ -442,7 +444,7 @@ impl Planner<'_> {
             let grid = self.grid_check(count.div_ceil(threads as u64))?;
             let index = self.kernels.len();
             self.kernels.push(Kernel {
-                name: format!("nudt_fft_k{index}"),
+                name: format!("{}k{index}", self.prefix),
                 kind: "pass",
                 doc: format!(
                     "Global pass: axis {axis} (length {n}, stride {s}), radix {r}{}, Ns = {ns}.",
@@ -483,7 +485,7 @@ impl Planner<'_> {
         let grid = self.grid_check(self.total.div_ceil(threads as u64))?;
         let index = self.kernels.len();
         self.kernels.push(Kernel {
-            name: format!("nudt_fft_k{index}"),
+            name: format!("{}k{index}", self.prefix),
             kind: "copy",
             doc: "Copy: the input to scratch, so that the global passes never read and write one buffer.".into(),
             threads,
@@ -545,8 +547,13 @@ impl Planner<'_> {
     }
 }
 
-/// Plans `spec` for `dev`.
+/// Plans `spec` for `dev`; kernels are named `nudt_fft_k<i>`.
 pub fn plan(spec: &FftSpec, dev: &FftDevice) -> Result<FftPlan, GenError> {
+    plan_named(spec, dev, "nudt_fft_")
+}
+
+/// Plans `spec` for `dev` with kernels named `<prefix>k<i>`.
+pub fn plan_named(spec: &FftSpec, dev: &FftDevice, prefix: &str) -> Result<FftPlan, GenError> {
     spec.validate()?;
     dev.validate()?;
     dev.dialect.header(spec.precision, false)?;
@@ -554,6 +561,7 @@ pub fn plan(spec: &FftSpec, dev: &FftDevice) -> Result<FftPlan, GenError> {
     let elems = spec.elements()?;
     let mut p = Planner {
         spec,
+        prefix,
         dev,
         csize,
         pad_shift: match spec.precision {

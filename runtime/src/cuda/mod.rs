@@ -32,6 +32,7 @@
 mod device;
 mod error;
 mod exec;
+mod fft_gen;
 mod gaussian;
 mod plan;
 
@@ -43,6 +44,7 @@ pub use device::{
     MIN_DRIVER_VERSION,
 };
 pub use error::{CudaError, CudaResult};
+pub use fft_gen::GenFft;
 pub use nudt_gen::cuda::{CudaMethod, GpuArch};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings, MAX_BATCH};
 
