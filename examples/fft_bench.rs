@@ -145,8 +145,13 @@ mod bench {
         let mut flip = false;
         let gen_ms = time(stream, reps, || {
             flip = !flip;
-            let d = if flip { FftDirection::Forward } else { FftDirection::Inverse };
-            gen.execute_in_place(&mut a, d).map_err(|e: CudaError| e.into())
+            let d = if flip {
+                FftDirection::Forward
+            } else {
+                FftDirection::Inverse
+            };
+            gen.execute_in_place(&mut a, d)
+                .map_err(|e: CudaError| e.into())
         })?;
         let mut flip = false;
         let cufft_ms = time(stream, reps, || {
@@ -159,7 +164,11 @@ mod bench {
         Ok(Row {
             case: format!(
                 "{}{}",
-                shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("×"),
+                shape
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join("×"),
                 if shape.len() > 1 && shape.iter().all(|&s| s == shape[0]) {
                     format!(" ({}^{})", shape[0], shape.len())
                 } else {

@@ -13,7 +13,10 @@ use nudt::num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftPlanner;
 
-fn device() -> Option<(std::sync::Arc<nudt::cuda::CudaStream>, nudt::gen::cuda::GpuArch)> {
+fn device() -> Option<(
+    std::sync::Arc<nudt::cuda::CudaStream>,
+    nudt::gen::cuda::GpuArch,
+)> {
     match open(0).and_then(|c| Ok((c.default_stream(), detect_arch(&c)?))) {
         Ok(d) => Some(d),
         Err(e) => {

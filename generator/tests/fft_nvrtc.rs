@@ -85,7 +85,8 @@ fn cuda_dialect_compiles() {
     for arch in [GpuArch::h100(), GpuArch::turing()] {
         for &(shape, batch) in cases {
             for p in [Precision::F32, Precision::F64] {
-                let m = fft_module(&FftSpec::new(shape, batch, p), &FftDevice::cuda(&arch)).unwrap();
+                let m =
+                    fft_module(&FftSpec::new(shape, batch, p), &FftDevice::cuda(&arch)).unwrap();
                 match compile(&m, &arch) {
                     Ok(()) => built += 1,
                     Err(e) => failures.push(e),

@@ -73,7 +73,8 @@ fn launch_lists_are_consistent() {
                         "pass" => {
                             // In place the input is the output: a pass must not read it.
                             assert!(
-                                l.src != l.dst && !(l.src == Buffer::Input && l.dst == Buffer::Output),
+                                l.src != l.dst
+                                    && !(l.src == Buffer::Input && l.dst == Buffer::Output),
                                 "{what}: pass {i} reads and writes one buffer"
                             );
                             assert!(l.grid * l.threads as u64 >= k.count, "{what}");
@@ -93,7 +94,11 @@ fn launch_lists_are_consistent() {
                 }
                 // Block kernels name each axis once; pass kernels once per radix.
                 for (a, &n) in shape.iter().enumerate() {
-                    let passes = p.kernels.iter().filter(|k| k.kind == "pass" && k.axes == [a]).count();
+                    let passes = p
+                        .kernels
+                        .iter()
+                        .filter(|k| k.kind == "pass" && k.axes == [a])
+                        .count();
                     let expect = if n == 1 {
                         0
                     } else if passes > 0 {
@@ -103,7 +108,10 @@ fn launch_lists_are_consistent() {
                     };
                     assert_eq!(transformed[a], expect, "{what}: axis {a}");
                 }
-                let s = p.launches.iter().any(|l| l.src == Buffer::Scratch || l.dst == Buffer::Scratch);
+                let s = p
+                    .launches
+                    .iter()
+                    .any(|l| l.src == Buffer::Scratch || l.dst == Buffer::Scratch);
                 assert_eq!(p.scratch_elems, if s { p.elems } else { 0 }, "{what}");
             }
         }
@@ -124,7 +132,10 @@ fn kernel_choices() {
     assert_eq!(kinds(&[16, 16, 16], 64, Precision::F64), ["block"]);
     assert_eq!(kinds(&[64, 64, 64], 4, Precision::F32), ["block", "block"]);
     assert_eq!(kinds(&[2000, 2000], 1, Precision::F64), ["block", "block"]);
-    assert_eq!(kinds(&[512, 512, 512], 1, Precision::F32), ["block", "block", "block"]);
+    assert_eq!(
+        kinds(&[512, 512, 512], 1, Precision::F32),
+        ["block", "block", "block"]
+    );
     // Too long for shared memory: Bainville's global passes, 65536 = 16⁴.
     assert_eq!(kinds(&[1 << 16], 1, Precision::F64), ["pass"; 4]);
     // A strided axis takes neighbouring lines, so a warp's loads coalesce.
@@ -138,20 +149,28 @@ fn kernel_choices() {
 #[test]
 fn bad_requests_are_typed_errors() {
     let dev = FftDevice::cuda(&GpuArch::h100());
-    let err = |shape: &[usize], batch| fft_module(&FftSpec::new(shape, batch, Precision::F32), &dev).unwrap_err();
+    let err = |shape: &[usize], batch| {
+        fft_module(&FftSpec::new(shape, batch, Precision::F32), &dev).unwrap_err()
+    };
     assert_eq!(err(&[0], 1), GenError::FftSize { axis: 0, size: 0 });
     assert_eq!(err(&[4, 0], 1), GenError::FftSize { axis: 1, size: 0 });
     assert_eq!(err(&[], 1), GenError::FftRank(0));
     assert_eq!(err(&[2, 2, 2, 2], 1), GenError::FftRank(4));
     assert_eq!(err(&[8], 0), GenError::FftBatchZero);
-    assert!(matches!(err(&[1 << 20, 1 << 20], usize::MAX / 4), GenError::FftOverflow { .. }));
+    assert!(matches!(
+        err(&[1 << 20, 1 << 20], usize::MAX / 4),
+        GenError::FftOverflow { .. }
+    ));
     assert!(matches!(err(&[16], 1usize << 40), GenError::FftGrid { .. }));
     let no_fp64 = FftDevice::opencl(256, 32 << 10, false);
     assert_eq!(
         fft_module(&FftSpec::new(&[8], 1, Precision::F64), &no_fp64).unwrap_err(),
         GenError::Fp64Unsupported
     );
-    let no_threads = FftDevice { max_threads: 0, ..dev };
+    let no_threads = FftDevice {
+        max_threads: 0,
+        ..dev
+    };
     assert!(matches!(
         fft_module(&FftSpec::new(&[8], 1, Precision::F32), &no_threads).unwrap_err(),
         GenError::FftDevice(_)
@@ -166,12 +185,28 @@ fn description_is_json_with_both_directions() {
     )
     .unwrap();
     let j = m.describe_json();
-    for key in ["\"forward\"", "\"inverse\"", "\"grid\"", "\"block\"", "\"local_bytes\"", "\"src\"", "\"dst\"", "\"scratch_elements\""] {
+    for key in [
+        "\"forward\"",
+        "\"inverse\"",
+        "\"grid\"",
+        "\"block\"",
+        "\"local_bytes\"",
+        "\"src\"",
+        "\"dst\"",
+        "\"scratch_elements\"",
+    ] {
         assert!(j.contains(key), "{key} missing:\n{j}");
     }
     for l in &m.plan.launches {
-        for dir in [nudt_gen::fft::FftDirection::Forward, nudt_gen::fft::FftDirection::Inverse] {
-            assert!(m.source.contains(&format!(" {}(", m.entry(l, dir))), "{}", m.entry(l, dir));
+        for dir in [
+            nudt_gen::fft::FftDirection::Forward,
+            nudt_gen::fft::FftDirection::Inverse,
+        ] {
+            assert!(
+                m.source.contains(&format!(" {}(", m.entry(l, dir))),
+                "{}",
+                m.entry(l, dir)
+            );
         }
     }
     // OpenCL source never mentions CUDA spellings and vice versa: the dialect layer holds them.

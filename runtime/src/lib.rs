@@ -9,9 +9,9 @@ mod fft;
 pub mod float;
 mod grid;
 pub mod kernels;
+mod oneshot;
 #[cfg(feature = "opencl")]
 pub mod opencl;
-mod oneshot;
 pub mod plan;
 pub mod profile;
 mod type3;

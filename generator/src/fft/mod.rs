@@ -323,7 +323,12 @@ fn render(plans: &[FftPlan], p: Precision, dev: &FftDevice) -> Result<Arc<str>, 
         .collect();
     ctx.insert(
         "title",
-        &format!("{} {} ({})", shapes.join(", "), p.type_name(), dev.dialect.name()),
+        &format!(
+            "{} {} ({})",
+            shapes.join(", "),
+            p.type_name(),
+            dev.dialect.name()
+        ),
     );
     ctx.insert(
         "real",
@@ -409,7 +414,7 @@ fn render(plans: &[FftPlan], p: Precision, dev: &FftDevice) -> Result<Arc<str>, 
         })
         .collect();
     ctx.insert("kernels", &kernels);
-    let source = tera::Tera::one_off(BODY, &ctx, false)
-        .map_err(|e| GenError::Render(format!("{e:?}")))?;
+    let source =
+        tera::Tera::one_off(BODY, &ctx, false).map_err(|e| GenError::Render(format!("{e:?}")))?;
     Ok(source.into())
 }

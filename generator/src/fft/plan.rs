@@ -281,7 +281,12 @@ impl Planner<'_> {
     }
 
     /// A block kernel over `axes` (with local strides and line counts) on `tile`.
-    fn block(&mut self, tile: Tile, axes: Vec<(usize, usize, usize)>, doc: String) -> Result<(), GenError> {
+    fn block(
+        &mut self,
+        tile: Tile,
+        axes: Vec<(usize, usize, usize)>,
+        doc: String,
+    ) -> Result<(), GenError> {
         let axis_ids: Vec<usize> = axes.iter().map(|a| a.0).collect();
         let max_r = axes
             .iter()

@@ -49,7 +49,10 @@ impl<T: CudaFloat> GenFft<T> {
         let Some(first) = modules.first() else {
             return Ok(Vec::new());
         };
-        if modules.iter().any(|m| !Arc::ptr_eq(&m.source, &first.source)) {
+        if modules
+            .iter()
+            .any(|m| !Arc::ptr_eq(&m.source, &first.source))
+        {
             return Err(CudaError::Unsupported(
                 "GenFft::bundle takes the members of one fft_bundle".into(),
             ));
@@ -138,7 +141,11 @@ impl<T: CudaFloat> GenFft<T> {
     }
 
     /// Enqueues the in-place transform of `data` on the stream.
-    pub fn execute_in_place(&mut self, data: &mut CudaSlice<T>, dir: FftDirection) -> CudaResult<()> {
+    pub fn execute_in_place(
+        &mut self,
+        data: &mut CudaSlice<T>,
+        dir: FftDirection,
+    ) -> CudaResult<()> {
         self.check("data", data)?;
         let p = ptr(data, &self.stream);
         self.run(p, p, dir)

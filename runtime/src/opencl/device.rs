@@ -39,7 +39,9 @@ pub struct ClDevice {
 
 impl std::fmt::Debug for ClDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClDevice").field("info", &self.info).finish()
+        f.debug_struct("ClDevice")
+            .field("info", &self.info)
+            .finish()
     }
 }
 
@@ -53,7 +55,12 @@ impl ClDevice {
         for kind in [CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ALL] {
             for p in &platforms {
                 // A platform without devices of this type answers with an error: skip it.
-                if let Some(&id) = p.get_devices(kind).ok().and_then(|d| d.first().copied()).as_ref() {
+                if let Some(&id) = p
+                    .get_devices(kind)
+                    .ok()
+                    .and_then(|d| d.first().copied())
+                    .as_ref()
+                {
                     return Self::open(Device::new(id), p.name().unwrap_or_default()).map(Arc::new);
                 }
             }
@@ -80,7 +87,8 @@ impl ClDevice {
                 .any(|e| e == "cl_khr_fp64"),
         };
         let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;
-        let queue = CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
+        let queue =
+            CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
         Ok(ClDevice {
             device,
             context,

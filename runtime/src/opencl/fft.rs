@@ -57,7 +57,10 @@ impl<T: ClFloat> ClFft<T> {
         let Some(first) = modules.first() else {
             return Ok(Vec::new());
         };
-        if modules.iter().any(|m| !Arc::ptr_eq(&m.source, &first.source)) {
+        if modules
+            .iter()
+            .any(|m| !Arc::ptr_eq(&m.source, &first.source))
+        {
             return Err(OpenClError::Gen(GenError::Render(
                 "ClFft::bundle takes the members of one fft_bundle".into(),
             )));
@@ -204,9 +207,13 @@ impl<T: ClFloat> ClFft<T> {
         let mut b = Self::alloc(&self.dev, data.len())?;
         // SAFETY: `b` holds exactly the reals of `data`; the write blocks.
         unsafe {
-            self.dev
-                .queue
-                .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, crate::float::interleaved(data), &[])
+            self.dev.queue.enqueue_write_buffer(
+                &mut b,
+                CL_BLOCKING,
+                0,
+                crate::float::interleaved(data),
+                &[],
+            )
         }
         .map_err(cl("clEnqueueWriteBuffer"))?;
         Ok(b)
