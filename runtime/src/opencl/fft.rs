@@ -32,6 +32,15 @@ pub struct ClFft<T: ClFloat> {
     staging: Option<ClBuffer<T>>,
 }
 
+impl<T: ClFloat> std::fmt::Debug for ClFft<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClFft")
+            .field("module", &self.module.name)
+            .field("device", &self.dev.info.name)
+            .finish()
+    }
+}
+
 impl<T: ClFloat> ClFft<T> {
     /// Plans, generates and builds the FFT of `shape` (1–3 axes, last fastest) × `batch`.
     pub fn new(dev: &Arc<ClDevice>, shape: &[usize], batch: usize) -> OpenClResult<Self> {
