@@ -7,7 +7,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::platform::get_platforms;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What the planner needs to know of a device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,7 +31,6 @@ impl ClDeviceInfo {
 
 /// A device with its context and command queue, shared by the plans made on it.
 pub struct ClDevice {
-    pub(crate) device: Device,
     pub(crate) context: Context,
     pub(crate) queue: CommandQueue,
     pub info: ClDeviceInfo,
@@ -47,7 +46,19 @@ impl std::fmt::Debug for ClDevice {
 
 impl ClDevice {
     /// The first GPU of any platform, else the first device of any type (a CPU through PoCL).
+    ///
+    /// Discovered and opened once per process and shared by every caller, like CUDA's primary
+    /// context: platform and device discovery is not safe against concurrent calls in every
+    /// driver (PoCL 3.1 re-initialises its devices in `clGetDeviceIDs`, after the last
+    /// context has gone, while another thread reads their names), and one context per process
+    /// lets plans share buffers and build programs once. The answer, a device or why there is
+    /// none, is kept for the process.
     pub fn first() -> OpenClResult<Arc<ClDevice>> {
+        static FIRST: OnceLock<OpenClResult<Arc<ClDevice>>> = OnceLock::new();
+        FIRST.get_or_init(Self::discover).clone()
+    }
+
+    fn discover() -> OpenClResult<Arc<ClDevice>> {
         let platforms = get_platforms().map_err(cl("clGetPlatformIDs"))?;
         if platforms.is_empty() {
             return Err(OpenClError::NoPlatform);
@@ -90,7 +101,6 @@ impl ClDevice {
         let queue =
             CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
         Ok(ClDevice {
-            device,
             context,
             queue,
             info,

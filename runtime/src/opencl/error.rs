@@ -2,7 +2,9 @@
 
 use nudt_gen::GenError;
 
-#[derive(Debug, thiserror::Error)]
+/// Cloneable, so that the process-wide device discovery ([`super::ClDevice::first`]) can hand
+/// its failure to every caller.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum OpenClError {
     #[error("the OpenCL ICD loader (libOpenCL.so) could not be opened; install one (e.g. `apt-get install ocl-icd-libopencl1` and a driver such as pocl-opencl-icd)")]
     NoLoader,

@@ -20,16 +20,19 @@ impl ClFloat for f64 {}
 
 /// A planned, built FFT of one shape, batch and precision on one device. Device buffers hold
 /// interleaved complex values (`2·len` reals).
+///
+/// Fields drop in declaration order: kernels and buffers before the program and the device
+/// (context and queue) they belong to.
 pub struct ClFft<T: ClFloat> {
-    dev: Arc<ClDevice>,
     module: FftModule,
-    /// The program the kernels came from (kept alive with them; shared within a bundle).
-    _program: Arc<Program>,
     /// Per launch: forward and inverse kernel.
     kernels: Vec<[Kernel; 2]>,
     scratch: Option<ClBuffer<T>>,
     /// Device copy for [`ClFft::transform`], made on first use.
     staging: Option<ClBuffer<T>>,
+    /// The program the kernels came from (kept alive with them; shared within a bundle).
+    _program: Arc<Program>,
+    dev: Arc<ClDevice>,
 }
 
 impl<T: ClFloat> std::fmt::Debug for ClFft<T> {
@@ -97,12 +100,12 @@ impl<T: ClFloat> ClFft<T> {
                     n => Some(Self::alloc(dev, n as usize)?),
                 };
                 Ok(ClFft {
-                    dev: dev.clone(),
                     module,
-                    _program: program.clone(),
                     kernels,
                     scratch,
                     staging: None,
+                    _program: program.clone(),
+                    dev: dev.clone(),
                 })
             })
             .collect()
