@@ -1,4 +1,4 @@
-//! GPU benchmark: the GPU rows of ../shared/reference/peers.md (cuFINUFFT on an H100) and the
+//! GPU benchmark: the GPU rows of docs/peers.md (cuFINUFFT on an H100) and the
 //! Capozzoli seed case, with setpts (the sort) and execute timed separately by CUDA events,
 //! every method, and the error against the direct sum on sampled outputs. The seed cases also
 //! run the Gaussian-gridding type 3 with the seed's own parameters (`Type3Method::

@@ -25,6 +25,9 @@ pub struct RustSpreader {
     pub support_path: String,
     /// Threshold of the target-driven block tree.
     pub max_block_points: usize,
+    /// Widest SIMD register of the target in bytes ([`crate::Arch::simd_bytes`]): kernel rows
+    /// are padded to fill whole registers.
+    pub simd_bytes: usize,
     /// Human-readable record of every parameter, copied into the header comment.
     pub provenance: Vec<String>,
 }
@@ -55,6 +58,11 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     ctx.insert("params", &s.provenance);
     ctx.insert("dim", &s.dim);
     ctx.insert("width", &s.kernel.width);
+    ctx.insert(
+        "padded",
+        &padded_width(s.kernel.width, s.precision, s.simd_bytes),
+    );
+    ctx.insert("simd_bytes", &s.simd_bytes.max(1));
     ctx.insert("real", real);
     ctx.insert("nc", &poly.nc());
     ctx.insert("coeffs", &poly.literals(real));
@@ -79,6 +87,17 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     engine("spreader", SPREADER)?
         .render("spreader", &ctx)
         .map_err(|e| GenError::Render(format!("{e:?}")))
+}
+
+/// `width` rounded up to whole SIMD registers of interleaved complex values of `precision`
+/// (at least one complex value per register).
+pub fn padded_width(width: usize, precision: Precision, simd_bytes: usize) -> usize {
+    let real = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    let per_register = (simd_bytes / (2 * real)).max(1);
+    width.div_ceil(per_register) * per_register
 }
 
 /// A wide-Gaussian spreader (any odd width, fast Gaussian gridding), for the type 3 of

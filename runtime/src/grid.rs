@@ -90,8 +90,7 @@ impl<T: Float> FineGrid<T> {
     pub fn set_points(&mut self, coords: &[&[T]]) {
         let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
         let tiles = Tiles::bin(grid, coords);
-        let counts: Vec<usize> = tiles.starts.windows(2).map(|w| w[1] - w[0]).collect();
-        self.strategy = plan::choose_strategy(self.requested, &counts);
+        self.strategy = plan::choose_strategy(self.requested);
         self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
         self.tiles = Some(tiles);
     }
