@@ -31,6 +31,24 @@ pub enum GenError {
     Modes(usize),
     #[error("fine grid for {modes} modes would overflow the address space")]
     GridOverflow { modes: usize },
+    #[error("an FFT has 1, 2 or 3 dimensions, got {0}")]
+    FftRank(usize),
+    #[error("FFT length along axis {axis} must be between 1 and 2^30, got {size}")]
+    FftSize { axis: usize, size: usize },
+    #[error("FFT batch must be at least 1, got 0")]
+    FftBatchZero,
+    #[error("FFT of {batch} x {shape:?} elements overflows the address space")]
+    FftOverflow { batch: usize, shape: Vec<usize> },
+    #[error("FFT of {batch} x {shape:?} needs {blocks} thread blocks in one launch, above the 2^31-1 a grid holds; split the batch")]
+    FftGrid {
+        batch: usize,
+        shape: Vec<usize>,
+        blocks: u64,
+    },
+    #[error("device description unusable for an FFT: {0}")]
+    FftDevice(String),
+    #[error("double precision needs an OpenCL device with cl_khr_fp64")]
+    Fp64Unsupported,
     #[error("template rendering failed: {0}")]
     Render(String),
 }

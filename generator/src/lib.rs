@@ -2,11 +2,13 @@
 //!
 //! Data flows one way: [`Params`] → kernel choice and [`plan`] (fine grid, tiles, schedule)
 //! → [`render`] (tera templates) → source text. This crate knows nothing about the runtime
-//! that will compile or call that source.
+//! that will compile or call that source. [`fft`] generates GPU FFTs the same way.
 
 pub mod arch;
 pub mod cuda;
 pub mod error;
+pub mod fft;
+pub mod gpu;
 pub mod kernel;
 pub mod params;
 pub mod plan;

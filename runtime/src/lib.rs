@@ -10,6 +10,8 @@ pub mod float;
 mod grid;
 pub mod kernels;
 mod oneshot;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 pub mod plan;
 pub mod profile;
 mod type3;

@@ -18,6 +18,8 @@ pub enum Target {
     Rust,
     /// CUDA C kernels (.cu) with a JSON description of each module's launches
     Cuda,
+    /// OpenCL C 1.2 kernels (.cl) with their JSON launch description (FFTs: --fft)
+    Opencl,
 }
 
 #[derive(clap::Args, Debug)]
@@ -28,19 +30,29 @@ pub enum Target {
   nudt gen --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels      (what `nudt tune` chose)
   nudt gen --target cuda --dim 3 --tol 1e-5 --precision f32 -o cuda_kernels
   nudt gen --target cuda --dim 2 --sm-count 108 --shared-mem 163K --l2 40M -o k   (another GPU)
+  nudt gen --target cuda --fft 64,64,64 --batch 8 --precision f32 -o fft          (an FFT)
+  nudt gen --target opencl --fft 2000,2000 --precision f64 --shared-mem 64K -o fft
 
 The Rust output is a module directory: mod.rs (parameters, fine_size(), usage), support.rs
 (tiling, bin sort, schedules) and spread_<d>d_w<w>_<prec>.rs per dimension (bin, spread,
 interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.
 The CUDA output is <module>.cu (extern \"C\" kernels) and <module>.json (entry points, block
-sizes, shared memory, bins) per dimension, plus the precision's common module.")]
+sizes, shared memory, bins) per dimension, plus the precision's common module.
+With --fft, the GPU targets emit one FFT module (forward and inverse c2c kernels, .cu or .cl)
+and its JSON launch description: kernels in order with grid, block, local memory and buffers.")]
 pub struct Args {
     /// Language of the emitted source
     #[arg(long, value_enum, default_value_t = Target::Rust)]
     target: Target,
     /// Dimension(s) to emit spreaders for
-    #[arg(long, value_delimiter = ',', required = true, value_parser = clap::value_parser!(u8).range(1..=3))]
+    #[arg(long, value_delimiter = ',', required_unless_present = "fft", value_parser = clap::value_parser!(u8).range(1..=3))]
     dim: Vec<u8>,
+    /// Emit an FFT of these sizes (1-3, last fastest) instead of spreaders (--target cuda|opencl)
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["dim", "width", "tol", "kernel", "upsampfac", "profile"])]
+    fft: Vec<usize>,
+    /// Transforms in the FFT's batch (--fft)
+    #[arg(long, requires = "fft", default_value_t = 1)]
+    batch: usize,
     /// Kernel width in grid points (2-16)
     #[arg(long, conflicts_with = "tol", value_parser = clap::value_parser!(u8).range(2..=16))]
     width: Option<u8>,
@@ -84,7 +96,7 @@ pub struct Args {
     /// GPU streaming multiprocessors (--target cuda)
     #[arg(long)]
     sm_count: Option<u32>,
-    /// GPU shared memory per block (--target cuda), e.g. 48K
+    /// GPU shared memory per block (--target cuda|opencl), e.g. 48K
     #[arg(long, value_parser = parse_size)]
     shared_mem: Option<usize>,
     /// Tuning profile written by `nudt tune`
@@ -126,12 +138,51 @@ fn parse_simd(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// `--fft`: the FFT module for the GPU targets.
+fn fft(args: &Args) -> Result<()> {
+    let cpu_only = [
+        (args.cores.is_some(), "--cores"),
+        (args.l1.is_some(), "--l1"),
+        (args.l2.is_some(), "--l2"),
+        (args.l3.is_some(), "--l3"),
+        (args.simd.is_some(), "--simd"),
+        (args.strategy.is_some(), "--strategy"),
+        (args.tile_side.is_some(), "--tile-side"),
+        (args.detect, "--detect"),
+    ];
+    if let Some((_, flag)) = cpu_only.iter().find(|(given, _)| *given) {
+        return Err(fail!("{flag} does not apply to --fft"));
+    }
+    let command = std::iter::once("nudt".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    super::gen_fft::emit(&super::gen_fft::FftJob {
+        target: args.target,
+        shape: &args.fft,
+        batch: args.batch,
+        precision: args.precision.get(),
+        sm_count: args.sm_count,
+        shared_mem: args.shared_mem,
+        command: &command,
+        out: &args.out,
+    })
+}
+
 /// Name of the spreader module of one dimension.
 fn module_name(dim: usize, width: usize, prec: &str) -> String {
     format!("spread_{dim}d_w{width}_{prec}")
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if !args.fft.is_empty() {
+        return fft(&args);
+    }
+    if args.target == Target::Opencl {
+        return Err(fail!(
+            "--target opencl emits FFTs so far (--fft N1[,N2[,N3]]); the OpenCL spreaders are not generated yet"
+        ));
+    }
     if args.target == Target::Cuda {
         let cpu_only = [
             (args.cores.is_some(), "--cores"),

@@ -5,6 +5,7 @@ mod bench;
 mod demo;
 mod gen;
 mod gen_cuda;
+mod gen_fft;
 mod npy;
 mod peer;
 mod plot;

@@ -33,6 +33,7 @@ mod device;
 mod error;
 mod exec;
 mod external;
+mod fft_gen;
 mod gaussian;
 mod plan;
 
@@ -45,6 +46,7 @@ pub use device::{
 };
 pub use error::{CudaError, CudaResult};
 pub use external::{ForeignSlice, ForeignStream};
+pub use fft_gen::GenFft;
 pub use nudt_gen::cuda::{CudaMethod, GpuArch};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings, MAX_BATCH};
 

@@ -1,0 +1,109 @@
+//! Opening an OpenCL device: platform and device discovery, context and in-order queue, and
+//! the limits the generator plans for.
+
+use super::error::{cl, OpenClError, OpenClResult};
+use nudt_gen::fft::FftDevice;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
+use opencl3::platform::get_platforms;
+use std::sync::{Arc, OnceLock};
+
+/// What the planner needs to know of a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClDeviceInfo {
+    pub platform: String,
+    pub name: String,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group: usize,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
+    pub local_mem: usize,
+    /// Whether `cl_khr_fp64` is present.
+    pub fp64: bool,
+}
+
+impl ClDeviceInfo {
+    /// The limits the FFT generator plans for.
+    pub fn fft_device(&self) -> FftDevice {
+        FftDevice::opencl(self.max_work_group, self.local_mem, self.fp64)
+    }
+}
+
+/// A device with its context and command queue, shared by the plans made on it.
+pub struct ClDevice {
+    pub(crate) context: Context,
+    pub(crate) queue: CommandQueue,
+    pub info: ClDeviceInfo,
+}
+
+impl std::fmt::Debug for ClDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClDevice")
+            .field("info", &self.info)
+            .finish()
+    }
+}
+
+impl ClDevice {
+    /// The first GPU of any platform, else the first device of any type (a CPU through PoCL).
+    ///
+    /// Discovered and opened once per process and shared by every caller, like CUDA's primary
+    /// context: platform and device discovery is not safe against concurrent calls in every
+    /// driver (PoCL 3.1 re-initialises its devices in `clGetDeviceIDs`, after the last
+    /// context has gone, while another thread reads their names), and one context per process
+    /// lets plans share buffers and build programs once. The answer, a device or why there is
+    /// none, is kept for the process.
+    pub fn first() -> OpenClResult<Arc<ClDevice>> {
+        static FIRST: OnceLock<OpenClResult<Arc<ClDevice>>> = OnceLock::new();
+        FIRST.get_or_init(Self::discover).clone()
+    }
+
+    fn discover() -> OpenClResult<Arc<ClDevice>> {
+        let platforms = get_platforms().map_err(cl("clGetPlatformIDs"))?;
+        if platforms.is_empty() {
+            return Err(OpenClError::NoPlatform);
+        }
+        for kind in [CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ALL] {
+            for p in &platforms {
+                // A platform without devices of this type answers with an error: skip it.
+                if let Some(&id) = p
+                    .get_devices(kind)
+                    .ok()
+                    .and_then(|d| d.first().copied())
+                    .as_ref()
+                {
+                    return Self::open(Device::new(id), p.name().unwrap_or_default()).map(Arc::new);
+                }
+            }
+        }
+        let names: Vec<String> = platforms
+            .iter()
+            .map(|p| p.name().unwrap_or_default())
+            .collect();
+        Err(OpenClError::NoDevice(names.join(", ")))
+    }
+
+    fn open(device: Device, platform: String) -> OpenClResult<ClDevice> {
+        let info = ClDeviceInfo {
+            platform,
+            name: device.name().map_err(cl("clGetDeviceInfo"))?,
+            max_work_group: device
+                .max_work_group_size()
+                .map_err(cl("clGetDeviceInfo"))?,
+            local_mem: device.local_mem_size().map_err(cl("clGetDeviceInfo"))? as usize,
+            fp64: device
+                .extensions()
+                .map_err(cl("clGetDeviceInfo"))?
+                .split_whitespace()
+                .any(|e| e == "cl_khr_fp64"),
+        };
+        let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;
+        let queue =
+            CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
+        Ok(ClDevice {
+            context,
+            queue,
+            info,
+        })
+    }
+}

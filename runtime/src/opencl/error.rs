@@ -1,0 +1,51 @@
+//! Why an OpenCL call or plan failed.
+
+use nudt_gen::GenError;
+
+/// Cloneable, so that the process-wide device discovery ([`super::ClDevice::first`]) can hand
+/// its failure to every caller.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum OpenClError {
+    #[error("the OpenCL ICD loader (libOpenCL.so) could not be opened; install one (e.g. `apt-get install ocl-icd-libopencl1` and a driver such as pocl-opencl-icd)")]
+    NoLoader,
+    #[error("no OpenCL platform is installed (the ICD loader found no driver under /etc/OpenCL/vendors or OCL_ICD_VENDORS)")]
+    NoPlatform,
+    #[error("no OpenCL device on the installed platform(s): {0}")]
+    NoDevice(String),
+    #[error("{call} failed with OpenCL error {code}")]
+    Call { call: &'static str, code: i32 },
+    #[error("clBuildProgram of {module} failed on {device}:\n{log}")]
+    Build {
+        module: String,
+        device: String,
+        log: String,
+    },
+    #[error("device {device}: {source}")]
+    Unsupported {
+        device: String,
+        #[source]
+        source: GenError,
+    },
+    #[error(transparent)]
+    Gen(#[from] GenError),
+    #[error("{what} holds {got} complex values, the plan needs {need}")]
+    Length {
+        what: &'static str,
+        got: usize,
+        need: u64,
+    },
+}
+
+pub type OpenClResult<T> = Result<T, OpenClError>;
+
+/// Maps an error code of `call`, telling a missing loader (opencl3's dynamic-loading code)
+/// apart from a failing call.
+pub(crate) fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> OpenClError {
+    move |e| {
+        if e.0 == opencl3::error_codes::DLOPEN_RUNTIME_LOAD_FAILED {
+            OpenClError::NoLoader
+        } else {
+            OpenClError::Call { call, code: e.0 }
+        }
+    }
+}
