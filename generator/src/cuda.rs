@@ -8,12 +8,14 @@
 //!
 //! Two modules cover a plan:
 //! * the *spread module* ([`spread_module`]), one per [`CudaSpreadSpec`]: bin sort (bin index
-//!   and counting by atomics, scatter to sorted slots), spreading GM-sort (one thread per
-//!   sorted point, global atomics) and SM (one block per bin subproblem, shared-memory
-//!   accumulation, then atomic adds of the padded bin), interpolation GM-sort and SM;
-//! * the *common module* ([`common_module`]), one per precision: the prefix sum, subproblem
-//!   lists, deconvolution + mode copies (type 1 fine grid → modes, type 2 modes → zero-padded
-//!   fine grid), complex scaling, and the type 3 rescaling and pre/post phase kernels.
+//!   and rank by warp-aggregated atomics, scatter of one record per point to its sorted
+//!   slot), spreading GM-sort (one thread per sorted point, global atomics) and SM (one block
+//!   per bin subproblem, shared-memory accumulation, then atomic adds of the padded bin),
+//!   interpolation GM-sort and SM;
+//! * the *common module* ([`common_module`]), one per precision: the bin sort's prefix sums
+//!   (bin starts and subproblem starts in one pass), subproblem lists, deconvolution + mode
+//!   copies (type 1 fine grid → modes, type 2 modes → zero-padded fine grid), complex
+//!   scaling, and the type 3 rescaling and pre/post phase kernels.
 //!
 //! A third, the *wide-Gaussian module* ([`gaussian_wide_module`]), one per (dimension, window
 //! width, precision), serves the Gaussian-gridding type 3 (Capozzoli et al.'s parameters):
@@ -156,6 +158,8 @@ pub const OD_BATCH: usize = 64;
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 8];
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;
+/// Blocks of the bounding-interval reduction: each leaves one partial (min, max).
+pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
 pub const ELEMENT_THREADS: u32 = 256;
 
@@ -246,6 +250,23 @@ impl CudaSpreadSpec {
     pub fn od_smem_bytes(&self) -> usize {
         let t = scalar_bytes(self.precision);
         self.smem_bytes() + OD_BATCH * (2 * t + self.dim * self.kernel.width * t + self.dim * 4)
+    }
+
+    /// Bytes of one sorted-point record (`struct Pt` of the spread module: the point's index,
+    /// then its cell and Horner variable per dimension), padded to the record's 16-byte
+    /// alignment: 16, 32 or 48.
+    pub fn point_bytes(&self) -> usize {
+        let t = scalar_bytes(self.precision);
+        let head = (4 + 4 * self.dim).next_multiple_of(t);
+        (head + self.dim * t).next_multiple_of(16)
+    }
+
+    /// Subproblem blocks the SM and output-driven kernels are launched with for `m` points in
+    /// `nbins` bins: an upper bound of `Σ ⌈count/max_subproblem⌉` over the non-empty bins (at
+    /// most `min(nbins, m)` of them), so that the host needs no count back from the sort;
+    /// the blocks past the true count return at once.
+    pub fn subproblem_bound(&self, m: usize, nbins: usize) -> usize {
+        nbins.min(m) + m / self.max_subproblem
     }
 
     /// Fraction of the padded box that is the bin itself (1 in the limit of huge bins).
@@ -559,12 +580,12 @@ pub mod names {
     pub const INTERP_GM: &str = "nudt_interp_gm";
     pub const INTERP_SM: &str = "nudt_interp_sm";
     pub const SPREAD_OD: &str = "nudt_spread_od";
-    pub const SCAN: &str = "nudt_scan";
-    pub const SUBPROB_COUNT: &str = "nudt_subprob_count";
+    pub const BIN_SCAN: &str = "nudt_bin_scan";
     pub const SUBPROB_MAP: &str = "nudt_subprob_map";
     pub const GRID_TO_MODES: &str = "nudt_grid_to_modes";
     pub const MODES_TO_GRID: &str = "nudt_modes_to_grid";
     pub const CMUL: &str = "nudt_cmul";
+    pub const MINMAX: &str = "nudt_minmax";
     pub const T3_SOURCES: &str = "nudt_t3_sources";
     pub const T3_TARGETS: &str = "nudt_t3_targets";
     pub const GW_SPREAD: &str = "nudt_gw_spread";
@@ -700,17 +721,23 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
     };
     let kernels = vec![
         CudaKernel {
-            name: names::SCAN,
+            name: names::BIN_SCAN,
             block_threads: SCAN_THREADS,
             dynamic_smem: 0,
             grid: "one block",
             params: Vec::new(),
         },
-        el(names::SUBPROB_COUNT),
         el(names::SUBPROB_MAP),
         el(names::GRID_TO_MODES),
         el(names::MODES_TO_GRID),
         el(names::CMUL),
+        CudaKernel {
+            name: names::MINMAX,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "MINMAX_BLOCKS blocks, grid-stride; one (min, max) pair per block",
+            params: Vec::new(),
+        },
         el(names::T3_SOURCES),
         el(names::T3_TARGETS),
     ];
@@ -913,12 +940,12 @@ mod tests {
         }
         assert!(m.describe_json().contains("\"smem_bytes\""));
         let gm = m.kernel(names::SPREAD_GM).unwrap();
-        assert_eq!(gm.params.len(), 16, "{:?}", gm.params);
+        assert_eq!(gm.params.len(), 10, "{:?}", gm.params);
         assert_eq!(gm.params[0].class(), "u32");
         assert_eq!(gm.params[1].class(), "ptr");
-        assert_eq!(gm.params[11].class(), "i32");
-        assert_eq!(gm.params[15].class(), "u64");
-        assert_eq!(gm.params[15].name, "gstride");
+        assert_eq!(gm.params[5].class(), "i32");
+        assert_eq!(gm.params[9].class(), "u64");
+        assert_eq!(gm.params[9].name, "gstride");
         let t3 = c.kernel(names::T3_TARGETS).unwrap();
         assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
         for k in m.kernels.iter().chain(&c.kernels) {
