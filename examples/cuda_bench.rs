@@ -287,7 +287,9 @@ mod bench {
         method: Option<String>,
     }
 
-    fn driver_err(call: &str) -> impl Fn(nudt::cuda::cudarc::driver::DriverError) -> CudaError + '_ {
+    fn driver_err(
+        call: &str,
+    ) -> impl Fn(nudt::cuda::cudarc::driver::DriverError) -> CudaError + '_ {
         move |e| CudaError::Driver {
             call: call.into(),
             detail: format!("{e:?}"),

@@ -215,7 +215,6 @@ impl Sorted {
 
 /// A fine grid on the device: sizes, spread module and (once set) sorted points.
 pub(crate) struct GridDev<T> {
-    pub dim: usize,
     /// Fine-grid size per dimension (1 for unused dimensions).
     pub n: [usize; 3],
     pub spec: CudaSpreadSpec,
@@ -336,7 +335,6 @@ impl<T: CudaFloat> GridDev<T> {
             fns.spread_od.allow_smem()?;
         }
         Ok(GridDev {
-            dim,
             n: nn,
             spec,
             nb,
@@ -423,7 +421,11 @@ impl<T: CudaFloat> GridDev<T> {
         let sub_starts = ptr(&s.sub_start, stream);
         let counts = ptr(&s.counts, stream);
         memset0(stream, counts, 4 * nbins)?;
-        let xs = [Arg::U64(coords[0]), Arg::U64(coords[1]), Arg::U64(coords[2])];
+        let xs = [
+            Arg::U64(coords[0]),
+            Arg::U64(coords[1]),
+            Arg::U64(coords[2]),
+        ];
         let geometry = [i(n[0]), i(n[1]), i(n[2]), i(nb[1]), i(nb[2])];
         let launch_points = |k: &Kernel, tail: &[Arg]| {
             let mut args = vec![Arg::U32(m as u32)];

@@ -300,9 +300,10 @@ fn extents<T: CudaFloat>(
     Ok(host
         .chunks(2 * nb)
         .map(|c| {
-            c.chunks(2).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(v[0]), hi.max(v[1]))
-            })
+            c.chunks(2)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v[0]), hi.max(v[1]))
+                })
         })
         .collect())
 }
@@ -369,11 +370,13 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         // Every later product of mode counts (`lengths`) is then safe.
         checked_len(modes)?;
-        let sigma = opts.upsampling.unwrap_or(if ty == TransformType::Type3 && tol >= 1e-9 {
-            Upsampling::FIVE_FOURTHS
-        } else {
-            Upsampling::TWO
-        });
+        let sigma = opts
+            .upsampling
+            .unwrap_or(if ty == TransformType::Type3 && tol >= 1e-9 {
+                Upsampling::FIVE_FOURTHS
+            } else {
+                Upsampling::TWO
+            });
         let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
         // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
         // may not be: cudarc would panic on the first call into a missing one.
