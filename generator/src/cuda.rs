@@ -158,6 +158,10 @@ pub const OD_BATCH: usize = 64;
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 8];
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;
+/// Most bins whose counters the tiled bin count keeps in shared memory (48 KiB of `u32`).
+pub const LOCAL_BINS: usize = 12288;
+/// Points per thread of one tile of the tiled bin count.
+pub const COUNT_ITEMS: usize = 16;
 /// Blocks of the bounding-interval reduction: each leaves one partial (min, max).
 pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
@@ -201,17 +205,34 @@ impl CudaSpreadSpec {
     /// Small bins win: on an H100, 2D width 7 f64 spreads in 2.14 ms with 16² bins against
     /// 2.28 (32²), 2.74 (40²) and 6.0 ms (64²); 3D f32 in 5.4 ms with 8³ against 6.0 (12³)
     /// and 7.8 ms (16³) (BENCHMARKS.md). The sides are halved until the box and the staged
-    /// batch fit the shared-memory budget; 1D keeps its SM bins.
+    /// batch fit the shared-memory budget; 1D keeps its SM bins. Wide kernels (type 3 at
+    /// σ = 1.25 in 3D: width 10 at 1e-6) would end with sides below half the preferred one,
+    /// boxes of mostly padding; those get the preferred or half side in up to half the
+    /// opt-in shared memory instead (two blocks per multiprocessor).
     pub fn for_spreading(self, arch: &GpuArch) -> Self {
         if self.dim == 1 {
             return self;
         }
-        let mut side = OD_BIN_SIDE[self.dim - 1];
+        let with_side = |side: usize| CudaSpreadSpec {
+            bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
+            ..self.clone()
+        };
+        let preferred = OD_BIN_SIDE[self.dim - 1];
+        let mut side = preferred;
+        while side >= preferred / 2 {
+            if with_side(side).od_smem_bytes() <= arch.bin_budget() {
+                return with_side(side);
+            }
+            side /= 2;
+        }
+        let roomy = (arch.shared_mem_per_block_optin / 2).max(arch.bin_budget());
+        for side in [preferred, preferred / 2] {
+            if with_side(side).od_smem_bytes() <= roomy {
+                return with_side(side);
+            }
+        }
         loop {
-            let candidate = CudaSpreadSpec {
-                bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
-                ..self.clone()
-            };
+            let candidate = with_side(side);
             if candidate.od_smem_bytes() <= arch.bin_budget() {
                 return candidate;
             }
@@ -253,12 +274,20 @@ impl CudaSpreadSpec {
     }
 
     /// Bytes of one sorted-point record (`struct Pt` of the spread module: the point's index,
-    /// then its cell and Horner variable per dimension), padded to the record's 16-byte
-    /// alignment: 16, 32 or 48.
+    /// then its coordinates): 8, 16 or 32, so that no record straddles a 32-byte sector.
     pub fn point_bytes(&self) -> usize {
         let t = scalar_bytes(self.precision);
-        let head = (4 + 4 * self.dim).next_multiple_of(t);
-        (head + self.dim * t).next_multiple_of(16)
+        (4usize.next_multiple_of(t) + self.dim * t).next_multiple_of(self.point_align())
+    }
+
+    /// Alignment of a sorted-point record: 8 for the 8-byte 1D f32 record, else 16.
+    pub fn point_align(&self) -> usize {
+        let t = scalar_bytes(self.precision);
+        if 4usize.next_multiple_of(t) + self.dim * t <= 8 {
+            8
+        } else {
+            16
+        }
     }
 
     /// Subproblem blocks the SM and output-driven kernels are launched with for `m` points in
@@ -574,6 +603,7 @@ fn horner_body(kernel: &KernelSpec, p: Precision) -> (String, usize, f64) {
 /// Names of the spread module's entry points.
 pub mod names {
     pub const BIN_COUNT: &str = "nudt_bin_count";
+    pub const BIN_COUNT_LOCAL: &str = "nudt_bin_count_local";
     pub const BIN_SCATTER: &str = "nudt_bin_scatter";
     pub const SPREAD_GM: &str = "nudt_spread_gm";
     pub const SPREAD_SM: &str = "nudt_spread_sm";
@@ -650,6 +680,10 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
     ctx.insert("sm_threads", &SM_THREADS);
     ctx.insert("od_threads", &spec.od_threads());
     ctx.insert("od_batch", &OD_BATCH);
+    ctx.insert("point_bytes", &spec.point_bytes());
+    ctx.insert("point_align", &spec.point_align());
+    ctx.insert("local_bins", &LOCAL_BINS);
+    ctx.insert("count_items", &COUNT_ITEMS);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
     let kernels = vec![
@@ -658,6 +692,13 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
             block_threads: ELEMENT_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride",
+            params: Vec::new(),
+        },
+        CudaKernel {
+            name: names::BIN_COUNT_LOCAL,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; grids of <= LOCAL_BINS bins",
             params: Vec::new(),
         },
         CudaKernel {
@@ -902,7 +943,8 @@ mod tests {
                 for p in [Precision::F32, Precision::F64] {
                     let base = CudaSpreadSpec::new(dim, es(w), p, &arch).unwrap();
                     let s = base.clone().for_spreading(&arch);
-                    assert!(s == base || s.od_smem_bytes() <= arch.bin_budget(), "{s:?}");
+                    let roomy = arch.shared_mem_per_block_optin / 2;
+                    assert!(s == base || s.od_smem_bytes() <= roomy, "{s:?}");
                     assert!(s.bins[..dim]
                         .iter()
                         .all(|&b| b >= 1 && b <= base.bins[0].max(16)));

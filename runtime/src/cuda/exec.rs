@@ -8,7 +8,7 @@ use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use nudt_gen::cuda::{
     choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
-    GpuArch, MINMAX_BLOCKS,
+    GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -76,6 +76,7 @@ pub(crate) fn memset0(stream: &CudaStream, p: u64, bytes: usize) -> CudaResult<(
 #[derive(Clone, Debug)]
 pub(crate) struct SpreadFns {
     bin_count: Kernel,
+    bin_count_local: Kernel,
     bin_scatter: Kernel,
     spread_gm: Kernel,
     spread_sm: Kernel,
@@ -320,6 +321,7 @@ impl<T: CudaFloat> GridDev<T> {
         let k = |name| Kernel::load(&m, &src, name);
         let fns = SpreadFns {
             bin_count: k(names::BIN_COUNT)?,
+            bin_count_local: k(names::BIN_COUNT_LOCAL)?,
             bin_scatter: k(names::BIN_SCATTER)?,
             spread_gm: k(names::SPREAD_GM)?,
             spread_sm: k(names::SPREAD_SM)?,
@@ -368,7 +370,8 @@ impl<T: CudaFloat> GridDev<T> {
     }
 
     /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device:
-    /// bin and rank per point (one kernel), the prefix sums of bins and subproblems (one
+    /// bin and rank per point (one kernel; through a shared-memory histogram per tile of points
+    /// when the bins are few enough), the prefix sums of bins and subproblems (one
     /// block), the records scattered to their slots, and the subproblem lists. Everything is
     /// queued on `stream`; nothing is read back and, when the last point set was at least as
     /// large, nothing is allocated.
@@ -435,7 +438,14 @@ impl<T: CudaFloat> GridDev<T> {
             k.launch(stream, (blocks(m, k.threads), 1), &args)
         };
         let rank = ptr(&s.rank, stream);
-        if m > 0 {
+        if m > 0 && nbins <= LOCAL_BINS {
+            let k = &self.fns.bin_count_local;
+            let mut args = vec![Arg::U32(m as u32)];
+            args.extend_from_slice(&xs);
+            args.extend_from_slice(&geometry);
+            args.extend_from_slice(&[Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)]);
+            k.launch(stream, (blocks(m, k.threads * COUNT_ITEMS as u32), 1), &args)?;
+        } else if m > 0 {
             launch_points(&self.fns.bin_count, &[Arg::U64(rank), Arg::U64(counts)])?;
         }
         common.bin_scan.launch(

@@ -12,7 +12,7 @@ use crate::uniform::ModeOrder;
 use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use nudt_gen::{plan as gplan, KernelKind, KernelSpec, TransformType, Upsampling};
+use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -24,9 +24,9 @@ pub struct CudaOptions {
     /// Stream to run on; `None` uses the device's default stream.
     pub stream: Option<Arc<CudaStream>>,
     pub kernel: KernelKind,
-    /// Upsampling factor σ; `None` chooses as cuFINUFFT does: 1.25 for type 3 at tolerances
-    /// it reaches (≥ 1e-9), where the fine grids' size rather than the spreading sets the
-    /// cost, and 2 otherwise.
+    /// Upsampling factor σ; `None` chooses as cuFINUFFT does, 1.25 for f64 type 3 at
+    /// tolerances it reaches (≥ 1e-9), where the fine grids' size rather than the spreading
+    /// sets the cost, and 2 otherwise (f32 type 3 too: there σ = 1.25 misses 1e-6).
     pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
     /// Spreading method; `None` chooses per point set (from bin occupancy).
@@ -370,13 +370,14 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         // Every later product of mode counts (`lengths`) is then safe.
         checked_len(modes)?;
-        let sigma = opts
-            .upsampling
-            .unwrap_or(if ty == TransformType::Type3 && tol >= 1e-9 {
-                Upsampling::FIVE_FOURTHS
-            } else {
-                Upsampling::TWO
-            });
+        // In f32 the type 3 post-factors 1/ψ̂ near the band edge at σ = 1.25 amplify rounding
+        // past 1e-6 (measured on the H100: 2.8e-5 in 2D, 1.1e-3 in 3D at tol 1e-6).
+        let wide = ty == TransformType::Type3 && tol >= 1e-9 && T::PRECISION == Precision::F64;
+        let sigma = opts.upsampling.unwrap_or(if wide {
+            Upsampling::FIVE_FOURTHS
+        } else {
+            Upsampling::TWO
+        });
         let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
         // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
         // may not be: cudarc would panic on the first call into a missing one.
