@@ -444,7 +444,11 @@ impl<T: CudaFloat> GridDev<T> {
             args.extend_from_slice(&xs);
             args.extend_from_slice(&geometry);
             args.extend_from_slice(&[Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)]);
-            k.launch(stream, (blocks(m, k.threads * COUNT_ITEMS as u32), 1), &args)?;
+            k.launch(
+                stream,
+                (blocks(m, k.threads * COUNT_ITEMS as u32), 1),
+                &args,
+            )?;
         } else if m > 0 {
             launch_points(&self.fns.bin_count, &[Arg::U64(rank), Arg::U64(counts)])?;
         }

@@ -279,7 +279,7 @@ fn upload_coords<T: CudaFloat>(
 /// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
 /// reduced on the GPU into per-block partials and finished here: one small read-back.
 /// An empty array gives `lo > hi`.
-fn extents<T: CudaFloat>(
+fn extents(
     stream: &Arc<CudaStream>,
     common: &CommonFns,
     arrays: &[(u64, usize)],
@@ -645,7 +645,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             .map(|d| (src[d], m))
             .chain((0..dim).map(|d| (tgt[d], k)))
             .collect();
-        let boxes = extents::<T>(&stream, &self.common, &arrays)?;
+        let boxes = extents(&stream, &self.common, &arrays)?;
         let centre = |(lo, hi): (f64, f64)| {
             if lo > hi {
                 (0.0, 0.0)
