@@ -339,7 +339,7 @@ fn bench_json_into_a_closed_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
-/// A stand-in for benches/finufft_peer.py that checks its arguments and prints canned lines.
+/// A stand-in for benches/peer.py that checks its arguments and prints canned lines.
 fn fake_peer(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("peer.py");
     std::fs::write(&path, body).unwrap();
@@ -443,14 +443,61 @@ fn bench_compare_without_finufft_is_a_clear_error() {
 /// Whether python3 can import numpy and finufft (the real peer's needs); says the test
 /// skipped where it cannot.
 fn finufft_present() -> bool {
+    peers_present("finufft")
+}
+
+/// Whether python3 can import numpy, tomllib and `modules` (comma-separated); says the test
+/// skipped where it cannot (CI installs them: .ci/run).
+fn peers_present(modules: &str) -> bool {
     let ok = std::process::Command::new("python3")
-        .args(["-c", "import numpy, finufft, tomllib"])
+        .args(["-c", &format!("import numpy, tomllib, {modules}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("SKIPPED: python3 with numpy and finufft (pip install finufft) not found");
+        eprintln!("SKIPPED: python3 with numpy and {modules} (pip install {modules}) not found");
     }
     ok
+}
+
+#[test]
+fn bench_compare_both_peers_on_a_distribution() {
+    if !peers_present("finufft, ducc0") {
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1,2d-t3",
+            "--scale",
+            "0.0001",
+            "--repeats",
+            "1",
+            "--sample",
+            "10",
+            "--dist",
+            "clustered",
+            "--compare",
+            "finufft,ducc0",
+            "--json",
+            "--peer-script",
+        ])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["distribution"], "clustered", "{v}");
+        for peer in ["finufft", "ducc0"] {
+            assert_eq!(v[peer]["distribution"], "clustered", "{v}");
+            // Each peer's own error against the direct sum, at the problem's tolerance.
+            assert!(v[peer]["rel_error"].as_f64().unwrap() < 1e-5, "{v}");
+            assert!(v[peer]["peak_rss_bytes"].as_f64().unwrap() > 0.0, "{v}");
+        }
+        assert!(v["rel_error"].as_f64().unwrap() < 1e-5, "{v}");
+        assert!(v["peak_rss_bytes"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    assert_eq!(out.lines().count(), 2, "{out}");
 }
 
 #[test]
@@ -458,7 +505,7 @@ fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
     if !finufft_present() {
         return;
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/finufft_peer.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
     let (code, out, err) = run(nudt()
         .args([
             "bench",

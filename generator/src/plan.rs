@@ -97,23 +97,19 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
     side.max(kernel.width).max(8)
 }
 
-/// Source-driven or target-driven for a concrete point set, from its tile histogram.
+/// The schedule for a concrete point set: source-driven, unless the caller asked otherwise.
 ///
-/// Uniform points favour source-driven (each point is spread exactly once). When a few tiles
-/// hold far more than their share, the colour phases serialise on them, and target-driven
-/// (whose block tree splits dense regions) wins — NUDT saw 13–28% on clustered inputs.
-pub fn choose_strategy(requested: Strategy, counts: &[usize]) -> Strategy {
+/// NUDT found target-driven 13–28% faster on clustered inputs at 4–8 cores. Here source-
+/// driven wins on every point set measured (BENCHMARKS.md: uniform, clustered, radial,
+/// spiral; 2 cores): it splits a dense tile into chunks spread in parallel and summed, so a
+/// blob costs little more than uniform points, whereas target-driven's blocks each rescan
+/// all sources of their neighbouring tiles, and the finer its block tree cuts a dense
+/// region, the more often those sources are read (27× slower on 90% of the points in a
+/// blob, 3× on a spiral). The tile histogram is where a density-aware choice would look;
+/// none has paid yet.
+pub fn choose_strategy(requested: Strategy) -> Strategy {
     match requested {
-        Strategy::Auto => {
-            let total: usize = counts.iter().sum();
-            let max = counts.iter().copied().max().unwrap_or(0);
-            let mean = total as f64 / counts.len().max(1) as f64;
-            if counts.len() > 1 && max as f64 > 8.0 * mean && total > 1 << 16 {
-                Strategy::TargetDriven
-            } else {
-                Strategy::SourceDriven
-            }
-        }
+        Strategy::Auto => Strategy::SourceDriven,
         s => s,
     }
 }

@@ -19,6 +19,7 @@ fn spreader(
         strategy,
         support_path: "super::support".into(),
         max_block_points: 1 << 15,
+        simd_bytes: nudt_gen::Arch::default().simd_bytes,
         provenance: vec![format!("snapshot dim={dim} width={width}")],
     })
     .unwrap()

@@ -167,6 +167,7 @@ impl SpreaderArgs {
             strategy,
             support_path: support,
             max_block_points: 1 << 15,
+            simd_bytes: nudt_gen::Arch::default().simd_bytes,
             provenance,
         };
         let src = nudt_gen::render::spreader_module(&spec)

@@ -38,6 +38,13 @@ pub fn resize_parallel<T: Float>(v: &mut Vec<Complex<T>>, n: usize) {
     use rayon::prelude::*;
     if v.len() != n {
         *v = Vec::new();
-        v.par_extend(rayon::iter::repeat_n(Complex::default(), n));
+        let mut fresh: Vec<Complex<T>> = Vec::with_capacity(n);
+        // Before the first touch, so that the fill faults in huge pages where it can.
+        crate::support::advise_huge_pages(
+            fresh.as_ptr().cast(),
+            n * std::mem::size_of::<Complex<T>>(),
+        );
+        fresh.par_extend(rayon::iter::repeat_n(Complex::default(), n));
+        *v = fresh;
     }
 }

@@ -46,13 +46,14 @@ impl<T: Float> FineGrid<T> {
             let table = if kernel.kind == KernelKind::Pswf && kernel.upsampling == Upsampling::TWO {
                 Cow::Borrowed(fns.table)
             } else {
+                let pad = fns.table_columns - kernel.width;
                 Cow::Owned(
                     kernel
                         .horner()
                         .coeffs
                         .iter()
-                        .flatten()
-                        .map(|&c| T::of(c))
+                        .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(0.0, pad)))
+                        .map(T::of)
                         .collect(),
                 )
             };
@@ -90,8 +91,7 @@ impl<T: Float> FineGrid<T> {
     pub fn set_points(&mut self, coords: &[&[T]]) {
         let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
         let tiles = Tiles::bin(grid, coords);
-        let counts: Vec<usize> = tiles.starts.windows(2).map(|w| w[1] - w[0]).collect();
-        self.strategy = plan::choose_strategy(self.requested, &counts);
+        self.strategy = plan::choose_strategy(self.requested);
         self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
         self.tiles = Some(tiles);
     }

@@ -142,13 +142,15 @@ impl<T: Float> NonUniform<T> {
                 .par_iter_mut()
                 .zip(&x)
                 .for_each(|(p, &v)| *p += cs * (v - cx));
+            // Every target's frequency h·γ·(s − c_s) lies within h·γ·(half-extent of s).
+            let psi_hat = ft.chebyshev(h * gamma * sh);
             post_phase
                 .par_iter_mut()
                 .zip(post_mag.par_iter_mut())
                 .zip(&s)
                 .for_each(|((p, mag), &v)| {
                     *p += v * cx;
-                    *mag /= ft.at(h * gamma * (v - cs));
+                    *mag /= psi_hat.eval(h * gamma * (v - cs));
                 });
             n.push(nd);
         }

@@ -1,10 +1,13 @@
 //! `nudt bench`: the problem set of benches/problems.toml, timed (median of repeats) and checked
-//! against the direct sum; optionally beside FINUFFT, as JSON lines, or as a chart.
+//! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
 
 use super::peer::{self, PeerArgs, PeerResults};
 use super::plot::{self, Series};
 use super::problem::{self, Measurement, Problem, RunConfig};
-use super::{describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result};
+use super::{
+    describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result,
+    StrategyArg,
+};
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
@@ -13,19 +16,33 @@ use std::path::PathBuf;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Peer {
-    /// FINUFFT through python3 and its pip package (benches/finufft_peer.py)
+    /// FINUFFT through python3 and its pip package `finufft` (benches/peer.py)
     Finufft,
+    /// ducc0's NUFFT through python3 and its pip package `ducc0` (benches/peer.py)
+    Ducc0,
+}
+
+impl Peer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Peer::Finufft => "finufft",
+            Peer::Ducc0 => "ducc0",
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   nudt bench --scale 0.1                           every CPU problem with a tenth of the points
   nudt bench --only 2d-t1,3d-t2 --compare finufft  two problems beside FINUFFT, with ratios
+  nudt bench --compare finufft,ducc0 --dist clustered   both peers, 90% of the points in a blob
   nudt bench --scale 0.1 --json > results.jsonl    one JSON object per problem
   nudt bench --compare finufft --plot bench.svg    throughput chart (.svg or .png)
 
-Problems: benches/problems.toml (built in; --problems to use another file). Points are uniform in
-[-pi, pi)^d, strengths complex normal; type 3 targets uniform in [-K/2, K/2)^d, K = points^(1/d).
+Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
+problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
+--dist overrides it; docs/benchmarks.md defines them), strengths complex normal; type 3 targets
+uniform in [-K/2, K/2)^d, K = points^(1/d) (or the distribution, scaled).
 Signs: +1 for types 1 and 3, -1 for type 2 (FINUFFT's defaults). Times are medians of --repeats
 runs of plan + setpts + execute; points/s = points / total.")]
 pub struct Args {
@@ -50,10 +67,16 @@ pub struct Args {
     /// Seed of the random data
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Run a peer library on the same problems and print ratios
-    #[arg(long, value_enum)]
-    compare: Option<Peer>,
-    /// Peer script (default: benches/finufft_peer.py)
+    /// Spreading schedule of nudt's CPU plans (auto: the planner's choice per point set)
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+    strategy: StrategyArg,
+    /// Point distribution of every problem, overriding the file's
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(problem::DISTRIBUTIONS))]
+    dist: Option<String>,
+    /// Run peer libraries on the same problems and print ratios (comma-separated)
+    #[arg(long, value_enum, value_delimiter = ',')]
+    compare: Vec<Peer>,
+    /// Peer script (default: benches/peer.py)
     #[arg(long, value_name = "FILE")]
     peer_script: Option<PathBuf>,
     /// One JSON object per problem per line instead of the table
@@ -118,10 +141,15 @@ pub fn run(args: Args) -> Result<()> {
             ));
         }
     }
-    let problems = select(
+    let mut problems = select(
         problem::load_problems(args.problems.as_deref())?,
         &args.only,
     )?;
+    if let Some(d) = &args.dist {
+        problems
+            .iter_mut()
+            .for_each(|p| p.distribution = Some(d.clone()));
+    }
     if problems.is_empty() {
         return Err(fail!(
             "no problems to run (all are GPU-only; name them with --only)"
@@ -137,6 +165,7 @@ pub fn run(args: Args) -> Result<()> {
     let cfg = RunConfig {
         opts: Options {
             threads: args.threads,
+            strategy: args.strategy.get(),
             ..Options::default()
         },
         repeats: args.repeats as usize,
@@ -155,20 +184,20 @@ pub fn run(args: Args) -> Result<()> {
     bar.finish_and_clear();
 
     // A failed peer does not lose our results: they are printed, then the error is returned.
-    let (theirs, peer_error) = match args.compare {
-        Some(Peer::Finufft) => match run_peer(&args, &problems, threads) {
-            Ok(t) => (Some(t), None),
-            Err(e) => (None, Some(e)),
-        },
-        None => (None, None),
-    };
+    let mut theirs: Vec<(Peer, PeerResults)> = Vec::new();
+    let mut peer_error = None;
+    for &peer in &args.compare {
+        match run_peer(&args, peer, &problems, threads) {
+            Ok(t) => theirs.push((peer, t)),
+            Err(e) => peer_error = peer_error.or(Some(e)),
+        }
+    }
 
     if args.json {
         for (p, m) in problems.iter().zip(&ours) {
-            let peer = theirs.as_ref().map(|t| t.get(&p.name));
             outln!(
                 "{}",
-                json_line(p, args.scale, m, peer, threads, &args, arch)
+                json_line(p, args.scale, m, &theirs, threads, &args, arch)
             );
         }
     } else {
@@ -180,7 +209,7 @@ pub fn run(args: Args) -> Result<()> {
             args.repeats
         );
         outln!("machine: {} ({})\n", describe_arch(arch), arch.key());
-        print_table(&problems, args.scale, &ours, theirs.as_ref());
+        print_table(&problems, args.scale, &ours, &theirs);
     }
 
     if let Some(path) = &args.plot {
@@ -192,9 +221,9 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|m| m.as_ref().ok().map(|m| m.points_per_s() / 1e6))
                 .collect(),
         }];
-        if let Some(t) = &theirs {
+        for (peer, t) in &theirs {
             series.push(Series {
-                name: "FINUFFT".into(),
+                name: peer.name().into(),
                 values: problems
                     .iter()
                     .map(|p| peer_f64(t.get(&p.name), "points_per_s").map(|v| v / 1e6))
@@ -231,7 +260,7 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn run_peer(args: &Args, problems: &[Problem], threads: usize) -> Result<PeerResults> {
+fn run_peer(args: &Args, peer: Peer, problems: &[Problem], threads: usize) -> Result<PeerResults> {
     // The peer reads the same file; the built-in set goes through a temporary copy.
     let tmp;
     let file = match &args.problems {
@@ -245,9 +274,11 @@ fn run_peer(args: &Args, problems: &[Problem], threads: usize) -> Result<PeerRes
     };
     let names: Vec<String> = problems.iter().map(|p| p.name.clone()).collect();
     let bar = progress(problems.len(), args.json);
-    bar.set_prefix("finufft");
+    bar.set_prefix(format!("{:<7}", peer.name()));
     let result = peer::run(
         &PeerArgs {
+            peer: peer.name(),
+            dist: args.dist.as_deref(),
             script: args.peer_script.as_deref(),
             problems: &file,
             only: &names,
@@ -277,7 +308,7 @@ fn json_line(
     p: &Problem,
     scale: f64,
     m: &std::result::Result<Measurement, String>,
-    peer: Option<Option<&std::result::Result<Value, String>>>,
+    theirs: &[(Peer, PeerResults)],
     threads: usize,
     args: &Args,
     arch: &nudt::gen::Arch,
@@ -289,6 +320,7 @@ fn json_line(
         "dim": p.dim(),
         "modes": p.modes,
         "points": p.points,
+        "distribution": p.distribution.as_deref().unwrap_or("uniform"),
         "tol": p.tol,
         "precision": p.precision,
         "threads": threads,
@@ -316,7 +348,9 @@ fn json_line(
                 ("total_s", json!(m.total_s)),
                 ("points_per_s", json!(m.points_per_s())),
                 ("rel_error", rel),
+                ("peak_rss_bytes", json!(m.peak_rss)),
                 ("width", json!(m.width)),
+                ("sigma", json!(m.sigma)),
                 ("fine_grid", json!(m.fine_grid)),
                 ("strategy", json!(strategy_name(m.strategy))),
                 ("tile_side", json!(m.tile_side)),
@@ -328,16 +362,21 @@ fn json_line(
             o.insert("error".into(), json!(e));
         }
     }
-    if let Some(peer) = peer {
-        let pv = match peer {
+    // speedup: against the fastest peer that ran (above 1: nudt is faster).
+    let mut fastest = f64::INFINITY;
+    for (peer, t) in theirs {
+        let pv = match t.get(&p.name) {
             Some(Ok(v)) => v.clone(),
             Some(Err(e)) => json!({ "error": e }),
             None => json!({ "error": "no result from the peer" }),
         };
-        if let (Ok(m), Some(t)) = (m, pv.get("total_s").and_then(Value::as_f64)) {
-            o.insert("speedup".into(), json!(t / m.total_s));
+        if let Some(t) = pv.get("total_s").and_then(Value::as_f64) {
+            fastest = fastest.min(t);
         }
-        o.insert("finufft".into(), pv);
+        o.insert(peer.name().into(), pv);
+    }
+    if let (Ok(m), true) = (m, fastest.is_finite()) {
+        o.insert("speedup".into(), json!(fastest / m.total_s));
     }
     v
 }
@@ -378,20 +417,36 @@ fn err_cell(e: f64) -> String {
     }
 }
 
+fn mem_cell(bytes: Option<f64>) -> String {
+    match bytes {
+        Some(b) if b.is_finite() => format!("{:.0} MB", b / 1e6),
+        _ => "-".into(),
+    }
+}
+
 fn print_table(
     problems: &[Problem],
     scale: f64,
     ours: &[std::result::Result<Measurement, String>],
-    theirs: Option<&PeerResults>,
+    theirs: &[(Peer, PeerResults)],
 ) {
-    let mut head = vec![
-        "problem", "type", "modes", "points", "prec", "tol", "w", "strategy", "plan", "setpts",
-        "execute", "total", "points/s", "error",
-    ];
-    if theirs.is_some() {
-        head.extend(["│", "finufft", "points/s", "error", "speedup"]);
+    let mut head: Vec<String> = [
+        "problem", "type", "modes", "points", "dist", "prec", "tol", "w", "σ", "strategy", "plan",
+        "setpts", "execute", "total", "points/s", "error", "mem",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (peer, _) in theirs {
+        let name = peer.name();
+        head.extend([
+            "│".into(),
+            name.into(),
+            "error".into(),
+            "mem".into(),
+            "speedup".into(),
+        ]);
     }
-    let mut rows = vec![head.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+    let mut rows = vec![head];
     let mut errors = Vec::new();
     for (p, m) in problems.iter().zip(ours) {
         let p = p.scaled(scale);
@@ -400,12 +455,14 @@ fn print_table(
             p.ty.to_string(),
             p.modes_label(),
             p.points.to_string(),
+            p.distribution.clone().unwrap_or_else(|| "uniform".into()),
             p.precision.clone(),
             format!("{:.0e}", p.tol),
         ];
         match m {
             Ok(m) => row.extend([
                 m.width.to_string(),
+                format!("{}", m.sigma),
                 strategy_name(m.strategy)
                     .trim_end_matches("-driven")
                     .to_string(),
@@ -415,13 +472,14 @@ fn print_table(
                 fmt_time(m.total_s),
                 fmt_rate(m.points_per_s()),
                 err_cell(m.rel_error),
+                mem_cell(m.peak_rss.map(|b| b as f64)),
             ]),
             Err(e) => {
-                row.extend(std::iter::repeat_n("failed".to_string(), 8));
+                row.extend(std::iter::repeat_n("failed".to_string(), 10));
                 errors.push(format!("{}: {e}", p.name));
             }
         }
-        if let Some(t) = theirs {
+        for (peer, t) in theirs {
             match t.get(&p.name) {
                 Some(Ok(v)) => {
                     let f = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
@@ -432,14 +490,14 @@ fn print_table(
                     row.extend([
                         "│".into(),
                         fmt_time(f("total_s")),
-                        fmt_rate(f("points_per_s")),
                         err_cell(f("rel_error")),
+                        mem_cell(v.get("peak_rss_bytes").and_then(Value::as_f64)),
                         speedup,
                     ]);
                 }
                 Some(Err(e)) => {
                     row.extend(["│", "failed", "-", "-", "-"].map(String::from));
-                    errors.push(format!("{} (finufft): {e}", p.name));
+                    errors.push(format!("{} ({}): {e}", p.name, peer.name()));
                 }
                 None => row.extend(["│", "-", "-", "-", "-"].map(String::from)),
             }
@@ -447,8 +505,8 @@ fn print_table(
         rows.push(row);
     }
     print_rows(&rows);
-    if theirs.is_some() {
-        outln!("\nspeedup = FINUFFT total / nudt total (above 1: nudt is faster); total = plan + setpts + execute");
+    if !theirs.is_empty() {
+        outln!("\nspeedup = peer total / nudt total (above 1: nudt is faster); total = plan + setpts + execute; mem = peak resident memory of the process");
     }
     for e in errors {
         outln!("{e}");

@@ -301,6 +301,7 @@ pub fn run(args: Args) -> Result<()> {
             strategy,
             support_path: "super::support".into(),
             max_block_points,
+            simd_bytes: arch.simd_bytes,
             provenance,
         };
         let name = module_name(dim, kernel.width, prec);

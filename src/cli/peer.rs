@@ -1,5 +1,5 @@
-//! `bench --compare finufft`: runs benches/finufft_peer.py (python3 + the `finufft` pip package)
-//! on the same problems and reads its one-JSON-object-per-line output.
+//! `bench --compare finufft,ducc0`: runs benches/peer.py (python3 + the peer's pip package) on
+//! the same problems and reads its one-JSON-object-per-line output.
 
 use super::{fail, Result};
 use serde_json::Value;
@@ -13,6 +13,10 @@ pub type PeerResults = HashMap<String, std::result::Result<Value, String>>;
 
 /// Peer run settings, passed through to the script.
 pub struct PeerArgs<'a> {
+    /// `finufft` or `ducc0`: the script's `--peer`.
+    pub peer: &'a str,
+    /// Distribution override (`--dist`), if any.
+    pub dist: Option<&'a str>,
     pub script: Option<&'a Path>,
     pub problems: &'a Path,
     pub only: &'a [String],
@@ -23,7 +27,7 @@ pub struct PeerArgs<'a> {
     pub seed: u64,
 }
 
-/// The script: `--peer-script`, else benches/finufft_peer.py under the working directory,
+/// The script: `--peer-script`, else benches/peer.py under the working directory,
 /// else the one in the source tree this binary was built from.
 fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = explicit {
@@ -33,16 +37,16 @@ fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
             Err(fail!("--peer-script {}: no such file", p.display()))
         };
     }
-    let local = PathBuf::from("benches/finufft_peer.py");
+    let local = PathBuf::from("benches/peer.py");
     if local.is_file() {
         return Ok(local);
     }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/finufft_peer.py");
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
     if built.is_file() {
         return Ok(built);
     }
     Err(fail!(
-        "--compare finufft: cannot find benches/finufft_peer.py (run from the nudt checkout or pass --peer-script FILE)"
+        "--compare: cannot find benches/peer.py (run from the nudt checkout or pass --peer-script FILE)"
     ))
 }
 
@@ -52,6 +56,8 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
     let python = std::env::var("NUDT_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut cmd = Command::new(&python);
     cmd.arg(&script)
+        .arg("--peer")
+        .arg(args.peer)
         .arg("--problems")
         .arg(args.problems)
         .arg("--only")
@@ -66,12 +72,13 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
         .arg(args.scale.to_string())
         .arg("--seed")
         .arg(args.seed.to_string())
+        .args(args.dist.map(|d| ["--dist", d]).into_iter().flatten())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
-        .map_err(|e| fail!("--compare finufft: cannot run {python}: {e}"))?;
+        .map_err(|e| fail!("--compare {}: cannot run {python}: {e}", args.peer))?;
     let mut stderr = child.stderr.take().expect("piped");
     let err_thread = std::thread::spawn(move || {
         let mut s = String::new();
@@ -105,10 +112,12 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
             (None, None) => {}
         }
     }
-    let status = child.wait().map_err(|e| fail!("--compare finufft: {e}"))?;
+    let status = child
+        .wait()
+        .map_err(|e| fail!("--compare {}: {e}", args.peer))?;
     let log = err_thread.join().unwrap_or_default();
     if let Some(e) = global_error {
-        return Err(fail!("--compare finufft: {e}"));
+        return Err(fail!("--compare {}: {e}", args.peer));
     }
     if !status.success() && results.is_empty() {
         let last = log
@@ -117,7 +126,8 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
         return Err(fail!(
-            "--compare finufft: {} exited with {status}: {}",
+            "--compare {}: {} exited with {status}: {}",
+            args.peer,
             script.display(),
             last.trim()
         ));

@@ -196,9 +196,10 @@ impl Problem {
             ));
         }
         if let Some(d) = &self.distribution {
-            if d != "uniform" {
+            if !DISTRIBUTIONS.contains(&d.as_str()) {
                 return Err(fail!(
-                    "{at}: `distribution` \"{d}\" is not supported (only \"uniform\")"
+                    "{at}: `distribution` \"{d}\" is not one of {}",
+                    DISTRIBUTIONS.join(", ")
                 ));
             }
         }
@@ -207,6 +208,9 @@ impl Problem {
 }
 
 const GIB: f64 = (1u64 << 30) as f64;
+
+/// Point distributions of the benchmark (docs/benchmarks.md; benches/peer.py draws the same).
+pub const DISTRIBUTIONS: [&str; 5] = ["uniform", "clustered", "radial", "spiral", "far"];
 
 /// Parses and checks a problems file; `file` names it in errors.
 pub fn parse_problems(text: &str, file: &str) -> Result<Vec<Problem>> {
@@ -280,6 +284,9 @@ pub struct Measurement {
     pub tile_side: usize,
     /// Relative l2 error on the sample, NaN when not checked.
     pub rel_error: f64,
+    /// Peak resident memory of the process over the problem's data, plans and transforms
+    /// (before the error check), where the system reports it.
+    pub peak_rss: Option<usize>,
     pub sample: usize,
 }
 
@@ -302,11 +309,87 @@ struct Data {
     targets: Vec<Vec<f64>>,
 }
 
+/// `m` points of distribution `dist` in `dim` dimensions (docs/benchmarks.md), one vector
+/// per dimension.
+fn points(dist: &str, dim: usize, m: usize, rng: &mut Rng) -> Vec<Vec<f64>> {
+    let mut x = vec![vec![0.0; m]; dim];
+    let spiral = |tau: f64, j: usize| {
+        let (r, arm) = (PI * tau, (j % 16) as f64 / 16.0);
+        let theta = 2.0 * PI * (32.0 * tau + arm);
+        [r * theta.cos(), r * theta.sin()]
+    };
+    match dist {
+        "clustered" => {
+            for j in 0..m {
+                let blob = rng.unit() < 0.9;
+                for xd in x.iter_mut() {
+                    xd[j] = if blob {
+                        0.5 + 0.1 * rng.complex_normal().re
+                    } else {
+                        rng.uniform(-PI, PI)
+                    };
+                }
+            }
+        }
+        "far" => {
+            for xd in x.iter_mut() {
+                for v in xd.iter_mut() {
+                    let k = (rng.below(33) as f64) - 16.0;
+                    *v = rng.uniform(-PI, PI) + 2.0 * PI * k;
+                }
+            }
+        }
+        "radial" => {
+            let spokes = (m as f64).sqrt().ceil() as usize;
+            let per = m.div_ceil(spokes.max(1)).max(1);
+            for j in 0..m {
+                let (s, k) = (j / per, j % per);
+                let r = -PI + 2.0 * PI * (k as f64 + 0.5) / per as f64;
+                let u = match dim {
+                    1 => vec![if s % 2 == 0 { 1.0 } else { -1.0 }],
+                    2 => {
+                        let a = PI * s as f64 / spokes as f64;
+                        vec![a.cos(), a.sin()]
+                    }
+                    _ => {
+                        let zc = 1.0 - (2 * s + 1) as f64 / spokes as f64;
+                        let a = s as f64 * PI * (3.0 - 5f64.sqrt());
+                        let rho = (1.0 - zc * zc).max(0.0).sqrt();
+                        vec![rho * a.cos(), rho * a.sin(), zc]
+                    }
+                };
+                for (xd, ud) in x.iter_mut().zip(u) {
+                    xd[j] = ud * r;
+                }
+            }
+        }
+        "spiral" => {
+            let planes = (m as f64).cbrt().ceil().max(1.0);
+            for j in 0..m {
+                let xy = spiral(rng.unit(), j);
+                for (xd, v) in x.iter_mut().zip(xy) {
+                    xd[j] = v;
+                }
+                if dim == 3 {
+                    x[2][j] = -PI + 2.0 * PI * ((j as f64 % planes) + 0.5) / planes;
+                }
+            }
+        }
+        _ => {
+            for xd in x.iter_mut() {
+                for v in xd.iter_mut() {
+                    *v = rng.uniform(-PI, PI);
+                }
+            }
+        }
+    }
+    x
+}
+
 fn make_data(p: &Problem, rng: &mut Rng) -> Data {
     let (dim, m) = (p.dim(), p.points);
-    let x: Vec<Vec<f64>> = (0..dim)
-        .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
-        .collect();
+    let dist = p.distribution.as_deref().unwrap_or("uniform");
+    let x = points(dist, dim, m, rng);
     let n_in = if p.ty == 2 {
         p.modes.iter().product()
     } else {
@@ -315,13 +398,32 @@ fn make_data(p: &Problem, rng: &mut Rng) -> Data {
     let input = (0..n_in).map(|_| rng.complex_normal()).collect();
     let targets = if p.ty == 3 {
         let k = (m as f64).powf(1.0 / dim as f64);
-        (0..dim)
-            .map(|_| (0..m).map(|_| rng.uniform(-k / 2.0, k / 2.0)).collect())
-            .collect()
+        if dist == "uniform" {
+            (0..dim)
+                .map(|_| (0..m).map(|_| rng.uniform(-k / 2.0, k / 2.0)).collect())
+                .collect()
+        } else {
+            let mut t = points(dist, dim, m, rng);
+            t.iter_mut().flatten().for_each(|v| *v *= k / (2.0 * PI));
+            t
+        }
     } else {
         Vec::new()
     };
     Data { x, input, targets }
+}
+
+/// Resets this process's peak resident memory (Linux `clear_refs`; elsewhere a no-op).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// This process's peak resident memory in bytes since the last reset (Linux `VmHWM`).
+fn peak_rss() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn narrow<T: Float>(v: &[f64]) -> Vec<T> {
@@ -350,13 +452,18 @@ pub fn run(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
 
 /// Plans, sets points and executes `cfg.repeats` times, then checks a sample of outputs.
 pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
+    reset_peak_rss();
     let mut rng = Rng::new(cfg.seed);
     let data = make_data(p, &mut rng);
     let dim = p.dim();
-    let x: Vec<Vec<T>> = data.x.iter().map(|v| narrow(v)).collect();
-    let input = narrow_c::<T>(&data.input);
-    let tgt: Vec<Vec<T>> = data.targets.iter().map(|v| narrow(v)).collect();
-    drop(data);
+    // Each array is narrowed and its f64 original dropped in turn, so the peak holds one
+    // copy of the data, as the peers' does.
+    let Data { x, input, targets } = data;
+    let x: Vec<Vec<T>> = x.into_iter().map(|v| narrow(&v)).collect();
+    let wide_input = input;
+    let input = narrow_c::<T>(&wide_input);
+    drop(wide_input);
+    let tgt: Vec<Vec<T>> = targets.into_iter().map(|v| narrow(&v)).collect();
     let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     let ts: Vec<&[T]> = tgt.iter().map(|v| &v[..]).collect();
     let n_out = match p.ty {
@@ -367,6 +474,9 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
     let (mut plan_t, mut set_t, mut exec_t, mut tot_t) = (vec![], vec![], vec![], vec![]);
     let mut last = None;
     for _ in 0..cfg.repeats.max(1) {
+        // The previous repeat's plan goes first, so that one plan at a time counts towards
+        // the peak memory, as in the peers' runs.
+        drop(last.take());
         let t0 = Instant::now();
         let mut plan = match p.ty {
             3 => Plan::<T>::new_type3(dim, p.isign(), 1, p.tol, cfg.opts.clone()),
@@ -397,6 +507,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         last = Some(plan);
     }
     let plan = last.expect("at least one repeat");
+    let peak_rss = peak_rss();
     let (rel_error, sample) = if cfg.sample > 0 && n_out > 0 {
         let which: Vec<usize> = (0..cfg.sample.min(n_out))
             .map(|_| rng.below(n_out))
@@ -438,6 +549,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         strategy: plan.strategy(),
         tile_side: plan.tile_side(),
         rel_error,
+        peak_rss,
         sample,
     })
 }

@@ -9,7 +9,7 @@ mod quadrature;
 
 pub use fit::{HornerTable, PiecewisePoly};
 pub use pswf::Prolate;
-pub use quadrature::{gauss_legendre, FourierSeries};
+pub use quadrature::{gauss_legendre, EvenChebyshev, FourierSeries};
 
 use crate::error::GenError;
 use crate::params::{KernelKind, Precision, Upsampling};

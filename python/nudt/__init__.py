@@ -1,0 +1,27 @@
+"""nudt: generated, machine-tuned non-uniform FFTs, with finufft's Python interface.
+
+``import nudt as finufft`` runs code written for finufft: the one-call transforms
+``nufft1d1`` ... ``nufft3d3`` and the ``Plan`` class (``setpts``, ``execute``,
+``execute_adjoint``) take the same arguments, keywords and defaults, and give the same
+results to the requested tolerance. (cufinufft's interface, ``nudt.cuda``, is not offered
+yet: importing it raises ImportError saying so.)
+"""
+
+from . import _nudt
+from ._errors import NudtTypeError, NudtValueError
+from ._interfaces import (
+    Plan,
+    nufft1d1, nufft1d2, nufft1d3,
+    nufft2d1, nufft2d2, nufft2d3,
+    nufft3d1, nufft3d2, nufft3d3,
+)
+
+__version__ = _nudt.__version__
+
+__all__ = [
+    "Plan",
+    "nufft1d1", "nufft1d2", "nufft1d3",
+    "nufft2d1", "nufft2d2", "nufft2d3",
+    "nufft3d1", "nufft3d2", "nufft3d3",
+    "NudtTypeError", "NudtValueError",
+]

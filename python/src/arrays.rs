@@ -1,0 +1,72 @@
+//! Borrowing numpy arrays as Rust slices, without copies.
+//!
+//! The Python layer hands over C-contiguous arrays of the plan's dtype (copying only input
+//! that is not); these checks repeat that contract at the boundary, so that a direct caller of
+//! `nudt._nudt` gets a `TypeError`/`ValueError` rather than a wrong answer. rust-numpy's
+//! borrow tracking refuses an `out` that overlaps an input.
+
+use crate::errors::value_error;
+use numpy::{BorrowError, Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+fn typed<'a, 'py, T: Element>(
+    a: &'a Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<&'a Bound<'py, PyArrayDyn<T>>> {
+    let py = a.py();
+    a.cast::<PyArrayDyn<T>>().map_err(|_| {
+        let got = match a.cast::<numpy::PyUntypedArray>() {
+            Ok(u) => format!("an array of dtype {}", u.dtype()),
+            Err(_) => format!(
+                "a {}",
+                a.get_type().name().map_or("?".into(), |n| n.to_string())
+            ),
+        };
+        let want = numpy::dtype::<T>(py);
+        PyTypeError::new_err(format!(
+            "argument `{name}` must be a numpy array of dtype {want}, got {got}"
+        ))
+    })
+}
+
+fn c_order(py: Python<'_>, a: &Bound<'_, numpy::PyUntypedArray>, name: &str) -> PyResult<()> {
+    if a.is_c_contiguous() {
+        Ok(())
+    } else {
+        Err(value_error(
+            py,
+            format!("argument `{name}` must be C-contiguous"),
+        ))
+    }
+}
+
+/// `a` as a read-only array of `T`, C-contiguous.
+pub fn readonly<'py, T: Element>(
+    a: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
+    let arr = typed::<T>(a, name)?;
+    c_order(a.py(), arr.as_untyped(), name)?;
+    arr.try_readonly()
+        .map_err(|e| value_error(a.py(), format!("argument `{name}`: {e}")))
+}
+
+/// `a` as a writeable array of `T`, C-contiguous, not overlapping any array borrowed before.
+pub fn readwrite<'py, T: Element>(
+    a: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<PyReadwriteArrayDyn<'py, T>> {
+    let arr = typed::<T>(a, name)?;
+    c_order(a.py(), arr.as_untyped(), name)?;
+    arr.try_readwrite().map_err(|e| match e {
+        BorrowError::NotWriteable => {
+            PyTypeError::new_err(format!("argument `{name}` must be writeable"))
+        }
+        _ => value_error(
+            a.py(),
+            format!("argument `{name}` shares memory with an input array"),
+        ),
+    })
+}

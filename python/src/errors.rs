@@ -1,0 +1,44 @@
+//! The runtime's typed errors as the Python exceptions a finufft or numpy user expects.
+//!
+//! finufft's Python interface raises `RuntimeError` for everything but dtypes; numpy raises
+//! `ValueError` for bad shapes and values. Bad input therefore raises
+//! `nudt.NudtValueError`, a subclass of both, so that either `except` catches it; a grid
+//! too large for memory raises `MemoryError`; misuse of a plan (execute before setpts)
+//! raises `RuntimeError`.
+
+use nudt_runtime::NudtError;
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+/// A `ValueError` that is also a `RuntimeError` (`nudt.NudtValueError`), with `msg`.
+pub fn value_error(py: Python<'_>, msg: String) -> PyErr {
+    let class = py
+        .import("nudt._errors")
+        .and_then(|m| m.getattr("NudtValueError"))
+        .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
+    match class {
+        Ok(class) => PyErr::from_type(class, msg),
+        // `nudt._nudt` imported without its package: a plain ValueError says the same.
+        Err(_) => PyValueError::new_err(msg),
+    }
+}
+
+/// The exception for a runtime error.
+pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        NudtError::GridTooLarge { .. } | NudtError::GridOverflow => PyMemoryError::new_err(msg),
+        NudtError::PointsNotSet | NudtError::WrongType { .. } | NudtError::Threads(_) => {
+            PyRuntimeError::new_err(msg)
+        }
+        NudtError::Gen(_)
+        | NudtError::NonFinite { .. }
+        | NudtError::Length { .. }
+        | NudtError::Coordinates { .. }
+        | NudtError::ModesShape { .. }
+        | NudtError::ZeroTransforms
+        | NudtError::Sign(_)
+        | NudtError::TooManyPoints(_) => value_error(py, msg),
+    }
+}

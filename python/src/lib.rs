@@ -1,0 +1,22 @@
+//! `nudt._nudt`: the Rust half of the `nudt` Python package.
+//!
+//! It holds one class, [`RawPlan`], a thin shell around the runtime's [`nudt_runtime::Plan`]
+//! in f32 or f64 that takes numpy arrays exactly as they are (C-contiguous, of the plan's
+//! dtype) and releases the GIL while the runtime works. Everything a finufft user calls —
+//! argument defaults, shape rules, option keywords — lives in the pure-Python layer
+//! (`nudt/_interfaces.py`), where it reads like finufft's own interface and costs
+//! microseconds per call.
+
+mod arrays;
+mod errors;
+mod plan;
+
+use pyo3::prelude::*;
+
+/// The extension module `nudt._nudt`.
+#[pymodule]
+fn _nudt(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<plan::RawPlan>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

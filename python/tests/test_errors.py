@@ -1,0 +1,200 @@
+"""Bad input raises the exception a finufft or numpy user expects, naming the problem.
+
+Value problems raise nudt.NudtValueError, a ValueError that is also a RuntimeError (what
+finufft raises); dtype problems a TypeError; misuse of a plan a RuntimeError."""
+
+import numpy as np
+import pytest
+
+import nudt
+
+M = 50
+
+
+@pytest.fixture
+def pts():
+    rng = np.random.default_rng(0)
+    return rng.uniform(-np.pi, np.pi, (3, M))
+
+
+@pytest.fixture
+def c():
+    return np.ones(M, dtype=np.complex128)
+
+
+def value_error(match):
+    """Both ValueError and RuntimeError, with `match` in the message."""
+    class Both:
+        def __enter__(self):
+            self.ctx = pytest.raises(ValueError, match=match)
+            self.info = self.ctx.__enter__()
+            return self.info
+
+        def __exit__(self, *exc):
+            out = self.ctx.__exit__(*exc)
+            assert isinstance(self.info.value, RuntimeError)
+            return out
+    return Both()
+
+
+def test_dtypes(pts, c):
+    x = pts[0]
+    with pytest.raises(TypeError, match="dtype"):
+        nudt.nufft1d1(x, c.astype(np.complex64), 10)  # complex64 strengths, float64 points
+    with pytest.raises(TypeError, match="float64 or float32"):
+        nudt.nufft1d1(x.astype(np.int64), c, 10)
+    plan = nudt.Plan(1, (10,), dtype="complex64")
+    with pytest.raises(TypeError, match="float32"):
+        plan.setpts(x)
+    plan.setpts(x.astype(np.float32))
+    with pytest.raises(TypeError, match="complex64"):
+        plan.execute(c)
+    with pytest.raises(TypeError, match="dtype"):
+        plan.execute(c.real.astype(np.float32))
+    with pytest.raises(TypeError, match="dtype"):
+        nudt.Plan(1, 10, dtype="float64")
+
+
+def test_out_requirements(pts, c):
+    x = pts[0]
+    with pytest.raises(TypeError, match="dtype"):
+        nudt.nufft1d1(x, c, out=np.zeros(10, dtype=np.complex64))
+    with pytest.raises(TypeError, match="C-contiguous"):
+        nudt.nufft1d1(x, c, out=np.zeros(20, dtype=np.complex128)[::2])
+    ro = np.zeros(10, dtype=np.complex128)
+    ro.flags.writeable = False
+    with pytest.raises(TypeError, match="writeable"):
+        nudt.nufft1d1(x, c, out=ro)
+    with value_error("shape"):
+        nudt.nufft1d1(x, c, 10, out=np.zeros(11, dtype=np.complex128))
+    with value_error("shape"):
+        nudt.nufft1d2(x, np.ones(10, dtype=np.complex128), out=np.zeros(M + 1, np.complex128))
+    with pytest.raises(TypeError, match="numpy array"):
+        nudt.nufft1d2(x, np.ones(10, dtype=np.complex128), out=[0j] * M)
+
+
+def test_shapes_and_sizes(pts, c):
+    x, y, z = pts
+    with value_error("c has shape"):
+        nudt.nufft1d1(x, c[:-1], 10)
+    with value_error("c has shape"):
+        nudt.nufft2d1(x, y, np.ones((2, 3, M), np.complex128), 10)
+    with value_error("y has 49 points"):
+        nudt.nufft2d1(x, y[:-1], c, 10)
+    with value_error("x must be a vector"):
+        nudt.nufft1d1(pts[:2], c, 10)
+    with value_error("n_modes or out"):
+        nudt.nufft1d1(x, c)
+    with value_error("n_modes must have 2"):
+        nudt.nufft2d1(x, y, c, (4, 4, 4))
+    with value_error("does not match"):
+        nudt.nufft2d1(x, y, c, (4, 4), out=np.zeros((4, 5), np.complex128))
+    with value_error("f must have 3 dimensions"):
+        nudt.nufft3d2(x, y, z, np.ones((2, 2), np.complex128))
+    plan = nudt.Plan(2, (6, 5), n_trans=2)
+    plan.setpts(x, y)
+    with value_error("data has shape"):
+        plan.execute(np.ones((6, 5), np.complex128))  # 2 transforms expected
+    with value_error("data has shape"):
+        plan.execute(np.ones((2, 5, 6), np.complex128))
+    with value_error("takes points x, y"):
+        plan.setpts(x)
+    with value_error("takes points x, y"):
+        plan.setpts(x, y, z)
+    with value_error("type 3"):
+        plan.setpts(x, y, s=x)
+    plan3 = nudt.Plan(3, 2)
+    with value_error("target frequencies s, t"):
+        plan3.setpts(x, y)
+
+
+def test_non_finite_points(pts, c):
+    x = pts[0].copy()
+    x[7] = np.nan
+    with value_error("non-finite"):
+        nudt.nufft1d1(x, c, 10)
+    x[7] = np.inf
+    with value_error("non-finite"):
+        nudt.nufft1d2(x, np.ones(10, np.complex128))
+    s = np.array([1.0, -np.inf])
+    with value_error("non-finite"):
+        nudt.nufft1d3(pts[0], c, s)
+
+
+@pytest.mark.parametrize("eps,dtype", [(1e-20, "complex128"), (1e-10, "complex64"),
+                                       (0.0, "complex128"), (-1e-6, "complex128"),
+                                       (float("nan"), "complex128")])
+def test_impossible_tolerances(eps, dtype):
+    with value_error("tolerance"):
+        nudt.Plan(1, (10,), eps=eps, dtype=dtype)
+
+
+def test_plan_arguments():
+    with value_error("nufft_type"):
+        nudt.Plan(4, (10,))
+    with value_error("dimension"):
+        nudt.Plan(3, 4)
+    with value_error("1, 2 or 3 entries"):
+        nudt.Plan(1, (4, 4, 4, 4))
+    with value_error("at least 1"):
+        nudt.Plan(1, (4, 0))
+    with value_error("n_trans"):
+        nudt.Plan(1, (4,), n_trans=0)
+    with pytest.raises(TypeError, match="integer"):
+        nudt.Plan(1, (4.5,))
+    with pytest.raises(TypeError, match="eps"):
+        nudt.Plan(1, (4,), eps="small")
+
+
+def test_options():
+    with pytest.raises(TypeError, match="unknown option 'chkbnd'"):
+        nudt.Plan(1, (10,), chkbnd=1)
+    with pytest.raises(TypeError, match="unknown option"):
+        nudt.nufft1d1(np.zeros(3), np.ones(3, np.complex128), 4, n_threads=2)
+    with value_error("upsampfac"):
+        nudt.Plan(1, (10,), upsampfac=1.5)
+    with value_error("modeord"):
+        nudt.Plan(1, (10,), modeord=2)
+    with value_error("nthreads"):
+        nudt.Plan(1, (10,), nthreads=-1)
+    with value_error("spreadinterponly"):
+        nudt.Plan(1, (10,), spreadinterponly=1)
+    with pytest.raises(TypeError, match="FFTW locks"):
+        nudt.Plan(1, (10,), fftw_lock_fun=None)
+    # upsampfac 1.25 needs a width past 16 at 1e-14: the planner says so
+    with value_error("tolerance"):
+        nudt.Plan(1, (10,), eps=1e-14, upsampfac=1.25)
+
+
+def test_grid_too_large_is_memory_error():
+    with pytest.raises(MemoryError):
+        nudt.Plan(1, (10**6, 10**6, 10**6))
+
+
+def test_execute_before_setpts():
+    plan = nudt.Plan(1, (10,))
+    with pytest.raises(RuntimeError, match="setpts"):
+        plan.execute(np.ones(5, np.complex128))
+    raw = nudt._nudt.RawPlan(1, [10], 1, 1, 1e-6, False, False, 0, 0.0)
+    with pytest.raises(RuntimeError, match="set_points"):
+        raw.execute(np.ones(5, np.complex128), np.zeros(10, np.complex128), False)
+
+
+def test_raw_plan_refuses_bad_arrays():
+    """The extension checks its own boundary too: dtype, layout, overlap."""
+    raw = nudt._nudt.RawPlan(2, [8], -1, 1, 1e-6, False, False, 0, 0.0)
+    x = np.linspace(-3, 3, 8)
+    with pytest.raises(TypeError, match="float64"):
+        raw.setpts([x.astype(np.float32)], [])
+    with pytest.raises(TypeError, match="numpy array"):
+        raw.setpts([[0.0, 1.0]], [])
+    with value_error("C-contiguous"):
+        raw.setpts([np.linspace(-3, 3, 16)[::2]], [])
+    raw.setpts([x], [])
+    buf = np.zeros(16, np.complex128)
+    for out in (buf[:8], buf[4:12]):  # the same array, an overlapping view
+        with value_error("shares memory"):
+            raw.execute(buf[:8], out, False)
+    raw.execute(buf[:8], buf[8:], False)  # disjoint halves of one buffer are fine
+    with value_error("length"):
+        raw.execute(np.ones(7, np.complex128), np.zeros(8, np.complex128), False)
