@@ -257,28 +257,35 @@ fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaRe
     }
 }
 
-impl<T: CudaFloat> GridDev<T> {
-    /// A fine grid of sides `n` with its compiled spread module. `spreads`: the grid is
-    /// spread onto (type 1, the outer grid of type 3), so its bins take the output-driven
-    /// shape; otherwise they take the SM-interpolation shape. `bins` overrides both.
+/// A grid's compiled spread module and the methods it allows, which do not depend on the
+/// grid's size: made at plan creation, also for type 3, whose grids are sized only in
+/// set-points (from the points' extents) and then take their module ready.
+#[derive(Clone, Debug)]
+pub(crate) struct GridModule {
+    spec: CudaSpreadSpec,
+    fns: SpreadFns,
+    sm_ok: bool,
+    od_ok: bool,
+    /// Methods requested by the options (`None`: choose per point set).
+    want_spread: Option<CudaMethod>,
+    want_interp: Option<CudaMethod>,
+}
+
+impl GridModule {
+    /// The spread module of `dim`-D grids for `kernel` in `T`. `spreads`: the grid is spread
+    /// onto (type 1, the outer grid of type 3), so its bins take the output-driven shape;
+    /// otherwise they take the SM-interpolation shape. `bins` overrides both.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub fn new<T: CudaFloat>(
         ctx: &Arc<CudaContext>,
         arch: &GpuArch,
-        n: &[usize],
+        dim: usize,
         kernel: KernelSpec,
         spreads: bool,
         bins: Option<[usize; 3]>,
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
-        let dim = n.len();
-        // Grid indices are ints on the device, and bins are counted in u32.
-        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
-        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
-        let len = checked_len(&nn)?;
         let limit = arch.shared_mem_per_block_optin.max(48 << 10);
         let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
         if spreads {
@@ -312,11 +319,6 @@ impl<T: CudaFloat> GridDev<T> {
                 )));
             }
         }
-        let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
-        let nbins = checked_len(&nb)?;
-        if nbins > u32::MAX as usize / 2 {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
         let fns = SpreadFns {
@@ -336,18 +338,46 @@ impl<T: CudaFloat> GridDev<T> {
         if od_ok {
             fns.spread_od.allow_smem()?;
         }
+        Ok(GridModule {
+            spec,
+            fns,
+            sm_ok,
+            od_ok,
+            want_spread,
+            want_interp,
+        })
+    }
+}
+
+impl<T: CudaFloat> GridDev<T> {
+    /// A fine grid of sides `n` (`module.spec.dim` of them) spread and interpolated through
+    /// `module`.
+    pub fn new(module: &GridModule, n: &[usize]) -> CudaResult<Self> {
+        let dim = n.len();
+        // Grid indices are ints on the device, and bins are counted in u32.
+        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
+        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
+        let len = checked_len(&nn)?;
+        let spec = module.spec.clone();
+        let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
+        let nbins = checked_len(&nb)?;
+        if nbins > u32::MAX as usize / 2 {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
         Ok(GridDev {
             n: nn,
             spec,
             nb,
             len,
             nbins,
-            fns,
-            sm_ok,
-            od_ok,
+            fns: module.fns.clone(),
+            sm_ok: module.sm_ok,
+            od_ok: module.od_ok,
             sorted: None,
-            want_spread,
-            want_interp,
+            want_spread: module.want_spread,
+            want_interp: module.want_interp,
             _t: std::marker::PhantomData,
         })
     }

@@ -2,8 +2,10 @@
 //! on the GPU), execute many times — from host slices or device buffers.
 
 use super::device::{detect_arch, open, probe_libraries};
-use super::error::{driver, CudaResult};
-use super::exec::{alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
+use super::error::{driver, CudaError, CudaResult};
+use super::exec::{
+    alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, ModeMapDev,
+};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
@@ -87,29 +89,16 @@ struct UniformDev<T: CudaFloat> {
 }
 
 impl<T: CudaFloat> UniformDev<T> {
-    #[allow(clippy::too_many_arguments)]
     fn new(
-        ctx: &Arc<CudaContext>,
         stream: &Arc<CudaStream>,
-        arch: &GpuArch,
+        module: &GridModule,
         modes: &[usize],
         n: &[usize],
         kernel: KernelSpec,
         order: ModeOrder,
-        opts: &CudaOptions,
         batches: &[usize],
-        spreads: bool,
     ) -> CudaResult<Self> {
-        let grid = GridDev::new(
-            ctx,
-            arch,
-            n,
-            kernel,
-            spreads,
-            opts.bins,
-            opts.spread_method,
-            opts.interp_method,
-        )?;
+        let grid = GridDev::new(module, n)?;
         let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
         let len = grid
             .len()
@@ -130,9 +119,6 @@ impl<T: CudaFloat> UniformDev<T> {
 struct Type3Dev<T: CudaFloat> {
     spread: GridDev<T>,
     inner: UniformDev<T>,
-    /// The kernel's Fourier quadrature (nodes, weights) for the post-factors.
-    qz: CudaSlice<f64>,
-    qw: CudaSlice<f64>,
     /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
     y: Vec<CudaSlice<T>>,
     u: Vec<CudaSlice<T>>,
@@ -141,6 +127,16 @@ struct Type3Dev<T: CudaFloat> {
     /// Pre-phased strengths and the spreading grids, one batch.
     cwork: CudaSlice<T>,
     agrid: CudaSlice<T>,
+}
+
+/// What a type 3 plan's set-points needs that does not depend on the points, made with the
+/// plan: the spread modules of both grids (the grids themselves are sized from the points'
+/// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
+struct Type3Modules {
+    spread: GridModule,
+    inner: GridModule,
+    qz: CudaSlice<f64>,
+    qw: CudaSlice<f64>,
 }
 
 enum Engine<T: CudaFloat> {
@@ -167,6 +163,8 @@ pub struct CudaPlan<T: CudaFloat> {
     common: CommonFns,
     /// The Gaussian type 3's window and module (type 3 plans with `GaussianCapozzoli`).
     gauss: Option<GaussWindow>,
+    /// FINUFFT's type 3 (type 3 plans without `GaussianCapozzoli`).
+    t3: Option<Type3Modules>,
     engine: Engine<T>,
     num_points: usize,
     num_targets: usize,
@@ -409,6 +407,34 @@ impl<T: CudaFloat> CudaPlan<T> {
         } else {
             None
         };
+        let module = |spreads: bool| {
+            GridModule::new::<T>(
+                &ctx,
+                &arch,
+                dim,
+                kernel,
+                spreads,
+                opts.bins,
+                opts.spread_method,
+                opts.interp_method,
+            )
+        };
+        let t3 = if ty == TransformType::Type3 && gauss.is_none() {
+            let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
+            let up = |v: &[f64]| {
+                stream
+                    .clone_htod(v)
+                    .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
+            };
+            Some(Type3Modules {
+                spread: module(true)?,
+                inner: module(false)?,
+                qz: up(&qz)?,
+                qw: up(&qw)?,
+            })
+        } else {
+            None
+        };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
@@ -417,16 +443,13 @@ impl<T: CudaFloat> CudaPlan<T> {
                     .map(|&m| gplan::fine_size_cufft(m, &kernel))
                     .collect::<Result<Vec<_>, _>>()?;
                 Engine::Uniform(Box::new(UniformDev::new(
-                    &ctx,
                     &stream,
-                    &arch,
+                    &module(ty == TransformType::Type1)?,
                     modes,
                     &n,
                     kernel,
                     opts.mode_order,
-                    &opts,
                     &batches,
-                    ty == TransformType::Type1,
                 )?))
             }
         };
@@ -450,6 +473,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             arch,
             common,
             gauss,
+            t3,
             engine,
             num_points: 0,
             num_targets: 0,
@@ -684,50 +708,31 @@ impl<T: CudaFloat> CudaPlan<T> {
         let batches = [self.batch, self.ntransf % self.batch];
         let reuse =
             old.filter(|t| t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]);
+        let Some(mods) = self.t3.as_ref() else {
+            return Err(CudaError::Unsupported(
+                "FINUFFT type 3 set-points on a plan made for the Gaussian method".into(),
+            ));
+        };
         let mut t = match reuse {
             Some(t) => t,
-            None => {
-                let spread = GridDev::new(
-                    &self.ctx,
-                    &self.arch,
-                    &n,
-                    kernel,
-                    true,
-                    self.opts.bins,
-                    self.opts.spread_method,
-                    self.opts.interp_method,
-                )?;
-                let inner = UniformDev::new(
-                    &self.ctx,
+            None => Box::new(Type3Dev {
+                spread: GridDev::new(&mods.spread, &n)?,
+                inner: UniformDev::new(
                     &stream,
-                    &self.arch,
+                    &mods.inner,
                     &n,
                     &inner_n,
                     kernel,
                     ModeOrder::Fft,
-                    &self.opts,
                     &batches,
-                    false,
-                )?;
-                let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
-                let up = |v: &[f64]| {
-                    stream
-                        .clone_htod(v)
-                        .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
-                };
-                Box::new(Type3Dev {
-                    spread,
-                    inner,
-                    qz: up(&qz)?,
-                    qw: up(&qw)?,
-                    y: Vec::new(),
-                    u: Vec::new(),
-                    pre: alloc::<T>(&stream, 0, "type 3 pre-phase")?,
-                    post: alloc::<T>(&stream, 0, "type 3 post-factors")?,
-                    cwork: alloc::<T>(&stream, 0, "pre-phased strengths")?,
-                    agrid: alloc::<T>(&stream, 0, "type 3 spreading grids")?,
-                })
-            }
+                )?,
+                y: Vec::new(),
+                u: Vec::new(),
+                pre: alloc::<T>(&stream, 0, "type 3 pre-phase")?,
+                post: alloc::<T>(&stream, 0, "type 3 post-factors")?,
+                cwork: alloc::<T>(&stream, 0, "pre-phased strengths")?,
+                agrid: alloc::<T>(&stream, 0, "type 3 spreading grids")?,
+            }),
         };
         // Per-point buffers, grown when the point sets grow.
         let grow = |b: &mut CudaSlice<T>, len: usize, what: &str| -> CudaResult<()> {
@@ -800,9 +805,9 @@ impl<T: CudaFloat> CudaPlan<T> {
             args.extend(f64s(cx));
             args.extend([
                 Arg::F64(sgn),
-                Arg::I32(t.qz.len() as i32),
-                Arg::U64(ptr(&t.qz, &stream)),
-                Arg::U64(ptr(&t.qw, &stream)),
+                Arg::I32(mods.qz.len() as i32),
+                Arg::U64(ptr(&mods.qz, &stream)),
+                Arg::U64(ptr(&mods.qw, &stream)),
                 Arg::F64(kernel.half_width()),
                 Arg::U64(p3(&t.u, 0)),
                 Arg::U64(p3(&t.u, 1)),
