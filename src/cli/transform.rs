@@ -516,7 +516,7 @@ fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result
     };
     let opts = CudaOptions {
         kernel: a.kernel.get(),
-        upsampling: a.upsampfac.map_or(Upsampling::TWO, Upsampling),
+        upsampling: a.upsampfac.map(Upsampling),
         ..CudaOptions::default()
     };
     let t0 = Instant::now();
