@@ -310,7 +310,7 @@ class Plan(PlanBase):
         """Sets the nonuniform points (device arrays of the plan's real dtype): ``x[, y[,
         z]]`` (M each; sources for types 1 and 3, targets for type 2), and for type 3 the
         target frequencies ``s[, t[, u]]``. The plan keeps no reference to them: it sorts
-        copies on the GPU (type 3 also reads them on the host to plan its grids)."""
+        copies on the GPU."""
         super().setpts(x, y, z, s, t, u)
 
     def execute(self, data, out=None):

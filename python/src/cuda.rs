@@ -8,7 +8,6 @@
 //! on a shared stream.
 
 use crate::errors::{to_py, value_error};
-use nudt_runtime::cuda::cudarc::driver::DeviceSlice;
 use nudt_runtime::cuda::{
     device_count, CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, CudaStream,
     ForeignSlice, ForeignStream,
@@ -104,29 +103,12 @@ fn setpts<T: CudaFloat>(
     let c = unsafe { slices::<T>(&stream, coords, ["x", "y", "z"])? };
     let t = unsafe { slices::<T>(&stream, targets, ["s", "t", "u"])? };
     ordered(plan, streams, |plan| {
-        if plan.transform_type() != TransformType::Type3 {
-            return plan.set_points_device(&c.iter().collect::<Vec<_>>());
+        let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
+        if plan.transform_type() == TransformType::Type3 {
+            plan.set_points_type3_device(&c, &t)
+        } else {
+            plan.set_points_device(&c)
         }
-        // Type 3 plans its grids from the points' extents on the host.
-        let host = |v: &[ForeignSlice<T>]| -> Result<Vec<Vec<T>>, CudaError> {
-            v.iter()
-                .map(|s| {
-                    let mut h = vec![T::default(); s.len()];
-                    stream
-                        .memcpy_dtoh(s, &mut h)
-                        .map_err(|e| CudaError::Driver {
-                            call: "cuMemcpyDtoH (type 3 points)".into(),
-                            detail: format!("{e:?}"),
-                        })?;
-                    Ok(h)
-                })
-                .collect()
-        };
-        let (hc, ht) = (host(&c)?, host(&t)?);
-        plan.synchronize()?;
-        let hc: Vec<&[T]> = hc.iter().map(Vec::as_slice).collect();
-        let ht: Vec<&[T]> = ht.iter().map(Vec::as_slice).collect();
-        plan.set_points_type3(&hc, &ht)
     })
 }
 
@@ -235,7 +217,7 @@ impl RawCudaPlan {
             ..CudaOptions::default()
         };
         if upsampfac != 0.0 {
-            opts.upsampling = Upsampling::new(upsampfac).map_err(|e| to_py(py, e.into()))?;
+            opts.upsampling = Some(Upsampling::new(upsampfac).map_err(|e| to_py(py, e.into()))?);
         }
         let plan = py
             .detach(|| -> Result<_, CudaError> {
