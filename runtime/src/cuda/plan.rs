@@ -26,8 +26,8 @@ pub struct CudaOptions {
     /// Stream to run on; `None` uses the device's default stream.
     pub stream: Option<Arc<CudaStream>>,
     pub kernel: KernelKind,
-    /// Upsampling factor σ; `None` chooses as cuFINUFFT does, 1.25 for f64 type 3 at
-    /// tolerances it reaches (≥ 1e-9), where the fine grids' size rather than the spreading
+    /// Upsampling factor σ; `None` chooses 1.25 for f64 type 3 at tolerances its kernels
+    /// reach (≥ 1e-8, as the CPU planner), where the fine grids' size rather than the spreading
     /// sets the cost, and 2 otherwise (f32 type 3 too: there σ = 1.25 misses 1e-6).
     pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
@@ -370,7 +370,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         checked_len(modes)?;
         // In f32 the type 3 post-factors 1/ψ̂ near the band edge at σ = 1.25 amplify rounding
         // past 1e-6 (measured on the H100: 2.8e-5 in 2D, 1.1e-3 in 3D at tol 1e-6).
-        let wide = ty == TransformType::Type3 && tol >= 1e-9 && T::PRECISION == Precision::F64;
+        // Below 1e-8 σ = 1.25's width nears 16, whose fit falls short of the tolerance
+        // (`nudt_gen::plan::choose_upsampling_type3` says where it was measured).
+        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
         let sigma = opts.upsampling.unwrap_or(if wide {
             Upsampling::FIVE_FOURTHS
         } else {
