@@ -140,7 +140,11 @@ fn lengths() -> Vec<usize> {
         }
         n == 1
     };
-    let prime = |n: usize| (2..n).take_while(|d| d * d <= n).all(|d| !n.is_multiple_of(d));
+    let prime = |n: usize| {
+        (2..n)
+            .take_while(|d| d * d <= n)
+            .all(|d| !n.is_multiple_of(d))
+    };
     let mut v: Vec<usize> = (2..=32)
         .chain((33..=4096).filter(|&n| smooth(n)).step_by(4))
         .chain((37..=4096).filter(|&n| prime(n)).step_by(50))
