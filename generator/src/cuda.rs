@@ -313,11 +313,10 @@ impl CudaSpreadSpec {
             self.kernel.width,
             self.precision.type_name(),
             kernel_tag(&self.kernel),
-            if self.kernel.upsampling.0 == 2.0 {
-                "2"
-            } else {
-                "125"
-            },
+            // "2", "125", "140": σ to 3 digits (the kernel tag holds β, which depends on it).
+            format!("{}", (self.kernel.upsampling.0 * 1000.0).round() / 10.0)
+                .replace('.', "")
+                .trim_end_matches("00"),
             self.bins[..self.dim]
                 .iter()
                 .map(|b| b.to_string())
