@@ -14,8 +14,10 @@
 # OUTDIR      where the logs, CSVs and the table (compare.md) go.
 # --quick     a tenth of the points (the problem names keep their full sizes).
 #
-# Timing: nudt's set-points are the first call on a fresh plan (it allocates the sort's
-# buffers) and, beside it, the median of three more on the same plan; its execute is the mean
+# Timing: nudt's set-points are the first call on a fresh plan made after an earlier plan of
+# the same size was dropped (its buffers come from the memory the pool kept: any later plan of
+# a process), beside it the first call on a plan made with the pool emptied (it maps its
+# buffers, as the first plan of a process does) and the median of three more on one plan; its execute is the mean
 # of 5 (device arrays in and out, CUDA events). cuFINUFFT's are its perftest's means of 5
 # runs, each on a fresh plan (its own protocol), for every method; "best" is the method with
 # the smallest set-points + execute. The ratio is nudt's (fresh set-points + execute with its
@@ -129,12 +131,13 @@ for name in dict.fromkeys(r["problem"] for r in peer):
     best = min(theirs, key=lambda r: float(r["setpts_ms"]) + float(r["exec_ms"]))
     bex = min(theirs, key=lambda r: float(r["exec_ms"]))
     ns, nsa, ne = float(auto["setpts_first_ms"]), float(auto["setpts_ms"]), float(auto["exec_ms"])
+    nsc = float(auto["setpts_cold_ms"])
     nbest = min(ours, key=lambda r: float(r["exec_ms"]))
     cs, ce = float(best["setpts_ms"]), float(best["exec_ms"])
     peer_mib = float(best["peak_used_mib"]) - idle - data_mib(name, False)
     our_mib = float(auto["used_mib"]) - idle - data_mib(name, True)
     rows.append(
-        f"| {name} | {ns:.3f} / {nsa:.3f} | {ne:.3f} ({auto['method'][6:-1]}) | "
+        f"| {name} | {nsc:.3f} / {ns:.3f} / {nsa:.3f} | {ne:.3f} ({auto['method'][6:-1]}) | "
         f"{float(nbest['exec_ms']):.3f} ({nbest['method'].replace('auto (', '').rstrip(')')}) | "
         f"{ns + ne:.3f} | {cs:.3f} | {float(bex['exec_ms']):.3f} ({names[bex['method']]}) | "
         f"{cs + ce:.3f} ({names[best['method']]}) | {(ns + ne) / (cs + ce):.2f} | "
@@ -143,7 +146,7 @@ for name in dict.fromkeys(r["problem"] for r in peer):
 gpu = open(f"{out}/gpu.txt").read().strip()
 table = (
     f"GPU: {gpu}\n\n"
-    "| problem | nudt setpts ms (fresh / again) | nudt exec ms (auto) | nudt best exec ms | "
+    "| problem | nudt setpts ms (cold / fresh / again) | nudt exec ms (auto) | nudt best exec ms | "
     "nudt total ms | cuFINUFFT setpts ms | cuFINUFFT best exec ms | cuFINUFFT best total ms | "
     "total nudt / cuFINUFFT | nudt rel. error | nudt plan MiB | nudt process MiB | "
     "cuFINUFFT process MiB (sampled) |\n"

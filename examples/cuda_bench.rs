@@ -1,6 +1,7 @@
 //! GPU benchmark: the problems `benches/gpu_compare.sh` also runs through cuFINUFFT's own
 //! perftest (and prints beside these figures), and the Capozzoli seed case, with setpts (the
-//! sort: the first on a fresh plan, then again on the same plan) and execute timed separately
+//! sort: the first on a fresh plan with the memory pool emptied, the first on another fresh
+//! plan that reuses what the pool kept, then again on the same plan) and execute timed separately
 //! by CUDA events, every method, the device memory the plan holds, and the error against the
 //! direct sum on sampled outputs. Points are set from device arrays, as cuFINUFFT's perftest
 //! does, type 3 included. The seed cases also
@@ -222,7 +223,11 @@ mod bench {
     struct Row {
         name: String,
         method: String,
-        /// The first set_points of a fresh plan (it allocates the sort's buffers).
+        /// The first set_points of a fresh plan with the memory pool emptied first: it maps
+        /// the sort's buffers, as the first plan of a process does.
+        setpts_cold_ms: f64,
+        /// The first set_points of another fresh plan, made after the first was dropped: its
+        /// buffers come from the memory the pool kept (every later plan of a process).
         setpts_first_ms: f64,
         /// The median of three more on the same plan (the buffers reused).
         setpts_ms: f64,
@@ -343,6 +348,17 @@ mod bench {
             ctx.synchronize().map_err(driver_err("cuCtxSynchronize"))?;
             ctx.mem_get_info().map_err(driver_err("cuMemGetInfo"))
         };
+        // Gives the default pool's kept memory back, so that the next plan maps its own.
+        let trim = || -> Result<(), CudaError> {
+            use nudt::cuda::cudarc::driver::result::{device, mem_pool};
+            ctx.synchronize().map_err(driver_err("cuCtxSynchronize"))?;
+            // SAFETY: the device of a live context, and its default pool.
+            unsafe {
+                let pool = device::get_default_mem_pool(ctx.cu_device())
+                    .map_err(driver_err("cuDeviceGetDefaultMemPool"))?;
+                mem_pool::trim_to(pool, 0).map_err(driver_err("cuMemPoolTrimTo"))
+            }
+        };
         let stream = ctx.default_stream();
         let upload = |v: &[T]| stream.clone_htod(v).map_err(driver_err("clone_htod"));
         let dx: Vec<_> = x.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
@@ -395,6 +411,7 @@ mod bench {
             if cfg.method.as_ref().is_some_and(|want| want != name) {
                 continue;
             }
+            trim()?;
             let (free0, _) = mem()?;
             let t_plan = Instant::now();
             let mut plan = match make(method, type3) {
@@ -406,7 +423,7 @@ mod bench {
                 Err(e) => return Err(e),
             };
             let plan_s = t_plan.elapsed().as_secs_f64();
-            let setpts_first = set_points(&mut plan)?;
+            let setpts_cold = set_points(&mut plan)?;
             let mut again = Vec::new();
             for _ in 0..3 {
                 again.push(set_points(&mut plan)?);
@@ -434,19 +451,25 @@ mod bench {
                 None => format!("auto ({chosen})"),
                 Some(m) => m.name().to_string(),
             };
+            let (grid, bins) = (plan.fine_grid(), plan.bins());
+            drop(plan);
+            let mut fresh = make(method, type3)?;
+            let setpts_first = set_points(&mut fresh)?;
+            drop(fresh);
             let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
             let free_min = free1.min(free2);
             let plan_mib = mib(free0.saturating_sub(free_min));
             let used_mib = mib(total - free_min);
             eprintln!(
-                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts_first:.3} ms first, {setpts:.3} ms again, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, plan {plan_mib:.0} MiB, grid {:?}, bins {:?}",
+                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts_cold:.3} ms cold, {setpts_first:.3} ms first, {setpts:.3} ms again, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, plan {plan_mib:.0} MiB, grid {:?}, bins {:?}",
                 p.name,
-                plan.fine_grid(),
-                plan.bins()
+                grid,
+                bins
             );
             rows.push(Row {
                 name: p.name.clone(),
                 method: label,
+                setpts_cold_ms: setpts_cold,
                 setpts_first_ms: setpts_first,
                 setpts_ms: setpts,
                 exec_ms: mean,
@@ -524,16 +547,17 @@ mod bench {
             eprintln!("  [{}] done in {:.1} s", p.name, t.elapsed().as_secs_f64());
         }
         let mut table = format!(
-            "{header}\n\n| problem | method | setpts ms (fresh plan) | setpts ms (again) | execute ms (mean of {reps}) | min ms | points/s (exec) | rel. error (sampled) | plan MiB | device used MiB | plan s |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+            "{header}\n\n| problem | method | setpts ms (fresh plan, pool empty) | setpts ms (fresh plan) | setpts ms (again) | execute ms (mean of {reps}) | min ms | points/s (exec) | rel. error (sampled) | plan MiB | device used MiB | plan s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
         );
         let mut csv = String::from(
-            "problem,method,setpts_first_ms,setpts_ms,exec_ms,exec_min_ms,err,plan_mib,used_mib\n",
+            "problem,method,setpts_cold_ms,setpts_first_ms,setpts_ms,exec_ms,exec_min_ms,err,plan_mib,used_mib\n",
         );
         for r in &rows {
             table += &format!(
-                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.1e} | {:.0} | {:.0} | {:.2} |\n",
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.1e} | {:.0} | {:.0} | {:.2} |\n",
                 r.name,
                 r.method,
+                r.setpts_cold_ms,
                 r.setpts_first_ms,
                 r.setpts_ms,
                 r.exec_ms,
@@ -545,9 +569,10 @@ mod bench {
                 r.plan_s
             );
             csv += &format!(
-                "{},{},{:.4},{:.4},{:.4},{:.4},{:.2e},{:.1},{:.1}\n",
+                "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:.2e},{:.1},{:.1}\n",
                 r.name,
                 r.method,
+                r.setpts_cold_ms,
                 r.setpts_first_ms,
                 r.setpts_ms,
                 r.exec_ms,

@@ -879,9 +879,10 @@ fn failures_give_device_memory_back() {
         return;
     };
     let ctx = nudt::cuda::open(0).unwrap();
-    // Freed memory returns to the device once the stream-ordered frees have run.
+    // Freed memory returns to the device's pool once the stream-ordered frees have run; the
+    // pool keeps it (for the next plan) until trimmed.
     let free = || {
-        ctx.synchronize().unwrap();
+        trim_pool(&ctx);
         ctx.mem_get_info().unwrap().0
     };
     let total = ctx.mem_get_info().unwrap().1;
@@ -935,6 +936,62 @@ fn failures_give_device_memory_back() {
         "{} MiB of device memory not given back",
         (before - after) >> 20
     );
+}
+
+/// Waits for the device, then gives the default pool's unused memory back to the driver.
+fn trim_pool(ctx: &nudt::cuda::CudaContext) {
+    use nudt::cuda::cudarc::driver::result::{device, mem_pool};
+    ctx.synchronize().unwrap();
+    // SAFETY: the device of a live context, and its default pool.
+    unsafe { mem_pool::trim_to(device::get_default_mem_pool(ctx.cu_device()).unwrap(), 0) }
+        .unwrap();
+}
+
+/// Memory that plans free stays in the device's default pool for the next plan (whose
+/// set-points then map nothing), and is given back when a plan needs more than the device
+/// has outside the pool. Needs a GPU; without one it says SKIPPED.
+#[test]
+fn freed_memory_is_kept_and_given_back() {
+    let Some(_gpu) = gpu("freed_memory_is_kept_and_given_back") else {
+        return;
+    };
+    let ctx = nudt::cuda::open(0).unwrap();
+    let stream = ctx.default_stream();
+    let free = || {
+        ctx.synchronize().unwrap();
+        ctx.mem_get_info().unwrap().0
+    };
+    let tol = 1e-6;
+    let mut rng = Rng::new(78);
+    let x = rng.coords(2, 1000, -3.0, 3.0);
+    let c = rng.complexes(1000);
+    // A plan: the pool now keeps what is freed.
+    gpu_type1::<f64>(&x, &c, &[32, 32], 1, tol, opts()).unwrap();
+    trim_pool(&ctx);
+    let total = ctx.mem_get_info().unwrap().1;
+    let idle = free();
+    // A plan whose fine grid (a fifth of the device, under cuFFT's 2^31 points) fits only if
+    // the pool gives back what it keeps.
+    let n = ((total as f64 / 5.0 / 16.0).sqrt() / 2.0) as usize;
+    let grid_bytes = 16 * (2 * n) * (2 * n);
+    // All but half such a grid taken from the pool and freed: the pool keeps it.
+    let big = idle.saturating_sub(grid_bytes / 2);
+    // SAFETY: never read.
+    drop(unsafe { stream.alloc::<u8>(big) }.unwrap());
+    let kept = idle.saturating_sub(free());
+    assert!(
+        kept >= big,
+        "the pool kept {} of {} MiB",
+        kept >> 20,
+        big >> 20
+    );
+    let plan = CudaPlan::<f64>::new(TransformType::Type1, &[n, n], 1, 1, tol, opts());
+    assert!(plan.is_ok(), "{:?}", plan.err());
+    drop(plan);
+    // And a plan made after it still computes the right answer.
+    let f = gpu_type1::<f64>(&x, &c, &[32, 32], 1, tol, opts()).unwrap();
+    let exact = direct::type1(&refs(&x), &c, &[32, 32], ModeOrder::Cmcl, 1, &all(f.len()));
+    assert!(rel(&f, &exact) < 10.0 * tol);
 }
 
 fn gaussian() -> CudaOptions {

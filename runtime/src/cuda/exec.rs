@@ -3,9 +3,11 @@
 
 use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{cufft, driver, CudaError, CudaResult};
+use super::memory::{alloc, release_freed_memory};
 use super::CudaFloat;
 use crate::uniform::ModeOrder;
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
+use cudarc::cufft::sys::cufftResult;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
     choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
     GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
@@ -32,34 +34,6 @@ pub(crate) fn checked_len(sides: &[usize]) -> CudaResult<usize> {
         .iter()
         .try_fold(1usize, |a, &v| a.checked_mul(v))
         .ok_or_else(|| crate::NudtError::GridOverflow.into())
-}
-
-/// Allocates `len` elements (at least one), refusing up front what cannot fit.
-pub(crate) fn alloc<T: DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-    what: &str,
-) -> CudaResult<CudaSlice<T>> {
-    let bytes = len
-        .checked_mul(std::mem::size_of::<T>())
-        .ok_or(crate::NudtError::GridOverflow)?;
-    let free = stream.context().mem_get_info().map_or(usize::MAX, |m| m.0);
-    if bytes > free {
-        return Err(CudaError::OutOfMemory {
-            what: what.into(),
-            bytes,
-            free,
-        });
-    }
-    // SAFETY: every buffer is written (by a kernel, a copy or a memset) before it is read.
-    unsafe { stream.alloc::<T>(len.max(1)) }.map_err(|e| match driver(what, e) {
-        CudaError::OutOfMemory { .. } => CudaError::OutOfMemory {
-            what: what.into(),
-            bytes,
-            free,
-        },
-        other => other,
-    })
 }
 
 /// Zeroes `bytes` bytes at `p` on `stream`.
@@ -836,21 +810,33 @@ impl FftPlans {
             if b == 0 || me.plans.iter().any(|p| p.0 == b) {
                 continue;
             }
-            let mut dims = dims.clone();
-            // SAFETY: `dims` holds `rank` sizes; null embeds mean the plain contiguous layout.
-            let h = unsafe {
-                cudarc::cufft::result::plan_many(
-                    dims.len() as i32,
-                    dims.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                    1,
-                    dist,
-                    std::ptr::null_mut(),
-                    1,
-                    dist,
-                    T::FFT_TYPE,
-                    b as i32,
-                )
+            let plan = || {
+                let mut dims = dims.clone();
+                // SAFETY: `dims` holds `rank` sizes; null embeds mean the plain contiguous
+                // layout.
+                unsafe {
+                    cudarc::cufft::result::plan_many(
+                        dims.len() as i32,
+                        dims.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                        1,
+                        dist,
+                        std::ptr::null_mut(),
+                        1,
+                        dist,
+                        T::FFT_TYPE,
+                        b as i32,
+                    )
+                }
+            };
+            // cuFFT allocates its work area outside the pool, which may be keeping memory
+            // that plans freed: on a failed allocation the pool gives it back, once.
+            let h = match plan() {
+                Err(e) if e.0 == cufftResult::CUFFT_ALLOC_FAILED => {
+                    release_freed_memory(stream)?;
+                    plan()
+                }
+                r => r,
             }
             .map_err(|e| cufft("cufftPlanMany", e))?;
             me.plans.push((b, h));

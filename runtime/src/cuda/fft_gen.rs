@@ -8,7 +8,8 @@
 
 use super::device::load_module;
 use super::error::{driver, CudaError, CudaResult};
-use super::exec::{alloc, ptr};
+use super::exec::ptr;
+use super::memory::alloc;
 use super::CudaFloat;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};

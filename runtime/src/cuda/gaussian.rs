@@ -9,7 +9,8 @@
 
 use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaResult};
-use super::exec::{alloc, checked_len, memset0, ptr, CommonFns, FftPlans};
+use super::exec::{checked_len, memset0, ptr, CommonFns, FftPlans};
+use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::type3_gaussian::{half_width, shape_parameter, Axis, OVERSAMPLING};

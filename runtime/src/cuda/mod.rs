@@ -39,6 +39,7 @@ mod exec;
 mod external;
 mod fft_gen;
 mod gaussian;
+mod memory;
 mod plan;
 
 pub use cudarc;

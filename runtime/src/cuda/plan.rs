@@ -4,9 +4,10 @@
 use super::device::{detect_arch, open, probe_libraries};
 use super::error::{driver, CudaError, CudaResult};
 use super::exec::{
-    alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, ModeMapDev,
+    at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, ModeMapDev,
 };
 use super::gaussian::{GaussDev, GaussWindow};
+use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
@@ -392,6 +393,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         ctx.bind_to_thread()
             .map_err(|e| driver("cuCtxSetCurrent", e))?;
+        keep_freed_memory(&ctx)?;
         let arch = match &opts.arch {
             Some(a) => a.clone(),
             None => detect_arch(&ctx)?,
