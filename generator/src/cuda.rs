@@ -20,6 +20,7 @@
 //! its windows are dozens of points wide, beyond the Horner fits and shared-memory bins.
 
 use crate::error::GenError;
+use crate::gpu::Dialect;
 use crate::kernel::{gauss_legendre, KernelSpec};
 use crate::params::{KernelKind, Precision};
 use tera::{Context, Tera};
@@ -389,7 +390,7 @@ impl CudaParam {
         let t = t.trim();
         if t.contains('*') {
             "ptr"
-        } else if t.contains("unsigned long long") {
+        } else if t.contains("unsigned long long") || t == "u64" {
             "u64"
         } else if t.contains("unsigned") {
             "u32"
@@ -573,8 +574,29 @@ pub mod names {
     pub const GW_INTERP: &str = "nudt_gw_interp";
 }
 
-/// Renders the spread module of one spec.
+/// Renders the spread module of one spec in CUDA C.
 pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
+    spread_module_in(spec, Dialect::Cuda)
+}
+
+/// The dialect header of a spread or common module: the module's precision, plus doubles
+/// where an OpenCL device has them, since coordinates are reduced and type 3 phases computed
+/// in double in every precision. An OpenCL device without `cl_khr_fp64` gets
+/// [`GenError::Fp64Unsupported`].
+fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenError> {
+    let header = dialect.header(precision, false)?;
+    Ok(match dialect {
+        Dialect::OpenCl { fp64: true } if precision == Precision::F32 => {
+            format!("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{header}")
+        }
+        Dialect::OpenCl { fp64: false } => return Err(GenError::Fp64Unsupported),
+        _ => header,
+    })
+}
+
+/// Renders the spread module of one spec in `dialect`. OpenCL C gets the bin sort and the
+/// GM-sort spreading and interpolation (the shared-memory methods are CUDA's so far).
+pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
     if !(1..=3).contains(&spec.dim) {
         return Err(GenError::Dimension(spec.dim));
     }
@@ -610,6 +632,8 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
         ],
     );
     ctx.insert("ctype", ctype(spec.precision));
+    ctx.insert("dialect", &module_header(dialect, spec.precision)?);
+    ctx.insert("cuda", &(dialect == Dialect::Cuda));
     ctx.insert("single", &u8::from(spec.precision == Precision::F32));
     ctx.insert("dim", &spec.dim);
     ctx.insert("width", &w);
@@ -631,7 +655,7 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
     ctx.insert("od_batch", &OD_BATCH);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
-    let kernels = vec![
+    let mut kernels = vec![
         CudaKernel {
             name: names::BIN_COUNT,
             block_threads: ELEMENT_THREADS,
@@ -682,14 +706,29 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
             params: Vec::new(),
         },
     ];
-    Ok(CudaSource::new(spec.name(), source, kernels, Some(spec)))
+    if dialect != Dialect::Cuda {
+        kernels.retain(|k| k.dynamic_smem == 0);
+    }
+    let name = match dialect {
+        Dialect::Cuda => spec.name(),
+        d => format!("{}_{}", spec.name(), d.name()),
+    };
+    Ok(CudaSource::new(name, source, kernels, Some(spec)))
 }
 
-/// Renders the width-independent module of one precision.
+/// Renders the width-independent module of one precision in CUDA C.
 pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
+    common_module_in(precision, Dialect::Cuda)
+}
+
+/// Renders the width-independent module of one precision in `dialect` (OpenCL C: all but
+/// the prefix sum, whose warp shuffles OpenCL C 1.2 lacks).
+pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSource, GenError> {
     let mut ctx = Context::new();
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
     ctx.insert("ctype", ctype(precision));
+    ctx.insert("dialect", &module_header(dialect, precision)?);
+    ctx.insert("cuda", &(dialect == Dialect::Cuda));
     let source = render("common", COMMON, &ctx)?;
     let el = |name| CudaKernel {
         name,
@@ -698,7 +737,7 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
         grid: "ceil(n / block), grid-stride; y: transforms where batched",
         params: Vec::new(),
     };
-    let kernels = vec![
+    let mut kernels = vec![
         CudaKernel {
             name: names::SCAN,
             block_threads: SCAN_THREADS,
@@ -714,12 +753,14 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
         el(names::T3_SOURCES),
         el(names::T3_TARGETS),
     ];
-    Ok(CudaSource::new(
-        format!("nudt_common_{}", precision.type_name()),
-        source,
-        kernels,
-        None,
-    ))
+    if dialect != Dialect::Cuda {
+        kernels.retain(|k| k.name != names::SCAN);
+    }
+    let name = match dialect {
+        Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
+        d => format!("nudt_common_{}_{}", precision.type_name(), d.name()),
+    };
+    Ok(CudaSource::new(name, source, kernels, None))
 }
 
 /// Renders the wide-Gaussian module for `dim` dimensions and windows `width` (odd) points

@@ -1,5 +1,7 @@
-//! The OpenCL backend (feature `opencl`): so far the generated FFT ([`ClFft`]), the piece the
-//! OpenCL NUFFT builds on.
+//! The OpenCL backend (feature `opencl`): NUFFTs of types 1 and 2 ([`ClPlan`]: bin sort and
+//! GM-sort spreading and interpolation rendered in OpenCL C from the CUDA backend's
+//! templates) on the generated FFT ([`ClFft`]). Type 3 and the shared-memory methods are not
+//! there yet; asked for, they give [`OpenClError::NotYet`].
 //!
 //! The ICD loader (`libOpenCL.so`) is opened at run time (opencl3's `dynamic` feature), so a
 //! build with the feature runs anywhere; where the loader, a platform or a device is missing,
@@ -21,7 +23,9 @@
 mod device;
 mod error;
 mod fft;
+mod plan;
 
 pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
+pub use plan::{ClOptions, ClPlan};
