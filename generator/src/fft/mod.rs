@@ -249,7 +249,7 @@ fn roots(n: usize, count: usize, p: Precision) -> (Vec<String>, Vec<String>) {
             let a = 2.0 * std::f64::consts::PI * k as f64 / n as f64;
             // Exact zeros and ones where they are exact, so no rounding error shows up there.
             let (s, c) = match (4 * k) % n {
-                0 if (4 * k / n) % 4 == 0 => (0.0, 1.0),
+                0 if (4 * k / n).is_multiple_of(4) => (0.0, 1.0),
                 0 if (4 * k / n) % 4 == 1 => (1.0, 0.0),
                 0 if (4 * k / n) % 4 == 2 => (0.0, -1.0),
                 0 => (-1.0, 0.0),

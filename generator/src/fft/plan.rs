@@ -197,7 +197,7 @@ pub fn factor(n: usize) -> Vec<usize> {
     }
     let mut p = 3;
     while p * p <= m {
-        while m % p == 0 {
+        while m.is_multiple_of(p) {
             out.push(p);
             m /= p;
         }
@@ -229,7 +229,7 @@ fn padded(elems: usize, shift: u32) -> usize {
 fn largest_divisor_at_most(n: usize, cap: usize) -> usize {
     (1..=cap.min(n).max(1))
         .rev()
-        .find(|d| n % d == 0)
+        .find(|d| n.is_multiple_of(*d))
         .unwrap_or(1)
 }
 
@@ -339,7 +339,7 @@ impl Planner<'_> {
             threads,
             axes: axis_ids,
             io_iters: tile.elems.div_ceil(t),
-            io_guard: tile.elems % t != 0,
+            io_guard: !tile.elems.is_multiple_of(t),
             tile: Some(tile),
             passes,
             roots,
@@ -374,7 +374,7 @@ impl Planner<'_> {
         let axes: Vec<usize> = (first..d).filter(|&a| shape[a] > 1).collect();
         // Slabs per block: a divisor of the slab count (no partial tiles), within the target.
         let mut per = largest_divisor_at_most(slabs.min(cap as u64) as usize, cap);
-        while per > 1 && (slabs % per as u64 != 0 || !self.fits(per * slab, &axes)) {
+        while per > 1 && (!slabs.is_multiple_of(per as u64) || !self.fits(per * slab, &axes)) {
             per -= 1;
         }
         let elems = per * slab;
