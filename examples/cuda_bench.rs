@@ -1,14 +1,18 @@
-//! GPU benchmark: the GPU rows of docs/peers.md (cuFINUFFT on an H100) and the
-//! Capozzoli seed case, with setpts (the sort) and execute timed separately by CUDA events,
-//! every method, and the error against the direct sum on sampled outputs. The seed cases also
+//! GPU benchmark: the problems `benches/gpu_compare.sh` also runs through cuFINUFFT's own
+//! perftest (and prints beside these figures), and the Capozzoli seed case, with setpts (the
+//! sort: the first on a fresh plan, then again on the same plan) and execute timed separately
+//! by CUDA events, every method, the device memory the plan holds, and the error against the
+//! direct sum on sampled outputs. Points are set from device arrays, as cuFINUFFT's perftest
+//! does, type 3 included. The seed cases also
 //! run the Gaussian-gridding type 3 with the seed's own parameters (`Type3Method::
 //! GaussianCapozzoli`), next to FINUFFT's scheme with the default (PSWF) kernel.
 //!
 //! ```sh
 //! cargo run --release --no-default-features --features cuda --example cuda_bench -- [--quick] [--out FILE]
-//!     [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven|gaussian] [--bins B0,B1[,B2]]
+//!     [--csv FILE] [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven|gaussian]
+//!     [--bins B0,B1[,B2]]
 //! ```
-//! Prints a markdown table (and writes it to FILE). Points uniform in [-π, π)^d, strengths
+//! Prints a markdown table (and writes it to FILE; `--csv` writes the rows as CSV). Points uniform in [-π, π)^d, strengths
 //! complex uniform; type 3 targets uniform in [-K/2, K/2)^d with K = M^(1/d) (benches/problems.toml).
 
 #[cfg(not(feature = "cuda"))]
@@ -70,13 +74,12 @@ mod bench {
         s_half: f64,
         tol: f64,
         f32: bool,
-        peer_ms: Option<f64>,
         /// Also run the Gaussian-gridding type 3 (the seed cases).
         gaussian: bool,
     }
 
     fn problems(quick: bool) -> Vec<Problem> {
-        let p = |name: &str, ty, modes: &[usize], m, tol, f32, peer| Problem {
+        let p = |name: &str, ty, modes: &[usize], m, tol, f32| Problem {
             name: name.into(),
             ty,
             modes: modes.to_vec(),
@@ -85,10 +88,9 @@ mod bench {
             s_half: 0.0,
             tol,
             f32,
-            peer_ms: peer,
             gaussian: false,
         };
-        let t3 = |name: &str, dim: usize, m: usize, k: usize, tol, peer| {
+        let t3 = |name: &str, dim: usize, m: usize, k: usize, tol| {
             let kk = (m as f64).powf(1.0 / dim as f64);
             Problem {
                 name: name.into(),
@@ -99,7 +101,6 @@ mod bench {
                 s_half: kk / 2.0,
                 tol,
                 f32: false,
-                peer_ms: peer,
                 gaussian: false,
             }
         };
@@ -112,7 +113,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 true,
-                Some(0.639),
             ),
             p(
                 "1D t1 N=1e6 M=1e7 f64 1e-6",
@@ -121,7 +121,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 false,
-                Some(1.062),
             ),
             p(
                 "2D t1 1000² M=1e7 f64 1e-6",
@@ -130,7 +129,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 false,
-                Some(2.350),
             ),
             p(
                 "2D t2 1000² M=1e7 f64 1e-6",
@@ -139,7 +137,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 false,
-                Some(1.726),
             ),
             p(
                 "2D t1 1000² M=1e7 f32 1e-5",
@@ -148,7 +145,6 @@ mod bench {
                 10_000_000 / s,
                 1e-5,
                 true,
-                Some(1.382),
             ),
             p(
                 "3D t1 100³ M=1e7 f64 1e-6",
@@ -157,7 +153,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 false,
-                Some(13.24),
             ),
             p(
                 "3D t2 100³ M=1e7 f64 1e-6",
@@ -166,7 +161,6 @@ mod bench {
                 10_000_000 / s,
                 1e-6,
                 false,
-                Some(8.067),
             ),
             p(
                 "3D t1 100³ M=1e7 f32 1e-5",
@@ -175,7 +169,6 @@ mod bench {
                 10_000_000 / s,
                 1e-5,
                 true,
-                Some(5.820),
             ),
             p(
                 "3D t2 100³ M=1e7 f32 1e-5",
@@ -184,7 +177,6 @@ mod bench {
                 10_000_000 / s,
                 1e-5,
                 true,
-                Some(2.993),
             ),
         ];
         if !quick {
@@ -195,7 +187,6 @@ mod bench {
                 100_000_000,
                 1e-5,
                 true,
-                Some(60.87),
             ));
         }
         v.push(t3(
@@ -204,7 +195,6 @@ mod bench {
             1_000_000 / s,
             1_000_000 / s,
             1e-6,
-            Some(0.919),
         ));
         v.push(t3(
             "3D t3 M=1e6 → 1e6 f64 1e-6",
@@ -212,7 +202,6 @@ mod bench {
             1_000_000 / s,
             1_000_000 / s,
             1e-6,
-            Some(4.525),
         ));
         // The Capozzoli et al. seed case: 2D type 3, N = K² sources, K targets, tol 1e-10.
         for kk in [256usize, 512, 1024] {
@@ -222,7 +211,6 @@ mod bench {
                 kk * kk,
                 kk,
                 1e-10,
-                None,
             );
             q.s_half = kk as f64 / 2.0;
             q.gaussian = true;
@@ -234,13 +222,19 @@ mod bench {
     struct Row {
         name: String,
         method: String,
+        /// The first set_points of a fresh plan (it allocates the sort's buffers).
+        setpts_first_ms: f64,
+        /// The median of three more on the same plan (the buffers reused).
         setpts_ms: f64,
         exec_ms: f64,
         exec_min_ms: f64,
         err: f64,
-        peer_ms: Option<f64>,
         m: usize,
         plan_s: f64,
+        /// Device memory the plan holds after set_points and execute (free memory before the
+        /// plan was made minus after), and the device's used memory then, in MiB.
+        plan_mib: f64,
+        used_mib: f64,
     }
 
     /// Relative l2 error on sampled outputs against the direct sum.
@@ -293,6 +287,15 @@ mod bench {
         method: Option<String>,
     }
 
+    fn driver_err(
+        call: &str,
+    ) -> impl Fn(nudt::cuda::cudarc::driver::DriverError) -> CudaError + '_ {
+        move |e| CudaError::Driver {
+            call: call.into(),
+            detail: format!("{e:?}"),
+        }
+    }
+
     fn run<T: CudaFloat>(p: &Problem, cfg: &Config, rows: &mut Vec<Row>) -> Result<(), CudaError> {
         let reps = cfg.reps;
         let dim = p.modes.len();
@@ -320,22 +323,67 @@ mod bench {
             p.name,
             t_gen.elapsed().as_secs_f64()
         );
-        let methods: Vec<Option<CudaMethod>> = match p.ty {
-            3 => vec![None],
-            1 => vec![
-                None,
-                Some(CudaMethod::GmSort),
-                Some(CudaMethod::Sm),
-                Some(CudaMethod::OutputDriven),
-            ],
-            _ => vec![None, Some(CudaMethod::GmSort), Some(CudaMethod::Sm)],
-        };
+        let methods = vec![
+            None,
+            Some(CudaMethod::GmSort),
+            Some(CudaMethod::Sm),
+            Some(CudaMethod::OutputDriven),
+        ];
         let mut variants: Vec<(Option<CudaMethod>, Type3Method)> = methods
             .into_iter()
+            // Interpolation has no output-driven method.
+            .filter(|m| p.ty != 2 || *m != Some(CudaMethod::OutputDriven))
             .map(|m| (m, Type3Method::Finufft))
             .collect();
         if p.gaussian {
             variants.push((None, Type3Method::GaussianCapozzoli));
+        }
+        let ctx = nudt::cuda::open(0)?;
+        let mem = || -> Result<(usize, usize), CudaError> {
+            ctx.synchronize().map_err(driver_err("cuCtxSynchronize"))?;
+            ctx.mem_get_info().map_err(driver_err("cuMemGetInfo"))
+        };
+        let stream = ctx.default_stream();
+        let upload = |v: &[T]| stream.clone_htod(v).map_err(driver_err("clone_htod"));
+        let dx: Vec<_> = x.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
+        let ds: Vec<_> = s.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
+        let din = upload(&input)?;
+        let mut dout = stream
+            .alloc_zeros::<T>(2 * nout)
+            .map_err(driver_err("alloc"))?;
+        let make = |method: Option<CudaMethod>, type3| {
+            let opts = CudaOptions {
+                bins: cfg.bins,
+                spread_method: method.filter(|_| p.ty != 2),
+                interp_method: method.filter(|_| p.ty == 2),
+                type3,
+                stream: Some(stream.clone()),
+                ..CudaOptions::default()
+            };
+            match p.ty {
+                1 => CudaPlan::<T>::new(TransformType::Type1, &p.modes, isign, 1, p.tol, opts),
+                2 => CudaPlan::<T>::new(TransformType::Type2, &p.modes, isign, 1, p.tol, opts),
+                _ => CudaPlan::<T>::new_type3(dim, isign, 1, p.tol, opts),
+            }
+        };
+        let set_points = |plan: &mut CudaPlan<T>| -> Result<f64, CudaError> {
+            let rx: Vec<&_> = dx.iter().collect();
+            if p.ty == 3 {
+                let rs: Vec<&_> = ds.iter().collect();
+                plan.set_points_type3_device(&rx, &rs)?;
+            } else {
+                plan.set_points_device(&rx)?;
+            }
+            Ok(plan.timings()?.setpts_ms as f64)
+        };
+        // One untimed transform of each plan kind first: the first launch of every kernel
+        // loads it (CUDA's lazy loading), which no later plan pays.
+        for &(method, type3) in &variants {
+            if let Ok(mut plan) = make(method, type3) {
+                set_points(&mut plan)?;
+                plan.execute_device(&din, &mut dout)?;
+                plan.synchronize()?;
+            }
         }
         for (method, type3) in variants {
             let gaussian = type3 == Type3Method::GaussianCapozzoli;
@@ -347,20 +395,9 @@ mod bench {
             if cfg.method.as_ref().is_some_and(|want| want != name) {
                 continue;
             }
-            let opts = CudaOptions {
-                bins: cfg.bins,
-                spread_method: method.filter(|_| p.ty != 2),
-                interp_method: method.filter(|_| p.ty == 2),
-                type3,
-                ..CudaOptions::default()
-            };
+            let (free0, _) = mem()?;
             let t_plan = Instant::now();
-            let plan = match p.ty {
-                1 => CudaPlan::<T>::new(TransformType::Type1, &p.modes, isign, 1, p.tol, opts),
-                2 => CudaPlan::<T>::new(TransformType::Type2, &p.modes, isign, 1, p.tol, opts),
-                _ => CudaPlan::<T>::new_type3(dim, isign, 1, p.tol, opts),
-            };
-            let mut plan = match plan {
+            let mut plan = match make(method, type3) {
                 Ok(p) => p,
                 Err(CudaError::Unsupported(why)) => {
                     eprintln!("  [{}] {method:?}: unsupported ({why})", p.name);
@@ -369,45 +406,22 @@ mod bench {
                 Err(e) => return Err(e),
             };
             let plan_s = t_plan.elapsed().as_secs_f64();
-            let stream = plan.stream().clone();
-            let upload = |v: &[T]| {
-                stream.clone_htod(v).map_err(|e| CudaError::Driver {
-                    call: "clone_htod".into(),
-                    detail: format!("{e:?}"),
-                })
-            };
-            let dx: Vec<_> = x.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
-            let din = upload(&input)?;
-            let mut dout = stream
-                .alloc_zeros::<T>(2 * nout)
-                .map_err(|e| CudaError::Driver {
-                    call: "alloc".into(),
-                    detail: format!("{e:?}"),
-                })?;
-            // set_points twice (the first pays lazy initialisation), timed by CUDA events.
-            let mut setpts = f64::INFINITY;
-            for _ in 0..2 {
-                if p.ty == 3 {
-                    let xr: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
-                    let sr: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
-                    plan.set_points_type3(&xr, &sr)?;
-                } else {
-                    let refs: Vec<&_> = dx.iter().collect();
-                    plan.set_points_device(&refs)?;
-                }
-                setpts = setpts.min(plan.timings()?.setpts_ms as f64);
+            let setpts_first = set_points(&mut plan)?;
+            let mut again = Vec::new();
+            for _ in 0..3 {
+                again.push(set_points(&mut plan)?);
             }
+            again.sort_by(f64::total_cmp);
+            let setpts = again[1];
+            let (free1, _) = mem()?;
             plan.execute_device(&din, &mut dout)?; // warm-up
-            plan.synchronize()?;
+            let (free2, total) = mem()?;
             let mut times = Vec::new();
             for _ in 0..reps {
                 plan.execute_device(&din, &mut dout)?;
                 times.push(plan.timings()?.execute_ms as f64);
             }
-            let out = stream.clone_dtoh(&dout).map_err(|e| CudaError::Driver {
-                call: "clone_dtoh".into(),
-                detail: format!("{e:?}"),
-            })?;
+            let out = stream.clone_dtoh(&dout).map_err(driver_err("clone_dtoh"))?;
             let err = sampled_error(p, &x, &s, &input, &out, isign);
             let mean = times.iter().sum::<f64>() / times.len() as f64;
             let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
@@ -420,8 +434,12 @@ mod bench {
                 None => format!("auto ({chosen})"),
                 Some(m) => m.name().to_string(),
             };
+            let mib = |b: usize| b as f64 / (1u64 << 20) as f64;
+            let free_min = free1.min(free2);
+            let plan_mib = mib(free0.saturating_sub(free_min));
+            let used_mib = mib(total - free_min);
             eprintln!(
-                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts:.3} ms, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, grid {:?}, bins {:?}",
+                "  [{}] {label}: plan {plan_s:.2} s, setpts {setpts_first:.3} ms first, {setpts:.3} ms again, exec {mean:.3} ms (min {min:.3}), err {err:.1e}, plan {plan_mib:.0} MiB, grid {:?}, bins {:?}",
                 p.name,
                 plan.fine_grid(),
                 plan.bins()
@@ -429,13 +447,15 @@ mod bench {
             rows.push(Row {
                 name: p.name.clone(),
                 method: label,
+                setpts_first_ms: setpts_first,
                 setpts_ms: setpts,
                 exec_ms: mean,
                 exec_min_ms: min,
                 err,
-                peer_ms: p.peer_ms,
                 m: p.m,
                 plan_s,
+                plan_mib,
+                used_mib,
             });
         }
         Ok(())
@@ -447,6 +467,10 @@ mod bench {
         let out = args
             .iter()
             .position(|a| a == "--out")
+            .and_then(|i| args.get(i + 1).cloned());
+        let csv_out = args
+            .iter()
+            .position(|a| a == "--csv")
             .and_then(|i| args.get(i + 1).cloned());
         let only = args
             .iter()
@@ -500,29 +524,45 @@ mod bench {
             eprintln!("  [{}] done in {:.1} s", p.name, t.elapsed().as_secs_f64());
         }
         let mut table = format!(
-            "{header}\n\n| problem | method | setpts ms | execute ms (mean of {reps}) | min ms | points/s (exec) | rel. error (sampled) | cuFINUFFT best exec ms | ratio | plan s |\n|---|---|---|---|---|---|---|---|---|---|\n"
+            "{header}\n\n| problem | method | setpts ms (fresh plan) | setpts ms (again) | execute ms (mean of {reps}) | min ms | points/s (exec) | rel. error (sampled) | plan MiB | device used MiB | plan s |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+        );
+        let mut csv = String::from(
+            "problem,method,setpts_first_ms,setpts_ms,exec_ms,exec_min_ms,err,plan_mib,used_mib\n",
         );
         for r in &rows {
-            let ratio = r
-                .peer_ms
-                .map_or("".into(), |p| format!("{:.2}", r.exec_ms / p));
             table += &format!(
-                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.1e} | {} | {} | {:.2} |\n",
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3e} | {:.1e} | {:.0} | {:.0} | {:.2} |\n",
                 r.name,
                 r.method,
+                r.setpts_first_ms,
                 r.setpts_ms,
                 r.exec_ms,
                 r.exec_min_ms,
                 r.m as f64 / (r.exec_ms * 1e-3),
                 r.err,
-                r.peer_ms.map_or("".into(), |p| format!("{p}")),
-                ratio,
+                r.plan_mib,
+                r.used_mib,
                 r.plan_s
+            );
+            csv += &format!(
+                "{},{},{:.4},{:.4},{:.4},{:.4},{:.2e},{:.1},{:.1}\n",
+                r.name,
+                r.method,
+                r.setpts_first_ms,
+                r.setpts_ms,
+                r.exec_ms,
+                r.exec_min_ms,
+                r.err,
+                r.plan_mib,
+                r.used_mib
             );
         }
         println!("{table}");
         if let Some(path) = out {
             let _ = std::fs::write(path, &table);
+        }
+        if let Some(path) = csv_out {
+            let _ = std::fs::write(path, &csv);
         }
         Ok(())
     }

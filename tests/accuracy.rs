@@ -31,8 +31,10 @@ fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
     )
 }
 
-/// Runs one precision's matrix and returns the worst error/tolerance ratio seen.
-fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
+/// Runs one precision's matrix and returns the worst error/tolerance ratio seen. Tolerances
+/// the options' σ cannot reach within the widest kernel (a typed error, tests/errors.rs) are
+/// left out.
+fn matrix<T: nudt::Float>(tols: &[f64], name: &str, opts: Options) {
     let mut worst: (f64, String) = (0.0, String::new());
     let mut failures = Vec::new();
     for dim in 1..=3 {
@@ -45,18 +47,24 @@ fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
         let x3 = rng.coords(dim, m, -2.0, 4.5);
         let s = rng.coords(dim, 200, -9.0, 13.0);
         for &tol in tols {
+            if let Some(sigma) = opts.upsampling {
+                let (kind, p) = (opts.kernel, T::PRECISION);
+                if nudt::gen::KernelSpec::for_tolerance(kind, tol, sigma, p).is_err() {
+                    continue;
+                }
+            }
             let cases = [
                 (
                     "type 1",
-                    type1_error::<T>(&x, &c, &modes, 1, tol, Options::default()),
+                    type1_error::<T>(&x, &c, &modes, 1, tol, opts.clone()),
                 ),
                 (
                     "type 2",
-                    type2_error::<T>(&x, &f, &modes, -1, tol, Options::default()),
+                    type2_error::<T>(&x, &f, &modes, -1, tol, opts.clone()),
                 ),
                 (
                     "type 3",
-                    type3_error::<T>(&x3, &c, &s, 1, tol, Options::default()),
+                    type3_error::<T>(&x3, &c, &s, 1, tol, opts.clone()),
                 ),
             ];
             for (ty, err) in cases {
@@ -80,10 +88,28 @@ fn matrix<T: nudt::Float>(tols: &[f64], name: &str) {
 
 #[test]
 fn f64_matrix_within_ten_times_tolerance() {
-    matrix::<f64>(&F64_TOLS, "f64");
+    matrix::<f64>(&F64_TOLS, "f64", Options::default());
 }
 
 #[test]
 fn f32_matrix_within_ten_times_tolerance() {
-    matrix::<f32>(&F32_TOLS, "f32");
+    matrix::<f32>(&F32_TOLS, "f32", Options::default());
+}
+
+/// σ anywhere in [1.25, 2] (the type 3 planner picks 1.4 and 1.5 too): the width and shape
+/// rules hold between FINUFFT's two factors, for the PSWF and the ES kernel.
+#[test]
+fn every_upsampling_factor_within_ten_times_tolerance() {
+    for kernel in [nudt::KernelKind::Pswf, nudt::KernelKind::Es] {
+        for sigma in [1.25, 1.4, 1.5, 1.75, 2.0] {
+            let opts = Options {
+                kernel,
+                upsampling: Some(nudt::Upsampling::new(sigma).unwrap()),
+                ..Options::default()
+            };
+            let name = format!("{kernel:?} σ = {sigma}");
+            matrix::<f64>(&F64_TOLS, &format!("f64 {name}"), opts.clone());
+            matrix::<f32>(&F32_TOLS[..5], &format!("f32 {name}"), opts);
+        }
+    }
 }

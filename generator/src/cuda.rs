@@ -8,12 +8,14 @@
 //!
 //! Two modules cover a plan:
 //! * the *spread module* ([`spread_module`]), one per [`CudaSpreadSpec`]: bin sort (bin index
-//!   and counting by atomics, scatter to sorted slots), spreading GM-sort (one thread per
-//!   sorted point, global atomics) and SM (one block per bin subproblem, shared-memory
-//!   accumulation, then atomic adds of the padded bin), interpolation GM-sort and SM;
-//! * the *common module* ([`common_module`]), one per precision: the prefix sum, subproblem
-//!   lists, deconvolution + mode copies (type 1 fine grid → modes, type 2 modes → zero-padded
-//!   fine grid), complex scaling, and the type 3 rescaling and pre/post phase kernels.
+//!   and rank by warp-aggregated atomics, scatter of one record per point to its sorted
+//!   slot), spreading GM-sort (one thread per sorted point, global atomics) and SM (one block
+//!   per bin subproblem, shared-memory accumulation, then atomic adds of the padded bin),
+//!   interpolation GM-sort and SM;
+//! * the *common module* ([`common_module`]), one per precision: the bin sort's prefix sums
+//!   (bin starts and subproblem starts in one pass), subproblem lists, deconvolution + mode
+//!   copies (type 1 fine grid → modes, type 2 modes → zero-padded fine grid), complex
+//!   scaling, and the type 3 rescaling and pre/post phase kernels.
 //!
 //! A third, the *wide-Gaussian module* ([`gaussian_wide_module`]), one per (dimension, window
 //! width, precision), serves the Gaussian-gridding type 3 (Capozzoli et al.'s parameters):
@@ -157,6 +159,12 @@ pub const OD_BATCH: usize = 64;
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 8];
 /// Threads of the single-block prefix sum.
 pub const SCAN_THREADS: u32 = 1024;
+/// Most bins whose counters the tiled bin count keeps in shared memory (48 KiB of `u32`).
+pub const LOCAL_BINS: usize = 12288;
+/// Points per thread of one tile of the tiled bin count.
+pub const COUNT_ITEMS: usize = 16;
+/// Blocks of the bounding-interval reduction: each leaves one partial (min, max).
+pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
 pub const ELEMENT_THREADS: u32 = 256;
 
@@ -198,17 +206,34 @@ impl CudaSpreadSpec {
     /// Small bins win: on an H100, 2D width 7 f64 spreads in 2.14 ms with 16² bins against
     /// 2.28 (32²), 2.74 (40²) and 6.0 ms (64²); 3D f32 in 5.4 ms with 8³ against 6.0 (12³)
     /// and 7.8 ms (16³) (BENCHMARKS.md). The sides are halved until the box and the staged
-    /// batch fit the shared-memory budget; 1D keeps its SM bins.
+    /// batch fit the shared-memory budget; 1D keeps its SM bins. Wide kernels (type 3 at
+    /// σ = 1.25 in 3D: width 10 at 1e-6) would end with sides below half the preferred one,
+    /// boxes of mostly padding; those get the preferred or half side in up to half the
+    /// opt-in shared memory instead (two blocks per multiprocessor).
     pub fn for_spreading(self, arch: &GpuArch) -> Self {
         if self.dim == 1 {
             return self;
         }
-        let mut side = OD_BIN_SIDE[self.dim - 1];
+        let with_side = |side: usize| CudaSpreadSpec {
+            bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
+            ..self.clone()
+        };
+        let preferred = OD_BIN_SIDE[self.dim - 1];
+        let mut side = preferred;
+        while side >= preferred / 2 {
+            if with_side(side).od_smem_bytes() <= arch.bin_budget() {
+                return with_side(side);
+            }
+            side /= 2;
+        }
+        let roomy = (arch.shared_mem_per_block_optin / 2).max(arch.bin_budget());
+        for side in [preferred, preferred / 2] {
+            if with_side(side).od_smem_bytes() <= roomy {
+                return with_side(side);
+            }
+        }
         loop {
-            let candidate = CudaSpreadSpec {
-                bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
-                ..self.clone()
-            };
+            let candidate = with_side(side);
             if candidate.od_smem_bytes() <= arch.bin_budget() {
                 return candidate;
             }
@@ -249,6 +274,31 @@ impl CudaSpreadSpec {
         self.smem_bytes() + OD_BATCH * (2 * t + self.dim * self.kernel.width * t + self.dim * 4)
     }
 
+    /// Bytes of one sorted-point record (`struct Pt` of the spread module: the point's index,
+    /// then its coordinates): 8, 16 or 32, so that no record straddles a 32-byte sector.
+    pub fn point_bytes(&self) -> usize {
+        let t = scalar_bytes(self.precision);
+        (4usize.next_multiple_of(t) + self.dim * t).next_multiple_of(self.point_align())
+    }
+
+    /// Alignment of a sorted-point record: 8 for the 8-byte 1D f32 record, else 16.
+    pub fn point_align(&self) -> usize {
+        let t = scalar_bytes(self.precision);
+        if 4usize.next_multiple_of(t) + self.dim * t <= 8 {
+            8
+        } else {
+            16
+        }
+    }
+
+    /// Subproblem blocks the SM and output-driven kernels are launched with for `m` points in
+    /// `nbins` bins: an upper bound of `Σ ⌈count/max_subproblem⌉` over the non-empty bins (at
+    /// most `min(nbins, m)` of them), so that the host needs no count back from the sort;
+    /// the blocks past the true count return at once.
+    pub fn subproblem_bound(&self, m: usize, nbins: usize) -> usize {
+        nbins.min(m) + m / self.max_subproblem
+    }
+
     /// Fraction of the padded box that is the bin itself (1 in the limit of huge bins).
     pub fn bin_efficiency(&self) -> f64 {
         let b: usize = self.bins[..self.dim].iter().product();
@@ -264,11 +314,10 @@ impl CudaSpreadSpec {
             self.kernel.width,
             self.precision.type_name(),
             kernel_tag(&self.kernel),
-            if self.kernel.upsampling.0 == 2.0 {
-                "2"
-            } else {
-                "125"
-            },
+            // "2", "125", "140": σ to 3 digits (the kernel tag holds β, which depends on it).
+            format!("{}", (self.kernel.upsampling.0 * 1000.0).round() / 10.0)
+                .replace('.', "")
+                .trim_end_matches("00"),
             self.bins[..self.dim]
                 .iter()
                 .map(|b| b.to_string())
@@ -554,18 +603,19 @@ fn horner_body(kernel: &KernelSpec, p: Precision) -> (String, usize, f64) {
 /// Names of the spread module's entry points.
 pub mod names {
     pub const BIN_COUNT: &str = "nudt_bin_count";
+    pub const BIN_COUNT_LOCAL: &str = "nudt_bin_count_local";
     pub const BIN_SCATTER: &str = "nudt_bin_scatter";
     pub const SPREAD_GM: &str = "nudt_spread_gm";
     pub const SPREAD_SM: &str = "nudt_spread_sm";
     pub const INTERP_GM: &str = "nudt_interp_gm";
     pub const INTERP_SM: &str = "nudt_interp_sm";
     pub const SPREAD_OD: &str = "nudt_spread_od";
-    pub const SCAN: &str = "nudt_scan";
-    pub const SUBPROB_COUNT: &str = "nudt_subprob_count";
+    pub const BIN_SCAN: &str = "nudt_bin_scan";
     pub const SUBPROB_MAP: &str = "nudt_subprob_map";
     pub const GRID_TO_MODES: &str = "nudt_grid_to_modes";
     pub const MODES_TO_GRID: &str = "nudt_modes_to_grid";
     pub const CMUL: &str = "nudt_cmul";
+    pub const MINMAX: &str = "nudt_minmax";
     pub const T3_SOURCES: &str = "nudt_t3_sources";
     pub const T3_TARGETS: &str = "nudt_t3_targets";
     pub const GW_SPREAD: &str = "nudt_gw_spread";
@@ -594,8 +644,9 @@ fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenEr
     })
 }
 
-/// Renders the spread module of one spec in `dialect`. OpenCL C gets the bin sort and the
-/// GM-sort spreading and interpolation (the shared-memory methods are CUDA's so far).
+/// Renders the spread module of one spec in `dialect`. OpenCL C gets the bin sort (counting
+/// by one atomic per point) and the GM-sort spreading and interpolation (the shared-memory
+/// methods and the warp-aggregated counts are CUDA's so far).
 pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
     if !(1..=3).contains(&spec.dim) {
         return Err(GenError::Dimension(spec.dim));
@@ -653,6 +704,10 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
     ctx.insert("sm_threads", &SM_THREADS);
     ctx.insert("od_threads", &spec.od_threads());
     ctx.insert("od_batch", &OD_BATCH);
+    ctx.insert("point_bytes", &spec.point_bytes());
+    ctx.insert("point_align", &spec.point_align());
+    ctx.insert("local_bins", &LOCAL_BINS);
+    ctx.insert("count_items", &COUNT_ITEMS);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
     let mut kernels = vec![
@@ -661,6 +716,13 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
             block_threads: ELEMENT_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride",
+            params: Vec::new(),
+        },
+        CudaKernel {
+            name: names::BIN_COUNT_LOCAL,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; grids of <= LOCAL_BINS bins",
             params: Vec::new(),
         },
         CudaKernel {
@@ -707,7 +769,7 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
         },
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| k.dynamic_smem == 0);
+        kernels.retain(|k| k.dynamic_smem == 0 && k.name != names::BIN_COUNT_LOCAL);
     }
     let name = match dialect {
         Dialect::Cuda => spec.name(),
@@ -722,7 +784,7 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
 }
 
 /// Renders the width-independent module of one precision in `dialect` (OpenCL C: all but
-/// the prefix sum, whose warp shuffles OpenCL C 1.2 lacks).
+/// the prefix sum and the min/max reduction, whose warp shuffles OpenCL C 1.2 lacks).
 pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSource, GenError> {
     let mut ctx = Context::new();
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
@@ -739,22 +801,28 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
     };
     let mut kernels = vec![
         CudaKernel {
-            name: names::SCAN,
+            name: names::BIN_SCAN,
             block_threads: SCAN_THREADS,
             dynamic_smem: 0,
             grid: "one block",
             params: Vec::new(),
         },
-        el(names::SUBPROB_COUNT),
         el(names::SUBPROB_MAP),
         el(names::GRID_TO_MODES),
         el(names::MODES_TO_GRID),
         el(names::CMUL),
+        CudaKernel {
+            name: names::MINMAX,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid: "MINMAX_BLOCKS blocks, grid-stride; one (min, max) pair per block",
+            params: Vec::new(),
+        },
         el(names::T3_SOURCES),
         el(names::T3_TARGETS),
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| k.name != names::SCAN);
+        kernels.retain(|k| k.name != names::BIN_SCAN && k.name != names::MINMAX);
     }
     let name = match dialect {
         Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
@@ -916,7 +984,8 @@ mod tests {
                 for p in [Precision::F32, Precision::F64] {
                     let base = CudaSpreadSpec::new(dim, es(w), p, &arch).unwrap();
                     let s = base.clone().for_spreading(&arch);
-                    assert!(s == base || s.od_smem_bytes() <= arch.bin_budget(), "{s:?}");
+                    let roomy = arch.shared_mem_per_block_optin / 2;
+                    assert!(s == base || s.od_smem_bytes() <= roomy, "{s:?}");
                     assert!(s.bins[..dim]
                         .iter()
                         .all(|&b| b >= 1 && b <= base.bins[0].max(16)));
@@ -954,12 +1023,12 @@ mod tests {
         }
         assert!(m.describe_json().contains("\"smem_bytes\""));
         let gm = m.kernel(names::SPREAD_GM).unwrap();
-        assert_eq!(gm.params.len(), 16, "{:?}", gm.params);
+        assert_eq!(gm.params.len(), 10, "{:?}", gm.params);
         assert_eq!(gm.params[0].class(), "u32");
         assert_eq!(gm.params[1].class(), "ptr");
-        assert_eq!(gm.params[11].class(), "i32");
-        assert_eq!(gm.params[15].class(), "u64");
-        assert_eq!(gm.params[15].name, "gstride");
+        assert_eq!(gm.params[5].class(), "i32");
+        assert_eq!(gm.params[9].class(), "u64");
+        assert_eq!(gm.params[9].name, "gstride");
         let t3 = c.kernel(names::T3_TARGETS).unwrap();
         assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
         for k in m.kernels.iter().chain(&c.kernels) {

@@ -68,16 +68,21 @@ pub enum Strategy {
     Auto,
 }
 
-/// Upsampling factor σ of the fine grid: 2 (most accurate per width) or 1.25 (smaller FFTs).
+/// Upsampling factor σ of the fine grid, from 1.25 (smallest FFTs, widest kernels) to 2 (most
+/// accurate per width). FINUFFT offers the two ends; values between trade kernel width
+/// against grid size, which pays in type 3, whose grids grow as σ^(2d).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Upsampling(pub f64);
 
 impl Upsampling {
     pub const TWO: Upsampling = Upsampling(2.0);
     pub const FIVE_FOURTHS: Upsampling = Upsampling(1.25);
+    /// Bounds of the σ the width and shape rules are validated for (tests/accuracy.rs).
+    pub const MIN: f64 = 1.25;
+    pub const MAX: f64 = 2.0;
 
     pub fn new(sigma: f64) -> Result<Self, GenError> {
-        if sigma == 2.0 || sigma == 1.25 {
+        if (Self::MIN..=Self::MAX).contains(&sigma) {
             Ok(Upsampling(sigma))
         } else {
             Err(GenError::Upsampling(sigma))

@@ -120,12 +120,13 @@ pub fn max_block_points(total_points: usize, arch: &Arch) -> usize {
     (total_points / (8 * arch.cores.max(1))).max(1 << 14)
 }
 
-/// Upsampling for a type 3 when the caller leaves it open: the σ with the smaller estimated
-/// cost. Spreading and interpolation cost about one unit per kernel weight
-/// (`(sources + targets)·w^d`); the inner grid costs `log2 n` units per point for its FFT and
-/// about 4 more for first touch, zeroing and the mode copy. σ = 2 wins with many points per
-/// mode; σ = 1.25 when the space–bandwidth product makes the grid the larger term.
-/// `extent[d]` is the half-widths product `X_d·S_d`.
+/// Upsampling for a type 3 when the caller leaves it open: the σ of [`TYPE3_SIGMAS`] with the
+/// smallest estimated cost. Spreading and interpolation cost one unit per kernel weight
+/// (`(sources + targets)·w^d`); the inner grid `GRID_WEIGHT` units per point and `log2 n`
+/// (its FFT, first touch, zeroing and the mode copy). A type 3's grids grow as σ^(2d), so
+/// the balance sits well below 2: fitted to 2-D and 3-D runs at 10⁶ points
+/// (BENCHMARKS.md), σ = 1.4 at width 9 beat both 1.25 at 11 and 2 at 7 in 3-D (0.57 s
+/// against 0.77 and 1.48). `extent[d]` is the half-widths product `X_d·S_d`.
 pub fn choose_upsampling_type3(
     kind: crate::params::KernelKind,
     tol: f64,
@@ -135,8 +136,10 @@ pub fn choose_upsampling_type3(
 ) -> crate::params::Upsampling {
     use crate::params::Upsampling;
     // σ = 1.25's smaller grid leaves less headroom against rounding: keep it for tolerances
-    // well above the precision's epsilon (f32 at 1e-6 loses a digit with it).
-    if tol < 1e3 * precision.epsilon() {
+    // well above the precision's epsilon (f32 at 1e-6 loses a digit with it). Below 1e-8 its
+    // width nears the widest kernel (16 at 1e-9), whose fit falls short of the tolerance
+    // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/properties.rs); σ = 2 needs 10.
+    if tol < 1e3 * precision.epsilon() || tol < 1e-8 {
         return Upsampling::TWO;
     }
     let cost = |sigma: Upsampling| -> Option<f64> {
@@ -147,13 +150,22 @@ pub fn choose_upsampling_type3(
             let nf = 2.0 * sigma.0 * xs / std::f64::consts::PI + w + 1.0;
             grid *= (sigma.0 * nf).max(2.0 * w);
         }
-        Some(points as f64 * w.powi(extent.len() as i32) + grid * (grid.log2() + 4.0))
+        Some(points as f64 * w.powi(extent.len() as i32) + GRID_WEIGHT * grid * (grid.log2() + 4.0))
     };
-    match (cost(Upsampling::TWO), cost(Upsampling::FIVE_FOURTHS)) {
-        (Some(a), Some(b)) if b < a => Upsampling::FIVE_FOURTHS,
-        _ => Upsampling::TWO,
-    }
+    TYPE3_SIGMAS
+        .iter()
+        .filter_map(|&s| Some((cost(Upsampling(s))?, s)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
 }
+
+/// The σ a type 3's planner weighs: FINUFFT's two and two between them where the kernel
+/// narrows by a point at common tolerances.
+pub const TYPE3_SIGMAS: [f64; 4] = [2.0, 1.5, 1.4, 1.25];
+
+/// Cost of one inner-grid point per unit of `log2 n`, against one kernel weight
+/// ([`choose_upsampling_type3`]; fitted on this project's 2-core AVX2 machine).
+const GRID_WEIGHT: f64 = 2.3;
 
 /// Points per interpolation task: one tile, or part of a dense one.
 pub const INTERP_CHUNK: usize = 1 << 14;
@@ -170,6 +182,30 @@ mod tests {
         assert_eq!(cufft_size(200), Some(200));
         assert_eq!(cufft_size(2_000_000), Some(2_000_000));
         assert_eq!(cufft_size(1500), Some(1536));
+    }
+
+    #[test]
+    fn type3_sigma_follows_the_grid_against_the_points() {
+        let pick = |extent: f64, dim: usize, points: usize| {
+            choose_upsampling_type3(
+                KernelKind::Pswf,
+                1e-6,
+                Precision::F64,
+                &vec![extent; dim],
+                points,
+            )
+            .0
+        };
+        // The 3-D benchmark (10⁶ sources in [−π, π)³, as many targets in [−50, 50)³): the
+        // measured best, σ = 1.4 at width 9.
+        assert_eq!(pick(std::f64::consts::PI * 50.0, 3, 2_000_000), 1.4);
+        // Few points over a huge space–bandwidth product: the grid is all that counts.
+        assert_eq!(pick(1e4, 2, 1000), 1.25);
+        // Many points on a small grid: the narrowest kernel.
+        assert_eq!(pick(10.0, 2, 10_000_000), 2.0);
+        // Near the precision floor σ = 2 regardless.
+        let s = choose_upsampling_type3(KernelKind::Pswf, 1e-10, Precision::F64, &[1e4], 10);
+        assert_eq!(s.0, 2.0);
     }
 
     #[test]

@@ -58,14 +58,22 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
     ctx.insert("params", &s.provenance);
     ctx.insert("dim", &s.dim);
     ctx.insert("width", &s.kernel.width);
-    ctx.insert(
-        "padded",
-        &padded_width(s.kernel.width, s.precision, s.simd_bytes),
-    );
+    let padded = padded_width(s.kernel.width, s.precision, s.simd_bytes);
+    let lanes = 2 * complex_per_register(s.precision, s.simd_bytes);
+    let table_columns = padded.div_ceil(lanes) * lanes;
+    ctx.insert("padded", &padded);
+    ctx.insert("lanes", &lanes);
+    ctx.insert("table_columns", &table_columns);
+    ctx.insert("reg", &format!("{}x{lanes}", real.to_uppercase()));
     ctx.insert("simd_bytes", &s.simd_bytes.max(1));
     ctx.insert("real", real);
     ctx.insert("nc", &poly.nc());
-    ctx.insert("coeffs", &poly.literals(real));
+    // Rows padded with zero weights to whole registers (the kernels' Horner rule runs on them).
+    let mut coeffs = poly.literals(real);
+    for row in &mut coeffs {
+        row.resize(table_columns, "0.0".into());
+    }
+    ctx.insert("coeffs", &coeffs);
     ctx.insert("fit_error", &format!("{:.1e}", poly.max_error));
     ctx.insert("kernel", &format!("{:?}", s.kernel.kind));
     ctx.insert("beta", &format!("{}", s.kernel.beta));
@@ -92,12 +100,17 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
 /// `width` rounded up to whole SIMD registers of interleaved complex values of `precision`
 /// (at least one complex value per register).
 pub fn padded_width(width: usize, precision: Precision, simd_bytes: usize) -> usize {
+    let per_register = complex_per_register(precision, simd_bytes);
+    width.div_ceil(per_register) * per_register
+}
+
+/// Interleaved complex values of `precision` in one SIMD register (at least one).
+fn complex_per_register(precision: Precision, simd_bytes: usize) -> usize {
     let real = match precision {
         Precision::F32 => 4,
         Precision::F64 => 8,
     };
-    let per_register = (simd_bytes / (2 * real)).max(1);
-    width.div_ceil(per_register) * per_register
+    (simd_bytes / (2 * real)).max(1)
 }
 
 /// A wide-Gaussian spreader (any odd width, fast Gaussian gridding), for the type 3 of

@@ -1,18 +1,32 @@
-//! The generated CUDA kernels, run on the CPU: each module is compiled as C++ with a small
-//! emulation header (one thread per block, blocks run in turn, atomics as plain adds) and
-//! driven through the same sequence the runtime launches — bin count, scan, scatter,
-//! subproblem lists, GM-sort and SM spreading, GM-sort and SM interpolation, mode copies and
-//! type 3 factors — then checked against direct spreading/interpolation with the exact kernel.
+//! The generated CUDA kernels, run on the CPU: each module is compiled as C++ with an
+//! emulation header and driven through the same sequence the runtime launches — both bin
+//! counts, the prefix sums of bins and subproblems, the scatter of point records, the
+//! subproblem lists, GM-sort, SM and output-driven spreading, GM-sort and SM interpolation,
+//! mode copies — then checked against direct spreading/interpolation with the exact kernel.
 //!
-//! This checks indexing, wrapping, bins, subproblems, batching strides and the baked Horner
-//! polynomials without a GPU; the GPU suite (tests/cuda_gpu.rs) checks the rest. Skips (and
-//! says so) where no C++ compiler is found.
+//! Blocks have the threads the module declares for each kernel, each a user-level context
+//! (`ucontext`) with its own stack; a block's threads take turns, switching only inside
+//! `__syncthreads` and the warp collectives (`__shfl_*_sync`, `__match_any_sync`), which see
+//! every lane's value. So the warp-level scans, reductions and aggregated atomics run as
+//! on a GPU, and a barrier some threads never reach, a collective whose lanes differ from its
+//! mask, or a shuffle from a lane that did not take part fails the run. Blocks run one after
+//! another, so `__shared__` variables are statics and atomics plain adds; dynamic shared
+//! memory starts as garbage in every block. Races inside a block are not seen (the GPU suite's
+//! racecheck covers them).
 //!
-//! The wide-Gaussian module (Gaussian-gridding type 3) gets its own driver: spreading with
-//! pre-phases, pre-compensation, target factors and interpolation with post-factors, against
-//! direct evaluation of the Gaussian in double.
+//! This checks indexing, wrapping, bins, subproblems, batching strides, the warp-level code and
+//! the baked Horner polynomials without a GPU; the GPU suite (tests/cuda_gpu.rs) checks the
+//! rest. Skips (and says so) where no C++ compiler is found.
+//!
+//! The common module gets a driver of its own (prefix sums over more bins than one pass,
+//! bounding intervals over more points than one grid pass, type 3 factors and products), and
+//! so does the wide-Gaussian module (Gaussian-gridding type 3): spreading with pre-phases,
+//! pre-compensation, target factors and interpolation with post-factors, against direct
+//! evaluation of the Gaussian in double.
 
-use nudt_gen::cuda::{common_module, gaussian_wide_module, spread_module, CudaSpreadSpec};
+use nudt_gen::cuda::{
+    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, MINMAX_BLOCKS,
+};
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,25 +39,166 @@ const HEADER: &str = r#"
 #include <vector>
 #include <algorithm>
 #include <complex>
+#include <functional>
+#include <ucontext.h>
 struct EmuDim { unsigned x, y, z; };
 static EmuDim threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __restrict__
-#define __shared__
+// Blocks run one at a time, so a block's shared variables can be statics.
+#define __shared__ static
 #define __launch_bounds__(x)
-#define __align__(n)
-struct float2 { float x, y; };
-struct double2 { double x, y; };
+#define __align__(n) __attribute__((aligned(n)))
+struct alignas(8) float2 { float x, y; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(8) uint2 { unsigned x, y; };
 inline float2 make_float2(float a, float b) { float2 r; r.x = a; r.y = b; return r; }
 inline double2 make_double2(double a, double b) { double2 r; r.x = a; r.y = b; return r; }
+inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r; r.x = a; r.y = b; return r; }
+// Threads switch only at barriers and warp collectives, so a read-modify-write is atomic.
 template <class V> V atomicAdd(V* p, V v) { V o = *p; *p = o + v; return o; }
-inline void __syncthreads() {}
-inline unsigned __shfl_up_sync(unsigned, unsigned v, int) { return v; }
 inline void sincos(double x, double* s, double* c) { *s = std::sin(x); *c = std::cos(x); }
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline int __ffs(int v) { return __builtin_ffs(v); }
+inline double __longlong_as_double(long long v) { double d; memcpy(&d, &v, sizeof d); return d; }
 using std::min;
-extern "C" { unsigned char smem_raw[1 << 22]; }
+extern "C" { alignas(16) unsigned char smem_raw[1 << 22]; }
+
+// ---- blocks of real threads -----------------------------------------------------------------
+// Each CUDA thread of a block is a user-level context with its own stack; a scheduler runs
+// them in turn, and a thread gives way only inside __syncthreads and the warp collectives, so
+// a block runs its threads' code between barriers in some interleaving, as on a GPU, and the
+// warp collectives see the values of all the warp's lanes. A barrier that some live threads
+// never reach, a collective whose participants are not the mask it names, or a shuffle from a
+// lane that did not take part fails the run.
+namespace emu {
+const size_t STACK = 64 << 10;
+struct Thread { ucontext_t ctx; bool done; };
+static ucontext_t sched;
+static std::vector<Thread> th;
+static char* stacks = nullptr;
+static size_t stack_threads = 0;
+static unsigned cur = 0, live = 0, bar_arrived = 0, bar_gen = 0;
+static unsigned wlive[32], warr[32], wgen[32], wmask_in[32], wmask[32], wreq[32];
+static unsigned long long progress = 0;
+static unsigned char wslot[32][32][16];
+static std::function<void()> body;
+static size_t dyn_smem = 0;
+[[noreturn]] static void fail(const char* what) {
+    printf("FAIL %s (block %u,%u thread %u)\n", what, blockIdx.x, blockIdx.y, cur);
+    exit(1);
+}
+static void yield() { swapcontext(&th[cur].ctx, &sched); }
+static void release_block() { bar_arrived = 0; bar_gen++; progress++; }
+static void release_warp(unsigned w) {
+    if (wmask_in[w] != wreq[w]) fail("warp collective: participating lanes differ from its mask");
+    wmask[w] = wmask_in[w]; wmask_in[w] = 0; warr[w] = 0; wgen[w]++; progress++;
+}
+// Waits until the live lanes of this thread's warp have all arrived.
+static void warp_sync(unsigned mask) {
+    const unsigned t = cur, w = t >> 5, g = wgen[w];
+    if (warr[w] == 0) wreq[w] = mask;
+    else if (wreq[w] != mask) fail("warp collective: lanes name different masks");
+    wmask_in[w] |= 1u << (t & 31);
+    if (++warr[w] == wlive[w]) { release_warp(w); return; }
+    while (wgen[w] == g) yield();
+}
+static void entry() {
+    body();
+    const unsigned t = cur, w = t >> 5;
+    th[t].done = true; live--; wlive[w]--; progress++;
+    if (bar_arrived && bar_arrived == live) release_block();
+    if (warr[w] && warr[w] == wlive[w]) release_warp(w);
+}
+template <class V> static V exchange(unsigned mask, V v, int src_lane, bool own) {
+    static_assert(sizeof(V) <= 16, "shuffle of a wide type");
+    const unsigned lane = cur & 31, w = cur >> 5;
+    memcpy(wslot[w][lane], &v, sizeof v);
+    warp_sync(mask);
+    V r = v;
+    if (!own) {
+        if (!((wmask[w] >> src_lane) & 1)) fail("shuffle from a lane that did not take part");
+        memcpy(&r, wslot[w][src_lane], sizeof r);
+    }
+    warp_sync(mask);
+    return r;
+}
+} // namespace emu
+inline void __syncthreads() {
+    const unsigned g = emu::bar_gen;
+    if (++emu::bar_arrived == emu::live) { emu::release_block(); return; }
+    while (emu::bar_gen == g) emu::yield();
+}
+template <class V> V __shfl_sync(unsigned mask, V v, int src) { return emu::exchange(mask, v, src & 31, false); }
+template <class V> V __shfl_up_sync(unsigned mask, V v, unsigned d) {
+    const int s = (int)(threadIdx.x & 31) - (int)d;
+    return emu::exchange(mask, v, s, s < 0);
+}
+template <class V> V __shfl_down_sync(unsigned mask, V v, unsigned d) {
+    const int s = (int)(threadIdx.x & 31) + (int)d;
+    return emu::exchange(mask, v, s, s > 31);
+}
+inline unsigned __match_any_sync(unsigned mask, unsigned v) {
+    const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    memcpy(emu::wslot[w][lane], &v, sizeof v);
+    emu::warp_sync(mask);
+    unsigned r = 0;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned u;
+        memcpy(&u, emu::wslot[w][l], sizeof u);
+        if (((emu::wmask[w] >> l) & 1) && u == v) r |= 1u << l;
+    }
+    emu::warp_sync(mask);
+    return r;
+}
+// Runs f as a kernel of gx x gy blocks of `threads` threads, block after block; dynamic
+// shared memory (`smem` bytes) starts as garbage in every block, as on a GPU.
+template <class F> static void launch(unsigned gx, unsigned gy, unsigned threads, size_t smem, F f) {
+    using namespace emu;
+    if (threads == 0 || threads > 1024) fail("block size");
+    if (threads > stack_threads) {
+        free(stacks);
+        stacks = (char*)malloc(threads * STACK);
+        stack_threads = threads;
+        th.resize(threads);
+    }
+    body = f;
+    gridDim.x = gx; gridDim.y = gy; gridDim.z = 1;
+    blockDim.x = threads; blockDim.y = 1; blockDim.z = 1;
+    for (unsigned by = 0; by < gy; by++)
+        for (unsigned bx = 0; bx < gx; bx++) {
+            blockIdx.x = bx; blockIdx.y = by;
+            memset(smem_raw, 0xa5, smem);
+            live = threads; bar_arrived = 0;
+            for (unsigned w = 0; w < 32; w++) {
+                wlive[w] = w * 32 < threads ? std::min(32u, threads - w * 32) : 0;
+                warr[w] = 0; wmask_in[w] = 0;
+            }
+            for (unsigned t = 0; t < threads; t++) {
+                th[t].done = false;
+                getcontext(&th[t].ctx);
+                th[t].ctx.uc_stack.ss_sp = stacks + t * STACK;
+                th[t].ctx.uc_stack.ss_size = STACK;
+                th[t].ctx.uc_link = &sched;
+                makecontext(&th[t].ctx, entry, 0);
+            }
+            while (live) {
+                const unsigned long long before = progress;
+                for (unsigned t = 0; t < threads; t++)
+                    if (!th[t].done) { cur = t; threadIdx.x = t; swapcontext(&sched, &th[t].ctx); }
+                if (live && progress == before) fail("deadlock: live threads wait at barriers that never complete");
+            }
+        }
+}
+// Launches kernel `name` with the block size and dynamic shared memory its module declares.
+#define LAUNCH(name, gx, gy, ...) launch(gx, gy, THREADS_##name, SMEM_##name, [&] { name(__VA_ARGS__); })
+// Blocks of a grid-stride launch over n items, as the runtime's `blocks`.
+static unsigned blocks(size_t n, unsigned threads) {
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)std::min<size_t>(std::max<size_t>(b, 1), 1u << 20);
+}
 "#;
 
 const DRIVER: &str = r#"
@@ -57,17 +212,22 @@ static double phi(double z) {
     if (std::fabs(z) > 1.0) return 0.0;
     return KIND_ES ? std::exp(BETA * (std::sqrt(1.0 - z * z) - 1.0)) : std::exp(-BETA * z * z);
 }
-template <class F> static void launch(unsigned gx, unsigned gy, F f) {
-    gridDim.x = gx; gridDim.y = gy; blockDim.x = 1; threadIdx.x = 0;
-    for (unsigned by = 0; by < gy; by++)
-        for (unsigned bx = 0; bx < gx; bx++) { blockIdx.x = bx; blockIdx.y = by; f(); }
-}
-static std::vector<unsigned> scan(const std::vector<unsigned>& c) {
+static std::vector<unsigned> scan(const std::vector<unsigned>& c, unsigned div) {
     std::vector<unsigned> s(c.size() + 1, 0);
-    for (size_t i = 0; i < c.size(); i++) s[i + 1] = s[i] + c[i];
+    for (size_t i = 0; i < c.size(); i++) s[i + 1] = s[i] + (c[i] + div - 1) / div;
     return s;
 }
+// Cell of coordinate x on a grid of n: the index of the point's window centre, as the kernels'
+// `locate` defines it (in double, from the coordinate in T).
+static int cell_of(T x, int n) {
+    double turns = (double)x * 0.15915494309189535;
+    double xg = (turns - std::floor(turns)) * n;
+    if (xg >= n) xg -= n;
+    int c = (int)std::ceil(xg - 0.5 * W) + HALF;
+    return c >= n ? c - n : c;
+}
 int main() {
+    static_assert(sizeof(Pt) == PT_BYTES, "record size differs from CudaSpreadSpec::point_bytes");
     const int n[3] = {N0, N1, N2};
     const int nb[3] = {(N0 + B0 - 1) / B0, (N1 + B1 - 1) / B1, (N2 + B2 - 1) / B2};
     const unsigned nbins = nb[0] * nb[1] * nb[2];
@@ -82,38 +242,69 @@ int main() {
     x[0][0] = (T)pi; x[0][1] = (T)(-pi);
     std::vector<T2> c(ntr * NPTS);
     for (auto& v : c) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
-    // Bin sort.
-    std::vector<unsigned> key(NPTS), rank(NPTS), counts(nbins, 0);
-    launch(1, 1, [&] { nudt_bin_count(NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], key.data(), rank.data(), counts.data()); });
-    std::vector<unsigned> start = scan(counts);
-    if (start[nbins] != NPTS) { printf("FAIL scan total %u\n", start[nbins]); return 1; }
-    std::vector<unsigned> sidx(NPTS, ~0u);
-    std::vector<int> sc[3];
-    std::vector<T> st[3];
-    for (int d = 0; d < 3; d++) { sc[d].assign(NPTS, -1); st[d].assign(NPTS, (T)9); }
-    launch(1, 1, [&] { nudt_bin_scatter(NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], key.data(), rank.data(), start.data(), sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data()); });
+    auto bin_of_point = [&](const T* xs) {
+        unsigned b = 0;
+        for (int d = 0; d < 3; d++) b = b * nb[d] + (d < DIM ? (unsigned)(cell_of(xs[d], n[d]) / (d == 0 ? B0 : d == 1 ? B1 : B2)) : 0u);
+        return b;
+    };
+    std::vector<unsigned> want_counts(nbins, 0);
+    for (int j = 0; j < NPTS; j++) {
+        const T xs[3] = {x[0][j], x[1][j], x[2][j]};
+        want_counts[bin_of_point(xs)]++;
+    }
+    // Bin count, both kernels (the runtime runs the tiled one on grids of at most LOCAL_BINS
+    // bins): per bin, the ranks of its points must be 0 .. count - 1.
+    auto check_ranks = [&](const char* which, const std::vector<unsigned>& counts, const std::vector<unsigned>& rank) {
+        if (counts != want_counts) { printf("FAIL %s: bin counts\n", which); return false; }
+        std::vector<std::vector<char>> seen(nbins);
+        for (unsigned b = 0; b < nbins; b++) seen[b].assign(counts[b], 0);
+        for (int j = 0; j < NPTS; j++) {
+            const T xs[3] = {x[0][j], x[1][j], x[2][j]};
+            const unsigned b = bin_of_point(xs);
+            if (rank[j] >= counts[b] || seen[b][rank[j]]++) { printf("FAIL %s: rank %u of point %d in bin %u\n", which, rank[j], j, b); return false; }
+        }
+        return true;
+    };
+    std::vector<unsigned> counts(nbins, 0), rank(NPTS, ~0u);
+    LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), counts.data());
+    if (!check_ranks("nudt_bin_count", counts, rank)) return 1;
+    if (nbins > LOCAL_BINS) { printf("FAIL the case has more bins than the tiled count takes\n"); return 1; }
+    counts.assign(nbins, 0); rank.assign(NPTS, ~0u);
+    LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rank.data(), counts.data());
+    if (!check_ranks("nudt_bin_count_local", counts, rank)) return 1;
+    // Prefix sums of bins and subproblems.
+    std::vector<unsigned> start(nbins + 1, 0xdeadbeefu), substart(nbins + 1, 0xdeadbeefu);
+    LAUNCH(nudt_bin_scan, 1, 1, nbins, counts.data(), MAXSUB, start.data(), substart.data());
+    if (start != scan(counts, 1) || substart != scan(counts, MAXSUB)) { printf("FAIL prefix sums\n"); return 1; }
+    std::vector<Pt> pts(NPTS);
+    memset(pts.data(), 0xff, sizeof(Pt) * NPTS);
+    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), pts.data());
     {
         std::vector<int> seen(NPTS, 0);
-        for (int p = 0; p < NPTS; p++) {
-            if (sidx[p] >= NPTS || seen[sidx[p]]++) { printf("FAIL permutation at %d\n", p); return 1; }
-            for (int d = 0; d < DIM; d++)
-                if (sc[d][p] < 0 || sc[d][p] >= n[d] || !(st[d][p] >= (T)-1 && st[d][p] <= (T)1)) {
-                    printf("FAIL cell/t at %d dim %d: %d %g\n", p, d, sc[d][p], (double)st[d][p]); return 1;
-                }
-        }
         for (unsigned b = 0; b < nbins; b++)
             for (unsigned p = start[b]; p < start[b + 1]; p++) {
-                unsigned bb = ((unsigned)(sc[0][p] / B0) * nb[1] + (DIM > 1 ? sc[1][p] / B1 : 0)) * nb[2] + (DIM > 2 ? sc[2][p] / B2 : 0);
-                if (bb != b) { printf("FAIL point %u in bin %u, belongs to %u\n", p, b, bb); return 1; }
+                const unsigned j = pts[p].j;
+                if (j >= NPTS || seen[j]++) { printf("FAIL permutation at %u\n", p); return 1; }
+                T xs[3] = {0, 0, 0};
+                for (int d = 0; d < DIM; d++) {
+                    xs[d] = pts[p].x[d];
+                    if (!(xs[d] == x[d][j])) { printf("FAIL record %u: coordinate %d\n", p, d); return 1; }
+                }
+                if (bin_of_point(xs) != b) { printf("FAIL point %u in bin %u, belongs to %u\n", p, b, bin_of_point(xs)); return 1; }
             }
     }
-    // Subproblems.
-    std::vector<unsigned> nsub(nbins);
-    launch(1, 1, [&] { nudt_subprob_count(nbins, start.data(), MAXSUB, nsub.data()); });
-    std::vector<unsigned> substart = scan(nsub);
+    // Subproblem lists, launched like the subproblem kernels for the runtime's upper bound.
     const unsigned total = substart[nbins];
-    std::vector<unsigned> sub_bin(total), sub_first(total);
-    launch(1, 1, [&] { nudt_subprob_map(nbins, start.data(), substart.data(), MAXSUB, sub_bin.data(), sub_first.data()); });
+    if (total > SUB_BOUND) { printf("FAIL %u subproblems past the bound %u\n", total, (unsigned)SUB_BOUND); return 1; }
+    std::vector<unsigned> sub_bin(SUB_BOUND, ~0u), sub_first(SUB_BOUND, ~0u);
+    LAUNCH(nudt_subprob_map, blocks(nbins, THREADS_nudt_subprob_map), 1, nbins, start.data(), substart.data(), MAXSUB, sub_bin.data(), sub_first.data());
+    for (unsigned s = 0; s < total; s++) {
+        const unsigned b = sub_bin[s];
+        if (b >= nbins || sub_first[s] < start[b] || sub_first[s] >= start[b + 1] || (sub_first[s] - start[b]) % MAXSUB) {
+            printf("FAIL subproblem %u: bin %u first %u\n", s, b, sub_first[s]); return 1;
+        }
+    }
+    const unsigned* nsub = substart.data() + nbins;
     // Reference spreading, in double, with the exact kernel.
     const double a = W / 2.0;
     auto loc = [&](int d, int j, int* i0, double* xg) {
@@ -143,12 +334,10 @@ int main() {
         }
     }
     for (auto& v : ref) refmax = std::max(refmax, std::abs(v));
-    std::vector<T2> ggm(ntr * glen, T2{0, 0});
-    std::vector<T2> gsm(ntr * glen, T2{0, 0});
-    launch(1, 1, [&] { nudt_spread_gm(NPTS, sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen); });
-    launch(total, ntr, [&] { nudt_spread_sm(sub_bin.data(), sub_first.data(), start.data(), sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen); });
-    std::vector<T2> god(ntr * glen, T2{0, 0});
-    launch(total, ntr, [&] { nudt_spread_od(sub_bin.data(), sub_first.data(), start.data(), sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen); });
+    std::vector<T2> ggm(ntr * glen, T2{0, 0}), gsm(ntr * glen, T2{0, 0}), god(ntr * glen, T2{0, 0});
+    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, pts.data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
+    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
     double egm = 0, esm = 0, eod = 0;
     for (int i = 0; i < ntr * glen; i++) {
         egm = std::max(egm, std::abs(std::complex<double>(ggm[i].x, ggm[i].y) - ref[i]));
@@ -160,8 +349,8 @@ int main() {
     std::vector<T2> grid(ntr * glen);
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> ogm(ntr * NPTS, T2{0, 0}), osm(ntr * NPTS, T2{0, 0});
-    launch(1, 1, [&] { nudt_interp_gm(NPTS, sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen); });
-    launch(total, ntr, [&] { nudt_interp_sm(sub_bin.data(), sub_first.data(), start.data(), sidx.data(), sc[0].data(), sc[1].data(), sc[2].data(), st[0].data(), st[1].data(), st[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen); });
+    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, pts.data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
+    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
     double igm = 0, ism = 0, imax = 0;
     for (int j = 0; j < NPTS; j++) {
         int i0[3] = {0, 0, 0}; double xg[3] = {0, 0, 0};
@@ -194,8 +383,8 @@ int main() {
     const int nm = m[0] * m[1] * m[2];
     std::vector<T2> modes(ntr * nm), back(ntr * nm), fine(ntr * glen, T2{0, 0});
     for (auto& v : modes) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
-    launch(1, ntr, [&] { nudt_modes_to_grid(nm, m[1], m[2], gi[0].data(), gi[1].data(), gi[2].data(), cf[0].data(), cf[1].data(), cf[2].data(), modes.data(), fine.data(), n[1], n[2], glen, nm); });
-    launch(1, ntr, [&] { nudt_grid_to_modes(nm, m[1], m[2], gi[0].data(), gi[1].data(), gi[2].data(), cf[0].data(), cf[1].data(), cf[2].data(), fine.data(), back.data(), n[1], n[2], glen, nm); });
+    LAUNCH(nudt_modes_to_grid, blocks(nm, THREADS_nudt_modes_to_grid), ntr, nm, m[1], m[2], gi[0].data(), gi[1].data(), gi[2].data(), cf[0].data(), cf[1].data(), cf[2].data(), modes.data(), fine.data(), n[1], n[2], glen, nm);
+    LAUNCH(nudt_grid_to_modes, blocks(nm, THREADS_nudt_grid_to_modes), ntr, nm, m[1], m[2], gi[0].data(), gi[1].data(), gi[2].data(), cf[0].data(), cf[1].data(), cf[2].data(), fine.data(), back.data(), n[1], n[2], glen, nm);
     double emodes = 0;
     for (int tr = 0; tr < ntr; tr++)
         for (int i = 0; i < nm; i++) {
@@ -215,17 +404,111 @@ int main() {
 }
 "#;
 
+const COMMON_DRIVER: &str = r#"
+// ---- common-module driver: the steps that do not depend on a spread module ---------------
+static unsigned long long rng_state = 88172645463325252ull;
+static double urand() {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+static std::vector<unsigned> scan(const std::vector<unsigned>& c, unsigned div) {
+    std::vector<unsigned> s(c.size() + 1, 0);
+    for (size_t i = 0; i < c.size(); i++) s[i + 1] = s[i] + (c[i] + div - 1) / div;
+    return s;
+}
+// Checks the single-block prefix sums on `counts` against the host's.
+static bool check_scan(const std::vector<unsigned>& counts, unsigned maxsub) {
+    const unsigned nb = counts.size();
+    std::vector<unsigned> start(nb + 1, 0xdeadbeefu), substart(nb + 1, 0xdeadbeefu);
+    LAUNCH(nudt_bin_scan, 1, 1, nb, counts.data(), maxsub, start.data(), substart.data());
+    if (start != scan(counts, 1) || substart != scan(counts, maxsub)) {
+        printf("FAIL prefix sums of %u bins\n", nb);
+        return false;
+    }
+    return true;
+}
+int main() {
+    const int ntr = 2;
+    const double pi = 3.14159265358979323846;
+    // Prefix sums of more bins than one pass of the block takes, empty bins included.
+    for (unsigned maxsub : {1u, 5u, 1024u}) {
+        std::vector<unsigned> big(3 * SCAN_ITEMS * THREADS_nudt_bin_scan + 77);
+        for (auto& v : big) v = urand() < 0.2 ? 0u : (unsigned)(urand() * 3000);
+        if (!check_scan(big, maxsub)) return 1;
+    }
+    // Bounding interval by per-block partials, over more points than one pass of the grid.
+    {
+        std::vector<T> v(MINMAX_BLOCKS * THREADS_nudt_minmax + 1001);
+        for (auto& e : v) e = (T)((urand() - 0.3) * 1e3);
+        std::vector<double> part(2 * MINMAX_BLOCKS, 0.0);
+        LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, v.size(), v.data(), part.data());
+        double lo = INFINITY, hi = -INFINITY, wlo = INFINITY, whi = -INFINITY;
+        for (unsigned b = 0; b < MINMAX_BLOCKS; b++) { lo = std::min(lo, part[2 * b]); hi = std::max(hi, part[2 * b + 1]); }
+        for (T e : v) { wlo = std::min(wlo, (double)e); whi = std::max(whi, (double)e); }
+        if (lo != wlo || hi != whi) { printf("FAIL minmax: [%g, %g], want [%g, %g]\n", lo, hi, wlo, whi); return 1; }
+    }
+    std::vector<T> x[3];
+    for (int d = 0; d < 3; d++) {
+        x[d].resize(NPTS);
+        for (int j = 0; j < NPTS; j++) x[d][j] = (T)((urand() * 6.0 - 3.0) * pi);
+    }
+    std::vector<T2> c(ntr * NPTS);
+    for (auto& v : c) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
+    for (int DIM = 1; DIM <= 3; DIM++) {
+        double et3 = 0;
+        {
+            const double cx[3] = {0.3, -0.2, 0.1}, ig[3] = {0.9, 1.1, 0.7}, cs[3] = {2.0, -1.5, 0.5};
+            const double sgn = -1;
+            std::vector<T> y[3];
+            for (int d = 0; d < 3; d++) y[d].assign(NPTS, (T)0);
+            std::vector<T2> pre(NPTS), post(NPTS);
+            LAUNCH(nudt_t3_sources, blocks(NPTS, THREADS_nudt_t3_sources), 1, NPTS, DIM, x[0].data(), x[1].data(), x[2].data(), cx[0], cx[1], cx[2], ig[0], ig[1], ig[2], cs[0], cs[1], cs[2], sgn, y[0].data(), y[1].data(), y[2].data(), pre.data());
+            // psi-hat by a 6-point quadrature of a smooth even function on [0, 1].
+            const int nq = 6;
+            std::vector<double> qz(nq), qw(nq);
+            for (int q = 0; q < nq; q++) { qz[q] = (q + 0.5) / nq; qw[q] = std::exp(-qz[q] * qz[q]) / nq; }
+            const double alpha = 0.1;
+            auto psi_hat = [&](double w) { double s = 0; for (int q = 0; q < nq; q++) s += qw[q] * std::cos(w * alpha * qz[q]); return 2 * alpha * s; };
+            std::vector<T> u[3];
+            for (int d = 0; d < 3; d++) u[d].assign(NPTS, (T)0);
+            LAUNCH(nudt_t3_targets, blocks(NPTS, THREADS_nudt_t3_targets), 1, NPTS, DIM, x[0].data(), x[1].data(), x[2].data(), cs[0], cs[1], cs[2], ig[0], ig[1], ig[2], cx[0], cx[1], cx[2], sgn, nq, qz.data(), qw.data(), alpha, u[0].data(), u[1].data(), u[2].data(), post.data());
+            const double tol = SINGLE ? 1e-5 : 1e-13;
+            for (int j = 0; j < NPTS; j++) {
+                double ph = 0, tph = 0, mag = 1;
+                for (int d = 0; d < DIM; d++) {
+                    const double v = (double)x[d][j] - cx[d];
+                    et3 = std::max(et3, std::abs((double)y[d][j] - v * ig[d]) / (1 + std::abs(v * ig[d])));
+                    ph += cs[d] * v;
+                    const double uu = ig[d] * ((double)x[d][j] - cs[d]);
+                    et3 = std::max(et3, std::abs((double)u[d][j] - uu) / (1 + std::abs(uu)));
+                    tph += (double)x[d][j] * cx[d];
+                    mag /= psi_hat(uu);
+                }
+                et3 = std::max(et3, std::abs(std::complex<double>(pre[j].x, pre[j].y) - std::polar(1.0, sgn * ph)));
+                et3 = std::max(et3, std::abs(std::complex<double>(post[j].x, post[j].y) - std::polar(mag, sgn * tph)) / mag);
+            }
+            std::vector<T2> prod(ntr * NPTS);
+            LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS);
+            for (int tr = 0; tr < ntr; tr++)
+                for (int j = 0; j < NPTS; j++) {
+                    const std::complex<double> want = std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y) * std::complex<double>(pre[j].x, pre[j].y);
+                    et3 = std::max(et3, std::abs(std::complex<double>(prod[tr * NPTS + j].x, prod[tr * NPTS + j].y) - want));
+                }
+            if (!(et3 <= tol)) { printf("FAIL type 3 steps: error %.3e\n", et3); return 1; }
+        }
+        printf("dim %d: type 3 factors and products within %.1e; ", DIM, et3);
+    }
+    printf("prefix sums and minmax exact\n");
+    return 0;
+}
+"#;
+
 const GW_DRIVER: &str = r#"
 // ---- wide-Gaussian driver -----------------------------------------------------------------
 static unsigned long long rng_state = 88172645463325252ull;
 static double urand() {
     rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
     return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
-template <class F> static void launch(unsigned gx, unsigned gy, F f) {
-    gridDim.x = gx; gridDim.y = gy; blockDim.x = 1; threadIdx.x = 0;
-    for (unsigned by = 0; by < gy; by++)
-        for (unsigned bx = 0; bx < gx; bx++) { blockIdx.x = bx; blockIdx.y = by; f(); }
 }
 typedef std::complex<double> C;
 static C cx(T2 v) { return C(v.x, v.y); }
@@ -280,7 +563,7 @@ int main() {
             for (int tr = 0; tr < ntr; tr++) ref[tr * glen + g] += w * cx(c[tr * NPTS + j]) * cx(pre[j]);
         });
     std::vector<T2> grid(ntr * glen, T2{0, 0});
-    launch(1, ntr, [&] { nudt_gw_spread(NPTS, x[0].data(), x[1].data(), x[2].data(), pre.data(), c.data(), grid.data(), n[0], n[1], n[2], e3.data(), q, NPTS, glen); });
+    LAUNCH(nudt_gw_spread, blocks(NPTS, THREADS_nudt_gw_spread), ntr, NPTS, x[0].data(), x[1].data(), x[2].data(), pre.data(), c.data(), grid.data(), n[0], n[1], n[2], e3.data(), q, NPTS, glen);
     double espread = 0, rmax = 0;
     for (int i = 0; i < ntr * glen; i++) {
         espread = std::max(espread, std::abs(cx(grid[i]) - ref[i]));
@@ -292,7 +575,7 @@ int main() {
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < n[d]; i++) p[d].push_back((T)(d < DIM ? 0.5 + urand() : 1.0));
     std::vector<T2> before = grid;
-    launch(1, ntr, [&] { nudt_gw_precomp(glen, grid.data(), p[0].data(), p[1].data(), p[2].data(), n[1], n[2], glen); });
+    LAUNCH(nudt_gw_precomp, blocks(glen, THREADS_nudt_gw_precomp), ntr, glen, grid.data(), p[0].data(), p[1].data(), p[2].data(), n[1], n[2], glen);
     double eprecomp = 0;
     for (int tr = 0; tr < ntr; tr++)
         for (int i = 0; i < glen; i++) {
@@ -304,7 +587,7 @@ int main() {
     const double cs[3] = {1.5, -2.0, 0.25}, dxs[3] = {0.11, 0.07, 0.13}, cxs[3] = {0.3, -0.6, 1.1};
     const double sgn = -1;
     std::vector<T2> post(NTGT);
-    launch(1, 1, [&] { nudt_gw_targets(NTGT, s[0].data(), s[1].data(), s[2].data(), cs[0], cs[1], cs[2], dxs[0], dxs[1], dxs[2], cxs[0], cxs[1], cxs[2], sgn, b, u[0].data(), u[1].data(), u[2].data(), post.data()); });
+    LAUNCH(nudt_gw_targets, blocks(NTGT, THREADS_nudt_gw_targets), 1, NTGT, s[0].data(), s[1].data(), s[2].data(), cs[0], cs[1], cs[2], dxs[0], dxs[1], dxs[2], cxs[0], cxs[1], cxs[2], sgn, b, u[0].data(), u[1].data(), u[2].data(), post.data());
     double etargets = 0;
     for (int k = 0; k < NTGT; k++) {
         double mag = 1, ph = 0;
@@ -320,7 +603,7 @@ int main() {
     // Interpolation with post-factors, of a random grid at the scaled targets.
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> out(ntr * NTGT, T2{0, 0});
-    launch(1, ntr, [&] { nudt_gw_interp(NTGT, u[0].data(), u[1].data(), u[2].data(), post.data(), grid.data(), out.data(), n[0], n[1], n[2], e3.data(), q, NTGT, glen); });
+    LAUNCH(nudt_gw_interp, blocks(NTGT, THREADS_nudt_gw_interp), ntr, NTGT, u[0].data(), u[1].data(), u[2].data(), post.data(), grid.data(), out.data(), n[0], n[1], n[2], e3.data(), q, NTGT, glen);
     double einterp = 0, imax = 0;
     std::vector<C> want(ntr * NTGT);
     for (int k = 0; k < NTGT; k++)
@@ -351,6 +634,28 @@ fn compiler() -> Option<String> {
         .map(String::from)
 }
 
+/// A module's source as the emulation compiles it: block-scope `extern __shared__` arrays
+/// (dynamic shared memory) become plain `extern` declarations of the header's buffer, since
+/// `__shared__` itself stands for `static` there.
+fn emulated(source: &str) -> String {
+    source.replace("extern __shared__", "extern")
+}
+
+/// `THREADS_<kernel>` and `SMEM_<kernel>`: the block size and dynamic shared memory each kernel
+/// of `modules` declares, which the runtime launches it with.
+fn launch_defines(modules: &[&CudaSource]) -> String {
+    modules
+        .iter()
+        .flat_map(|m| &m.kernels)
+        .map(|k| {
+            format!(
+                "#define THREADS_{0} {1}u\n#define SMEM_{0} {2}\n",
+                k.name, k.block_threads, k.dynamic_smem
+            )
+        })
+        .collect()
+}
+
 struct Case {
     dim: usize,
     width: usize,
@@ -378,22 +683,27 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         } else {
             1e-13
         };
+    let npts = match case.dim {
+        3 => 60,
+        _ => 300,
+    };
+    let nbins: usize = (0..3).map(|d| case.n[d].div_ceil(spec.bins[d])).product();
     let defines = format!(
-        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n",
+        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n#define PT_BYTES {}\n#define SUB_BOUND {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
         case.n[0],
         case.n[1],
         case.n[2],
-        match case.dim {
-            3 => 60,
-            _ => 300,
-        },
         kernel.beta,
         u8::from(case.kind == KernelKind::Es),
-        bound
+        bound,
+        spec.point_bytes(),
+        spec.subproblem_bound(npts, nbins),
+        launch_defines(&[&common, &spread]),
     );
     let code = format!(
         "{HEADER}\n{}\n{}\n{defines}\n{DRIVER}",
-        common.source, spread.source
+        emulated(&common.source),
+        emulated(&spread.source)
     );
     let stem = format!("{}_b{}", spread.name, case.bins);
     compile_and_run(cxx, dir, &stem, &code)
@@ -447,9 +757,50 @@ fn run_gw_case(cxx: &str, dir: &Path, case: &GwCase) -> Result<String, String> {
         "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define NTGT {ntgt}\n#define SHAPE {:e}\n",
         case.n[0], case.n[1], case.n[2], case.b
     );
-    let code = format!("{HEADER}\n{}\n{defines}\n{GW_DRIVER}", module.source);
+    let code = format!(
+        "{HEADER}\n{}\n{defines}{}\n{GW_DRIVER}",
+        emulated(&module.source),
+        launch_defines(&[&module])
+    );
     let stem = format!("{}_n{}", module.name, case.n[0]);
     compile_and_run(cxx, dir, &stem, &code)
+}
+
+/// The common module of `precision` with its own driver (prefix sums over many bins, the
+/// bounding-interval reduction, type 3 factors and products).
+fn run_common_case(cxx: &str, dir: &Path, precision: Precision) -> Result<String, String> {
+    let common = common_module(precision).map_err(|e| e.to_string())?;
+    let defines = format!(
+        "#define NPTS 300\n#define SINGLE {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
+        u8::from(precision == Precision::F32),
+        launch_defines(&[&common]),
+    );
+    let code = format!(
+        "{HEADER}\n{}\n{defines}\n{COMMON_DRIVER}",
+        emulated(&common.source)
+    );
+    compile_and_run(cxx, dir, &common.name, &code)
+}
+
+#[test]
+fn common_kernels_match_the_host_on_the_cpu() {
+    let Some(cxx) = compiler() else {
+        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
+        return;
+    };
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("nudt-cuda-emulate-common-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let results: Vec<_> = [Precision::F32, Precision::F64]
+        .into_iter()
+        .map(|p| run_common_case(&cxx, &dir, p))
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    for line in results.iter().flatten() {
+        eprintln!("{line}");
+    }
+    assert!(failures.is_empty(), "common module failed:\n{failures:?}");
 }
 
 #[test]

@@ -6,7 +6,7 @@ Usage (from the repository root, with nudt and finufft installed):
         [--only NAME,..] [--threads 2] [--repeats 5] [--scale 1.0] [--sample 100]
         [--overhead-points 1000000]
 
-Per problem: the data of benches/finufft_peer.py (same generator, seed and distributions),
+Per problem: the data of benches/peer.py (same generator, seed and distributions),
 then `repeats` rounds in which each library (the order alternating per round) makes its plan
 with nthreads=THREADS, sets the points and executes once; medians of each phase and of the
 totals, the ratio finufft/nudt of the totals (above 1: nudt faster), and each library's
@@ -31,7 +31,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "benches"))
-from finufft_peer import make_data, problem_dim, rel_error  # noqa: E402
+from peer import make_data, problem_dim, rel_error  # noqa: E402
 
 
 def one_shot(lib, t, shape, tol, isign, dtype, threads, pts, data):
@@ -51,7 +51,7 @@ def run_problem(libs, p, args):
     single = p.get("precision", "f64") == "f32"
     rdt, cdt = (np.float32, np.complex64) if single else (np.float64, np.complex128)
     isign = -1 if t == 2 else 1
-    x, data, targets = make_data(p, dim, m, np.random.default_rng(args.seed))
+    x, data, targets = make_data(p, p.get("dist", "uniform"), dim, m, np.random.default_rng(args.seed))
     pts = {k: np.ascontiguousarray(r, dtype=rdt) for k, r in zip("xyz", x)}
     if t == 3:
         pts.update({k: np.ascontiguousarray(r, dtype=rdt) for k, r in zip("stu", targets)})

@@ -3,8 +3,9 @@
 ``import nudt as finufft`` runs code written for finufft: the one-call transforms
 ``nufft1d1`` ... ``nufft3d3`` and the ``Plan`` class (``setpts``, ``execute``,
 ``execute_adjoint``) take the same arguments, keywords and defaults, and give the same
-results to the requested tolerance. (cufinufft's interface, ``nudt.cuda``, is not offered
-yet: importing it raises ImportError saying so.)
+results to the requested tolerance. ``import nudt.cuda as cufinufft`` does the same for
+cufinufft's interface on GPU arrays (CuPy, PyTorch, Numba); without a GPU importing it
+raises ImportError saying why.
 """
 
 from . import _nudt

@@ -45,31 +45,46 @@ def _integer(value, name):
             f"`{name}` must be an integer, got {type(value).__name__}") from None
 
 
+def _modeord(value):
+    """finufft's and cufinufft's ``modeord`` -> True for FFT order."""
+    v = _integer(value, "modeord")
+    if v not in (0, 1):
+        raise NudtValueError(f"modeord must be 0 (centred) or 1 (FFT order), got {v}")
+    return v == 1
+
+
+def _upsampfac(value):
+    """finufft's and cufinufft's ``upsampfac`` -> 2.0, 1.25 or 0.0 (the planner's choice)."""
+    if not isinstance(value, numbers.Real):
+        raise NudtTypeError(f"upsampfac must be a number, got {type(value).__name__}")
+    upsampfac = float(value)
+    if upsampfac not in _UPSAMPFACS:
+        raise NudtValueError(
+            f"upsampfac must be 2.0, 1.25 or 0 (chosen by the planner), got {value}")
+    return upsampfac
+
+
+def _default_only(key, value, defaults):
+    """An option of which nudt has only the default value."""
+    if _integer(value, key) != defaults[key]:
+        raise NudtValueError(
+            f"option {key}={value} is not supported by nudt (only {key}={defaults[key]})")
+
+
 def _options(kwargs):
     """finufft's keyword options -> (fft_order, nthreads, upsampfac)."""
     fft_order, nthreads, upsampfac = False, 0, 0.0
     for key, value in kwargs.items():
         if key == "modeord":
-            v = _integer(value, key)
-            if v not in (0, 1):
-                raise NudtValueError(f"modeord must be 0 (centred) or 1 (FFT order), got {v}")
-            fft_order = v == 1
+            fft_order = _modeord(value)
         elif key == "nthreads":
             nthreads = _integer(value, key)
             if nthreads < 0:
                 raise NudtValueError(f"nthreads must be 0 (all cores) or more, got {nthreads}")
         elif key == "upsampfac":
-            if not isinstance(value, numbers.Real):
-                raise NudtTypeError(f"upsampfac must be a number, got {type(value).__name__}")
-            upsampfac = float(value)
-            if upsampfac not in _UPSAMPFACS:
-                raise NudtValueError(
-                    f"upsampfac must be 2.0, 1.25 or 0 (chosen by the planner), got {value}")
+            upsampfac = _upsampfac(value)
         elif key in _DEFAULT_ONLY:
-            if _integer(value, key) != _DEFAULT_ONLY[key]:
-                raise NudtValueError(
-                    f"option {key}={value} is not supported by nudt "
-                    f"(only {key}={_DEFAULT_ONLY[key]})")
+            _default_only(key, value, _DEFAULT_ONLY)
         elif key in _TUNING_OPTIONS:
             _integer(value, key)
         elif key in ("fftw_lock_fun", "fftw_unlock_fun", "fftw_lock_data"):
@@ -128,33 +143,27 @@ def _stack_shape(shape, inner, n_trans, name):
     return lead
 
 
-class Plan:
-    """A NUFFT plan, as finufft's ``Plan``: make it once, ``setpts``, then ``execute`` (and
-    ``execute_adjoint``) as often as needed.
+def _attribute(name, doc=None):
+    """A read-only property for the attribute ``_name``."""
+    return property(operator.attrgetter("_" + name), doc=doc)
 
-    Args:
-        nufft_type (int): 1 (nonuniform to uniform), 2 (uniform to nonuniform) or 3
-            (nonuniform to nonuniform).
-        n_modes_or_dim (int or tuple of ints): types 1 and 2: modes per dimension
-            ``(N1[, N2[, N3]])``; type 3: the dimension (1, 2 or 3).
-        n_trans (int): number of transforms sharing the points, stacked on a leading axis.
-        eps (float): relative tolerance; one that the precision cannot reach (below about
-            1e-7 in complex64, 1e-15 in complex128) raises ``ValueError``.
-        isign (int): sign of the exponent, +1 if non-negative else -1; default -1 for type
-            2 and +1 otherwise.
-        dtype: ``'complex64'`` (single precision) or ``'complex128'``.
-        **kwargs: finufft's options. ``modeord`` (0 centred, 1 FFT order), ``nthreads``
-            (0: all cores), ``upsampfac`` (2.0, 1.25, or 0 for the planner's choice) act;
-            the options that tune FINUFFT's internals are accepted and have no effect;
-            unknown keywords raise ``TypeError``.
+
+class PlanBase:
+    """What finufft's ``Plan`` and cufinufft's share: argument checks, attributes, the shapes
+    of data and results. A subclass says how arrays come in (``_input``, ``_output``), how
+    results are allocated (``_empty_like``) and runs the transforms (``_set_points``,
+    ``_execute``); the one-call functions ask it for ``_simple_dtype`` and ``_shape``.
     """
 
-    def __init__(self, nufft_type, n_modes_or_dim, n_trans=1, eps=1e-6, isign=None,
-                 dtype="complex128", **kwargs):
-        nufft_type = _integer(nufft_type, "nufft_type")
-        if nufft_type not in (1, 2, 3):
-            raise NudtValueError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
-        fft_order, nthreads, upsampfac = _options(kwargs)
+    type = _attribute("type")
+    dtype = _attribute("dtype")
+    dim = _attribute("dim")
+    n_modes = _attribute("n_modes", "Modes per dimension, in user order (ones for type 3).")
+    n_trans = _attribute("n_trans")
+    isign = _attribute("isign")
+
+    def _setup(self, nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype):
+        """Checks and keeps the arguments every plan takes; returns eps as a float."""
         self._dtype = _complex_dtype(dtype)
         self._real = np.dtype(np.float32 if self._dtype == np.complex64 else np.float64)
 
@@ -191,37 +200,10 @@ class Plan:
 
         self._type, self._n_trans, self._isign = nufft_type, n_trans, isign
         self._nj = self._nk = None
-        self._raw = _nudt.RawPlan(nufft_type, list(self._n_modes), isign, n_trans,
-                                  float(eps), self._dtype == np.complex64, fft_order,
-                                  nthreads, upsampfac)
-
-    @property
-    def type(self):
-        return self._type
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def dim(self):
-        return self._dim
-
-    @property
-    def n_modes(self):
-        """Modes per dimension, in user order (ones for type 3)."""
-        return self._n_modes
-
-    @property
-    def n_trans(self):
-        return self._n_trans
-
-    @property
-    def isign(self):
-        return self._isign
+        return float(eps)
 
     def __repr__(self):
-        return f"nudt.{self._raw!r}"
+        return f"{self._repr_prefix}.{self._raw!r}"
 
     def setpts(self, x=None, y=None, z=None, s=None, t=None, u=None):
         """Sets the nonuniform points: ``x[, y[, z]]`` (M each; sources for types 1 and 3,
@@ -236,7 +218,7 @@ class Plan:
                 raise NudtValueError(
                     f"a {dim}-D plan takes {role} {', '.join(names[:dim])}, "
                     f"got {', '.join(n for n, g in zip(names, given) if g) or 'none'}")
-            out = [_input(a, n, self._real) for a, n in zip(arrays[:dim], names)]
+            out = [self._input(a, n, self._real) for a, n in zip(arrays[:dim], names)]
             for a, n in zip(out, names):
                 if a.ndim != 1:
                     raise NudtValueError(f"{n} must be a vector, got shape {a.shape}")
@@ -252,7 +234,7 @@ class Plan:
             raise NudtValueError("s, t, u are target frequencies of a type 3 plan only")
         else:
             tgt = []
-        self._raw.setpts(src, tgt)
+        self._set_points(src, tgt)
         self._nj = src[0].size
         self._nk = tgt[0].size if tgt else None
 
@@ -266,15 +248,77 @@ class Plan:
         return (b, a) if adjoint else (a, b)
 
     def _run(self, data, out, adjoint):
+        """Checks shapes, allocates or checks ``out``, runs; returns the result array."""
         inner_in, inner_out = self._shapes(adjoint)
-        data = _input(data, "data", self._dtype)
+        data = self._input(data, "data", self._dtype)
         lead = _stack_shape(data.shape, inner_in, self._n_trans, "data")
         if out is None:
-            out = np.empty((*lead, *inner_out), dtype=self._dtype)
+            out = self._empty_like(data, (*lead, *inner_out))
         else:
-            _stack_shape(_output(out, self._dtype).shape, inner_out, self._n_trans, "out")
+            out = self._output(out)
+            _stack_shape(out.shape, inner_out, self._n_trans, "out")
+        return self._execute(data, out, adjoint)
+
+
+class Plan(PlanBase):
+    """A NUFFT plan, as finufft's ``Plan``: make it once, ``setpts``, then ``execute`` (and
+    ``execute_adjoint``) as often as needed.
+
+    Args:
+        nufft_type (int): 1 (nonuniform to uniform), 2 (uniform to nonuniform) or 3
+            (nonuniform to nonuniform).
+        n_modes_or_dim (int or tuple of ints): types 1 and 2: modes per dimension
+            ``(N1[, N2[, N3]])``; type 3: the dimension (1, 2 or 3).
+        n_trans (int): number of transforms sharing the points, stacked on a leading axis.
+        eps (float): relative tolerance; one that the precision cannot reach (below about
+            1e-7 in complex64, 1e-15 in complex128) raises ``ValueError``.
+        isign (int): sign of the exponent, +1 if non-negative else -1; default -1 for type
+            2 and +1 otherwise.
+        dtype: ``'complex64'`` (single precision) or ``'complex128'``.
+        **kwargs: finufft's options. ``modeord`` (0 centred, 1 FFT order), ``nthreads``
+            (0: all cores), ``upsampfac`` (2.0, 1.25, or 0 for the planner's choice) act;
+            the options that tune FINUFFT's internals are accepted and have no effect;
+            unknown keywords raise ``TypeError``.
+    """
+
+    def __init__(self, nufft_type, n_modes_or_dim, n_trans=1, eps=1e-6, isign=None,
+                 dtype="complex128", **kwargs):
+        nufft_type = _integer(nufft_type, "nufft_type")
+        if nufft_type not in (1, 2, 3):
+            raise NudtValueError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
+        fft_order, nthreads, upsampfac = _options(kwargs)
+        eps = self._setup(nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype)
+        self._raw = _nudt.RawPlan(nufft_type, list(self._n_modes), self._isign,
+                                  self._n_trans, eps, self._dtype == np.complex64,
+                                  fft_order, nthreads, upsampfac)
+
+    _repr_prefix = "nudt"
+    _input = staticmethod(_input)
+
+    def _output(self, out):
+        return _output(out, self._dtype)
+
+    def _empty_like(self, data, shape):
+        return np.empty(shape, dtype=self._dtype)
+
+    def _set_points(self, src, tgt):
+        self._raw.setpts(src, tgt)
+
+    def _execute(self, data, out, adjoint):
         self._raw.execute(data, out, adjoint)
         return out
+
+    @staticmethod
+    def _simple_dtype(x, data):
+        """finufft's rule: the precision follows the points."""
+        dt = x.dtype if isinstance(x, np.ndarray) else np.dtype(np.float64)
+        if dt == np.float64:
+            return np.dtype(np.complex128)
+        if dt == np.float32:
+            return np.dtype(np.complex64)
+        raise NudtTypeError(f"x must be float64 or float32, got {dt}")
+
+    _shape = staticmethod(np.shape)
 
     def execute(self, data, out=None):
         """Runs the transform: type 1 strengths ``(M,)`` or ``(n_trans, M)`` to modes,
@@ -289,39 +333,32 @@ class Plan:
         return self._run(data, out, True)
 
 
-def _simple(dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):
-    """The one-call transforms: finufft's rules for inferring n_trans and n_modes."""
-    x = pts[0]
-    if not isinstance(x, np.ndarray):
-        x = np.asarray(x, dtype=np.float64)
-    if x.dtype == np.float64:
-        dtype = np.complex128
-    elif x.dtype == np.float32:
-        dtype = np.complex64
-    else:
-        raise NudtTypeError(f"x must be float64 or float32, got {x.dtype}")
-    pts = (x, *pts[1:])
+def simple(plan_cls, dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):
+    """The one-call transforms of ``plan_cls``: finufft's rules for inferring n_trans and
+    n_modes, the precision as ``plan_cls._simple_dtype`` says."""
+    shape = plan_cls._shape
+    dtype = plan_cls._simple_dtype(pts[0], f if tp == 2 else c)
     if tp == 2:
-        f = np.asarray(f)
-        if f.ndim not in (dim, dim + 1):
+        fs = shape(f)
+        if len(fs) not in (dim, dim + 1):
             raise NudtValueError(
                 f"f must have {dim} dimensions (one transform) or {dim + 1} (n_trans "
-                f"transforms), got shape {f.shape}")
-        n_trans = f.shape[0] if f.ndim == dim + 1 else 1
-        plan = Plan(2, f.shape[f.ndim - dim:], n_trans, eps, isign, dtype, **kwargs)
+                f"transforms), got shape {fs}")
+        n_trans = fs[0] if len(fs) == dim + 1 else 1
+        plan = plan_cls(2, fs[len(fs) - dim:], n_trans, eps, isign, dtype, **kwargs)
         plan.setpts(*pts)
         return plan.execute(f, out)
 
-    if x.ndim != 1:
-        raise NudtValueError(f"x must be a vector, got shape {x.shape}")
-    c = np.asarray(c)
-    m = x.shape[0]
-    n_trans = c.shape[0] if c.ndim == 2 else 1
-    if c.ndim not in (1, 2) or c.shape[-1] != m:
+    xs, cs = shape(pts[0]), shape(c)
+    if len(xs) != 1:
+        raise NudtValueError(f"x must be a vector, got shape {xs}")
+    m = xs[0]
+    n_trans = cs[0] if len(cs) == 2 else 1
+    if len(cs) not in (1, 2) or cs[-1] != m:
         raise NudtValueError(
-            f"c has shape {c.shape}, expected ({m},) or (n_trans, {m}) for {m} points")
+            f"c has shape {cs}, expected ({m},) or (n_trans, {m}) for {m} points")
     if tp == 3:
-        plan = Plan(3, dim, n_trans, eps, isign, dtype, **kwargs)
+        plan = plan_cls(3, dim, n_trans, eps, isign, dtype, **kwargs)
         plan.setpts(**dict(zip("xyz", pts)), **dict(zip("stu", targets)))
         return plan.execute(c, out)
 
@@ -333,19 +370,23 @@ def _simple(dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):
             if len(n_modes) != dim:
                 raise NudtValueError(f"n_modes must have {dim} entries, got {len(n_modes)}")
     if out is not None:
-        shape = np.shape(out)
-        if len(shape) not in (dim, dim + 1):
+        os_ = shape(out)
+        if len(os_) not in (dim, dim + 1):
             raise NudtValueError(
-                f"out must have {dim} or {dim + 1} dimensions, got shape {shape}")
-        from_out = tuple(shape[len(shape) - dim:])
+                f"out must have {dim} or {dim + 1} dimensions, got shape {os_}")
+        from_out = tuple(os_[len(os_) - dim:])
         if n_modes is not None and n_modes != from_out:
-            raise NudtValueError(f"n_modes {n_modes} does not match out's shape {shape}")
+            raise NudtValueError(f"n_modes {n_modes} does not match out's shape {os_}")
         n_modes = from_out
     if n_modes is None:
         raise NudtValueError("a type 1 transform needs n_modes or out")
-    plan = Plan(1, n_modes, n_trans, eps, isign, dtype, **kwargs)
+    plan = plan_cls(1, n_modes, n_trans, eps, isign, dtype, **kwargs)
     plan.setpts(*pts)
     return plan.execute(c, out)
+
+
+def _simple(*args):
+    return simple(Plan, *args)
 
 
 def nufft1d1(x, c, n_modes=None, out=None, eps=1e-6, isign=1, **kwargs):

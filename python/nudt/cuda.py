@@ -1,12 +1,379 @@
-"""cufinufft's Python interface on nudt's CUDA backend: not in this package yet.
+"""cufinufft's Python interface on nudt's CUDA backend: ``import nudt.cuda as cufinufft``.
 
-The extension is built without the runtime's `cuda` feature, so importing this module
-raises ImportError with the reason; on a GPU, nudt's CUDA backend is reached from Rust
-(`nudt::cuda::CudaPlan`, README "On an NVIDIA GPU") or the CLI (`nudt transform --backend
-cuda`).
+``Plan`` (``setpts``, ``execute``) and the one-call transforms ``nufft1d1`` ... ``nufft3d3``
+take cufinufft's arguments, keywords and defaults (``dtype='complex64'``), on device arrays
+of any library that offers ``__cuda_array_interface__``: CuPy, PyTorch (CUDA tensors),
+Numba. Results are allocated by the library of the input (CuPy in, CuPy out; a tensor in, a
+tensor out on its device) or written into ``out``. Inputs of the plan's dtype that are
+C-contiguous are used in place; others are copied (CuPy and PyTorch arrays).
+
+Calls return once the work is queued. The plan's stream first waits for the streams the
+arrays name in their interface (and ``gpu_stream``), and those streams then wait for the
+plan: work the caller queues afterwards on the same streams sees the results, without the
+host waiting. Points must be finite: as in cufinufft, they are not checked on the device.
+
+Importing this module raises ImportError, with the reason, when the package was built
+without the ``cuda`` feature or when no CUDA driver, device, NVRTC or cuFFT is found.
 """
 
-raise ImportError(
-    "nudt.cuda: this nudt package is built without the CUDA backend (the Python package "
-    "does not offer cufinufft's interface yet); nudt's CUDA backend is available from Rust "
-    "(nudt::cuda::CudaPlan, cargo feature `cuda`) and `nudt transform --backend cuda`")
+import numpy as np
+
+from . import _interfaces as _cpu
+from . import _nudt
+from ._errors import NudtTypeError, NudtValueError
+from ._interfaces import (
+    PlanBase, _complex_dtype, _default_only, _integer, _modeord, _upsampfac, simple,
+)
+
+if not hasattr(_nudt, "RawCudaPlan"):
+    raise ImportError(
+        "nudt.cuda: this nudt package was built without its `cuda` feature; reinstall "
+        "with it: pip install ./python (the default) or maturin build --features cuda")
+try:
+    _DEVICES = _nudt.cuda_device_count()
+except RuntimeError as e:
+    raise ImportError(f"nudt.cuda: no usable GPU: {e}") from e
+
+__all__ = [
+    "Plan",
+    "nufft1d1", "nufft1d2", "nufft1d3",
+    "nufft2d1", "nufft2d2", "nufft2d3",
+    "nufft3d1", "nufft3d2", "nufft3d3",
+]
+
+# cufinufft's options that tune cuFINUFFT's own machinery (kernel evaluation, sort, output
+# bins, subproblem size, diagnostics). nudt's generated kernels make those choices
+# themselves, so these are accepted (as integers) and have no effect; results do not depend
+# on them in cufinufft either.
+_TUNING_OPTIONS = frozenset({
+    "gpu_sort", "gpu_kerevalmeth", "gpu_maxsubprobsize", "gpu_obinsizex", "gpu_obinsizey",
+    "gpu_obinsizez", "gpu_np", "debug",
+})
+# cufinufft options that change what is computed; nudt has only their default.
+_DEFAULT_ONLY = {"gpu_spreadinterponly": 0}
+_BINS = ("gpu_binsizex", "gpu_binsizey", "gpu_binsizez")
+
+
+def _stream_handle(stream):
+    """``gpu_stream`` as a handle: an integer, a CuPy stream (``.ptr``), a PyTorch stream
+    (``.cuda_stream``) or a Numba stream (``.handle``)."""
+    for attr in ("ptr", "cuda_stream"):
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+            break
+    else:
+        handle = getattr(stream, "handle", None)
+        if handle is not None:
+            stream = getattr(handle, "value", handle)
+    if stream is None:
+        return None
+    try:
+        return _integer(stream, "gpu_stream")
+    except TypeError:
+        raise NudtTypeError("gpu_stream must be a stream handle (int) or a CuPy, PyTorch "
+                            f"or Numba stream, got {type(stream).__name__}") from None
+
+
+def _gpu_options(kwargs):
+    """cufinufft's keyword options -> (fft_order, upsampfac, device, method, max_batch,
+    bins, stream)."""
+    fft_order, upsampfac, device, method, max_batch, stream = False, 0.0, 0, 0, 0, None
+    bins = [0, 0, 0]
+    for key, value in kwargs.items():
+        if key == "modeord":
+            fft_order = _modeord(value)
+        elif key == "upsampfac":
+            upsampfac = _upsampfac(value)
+        elif key == "gpu_method":
+            method = _integer(value, key)
+            if method not in (0, 1, 2, 3):
+                raise NudtValueError(
+                    f"gpu_method must be 0 (chosen per point set), 1 (GM-sort), 2 (SM) or "
+                    f"3 (output-driven), got {method}")
+        elif key == "gpu_device_id":
+            device = _integer(value, key)
+            if not 0 <= device < _DEVICES:
+                raise NudtValueError(
+                    f"gpu_device_id {device}: there are {_DEVICES} CUDA device(s)")
+        elif key == "gpu_maxbatchsize":
+            max_batch = _integer(value, key)
+            if max_batch < 0:
+                raise NudtValueError(f"gpu_maxbatchsize must be 0 (default) or more, "
+                                     f"got {max_batch}")
+        elif key in _BINS:
+            side = _integer(value, key)
+            if side < 0:
+                raise NudtValueError(f"{key} must be 0 (default) or more, got {side}")
+            bins[_BINS.index(key)] = side
+        elif key == "gpu_stream":
+            stream = _stream_handle(value)
+        elif key in _DEFAULT_ONLY:
+            _default_only(key, value, _DEFAULT_ONLY)
+        elif key in _TUNING_OPTIONS:
+            _integer(value, key)
+        else:
+            raise NudtTypeError(f"unknown option {key!r}")
+    return fft_order, upsampfac, device, method, max_batch, bins, stream
+
+
+def _library(obj):
+    """The array library an object comes from, by its type's module."""
+    return type(obj).__module__.split(".")[0]
+
+
+class _DeviceArray:
+    """A device array as its ``__cuda_array_interface__`` describes it, C-contiguous, with
+    the object that owns it (kept alive for the call)."""
+
+    __slots__ = ("obj", "ptr", "shape", "dtype", "stream")
+
+    def __init__(self, obj, ptr, shape, dtype, stream):
+        self.obj, self.ptr, self.shape, self.dtype, self.stream = obj, ptr, shape, dtype, stream
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def raw(self):
+        """(address, length in reals) for the extension."""
+        n = self.size * (2 if self.dtype.kind == "c" else 1)
+        return self.ptr, n
+
+
+def _interface(a, name):
+    """``a``'s ``__cuda_array_interface__``; TypeError for host arrays and other objects."""
+    if _library(a) == "torch" and getattr(a, "requires_grad", False):
+        a = a.detach()  # the same memory; a tensor that needs grad hides its interface
+    try:
+        return a, a.__cuda_array_interface__
+    except AttributeError:
+        raise NudtTypeError(
+            f"argument `{name}` must be a CUDA device array (CuPy, PyTorch on a CUDA "
+            f"device, Numba: an object with __cuda_array_interface__), got "
+            f"{type(a).__module__}.{type(a).__name__}") from None
+
+
+def _c_contiguous(shape, strides, itemsize):
+    if strides is None:
+        return True
+    expected = itemsize
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n != 1 and st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _contiguous_copy(a, name):
+    lib = _library(a)
+    if lib == "torch":
+        return a.contiguous()
+    if lib == "cupy":
+        import cupy
+        return cupy.ascontiguousarray(a)
+    raise NudtValueError(
+        f"argument `{name}` is not C-contiguous; nudt copies only CuPy and PyTorch arrays: "
+        f"pass a C-contiguous one")
+
+
+def _device_array(a, name, dtype, writes=False):
+    """``a`` as a C-contiguous device array of exactly ``dtype``: a copy only if its layout
+    needs one (never for an output)."""
+    a, cai = _interface(a, name)
+    if cai.get("mask") is not None:
+        raise NudtTypeError(f"argument `{name}`: masked arrays are not supported")
+    got = np.dtype(cai["typestr"])
+    if got != dtype:
+        raise NudtTypeError(f"argument `{name}` has dtype {got}, but {dtype} was expected")
+    shape = tuple(int(n) for n in cai["shape"])
+    ptr, readonly = cai["data"]
+    if writes and readonly:
+        raise NudtTypeError(f"argument `{name}` must be writeable")
+    if not _c_contiguous(shape, cai.get("strides"), got.itemsize):
+        if writes:
+            raise NudtTypeError(f"argument `{name}` must be C-contiguous")
+        return _device_array(_contiguous_copy(a, name), name, dtype)
+    stream = cai.get("stream")
+    if stream is None and _library(a) == "torch":
+        # PyTorch's interface names no stream; its kernels run on the current one.
+        import torch
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+    return _DeviceArray(a, int(ptr or 0), shape, got, stream)
+
+
+def _empty_like(like, shape, dtype):
+    """A new device array of ``like``'s library, on its device."""
+    lib = _library(like)
+    if lib == "torch":
+        import torch
+        tdtype = torch.complex64 if dtype == np.complex64 else torch.complex128
+        return torch.empty(shape, dtype=tdtype, device=like.device)
+    if lib == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype=dtype)
+    if lib in ("numba", "numba_cuda"):  # numba_cuda: NVIDIA's package behind numba.cuda
+        from numba import cuda
+        return cuda.device_array(shape, dtype=dtype)
+    raise NudtTypeError(
+        f"nudt.cuda allocates results as CuPy, PyTorch or Numba arrays; for a "
+        f"{type(like).__module__}.{type(like).__name__} input pass `out`")
+
+
+class Plan(PlanBase):
+    """A NUFFT plan on the GPU, as cufinufft's ``Plan``: make it once, ``setpts``, then
+    ``execute`` as often as needed.
+
+    Args:
+        nufft_type (int): 1 (nonuniform to uniform), 2 (uniform to nonuniform) or 3
+            (nonuniform to nonuniform).
+        n_modes (int or tuple of ints): types 1 and 2: modes per dimension
+            ``(N1[, N2[, N3]])``; type 3: the dimension (1, 2 or 3).
+        n_trans (int): number of transforms sharing the points, stacked on a leading axis.
+        eps (float): relative tolerance; one the precision cannot reach raises ValueError.
+        isign (int): sign of the exponent; default -1 for type 2 and +1 otherwise.
+        dtype: ``'complex64'`` (the default, as cufinufft's) or ``'complex128'``.
+        **kwargs: cufinufft's options. ``modeord`` (0 centred, 1 FFT order), ``upsampfac``
+            (2.0, 1.25, 0 for the default), ``gpu_method`` (0 chosen per point set, 1
+            GM-sort, 2 SM, 3 output-driven), ``gpu_binsizex/y/z`` (bin sides, 0 default),
+            ``gpu_maxbatchsize`` (transforms per batch, 0 default), ``gpu_device_id`` and
+            ``gpu_stream`` (a stream to order the work with) act; the options that tune
+            cuFINUFFT's internals (``gpu_sort``, ``gpu_kerevalmeth``,
+            ``gpu_maxsubprobsize``, ...) are accepted and have no effect; unknown keywords
+            raise ``TypeError``.
+    """
+
+    _repr_prefix = "nudt.cuda"
+
+    def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None,
+                 dtype="complex64", **kwargs):
+        nufft_type = _integer(nufft_type, "nufft_type")
+        if nufft_type not in (1, 2, 3):
+            raise NudtValueError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
+        fft_order, upsampfac, device, method, max_batch, bins, self._stream = \
+            _gpu_options(kwargs)
+        eps = self._setup(nufft_type, n_modes, n_trans, eps, isign, dtype)
+        if any(bins):
+            if not all(bins[:self._dim]):
+                raise NudtValueError(f"give gpu_binsize for all {self._dim} dimensions")
+            bins = bins[:self._dim]
+        else:
+            bins = []
+        self._raw = _nudt.RawCudaPlan(nufft_type, list(self._n_modes), self._isign,
+                                      self._n_trans, eps, self._dtype == np.complex64,
+                                      fft_order, upsampfac, device, method, max_batch, bins)
+
+    def _streams(self, arrays):
+        """The distinct streams of the arrays' owners and the plan's ``gpu_stream``."""
+        handles = {a.stream for a in arrays if a.stream is not None}
+        if self._stream is not None:
+            handles.add(self._stream)
+        return sorted(handles)
+
+    @staticmethod
+    def _input(a, name, dtype):
+        return _device_array(a, name, dtype)
+
+    def _output(self, out):
+        return _device_array(out, "out", self._dtype, writes=True)
+
+    def _empty_like(self, data, shape):
+        return _device_array(_empty_like(data.obj, shape, self._dtype), "out", self._dtype,
+                             writes=True)
+
+    def _set_points(self, src, tgt):
+        self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
+                         self._streams(src + tgt))
+
+    def _execute(self, data, out, adjoint):
+        self._raw.execute(data.raw(), out.raw(), self._streams([data, out]))
+        return out.obj
+
+    @staticmethod
+    def _simple_dtype(x, data):
+        """cufinufft's rule: the precision follows the data."""
+        _, cai = _interface(data, "data")
+        dtype = np.dtype(cai["typestr"])
+        if dtype not in (np.complex64, np.complex128):
+            raise NudtTypeError(f"data must be complex64 or complex128, got {dtype}")
+        return dtype
+
+    @staticmethod
+    def _shape(a):
+        return tuple(int(n) for n in _interface(a, "argument")[1]["shape"])
+
+    def setpts(self, x, y=None, z=None, s=None, t=None, u=None):
+        """Sets the nonuniform points (device arrays of the plan's real dtype): ``x[, y[,
+        z]]`` (M each; sources for types 1 and 3, targets for type 2), and for type 3 the
+        target frequencies ``s[, t[, u]]``. The plan keeps no reference to them: it sorts
+        copies on the GPU."""
+        super().setpts(x, y, z, s, t, u)
+
+    def execute(self, data, out=None):
+        """Queues the transform: type 1 strengths ``(M,)`` or ``(n_trans, M)`` to modes,
+        type 2 modes to values at the points, type 3 strengths to values at the targets.
+        Writes into ``out`` when given (C-contiguous, the plan's dtype) and returns it,
+        else returns a new array of the input's library."""
+        return self._run(data, out, False)
+
+    def timings(self):
+        """GPU milliseconds of the last ``setpts`` and ``execute`` (CUDA events); waits for
+        them to finish."""
+        return self._raw.timings()
+
+
+def nufft1d1(x, data, n_modes=None, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 1, 1, (x,), data, (), None, out, n_modes, eps, isign, kwargs)
+
+
+def nufft1d2(x, data, out=None, eps=1e-6, isign=-1, **kwargs):
+    return simple(Plan, 1, 2, (x,), None, (), data, out, None, eps, isign, kwargs)
+
+
+def nufft1d3(x, data, s, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 1, 3, (x,), data, (s,), None, out, None, eps, isign, kwargs)
+
+
+def nufft2d1(x, y, data, n_modes=None, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 2, 1, (x, y), data, (), None, out, n_modes, eps, isign, kwargs)
+
+
+def nufft2d2(x, y, data, out=None, eps=1e-6, isign=-1, **kwargs):
+    return simple(Plan, 2, 2, (x, y), None, (), data, out, None, eps, isign, kwargs)
+
+
+def nufft2d3(x, y, data, s, t, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 2, 3, (x, y), data, (s, t), None, out, None, eps, isign, kwargs)
+
+
+def nufft3d1(x, y, z, data, n_modes=None, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 3, 1, (x, y, z), data, (), None, out, n_modes, eps, isign, kwargs)
+
+
+def nufft3d2(x, y, z, data, out=None, eps=1e-6, isign=-1, **kwargs):
+    return simple(Plan, 3, 2, (x, y, z), None, (), data, out, None, eps, isign, kwargs)
+
+
+def nufft3d3(x, y, z, data, s, t, u, out=None, eps=1e-6, isign=1, **kwargs):
+    return simple(Plan, 3, 3, (x, y, z), data, (s, t, u), None, out, None, eps, isign,
+                  kwargs)
+
+
+def _document():
+    """The one-call transforms' docstrings: the CPU functions', on device arrays."""
+    note = ("\n    All arrays are device arrays (CuPy, PyTorch, Numba); the result is an "
+            "array of\n    data's library, or out.\n")
+    for dim in (1, 2, 3):
+        for tp in (1, 2, 3):
+            name = f"nufft{dim}d{tp}"
+            doc = getattr(_cpu, name).__doc__.replace(" c: ", " data: ").replace(
+                " f: ", " data: ").replace("the precision follows x", "the precision "
+                                           "follows data, complex64 or complex128")
+            globals()[name].__doc__ = doc + note
+
+
+_document()

@@ -31,15 +31,19 @@ fn typed<'a, 'py, T: Element>(
     })
 }
 
-fn c_order(py: Python<'_>, a: &Bound<'_, numpy::PyUntypedArray>, name: &str) -> PyResult<()> {
-    if a.is_c_contiguous() {
-        Ok(())
-    } else {
-        Err(value_error(
-            py,
+/// `a` as an array of `T`, C-contiguous.
+fn checked<'a, 'py, T: Element>(
+    a: &'a Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<&'a Bound<'py, PyArrayDyn<T>>> {
+    let arr = typed::<T>(a, name)?;
+    if !arr.is_c_contiguous() {
+        return Err(value_error(
+            a.py(),
             format!("argument `{name}` must be C-contiguous"),
-        ))
+        ));
     }
+    Ok(arr)
 }
 
 /// `a` as a read-only array of `T`, C-contiguous.
@@ -47,9 +51,8 @@ pub fn readonly<'py, T: Element>(
     a: &Bound<'py, PyAny>,
     name: &str,
 ) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
-    let arr = typed::<T>(a, name)?;
-    c_order(a.py(), arr.as_untyped(), name)?;
-    arr.try_readonly()
+    checked::<T>(a, name)?
+        .try_readonly()
         .map_err(|e| value_error(a.py(), format!("argument `{name}`: {e}")))
 }
 
@@ -58,9 +61,7 @@ pub fn readwrite<'py, T: Element>(
     a: &Bound<'py, PyAny>,
     name: &str,
 ) -> PyResult<PyReadwriteArrayDyn<'py, T>> {
-    let arr = typed::<T>(a, name)?;
-    c_order(a.py(), arr.as_untyped(), name)?;
-    arr.try_readwrite().map_err(|e| match e {
+    checked::<T>(a, name)?.try_readwrite().map_err(|e| match e {
         BorrowError::NotWriteable => {
             PyTypeError::new_err(format!("argument `{name}` must be writeable"))
         }

@@ -6,8 +6,13 @@
 //! argument defaults, shape rules, option keywords — lives in the pure-Python layer
 //! (`nudt/_interfaces.py`), where it reads like finufft's own interface and costs
 //! microseconds per call.
+//!
+//! With the `cuda` feature it also holds [`cuda::RawCudaPlan`], the runtime's CUDA plan on
+//! device arrays handed over by address, behind `nudt.cuda` (cufinufft's interface).
 
 mod arrays;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod errors;
 mod plan;
 
@@ -17,6 +22,11 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _nudt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::RawPlan>()?;
+    #[cfg(feature = "cuda")]
+    {
+        m.add_class::<cuda::RawCudaPlan>()?;
+        m.add_function(wrap_pyfunction!(cuda::cuda_device_count, m)?)?;
+    }
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -24,11 +24,6 @@ def test_plan_signatures(method):
     assert ours == theirs
 
 
-def test_import_cuda_says_why():
-    with pytest.raises(ImportError, match="CUDA"):
-        import nudt.cuda  # noqa: F401
-
-
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("tp", (1, 2, 3))
 def test_same_results_and_shapes_as_finufft(tp, dtype):

@@ -139,9 +139,7 @@ impl BackendOptions {
         #[cfg(feature = "cuda")]
         {
             self.cuda.kernel = kernel;
-            if let Some(u) = upsampling {
-                self.cuda.upsampling = u;
-            }
+            self.cuda.upsampling = upsampling;
         }
         #[cfg(feature = "opencl")]
         {

@@ -1,11 +1,13 @@
 //! Multi-dimensional FFTs from rustfft's 1-D ones: rows of the contiguous axis in parallel,
 //! other axes by gathering batches of columns into contiguous scratch, transforming, and
-//! scattering back.
+//! scattering back. A long 1-D transform, which rustfft runs on one thread, is split into a
+//! 2-D one ([`FourStep`]) so that every core works on it.
 
+use crate::float::Float;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Columns gathered per task on non-contiguous axes: a cache line or more of each row.
 const COLUMN_BATCH: usize = 16;
@@ -17,14 +19,29 @@ pub struct FftNd<T: FftNum> {
     dims: Vec<usize>,
     forward: OnceLock<Vec<Arc<dyn Fft<T>>>>,
     inverse: OnceLock<Vec<Arc<dyn Fft<T>>>>,
+    /// For a long 1-D transform: its split into `n1 × n2`, planned on first use per direction.
+    long: Option<(usize, usize)>,
+    long_forward: OnceLock<FourStep<T>>,
+    long_inverse: OnceLock<FourStep<T>>,
 }
 
-impl<T: FftNum + Default> FftNd<T> {
+/// 1-D lengths from which a transform is split across cores (below it, one thread's
+/// transform is short next to the spreading around it).
+const FOUR_STEP_MIN: usize = 1 << 16;
+
+impl<T: Float> FftNd<T> {
     pub fn new(dims: &[usize]) -> Self {
+        let long = match dims {
+            &[n] if n >= FOUR_STEP_MIN => FourStep::<T>::split(n),
+            _ => None,
+        };
         FftNd {
             dims: dims.to_vec(),
             forward: OnceLock::new(),
             inverse: OnceLock::new(),
+            long,
+            long_forward: OnceLock::new(),
+            long_inverse: OnceLock::new(),
         }
     }
 
@@ -44,6 +61,15 @@ impl<T: FftNum + Default> FftNd<T> {
 
     /// In place: `e^{-2πi jk/n}` for `Forward` (isign = −1), `e^{+2πi jk/n}` for `Inverse`.
     pub fn process(&self, data: &mut [Complex<T>], direction: FftDirection) {
+        if let Some((n1, n2)) = self.long {
+            let cell = match direction {
+                FftDirection::Forward => &self.long_forward,
+                FftDirection::Inverse => &self.long_inverse,
+            };
+            return cell
+                .get_or_init(|| FourStep::new(n1, n2, direction))
+                .process(data);
+        }
         let plans = self.plans(direction);
         for (axis, (&n, fft)) in self.dims.iter().zip(plans).enumerate() {
             if n == 1 {
@@ -102,6 +128,98 @@ fn strided<T: FftNum + Default>(
     );
 }
 
+/// A 1-D transform of length `n = n1·n2` as a 2-D one (Bailey's four-step algorithm): with
+/// the input read as an `n1 × n2` row-major matrix (`x[n2·j1 + j2]`), transform its columns,
+/// multiply entry `(k1, j2)` by `ω^{j2·k1}`, transform its rows, and transpose, so that
+/// output `k1 + n1·k2` is entry `(k1, k2)`. Every step runs in parallel, where rustfft runs a
+/// single long transform on one thread.
+pub struct FourStep<T: FftNum> {
+    n1: usize,
+    n2: usize,
+    columns: Arc<dyn Fft<T>>,
+    rows: Arc<dyn Fft<T>>,
+    /// `ω^e` for `e = hi·n2 + lo` as `coarse[hi]·fine[lo]`: `ω^{j2·k1}` from two small
+    /// tables to within two roundings (computed in f64), where successive powers would drift.
+    coarse: Vec<Complex<T>>,
+    fine: Vec<Complex<T>>,
+    /// Holds the transposed result before it is copied back.
+    scratch: Mutex<Vec<Complex<T>>>,
+}
+
+impl<T: Float> FourStep<T> {
+    /// The split of `n` into `n1 × n2` closest to square, if it has one with both factors at
+    /// least 16 (a prime length has none, and a lopsided split gains little).
+    pub fn split(n: usize) -> Option<(usize, usize)> {
+        let root = (n as f64).sqrt() as usize;
+        let n1 = (16..=root.max(16)).rev().find(|&d| n.is_multiple_of(d))?;
+        (n / n1 >= 16).then_some((n1, n / n1))
+    }
+
+    pub fn new(n1: usize, n2: usize, direction: FftDirection) -> Self {
+        let mut planner = FftPlanner::new();
+        let n = n1 * n2;
+        let sign = match direction {
+            FftDirection::Forward => -1.0,
+            FftDirection::Inverse => 1.0,
+        };
+        let root = |e: usize| {
+            let (s, c) = (sign * 2.0 * std::f64::consts::PI * e as f64 / n as f64).sin_cos();
+            Complex::new(T::of(c), T::of(s))
+        };
+        FourStep {
+            n1,
+            n2,
+            columns: planner.plan_fft(n1, direction),
+            rows: planner.plan_fft(n2, direction),
+            coarse: (0..n1).map(|hi| root(hi * n2)).collect(),
+            fine: (0..n2).map(root).collect(),
+            scratch: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn process(&self, data: &mut [Complex<T>]) {
+        let (n1, n2) = (self.n1, self.n2);
+        strided(self.columns.as_ref(), data, n1, n2);
+        data.par_chunks_mut(n2).enumerate().for_each_init(
+            || vec![Complex::default(); self.rows.get_inplace_scratch_len()],
+            |scratch, (k1, row)| {
+                // e = j2·k1 mod n, kept as hi·n2 + lo while j2 steps (k1 < n1, so k1 = 0·n2 + k1).
+                let (mut hi, mut lo) = (0, 0);
+                for v in row.iter_mut() {
+                    *v = *v * self.coarse[hi] * self.fine[lo];
+                    lo += k1;
+                    while lo >= n2 {
+                        lo -= n2;
+                        hi += 1;
+                    }
+                    if hi >= n1 {
+                        hi -= n1;
+                    }
+                }
+                self.rows.process_with_scratch(row, scratch);
+            },
+        );
+        let mut out = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        crate::float::resize_parallel(&mut out, n1 * n2);
+        // Transpose in blocks of output rows: each task reads a strip of columns.
+        const BLOCK: usize = 16;
+        let src = &*data;
+        out.par_chunks_mut(BLOCK * n1)
+            .enumerate()
+            .for_each(|(b, dst)| {
+                let k2s = b * BLOCK..(b * BLOCK + BLOCK).min(n2);
+                for k1 in 0..n1 {
+                    for (r, k2) in k2s.clone().enumerate() {
+                        dst[r * n1 + k1] = src[k1 * n2 + k2];
+                    }
+                }
+            });
+        data.par_chunks_mut(1 << 16)
+            .zip(out.par_chunks(1 << 16))
+            .for_each(|(d, o)| d.copy_from_slice(o));
+    }
+}
+
 struct SyncPtr<T>(*mut T);
 // SAFETY: used only for disjoint column batches (see `strided`).
 unsafe impl<T> Send for SyncPtr<T> {}
@@ -143,6 +261,54 @@ mod tests {
                     .sum()
             })
             .collect()
+    }
+
+    #[test]
+    fn four_step_matches_rustfft_on_long_transforms() {
+        // Against rustfft's own single 1-D transform, both directions, square and lopsided
+        // splits, f64 and f32.
+        for n in [1 << 16, 3 * 5 * 7 * 11 * 13 * 17, 2_000_000] {
+            let (n1, n2) = FourStep::<f64>::split(n).expect("smooth lengths split");
+            assert_eq!(n1 * n2, n);
+            let x: Vec<Complex<f64>> = (0..n)
+                .map(|i| Complex::new((i as f64 * 0.37).sin(), (i as f64 * 1.3).cos()))
+                .collect();
+            for dir in [FftDirection::Forward, FftDirection::Inverse] {
+                let mut want = x.clone();
+                FftPlanner::new().plan_fft(n, dir).process(&mut want);
+                let mut got = x.clone();
+                FftNd::new(&[n]).process(&mut got, dir);
+                let err = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(a, b)| (a - b).norm_sqr())
+                    .sum::<f64>();
+                let norm = want.iter().map(|b| b.norm_sqr()).sum::<f64>();
+                assert!(
+                    (err / norm).sqrt() < 1e-14,
+                    "n = {n}: {}",
+                    (err / norm).sqrt()
+                );
+
+                let xs: Vec<Complex<f32>> = x
+                    .iter()
+                    .map(|v| Complex::new(v.re as f32, v.im as f32))
+                    .collect();
+                let mut got = xs.clone();
+                FftNd::new(&[n]).process(&mut got, dir);
+                let err = got
+                    .iter()
+                    .zip(&want)
+                    .map(|(a, b)| (Complex::new(a.re as f64, a.im as f64) - b).norm_sqr())
+                    .sum::<f64>();
+                assert!(
+                    (err / norm).sqrt() < 5e-6,
+                    "f32 n = {n}: {}",
+                    (err / norm).sqrt()
+                );
+            }
+        }
+        assert_eq!(FourStep::<f64>::split(65537), None, "a prime has no split");
     }
 
     #[test]

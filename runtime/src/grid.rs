@@ -46,13 +46,14 @@ impl<T: Float> FineGrid<T> {
             let table = if kernel.kind == KernelKind::Pswf && kernel.upsampling == Upsampling::TWO {
                 Cow::Borrowed(fns.table)
             } else {
+                let pad = fns.table_columns - kernel.width;
                 Cow::Owned(
                     kernel
                         .horner()
                         .coeffs
                         .iter()
-                        .flatten()
-                        .map(|&c| T::of(c))
+                        .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(0.0, pad)))
+                        .map(T::of)
                         .collect(),
                 )
             };

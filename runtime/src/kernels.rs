@@ -19,6 +19,9 @@ pub struct KernelFns<T: 'static> {
     /// The Horner table baked into the module (PSWF kernel, σ = 2, at this width); empty for
     /// the wide Gaussian, whose table is built at run time ([`wide_table`]).
     pub table: &'static [T],
+    /// Reals per row of the module's Horner table ([`TileKernel::TABLE_COLUMNS`]): tables
+    /// fitted at run time are padded with zero columns to match.
+    pub table_columns: usize,
 }
 
 fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
@@ -27,6 +30,7 @@ fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
         spread_target_driven: spread_target_driven::<T, K>,
         interp: interp::<T, K>,
         table,
+        table_columns: K::TABLE_COLUMNS,
     }
 }
 

@@ -83,6 +83,19 @@ impl<T: Float> Type3Engine<T> {
         }
     }
 
+    /// Targets → sources; `isign` is the adjoint's (the forward's negated).
+    fn execute_adjoint(
+        &mut self,
+        f: &[Complex<T>],
+        c: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        match self {
+            Type3Engine::Finufft(e) => e.execute_adjoint(f, c, isign),
+            Type3Engine::Gaussian(e) => e.execute_adjoint(f, c, isign),
+        }
+    }
+
     fn spread_grid(&self) -> &FineGrid<T> {
         match self {
             Type3Engine::Finufft(e) => e.spread_grid(),
@@ -195,12 +208,8 @@ enum Engine<T: Float> {
     Uniform(Box<Uniform<T>>),
     /// Type 3 before its points are set: the grids depend on them.
     Type3Pending,
-    Type3 {
-        forward: Box<Type3Engine<T>>,
-        /// The adjoint (targets → sources), planned on first use from kept coordinates.
-        adjoint: Option<Box<Type3Engine<T>>>,
-        points: Box<[Vec<Vec<T>>; 2]>,
-    },
+    /// Type 3 with its grids; the engine runs both directions on them.
+    Type3(Box<Type3Engine<T>>),
 }
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions.
@@ -408,18 +417,7 @@ impl<T: Float> Plan<T> {
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
         if self.opts.upsampling.is_none() {
             // σ is open: choose it now that the space–bandwidth product is known.
-            let half = |v: &[T]| {
-                let (lo, hi) = v
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
-                        (a.min(x.wide()), b.max(x.wide()))
-                    });
-                if lo > hi {
-                    0.0
-                } else {
-                    (hi - lo) / 2.0
-                }
-            };
+            let half = |v: &[T]| crate::type3::centre(v).1;
             let extent: Vec<f64> = sources
                 .iter()
                 .zip(targets)
@@ -444,12 +442,7 @@ impl<T: Float> Plan<T> {
                 method, sources, targets, kernel, tol, isign, strategy, &arch, side,
             )
         })?;
-        let keep = |v: &[&[T]]| v.iter().map(|c| c.to_vec()).collect::<Vec<_>>();
-        self.engine = Engine::Type3 {
-            forward: Box::new(nu),
-            adjoint: None,
-            points: Box::new([keep(sources), keep(targets)]),
-        };
+        self.engine = Engine::Type3(Box::new(nu));
         self.num_points = m;
         self.num_targets = k;
         Ok(())
@@ -487,7 +480,7 @@ impl<T: Float> Plan<T> {
         let set = match &self.engine {
             Engine::Uniform(u) => u.grid.has_points(),
             Engine::Type3Pending => false,
-            Engine::Type3 { .. } => true,
+            Engine::Type3(_) => true,
         };
         if !set {
             return Err(NudtError::PointsNotSet);
@@ -524,7 +517,7 @@ impl<T: Float> Plan<T> {
 
     /// The adjoint: type 1's is a type 2 with the opposite sign, type 2's a type 1, and
     /// type 3's maps values at the targets back to the sources (the type 3 with roles and
-    /// sign swapped; its grids are planned on first use).
+    /// sign swapped), run as the adjoint of each step on the forward's own grids.
     pub fn execute_adjoint(
         &mut self,
         input: &[Complex<T>],
@@ -548,39 +541,15 @@ impl<T: Float> Plan<T> {
         }
         let isign = if adjoint { -self.isign } else { self.isign };
         let as_type1 = (self.ty == TransformType::Type1) != adjoint;
-        let (kernel, strategy, side) = (self.kernel, self.opts.strategy, self.opts.tile_side);
-        let (method, tol) = (self.opts.type3, self.tol);
-        let arch = self.opts.arch.clone().unwrap_or_default();
         let engine = &mut self.engine;
         let mut body = move || -> Result<()> {
-            if let Engine::Type3 {
-                adjoint: slot @ None,
-                points,
-                ..
-            } = engine
-            {
-                if adjoint {
-                    let [src, tgt] = &**points;
-                    let (s, t): (Vec<&[T]>, Vec<&[T]>) = (
-                        src.iter().map(|c| &c[..]).collect(),
-                        tgt.iter().map(|c| &c[..]).collect(),
-                    );
-                    let nu = Type3Engine::new(
-                        method, &t, &s, kernel, tol, isign, strategy, &arch, side,
-                    )?;
-                    *slot = Some(Box::new(nu));
-                }
-            }
             for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
                 match &mut *engine {
                     Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
                     Engine::Uniform(u) => u.type2(x, y, isign)?,
-                    Engine::Type3 { forward, .. } if !adjoint => forward.execute(x, y, isign)?,
-                    Engine::Type3 {
-                        adjoint: Some(back),
-                        ..
-                    } => back.execute(x, y, isign)?,
-                    _ => return Err(NudtError::PointsNotSet),
+                    Engine::Type3(e) if adjoint => e.execute_adjoint(x, y, isign)?,
+                    Engine::Type3(e) => e.execute(x, y, isign)?,
+                    Engine::Type3Pending => return Err(NudtError::PointsNotSet),
                 }
             }
             Ok(())
@@ -615,7 +584,7 @@ impl<T: Float> Plan<T> {
     pub fn fine_grid(&self) -> Vec<usize> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.n.clone(),
-            Engine::Type3 { forward, .. } => forward.fft_grid(),
+            Engine::Type3(forward) => forward.fft_grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }
@@ -624,7 +593,7 @@ impl<T: Float> Plan<T> {
     pub fn strategy(&self) -> Strategy {
         match &self.engine {
             Engine::Uniform(u) => u.grid.strategy(),
-            Engine::Type3 { forward, .. } => forward.spread_grid().strategy(),
+            Engine::Type3(forward) => forward.spread_grid().strategy(),
             Engine::Type3Pending => self.opts.strategy,
         }
     }
@@ -638,7 +607,7 @@ impl<T: Float> Plan<T> {
     pub fn tile_side(&self) -> usize {
         match &self.engine {
             Engine::Uniform(u) => u.grid.tile_side(),
-            Engine::Type3 { forward, .. } => forward.spread_grid().tile_side(),
+            Engine::Type3(forward) => forward.spread_grid().tile_side(),
             Engine::Type3Pending => 0,
         }
     }

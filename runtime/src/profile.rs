@@ -135,9 +135,9 @@ impl Profile {
                     c.dim, c.strategy
                 ));
             }
-            if c.upsampfac != 2.0 && c.upsampfac != 1.25 {
+            if Upsampling::new(c.upsampfac).is_err() {
                 return Err(format!(
-                    "dim {}: upsampfac must be 2 or 1.25, got {}",
+                    "dim {}: upsampfac must be between 1.25 and 2, got {}",
                     c.dim, c.upsampfac
                 ));
             }

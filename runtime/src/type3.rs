@@ -13,17 +13,25 @@ use crate::error::Result;
 use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::uniform::{ModeOrder, Uniform};
+use nudt_gen::kernel::{EvenChebyshev, FourierSeries};
 use nudt_gen::{plan, Arch, GenError, KernelSpec, Strategy};
 use num_complex::Complex;
 use rayon::prelude::*;
 
-/// Centre and half-extent of a set of coordinates along one dimension.
-pub(crate) fn centre(v: &[f64]) -> (f64, f64) {
+/// Centre and half-extent of a set of coordinates along one dimension (in parallel: a type 3
+/// reads every coordinate of both sets for this before anything else can start).
+pub(crate) fn centre<T: Float>(v: &[T]) -> (f64, f64) {
     let (lo, hi) = v
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        });
+        .par_iter()
+        .with_min_len(1 << 14)
+        .fold(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |(a, b), x| (a.min(x.wide()), b.max(x.wide())),
+        )
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |(a, b), (c, d)| (a.min(c), b.max(d)),
+        );
     if lo > hi {
         (0.0, 0.0)
     } else {
@@ -45,6 +53,30 @@ pub(crate) fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
     }
 }
 
+/// `mag·e^{±i·phase}` for `len` indices, in parallel, from a function giving
+/// `(phase, mag)` of `L` consecutive indices at once (the last block padded by repeating its
+/// last index), so that per-target work such as the kernel's Fourier series runs `L` wide.
+pub(crate) fn polar_blocks<T: Float, const L: usize>(
+    len: usize,
+    isign: i32,
+    f: impl Fn([usize; L]) -> ([f64; L], [f64; L]) + Sync,
+) -> Vec<Complex<T>> {
+    let sgn = isign.signum() as f64;
+    let mut out = vec![Complex::default(); len];
+    out.par_chunks_mut(L)
+        .with_min_len(1 << 10)
+        .enumerate()
+        .for_each(|(b, chunk)| {
+            let idx = std::array::from_fn(|l| (b * L + l).min(len - 1));
+            let (phase, mag) = f(idx);
+            for ((o, p), m) in chunk.iter_mut().zip(phase).zip(mag) {
+                let (s, c) = (sgn * p).sin_cos();
+                *o = Complex::new(T::of(m * c), T::of(m * s));
+            }
+        });
+    out
+}
+
 /// The centring factors of a type 3: `e^{±i c_s·(x_j − c_x)}` on the strengths before
 /// spreading, and `e^{±i s_k·c_x}` times the scheme's correction at the targets after.
 pub(crate) struct Phases<T> {
@@ -54,37 +86,87 @@ pub(crate) struct Phases<T> {
 }
 
 impl<T: Float> Phases<T> {
-    /// From accumulated phases (radians, before the sign) and correction magnitudes.
-    pub(crate) fn new(pre_phase: &[f64], post_phase: &[f64], post_mag: &[f64], isign: i32) -> Self {
-        let sgn = isign.signum() as f64;
-        let polar = |mag: f64, ph: f64| {
-            let z = Complex::from_polar(mag, sgn * ph);
-            Complex::new(T::of(z.re), T::of(z.im))
-        };
+    /// From the factors per source and per target ([`polar_blocks`]).
+    pub(crate) fn new(pre: Vec<Complex<T>>, post: Vec<Complex<T>>) -> Self {
         Phases {
-            pre: pre_phase.par_iter().map(|&p| polar(1.0, p)).collect(),
-            post: post_phase
-                .par_iter()
-                .zip(post_mag)
-                .map(|(&p, &mg)| polar(mg, p))
-                .collect(),
+            pre,
+            post,
             scaled: Vec::new(),
         }
     }
 
-    /// The strengths times the pre-phase.
-    pub(crate) fn pre(&mut self, c: &[Complex<T>]) -> &[Complex<T>] {
+    /// The input times its factors: the strengths times the pre-phases, or in the adjoint
+    /// (whose input sits at the targets) the values times the conjugate post-factors.
+    pub(crate) fn pre(&mut self, c: &[Complex<T>], adjoint: bool) -> &[Complex<T>] {
         self.scaled.clear();
-        self.scaled
-            .par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
+        if adjoint {
+            self.scaled
+                .par_extend(c.par_iter().zip(&self.post).map(|(a, b)| a * b.conj()));
+        } else {
+            self.scaled
+                .par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
+        }
         &self.scaled
     }
 
-    /// Applies the post-factors to the values at the targets.
-    pub(crate) fn post(&self, f: &mut [Complex<T>]) {
-        f.par_iter_mut()
-            .zip(&self.post)
-            .for_each(|(v, p)| *v = *v * p);
+    /// Applies the output's factors: the post-factors at the targets, or in the adjoint the
+    /// conjugate pre-phases at the sources.
+    pub(crate) fn post(&self, f: &mut [Complex<T>], adjoint: bool) {
+        let (fac, conj) = if adjoint {
+            (&self.pre, true)
+        } else {
+            (&self.post, false)
+        };
+        f.par_iter_mut().zip(fac).for_each(|(v, p)| {
+            *v = *v * if conj { p.conj() } else { *p };
+        });
+    }
+}
+
+/// Targets per block of the post-factor pass: Clenshaw chains run this many wide.
+const LANES: usize = 8;
+
+/// One dimension of a type 3's grid: where both point sets sit, and how they are scaled.
+struct Axis {
+    /// Centres of the sources and of the targets.
+    cx: f64,
+    cs: f64,
+    /// Sources are spread at `(x − c_x)/γ`.
+    inv_gamma: f64,
+    /// Targets are interpolated at `h·γ·(s − c_s)`.
+    h_gamma: f64,
+    /// Spreading grid size.
+    n: usize,
+    /// `ψ̂` over the targets' scaled frequencies.
+    psi_hat: EvenChebyshev,
+}
+
+impl Axis {
+    fn new<T: Float>(x: &[T], s: &[T], kernel: &KernelSpec, ft: &FourierSeries) -> Result<Self> {
+        let sigma = kernel.upsampling.0;
+        let (cx, xh) = centre(x);
+        let (cs, sh) = centre(s);
+        let (xs, ss) = safe_extents(xh, sh);
+        let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + kernel.width as f64 + 1.0;
+        if !want.is_finite() || want > 1e15 {
+            return Err(GenError::GridOverflow { modes: usize::MAX }.into());
+        }
+        let n = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
+            GenError::GridOverflow {
+                modes: want as usize,
+            },
+        )?;
+        let gamma = n as f64 / (2.0 * sigma * ss);
+        let h_gamma = 2.0 * std::f64::consts::PI / n as f64 * gamma;
+        Ok(Axis {
+            cx,
+            cs,
+            inv_gamma: 1.0 / gamma,
+            h_gamma,
+            n,
+            // Every target's frequency h·γ·(s − c_s) lies within h·γ·(half-extent of s).
+            psi_hat: ft.chebyshev(h_gamma * sh),
+        })
     }
 }
 
@@ -107,71 +189,67 @@ impl<T: Float> NonUniform<T> {
         arch: &Arch,
         tile_side: Option<usize>,
     ) -> Result<Self> {
-        let dim = sources.len();
-        let sigma = kernel.upsampling.0;
-        let w = kernel.width as f64;
-        let m = sources[0].len();
-        let k = targets[0].len();
-        let mut n = Vec::with_capacity(dim);
-        let mut scaled_src: Vec<Vec<T>> = Vec::with_capacity(dim);
-        let mut scaled_tgt: Vec<Vec<T>> = Vec::with_capacity(dim);
-        let mut pre_phase = vec![0.0f64; m];
-        let mut post_phase = vec![0.0f64; k];
-        let mut post_mag = vec![1.0f64; k];
         let ft = kernel.fourier();
-        for d in 0..dim {
-            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
-            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
-            let (cx, xh) = centre(&x);
-            let (cs, sh) = centre(&s);
-            let (xs, ss) = safe_extents(xh, sh);
-            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
-            if !want.is_finite() || want > 1e15 {
-                return Err(GenError::GridOverflow { modes: usize::MAX }.into());
-            }
-            let nd = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
-                GenError::GridOverflow {
-                    modes: want as usize,
-                },
-            )?;
-            let gamma = nd as f64 / (2.0 * sigma * ss);
-            let h = 2.0 * std::f64::consts::PI / nd as f64;
-            scaled_src.push(x.par_iter().map(|&v| T::of((v - cx) / gamma)).collect());
-            scaled_tgt.push(s.par_iter().map(|&v| T::of(h * gamma * (v - cs))).collect());
-            pre_phase
-                .par_iter_mut()
-                .zip(&x)
-                .for_each(|(p, &v)| *p += cs * (v - cx));
-            // Every target's frequency h·γ·(s − c_s) lies within h·γ·(half-extent of s).
-            let psi_hat = ft.chebyshev(h * gamma * sh);
-            post_phase
-                .par_iter_mut()
-                .zip(post_mag.par_iter_mut())
-                .zip(&s)
-                .for_each(|((p, mag), &v)| {
-                    *p += v * cx;
-                    *mag /= psi_hat.eval(h * gamma * (v - cs));
-                });
-            n.push(nd);
-        }
+        let axes = sources
+            .iter()
+            .zip(targets)
+            .map(|(x, s)| Axis::new(x, s, &kernel, &ft))
+            .collect::<Result<Vec<_>>>()?;
+        let n: Vec<usize> = axes.iter().map(|a| a.n).collect();
         crate::plan::check_grid::<T>(&n)?;
-        let src_refs: Vec<&[T]> = scaled_src.iter().map(|v| &v[..]).collect();
-        let tgt_refs: Vec<&[T]> = scaled_tgt.iter().map(|v| &v[..]).collect();
-
+        let scaled = |v: &[T], c: f64, f: f64| -> Vec<T> {
+            v.par_iter().map(|&v| T::of((v.wide() - c) * f)).collect()
+        };
         let mut spread = FineGrid::new(n.clone(), kernel, strategy, arch, tile_side)?;
-        spread.set_points(&src_refs);
+        spread.set_points(
+            &(sources.iter().zip(&axes))
+                .map(|(x, a)| scaled(x, a.cx, a.inv_gamma))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|v| &v[..])
+                .collect::<Vec<_>>(),
+        );
         let inner_n = n
             .iter()
             .map(|&nd| plan::fine_size(nd, &kernel))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         crate::plan::check_grid::<T>(&inner_n)?;
         let mut inner_grid = FineGrid::new(inner_n, kernel, strategy, arch, tile_side)?;
-        inner_grid.set_points(&tgt_refs);
+        inner_grid.set_points(
+            &(targets.iter().zip(&axes))
+                .map(|(s, a)| scaled(s, a.cs, a.h_gamma))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(|v| &v[..])
+                .collect::<Vec<_>>(),
+        );
         let inner = Uniform::new(&n, inner_grid, ModeOrder::Fft);
+
+        let pre = polar_blocks::<T, LANES>(sources[0].len(), isign, |j| {
+            let mut phase = [0.0; LANES];
+            for (x, a) in sources.iter().zip(&axes) {
+                for (p, &j) in phase.iter_mut().zip(&j) {
+                    *p += a.cs * (x[j].wide() - a.cx);
+                }
+            }
+            (phase, [1.0; LANES])
+        });
+        let post = polar_blocks::<T, LANES>(targets[0].len(), isign, |k| {
+            let (mut phase, mut mag) = ([0.0; LANES], [1.0; LANES]);
+            for (s, a) in targets.iter().zip(&axes) {
+                let v = k.map(|k| s[k].wide());
+                let psi = a.psi_hat.eval_lanes(v.map(|v| a.h_gamma * (v - a.cs)));
+                for ((p, m), (v, psi)) in phase.iter_mut().zip(&mut mag).zip(v.iter().zip(psi)) {
+                    *p += v * a.cx;
+                    *m /= psi;
+                }
+            }
+            (phase, mag)
+        });
         Ok(NonUniform {
             spread,
             inner,
-            phases: Phases::new(&pre_phase, &post_phase, &post_mag, isign),
+            phases: Phases::new(pre, post),
             work: Vec::new(),
         })
     }
@@ -187,9 +265,28 @@ impl<T: Float> NonUniform<T> {
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
     pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         crate::float::resize_parallel(&mut self.work, self.spread.len());
-        self.spread.spread(self.phases.pre(c), &mut self.work)?;
+        self.spread
+            .spread(self.phases.pre(c, false), &mut self.work)?;
         self.inner.type2(&self.work, f, isign)?;
-        self.phases.post(f);
+        self.phases.post(f, false);
+        Ok(())
+    }
+
+    /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated), as
+    /// the adjoint of each step on the same grids and sorted points: conjugate post-factors,
+    /// the inner type 1 (type 2's adjoint), interpolation at the sources (spreading's), and
+    /// conjugate pre-phases. Its error is the forward's, and it needs no second plan.
+    pub fn execute_adjoint(
+        &mut self,
+        f: &[Complex<T>],
+        c: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        crate::float::resize_parallel(&mut self.work, self.spread.len());
+        self.inner
+            .type1(self.phases.pre(f, true), &mut self.work, isign)?;
+        self.spread.interp(&self.work, c)?;
+        self.phases.post(c, true);
         Ok(())
     }
 }

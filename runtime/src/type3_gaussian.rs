@@ -13,11 +13,11 @@ use crate::error::Result;
 use crate::fft::FftNd;
 use crate::float::Float;
 use crate::grid::FineGrid;
-use crate::type3::Phases;
+use crate::type3::{polar_blocks, Phases};
+use crate::uniform::direction;
 use nudt_gen::{plan, Arch, GenError, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::FftDirection;
 
 /// Oversampling `R` of the Gaussian scheme (the seed asks for R > 2; 3 keeps windows narrower
 /// than R ≈ 2 would, for a grid about twice as large).
@@ -180,7 +180,10 @@ impl<T: Float> GaussianType3<T> {
             sources: src_grid,
             targets: tgt_grid,
             precomp,
-            phases: Phases::new(&pre_phase, &post_phase, &post_mag, isign),
+            phases: Phases::new(
+                polar_blocks::<T, 1>(m_src, isign, |[j]| ([pre_phase[j]], [1.0])),
+                polar_blocks::<T, 1>(k_tgt, isign, |[k]| ([post_phase[k]], [post_mag[k]])),
+            ),
             work: Vec::new(),
         })
     }
@@ -197,8 +200,36 @@ impl<T: Float> GaussianType3<T> {
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
     pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         crate::float::resize_parallel(&mut self.work, self.sources.len());
-        self.sources.spread(self.phases.pre(c), &mut self.work)?;
-        // Pre-compensation e^{σ|nΔx|²}, separable over dimensions.
+        self.sources
+            .spread(self.phases.pre(c, false), &mut self.work)?;
+        self.precompensate();
+        self.fft.process(&mut self.work, direction(isign));
+        self.targets.interp(&self.work, f)?;
+        self.phases.post(f, false);
+        Ok(())
+    }
+
+    /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated): each
+    /// step's adjoint in reverse order, on the same grids (the FFT's adjoint is the opposite
+    /// direction; the pre-compensation is real and diagonal).
+    pub fn execute_adjoint(
+        &mut self,
+        f: &[Complex<T>],
+        c: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        crate::float::resize_parallel(&mut self.work, self.sources.len());
+        self.targets
+            .spread(self.phases.pre(f, true), &mut self.work)?;
+        self.fft.process(&mut self.work, direction(isign));
+        self.precompensate();
+        self.sources.interp(&self.work, c)?;
+        self.phases.post(c, true);
+        Ok(())
+    }
+
+    /// Multiplies the grid by the pre-compensation `e^{σ|nΔx|²}`, separable over dimensions.
+    fn precompensate(&mut self) {
         let pc = &self.precomp;
         let dims = &self.sources.n;
         let inner: usize = dims[1..].iter().product();
@@ -217,15 +248,6 @@ impl<T: Float> GaussianType3<T> {
                     *v = *v * fac;
                 }
             });
-        let dir = if isign < 0 {
-            FftDirection::Forward
-        } else {
-            FftDirection::Inverse
-        };
-        self.fft.process(&mut self.work, dir);
-        self.targets.interp(&self.work, f)?;
-        self.phases.post(f);
-        Ok(())
     }
 }
 

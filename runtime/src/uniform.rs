@@ -89,7 +89,8 @@ pub struct Uniform<T: Float> {
     work: Vec<Complex<T>>,
 }
 
-fn direction(isign: i32) -> FftDirection {
+/// The FFT direction of the grid step for sign `isign` of the exponent.
+pub(crate) fn direction(isign: i32) -> FftDirection {
     if isign < 0 {
         FftDirection::Forward
     } else {

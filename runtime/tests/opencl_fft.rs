@@ -134,13 +134,17 @@ fn lengths() -> Vec<usize> {
     }
     let smooth = |mut n: usize| {
         for p in [2, 3, 5, 7] {
-            while n % p == 0 {
+            while n.is_multiple_of(p) {
                 n /= p;
             }
         }
         n == 1
     };
-    let prime = |n: usize| (2..n).take_while(|d| d * d <= n).all(|d| n % d != 0);
+    let prime = |n: usize| {
+        (2..n)
+            .take_while(|d| d * d <= n)
+            .all(|d| !n.is_multiple_of(d))
+    };
     let mut v: Vec<usize> = (2..=32)
         .chain((33..=4096).filter(|&n| smooth(n)).step_by(4))
         .chain((37..=4096).filter(|&n| prime(n)).step_by(50))

@@ -298,14 +298,11 @@ impl KernelArg {
     }
 }
 
-/// Parses `--upsampfac`: 2 or 1.25.
+/// Parses `--upsampfac`: 1.25 to 2.
 pub fn parse_sigma(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("expected 2 or 1.25, got '{s}'"))?;
-    Upsampling::new(v)
-        .map(|u| u.0)
-        .map_err(|_| format!("expected 2 or 1.25, got '{s}'"))
+    let bad = || format!("expected a number from 1.25 to 2, got '{s}'");
+    let v: f64 = s.parse().map_err(|_| bad())?;
+    Upsampling::new(v).map(|u| u.0).map_err(|_| bad())
 }
 
 /// Parses a positive finite tolerance.

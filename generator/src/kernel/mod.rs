@@ -61,12 +61,13 @@ impl KernelSpec {
             KernelKind::Es => {
                 ((4.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
             }
-            // PSWF at σ = 2: FINUFFT's rule. At σ = 1.25 FINUFFT's ln(1/tol) landed just above
-            // tol (1.2e-6 at 1e-6, width 10, on the 2-D and 3-D type 3 benchmarks): ln(2/tol)
-            // adds the point that brings it under.
+            // PSWF at σ = 2: FINUFFT's rule. Below 2, FINUFFT's ln(1/tol) landed just above tol
+            // (1.2e-6 at 1e-6, width 10, σ = 1.25, on the 2-D and 3-D type 3 benchmarks), and
+            // ln(2/tol) at σ = 1.5 (width 8: 1.1e-6 and 1.6e-6); ln(3/tol) gives 11 and 9,
+            // 3.5e-7 and 1.8e-7 (σ = 1.4: 9, 5.9e-7).
             KernelKind::Pswf if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
             KernelKind::Pswf => {
-                ((2.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
+                ((3.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
             }
             // Greengard–Lee: error ≈ exp(−π m (σ−1)/(σ−½)) for half-width m.
             KernelKind::Gaussian => {
@@ -227,7 +228,7 @@ mod tests {
             KernelSpec::for_tolerance(KernelKind::Gaussian, 1e-12, Upsampling::TWO, Precision::F64);
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
-        for bad in [0.5, -2.0, 1.0, f64::NAN] {
+        for bad in [0.5, -2.0, 1.0, 1.2, 2.5, f64::NAN, f64::INFINITY] {
             let e =
                 KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling(bad), Precision::F64);
             assert!(matches!(e, Err(GenError::Upsampling(_))), "σ = {bad}");

@@ -49,6 +49,10 @@ pub enum CudaError {
     Driver { call: String, detail: String },
     #[error("cuFFT {call} failed: {detail}")]
     Cufft { call: String, detail: String },
+    /// A device array handed over by address ([`super::ForeignSlice`]) that the plan cannot
+    /// use: host memory, another device's, misaligned, or shorter than stated.
+    #[error("{what}: {detail}")]
+    ForeignMemory { what: String, detail: String },
     #[error("not supported by the CUDA backend: {0}")]
     Unsupported(String),
 }

@@ -8,7 +8,7 @@ use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use nudt_gen::cuda::{
     choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
-    GpuArch,
+    GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -76,6 +76,7 @@ pub(crate) fn memset0(stream: &CudaStream, p: u64, bytes: usize) -> CudaResult<(
 #[derive(Clone, Debug)]
 pub(crate) struct SpreadFns {
     bin_count: Kernel,
+    bin_count_local: Kernel,
     bin_scatter: Kernel,
     spread_gm: Kernel,
     spread_sm: Kernel,
@@ -87,12 +88,12 @@ pub(crate) struct SpreadFns {
 /// Entry points of the common module.
 #[derive(Clone, Debug)]
 pub(crate) struct CommonFns {
-    pub scan: Kernel,
-    pub subprob_count: Kernel,
+    pub bin_scan: Kernel,
     pub subprob_map: Kernel,
     pub grid_to_modes: Kernel,
     pub modes_to_grid: Kernel,
     pub cmul: Kernel,
+    pub minmax: Kernel,
     pub t3_sources: Kernel,
     pub t3_targets: Kernel,
 }
@@ -102,23 +103,29 @@ impl CommonFns {
         let (m, _) = load_module(ctx, src, arch)?;
         let k = |n| Kernel::load(&m, src, n);
         Ok(CommonFns {
-            scan: k(names::SCAN)?,
-            subprob_count: k(names::SUBPROB_COUNT)?,
+            bin_scan: k(names::BIN_SCAN)?,
             subprob_map: k(names::SUBPROB_MAP)?,
             grid_to_modes: k(names::GRID_TO_MODES)?,
             modes_to_grid: k(names::MODES_TO_GRID)?,
             cmul: k(names::CMUL)?,
+            minmax: k(names::MINMAX)?,
             t3_sources: k(names::T3_SOURCES)?,
             t3_targets: k(names::T3_TARGETS)?,
         })
     }
 
-    /// Exclusive prefix sum of `n` counts into `n + 1` starts.
-    pub fn scan(&self, stream: &CudaStream, n: usize, counts: u64, starts: u64) -> CudaResult<()> {
-        self.scan.launch(
+    /// Partials (min, max) each [`Self::minmax`] leaves: one pair per block.
+    pub fn minmax_blocks(&self) -> usize {
+        MINMAX_BLOCKS as usize
+    }
+
+    /// Per-block (min, max) of `n` coordinates at `x` into `2 · minmax_blocks()` doubles at
+    /// `part`.
+    pub fn minmax(&self, stream: &CudaStream, n: usize, x: u64, part: u64) -> CudaResult<()> {
+        self.minmax.launch(
             stream,
-            (1, 1),
-            &[Arg::U32(n as u32), Arg::U64(counts), Arg::U64(starts)],
+            (MINMAX_BLOCKS, 1),
+            &[Arg::U64(n as u64), Arg::U64(x), Arg::U64(part)],
         )
     }
 
@@ -149,22 +156,66 @@ impl CommonFns {
     }
 }
 
-/// Points sorted into the bins of one fine grid.
-struct Sorted<T> {
+/// Points sorted into the bins of one fine grid. The buffers outlive a point set: the next
+/// `set_points` reuses them when they are large enough, so a repeated sort allocates nothing
+/// and never waits on the host.
+struct Sorted {
     m: usize,
-    sidx: CudaSlice<u32>,
-    cell: Vec<CudaSlice<i32>>,
-    t: Vec<CudaSlice<T>>,
+    /// One record per point in bin order (`CudaSpreadSpec::point_bytes` bytes each: index,
+    /// cells and Horner variables), at least `m` of them.
+    pts: CudaSlice<u8>,
+    /// Each point's rank inside its bin, at least `m`.
+    rank: CudaSlice<u32>,
+    /// Points per bin (`nbins`).
+    counts: CudaSlice<u32>,
+    /// First sorted point of each bin, and of each bin's subproblems (`nbins + 1` each; the
+    /// last entries are the totals).
     bin_start: CudaSlice<u32>,
-    /// Subproblem lists (bin, first sorted point) of the SM kernels, and their count.
-    subprobs: Option<(CudaSlice<u32>, CudaSlice<u32>, usize)>,
+    sub_start: CudaSlice<u32>,
+    /// Subproblem lists (bin, first sorted point) of the SM kernels: room for `sub_bound`.
+    sub_bin: CudaSlice<u32>,
+    sub_first: CudaSlice<u32>,
+    /// Subproblem blocks launched ([`CudaSpreadSpec::subproblem_bound`]; 0 without SM).
+    sub_bound: usize,
     spread: CudaMethod,
     interp: CudaMethod,
 }
 
+impl Sorted {
+    /// Buffers for `m` points of `point_bytes` each, `nbins` bins and `sub_bound` subproblems.
+    fn alloc(
+        stream: &Arc<CudaStream>,
+        m: usize,
+        point_bytes: usize,
+        nbins: usize,
+        sub_bound: usize,
+    ) -> CudaResult<Self> {
+        let bytes = m
+            .checked_mul(point_bytes)
+            .ok_or(crate::NudtError::GridOverflow)?;
+        Ok(Sorted {
+            m,
+            pts: alloc::<u8>(stream, bytes, "sorted points")?,
+            rank: alloc::<u32>(stream, m, "bin ranks")?,
+            counts: alloc::<u32>(stream, nbins, "bin counts")?,
+            bin_start: alloc::<u32>(stream, nbins + 1, "bin starts")?,
+            sub_start: alloc::<u32>(stream, nbins + 1, "subproblem starts")?,
+            sub_bin: alloc::<u32>(stream, sub_bound, "subproblem bins")?,
+            sub_first: alloc::<u32>(stream, sub_bound, "subproblem first points")?,
+            sub_bound,
+            spread: CudaMethod::GmSort,
+            interp: CudaMethod::GmSort,
+        })
+    }
+
+    /// Whether these buffers hold `m` points and `sub_bound` subproblems.
+    fn fits(&self, m: usize, sub_bound: usize) -> bool {
+        self.rank.len() >= m && self.sub_bin.len() >= sub_bound
+    }
+}
+
 /// A fine grid on the device: sizes, spread module and (once set) sorted points.
 pub(crate) struct GridDev<T> {
-    pub dim: usize,
     /// Fine-grid size per dimension (1 for unused dimensions).
     pub n: [usize; 3],
     pub spec: CudaSpreadSpec,
@@ -175,10 +226,11 @@ pub(crate) struct GridDev<T> {
     fns: SpreadFns,
     sm_ok: bool,
     od_ok: bool,
-    sorted: Option<Sorted<T>>,
+    sorted: Option<Sorted>,
     /// Methods requested by the options (`None`: choose per point set).
     want_spread: Option<CudaMethod>,
     want_interp: Option<CudaMethod>,
+    _t: std::marker::PhantomData<T>,
 }
 
 /// Bin sides asked for in `CudaOptions::bins`, checked: each at least 1, and the padded box
@@ -205,28 +257,35 @@ fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaRe
     }
 }
 
-impl<T: CudaFloat> GridDev<T> {
-    /// A fine grid of sides `n` with its compiled spread module. `spreads`: the grid is
-    /// spread onto (type 1, the outer grid of type 3), so its bins take the output-driven
-    /// shape; otherwise they take the SM-interpolation shape. `bins` overrides both.
+/// A grid's compiled spread module and the methods it allows, which do not depend on the
+/// grid's size: made at plan creation, also for type 3, whose grids are sized only in
+/// set-points (from the points' extents) and then take their module ready.
+#[derive(Clone, Debug)]
+pub(crate) struct GridModule {
+    spec: CudaSpreadSpec,
+    fns: SpreadFns,
+    sm_ok: bool,
+    od_ok: bool,
+    /// Methods requested by the options (`None`: choose per point set).
+    want_spread: Option<CudaMethod>,
+    want_interp: Option<CudaMethod>,
+}
+
+impl GridModule {
+    /// The spread module of `dim`-D grids for `kernel` in `T`. `spreads`: the grid is spread
+    /// onto (type 1, the outer grid of type 3), so its bins take the output-driven shape;
+    /// otherwise they take the SM-interpolation shape. `bins` overrides both.
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    pub fn new<T: CudaFloat>(
         ctx: &Arc<CudaContext>,
         arch: &GpuArch,
-        n: &[usize],
+        dim: usize,
         kernel: KernelSpec,
         spreads: bool,
         bins: Option<[usize; 3]>,
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
-        let dim = n.len();
-        // Grid indices are ints on the device, and bins are counted in u32.
-        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
-        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
-        let len = checked_len(&nn)?;
         let limit = arch.shared_mem_per_block_optin.max(48 << 10);
         let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
         if spreads {
@@ -260,15 +319,11 @@ impl<T: CudaFloat> GridDev<T> {
                 )));
             }
         }
-        let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
-        let nbins = checked_len(&nb)?;
-        if nbins > u32::MAX as usize / 2 {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
         let fns = SpreadFns {
             bin_count: k(names::BIN_COUNT)?,
+            bin_count_local: k(names::BIN_COUNT_LOCAL)?,
             bin_scatter: k(names::BIN_SCATTER)?,
             spread_gm: k(names::SPREAD_GM)?,
             spread_sm: k(names::SPREAD_SM)?,
@@ -283,19 +338,47 @@ impl<T: CudaFloat> GridDev<T> {
         if od_ok {
             fns.spread_od.allow_smem()?;
         }
+        Ok(GridModule {
+            spec,
+            fns,
+            sm_ok,
+            od_ok,
+            want_spread,
+            want_interp,
+        })
+    }
+}
+
+impl<T: CudaFloat> GridDev<T> {
+    /// A fine grid of sides `n` (`module.spec.dim` of them) spread and interpolated through
+    /// `module`.
+    pub fn new(module: &GridModule, n: &[usize]) -> CudaResult<Self> {
+        let dim = n.len();
+        // Grid indices are ints on the device, and bins are counted in u32.
+        let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
+        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
+        let len = checked_len(&nn)?;
+        let spec = module.spec.clone();
+        let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));
+        let nbins = checked_len(&nb)?;
+        if nbins > u32::MAX as usize / 2 {
+            return Err(crate::NudtError::GridOverflow.into());
+        }
         Ok(GridDev {
-            dim,
             n: nn,
             spec,
             nb,
             len,
             nbins,
-            fns,
-            sm_ok,
-            od_ok,
+            fns: module.fns.clone(),
+            sm_ok: module.sm_ok,
+            od_ok: module.od_ok,
             sorted: None,
-            want_spread,
-            want_interp,
+            want_spread: module.want_spread,
+            want_interp: module.want_interp,
+            _t: std::marker::PhantomData,
         })
     }
 
@@ -316,7 +399,12 @@ impl<T: CudaFloat> GridDev<T> {
         self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
-    /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device.
+    /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device:
+    /// bin and rank per point (one kernel; through a shared-memory histogram per tile of points
+    /// when the bins are few enough), the prefix sums of bins and subproblems (one
+    /// block), the records scattered to their slots, and the subproblem lists. Everything is
+    /// queued on `stream`; nothing is read back and, when the last point set was at least as
+    /// large, nothing is allocated.
     pub fn set_points(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -324,8 +412,7 @@ impl<T: CudaFloat> GridDev<T> {
         coords: [u64; 3],
         m: usize,
     ) -> CudaResult<()> {
-        self.sorted = None;
-        let dim = self.dim;
+        let old = self.sorted.take();
         let nbins = self.nbins();
         let mut spread = self
             .want_spread
@@ -343,142 +430,110 @@ impl<T: CudaFloat> GridDev<T> {
             spread = CudaMethod::GmSort;
             interp = CudaMethod::GmSort;
         }
-        let sidx = alloc::<u32>(stream, m, "sorted point indices")?;
-        let mut cell = Vec::new();
-        let mut t = Vec::new();
-        for _ in 0..dim {
-            cell.push(alloc::<i32>(stream, m, "sorted point cells")?);
-            t.push(alloc::<T>(stream, m, "sorted point offsets")?);
-        }
-        let bin_start = alloc::<u32>(stream, nbins + 1, "bin starts")?;
-        let mut sorted = Sorted {
-            m,
-            sidx,
-            cell,
-            t,
-            bin_start,
-            subprobs: None,
-            spread,
-            interp,
+        // The subproblem lists whenever SM can run: any method may then be asked for
+        // (`spread_with`, cross-checks) without sorting again.
+        let sub_bound = if self.sm_ok {
+            self.spec.subproblem_bound(m, nbins)
+        } else {
+            0
         };
-        let key = alloc::<u32>(stream, m, "bin keys")?;
-        let rank = alloc::<u32>(stream, m, "bin ranks")?;
-        let counts = alloc::<u32>(stream, nbins, "bin counts")?;
-        memset0(stream, ptr(&counts, stream), 4 * nbins)?;
+        let mut s = match old {
+            Some(s) if s.fits(m, sub_bound) => s,
+            old => {
+                drop(old);
+                Sorted::alloc(stream, m, self.spec.point_bytes(), nbins, sub_bound)?
+            }
+        };
+        s.m = m;
+        s.sub_bound = sub_bound;
+        s.spread = spread;
+        s.interp = interp;
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let starts = ptr(&sorted.bin_start, stream);
-        if m > 0 {
-            self.fns.bin_count.launch(
+        let starts = ptr(&s.bin_start, stream);
+        let sub_starts = ptr(&s.sub_start, stream);
+        let counts = ptr(&s.counts, stream);
+        memset0(stream, counts, 4 * nbins)?;
+        let xs = [
+            Arg::U64(coords[0]),
+            Arg::U64(coords[1]),
+            Arg::U64(coords[2]),
+        ];
+        let geometry = [i(n[0]), i(n[1]), i(n[2]), i(nb[1]), i(nb[2])];
+        let launch_points = |k: &Kernel, tail: &[Arg]| {
+            let mut args = vec![Arg::U32(m as u32)];
+            args.extend_from_slice(&xs);
+            args.extend_from_slice(&geometry);
+            args.extend_from_slice(tail);
+            k.launch(stream, (blocks(m, k.threads), 1), &args)
+        };
+        let rank = ptr(&s.rank, stream);
+        if m > 0 && nbins <= LOCAL_BINS {
+            let k = &self.fns.bin_count_local;
+            let mut args = vec![Arg::U32(m as u32)];
+            args.extend_from_slice(&xs);
+            args.extend_from_slice(&geometry);
+            args.extend_from_slice(&[Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)]);
+            k.launch(
                 stream,
-                (blocks(m, self.fns.bin_count.threads), 1),
-                &[
-                    Arg::U32(m as u32),
-                    Arg::U64(coords[0]),
-                    Arg::U64(coords[1]),
-                    Arg::U64(coords[2]),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    i(nb[1]),
-                    i(nb[2]),
-                    Arg::U64(ptr(&key, stream)),
-                    Arg::U64(ptr(&rank, stream)),
-                    Arg::U64(ptr(&counts, stream)),
-                ],
+                (blocks(m, k.threads * COUNT_ITEMS as u32), 1),
+                &args,
+            )?;
+        } else if m > 0 {
+            launch_points(&self.fns.bin_count, &[Arg::U64(rank), Arg::U64(counts)])?;
+        }
+        common.bin_scan.launch(
+            stream,
+            (1, 1),
+            &[
+                Arg::U32(nbins as u32),
+                Arg::U64(counts),
+                Arg::U32(self.spec.max_subproblem as u32),
+                Arg::U64(starts),
+                Arg::U64(sub_starts),
+            ],
+        )?;
+        if m > 0 {
+            let pts = ptr(&s.pts, stream);
+            launch_points(
+                &self.fns.bin_scatter,
+                &[Arg::U64(rank), Arg::U64(starts), Arg::U64(pts)],
             )?;
         }
-        common.scan(stream, nbins, ptr(&counts, stream), starts)?;
-        if m > 0 {
-            let sc = |d: usize| sorted.cell.get(d).map_or(0, |s| ptr(s, stream));
-            let st = |d: usize| sorted.t.get(d).map_or(0, |s| ptr(s, stream));
-            self.fns.bin_scatter.launch(
-                stream,
-                (blocks(m, self.fns.bin_scatter.threads), 1),
-                &[
-                    Arg::U32(m as u32),
-                    Arg::U64(coords[0]),
-                    Arg::U64(coords[1]),
-                    Arg::U64(coords[2]),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    Arg::U64(ptr(&key, stream)),
-                    Arg::U64(ptr(&rank, stream)),
-                    Arg::U64(starts),
-                    Arg::U64(ptr(&sorted.sidx, stream)),
-                    Arg::U64(sc(0)),
-                    Arg::U64(sc(1)),
-                    Arg::U64(sc(2)),
-                    Arg::U64(st(0)),
-                    Arg::U64(st(1)),
-                    Arg::U64(st(2)),
-                ],
-            )?;
-        }
-        // The subproblem lists, whenever SM can run: any method may then be asked for
-        // (`spread_with`, cross-checks) without sorting again.
         if m > 0 && self.sm_ok {
-            let maxsub = self.spec.max_subproblem as u32;
-            let nsub = alloc::<u32>(stream, nbins, "subproblem counts")?;
-            let substart = alloc::<u32>(stream, nbins + 1, "subproblem starts")?;
-            common.subprob_count.launch(
+            let k = &common.subprob_map;
+            k.launch(
                 stream,
-                (blocks(nbins, common.subprob_count.threads), 1),
+                (blocks(nbins, k.threads), 1),
                 &[
                     Arg::U32(nbins as u32),
                     Arg::U64(starts),
-                    Arg::U32(maxsub),
-                    Arg::U64(ptr(&nsub, stream)),
+                    Arg::U64(sub_starts),
+                    Arg::U32(self.spec.max_subproblem as u32),
+                    Arg::U64(ptr(&s.sub_bin, stream)),
+                    Arg::U64(ptr(&s.sub_first, stream)),
                 ],
             )?;
-            common.scan(stream, nbins, ptr(&nsub, stream), ptr(&substart, stream))?;
-            let mut total = [0u32; 1];
-            stream
-                .memcpy_dtoh(&substart.slice(nbins..nbins + 1), &mut total)
-                .map_err(|e| driver("cuMemcpyDtoH (subproblem count)", e))?;
-            stream
-                .synchronize()
-                .map_err(|e| driver("cuStreamSynchronize", e))?;
-            let total = total[0] as usize;
-            let sub_bin = alloc::<u32>(stream, total, "subproblem bins")?;
-            let sub_first = alloc::<u32>(stream, total, "subproblem starts")?;
-            common.subprob_map.launch(
-                stream,
-                (blocks(nbins, common.subprob_map.threads), 1),
-                &[
-                    Arg::U32(nbins as u32),
-                    Arg::U64(starts),
-                    Arg::U64(ptr(&substart, stream)),
-                    Arg::U32(maxsub),
-                    Arg::U64(ptr(&sub_bin, stream)),
-                    Arg::U64(ptr(&sub_first, stream)),
-                ],
-            )?;
-            sorted.subprobs = Some((sub_bin, sub_first, total));
         }
-        self.sorted = Some(sorted);
+        self.sorted = Some(s);
         Ok(())
     }
 
-    fn sorted(&self) -> CudaResult<&Sorted<T>> {
+    fn sorted(&self) -> CudaResult<&Sorted> {
         self.sorted
             .as_ref()
             .ok_or(CudaError::Nudt(crate::NudtError::PointsNotSet))
     }
 
-    /// The pointer arguments shared by the spread and interpolation kernels.
-    fn point_args(&self, s: &Sorted<T>, stream: &CudaStream) -> [Arg; 7] {
-        let sc = |d: usize| s.cell.get(d).map_or(0, |v| ptr(v, stream));
-        let st = |d: usize| s.t.get(d).map_or(0, |v| ptr(v, stream));
-        [
-            Arg::U64(ptr(&s.sidx, stream)),
-            Arg::U64(sc(0)),
-            Arg::U64(sc(1)),
-            Arg::U64(sc(2)),
-            Arg::U64(st(0)),
-            Arg::U64(st(1)),
-            Arg::U64(st(2)),
+    /// The leading arguments of the subproblem kernels: subproblem lists, their count on the
+    /// device, bin starts and the sorted records.
+    fn subproblem_args(&self, s: &Sorted, stream: &CudaStream) -> Vec<Arg> {
+        vec![
+            Arg::U64(ptr(&s.sub_bin, stream)),
+            Arg::U64(ptr(&s.sub_first, stream)),
+            Arg::U64(at::<u32>(ptr(&s.sub_start, stream), self.nbins)),
+            Arg::U64(ptr(&s.bin_start, stream)),
+            Arg::U64(ptr(&s.pts, stream)),
         ]
     }
 
@@ -509,21 +564,21 @@ impl<T: CudaFloat> GridDev<T> {
         }
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let pts = self.point_args(s, stream);
-        match (method, &s.subprobs) {
-            (CudaMethod::Sm | CudaMethod::OutputDriven, Some((_, _, 0))) => Ok(()),
-            (CudaMethod::Sm | CudaMethod::OutputDriven, Some((sub_bin, sub_first, nsub))) => {
+        let pts = Arg::U64(ptr(&s.pts, stream));
+        match method {
+            CudaMethod::Sm | CudaMethod::OutputDriven if !self.sm_ok => {
+                Err(CudaError::Unsupported(format!(
+                    "SM spreading needs {} bytes of shared memory per block",
+                    self.spec.smem_bytes()
+                )))
+            }
+            CudaMethod::Sm | CudaMethod::OutputDriven => {
                 let kernel = if method == CudaMethod::Sm {
                     &self.fns.spread_sm
                 } else {
                     &self.fns.spread_od
                 };
-                let mut args = vec![
-                    Arg::U64(ptr(sub_bin, stream)),
-                    Arg::U64(ptr(sub_first, stream)),
-                    Arg::U64(ptr(&s.bin_start, stream)),
-                ];
-                args.extend_from_slice(&pts);
+                let mut args = self.subproblem_args(s, stream);
                 args.extend_from_slice(&[
                     Arg::U64(c),
                     Arg::U64(grid),
@@ -535,16 +590,12 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
                 ]);
-                kernel.launch(stream, (*nsub as u32, ntr as u32), &args)
+                kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
-            (CudaMethod::Sm | CudaMethod::OutputDriven, None) => Err(CudaError::Unsupported(
-                "SM spreading was not prepared for these points (set the method before set_points)"
-                    .into(),
-            )),
-            (CudaMethod::GmSort, _) => {
-                let mut args = vec![Arg::U32(s.m as u32)];
-                args.extend_from_slice(&pts);
-                args.extend_from_slice(&[
+            CudaMethod::GmSort => {
+                let args = [
+                    Arg::U32(s.m as u32),
+                    pts,
                     Arg::U64(c),
                     Arg::U64(grid),
                     i(n[0]),
@@ -553,7 +604,7 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::I32(ntr as i32),
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
-                ]);
+                ];
                 self.fns.spread_gm.launch(
                     stream,
                     (blocks(s.m, self.fns.spread_gm.threads), 1),
@@ -580,22 +631,18 @@ impl<T: CudaFloat> GridDev<T> {
         if s.m == 0 {
             return Ok(());
         }
-        let method = match method.unwrap_or(s.interp) {
-            CudaMethod::OutputDriven => CudaMethod::Sm,
-            m => m,
-        };
+        let method = method.unwrap_or(s.interp);
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let pts = self.point_args(s, stream);
-        match (method, &s.subprobs) {
-            (CudaMethod::Sm, Some((_, _, 0))) => Ok(()),
-            (CudaMethod::Sm, Some((sub_bin, sub_first, nsub))) => {
-                let mut args = vec![
-                    Arg::U64(ptr(sub_bin, stream)),
-                    Arg::U64(ptr(sub_first, stream)),
-                    Arg::U64(ptr(&s.bin_start, stream)),
-                ];
-                args.extend_from_slice(&pts);
+        match method {
+            CudaMethod::Sm | CudaMethod::OutputDriven if !self.sm_ok => {
+                Err(CudaError::Unsupported(format!(
+                    "SM interpolation needs {} bytes of shared memory per block",
+                    self.spec.smem_bytes()
+                )))
+            }
+            CudaMethod::Sm | CudaMethod::OutputDriven => {
+                let mut args = self.subproblem_args(s, stream);
                 args.extend_from_slice(&[
                     Arg::U64(grid),
                     Arg::U64(out),
@@ -609,18 +656,12 @@ impl<T: CudaFloat> GridDev<T> {
                 ]);
                 self.fns
                     .interp_sm
-                    .launch(stream, (*nsub as u32, ntr as u32), &args)
+                    .launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
-            (CudaMethod::Sm | CudaMethod::OutputDriven, None) => Err(CudaError::Unsupported(
-                "SM interpolation was not prepared for these points (set the method before \
-                 set_points)"
-                    .into(),
-            )),
-            (CudaMethod::OutputDriven, Some(_)) => unreachable!("mapped to SM above"),
-            (CudaMethod::GmSort, _) => {
-                let mut args = vec![Arg::U32(s.m as u32)];
-                args.extend_from_slice(&pts);
-                args.extend_from_slice(&[
+            CudaMethod::GmSort => {
+                let args = [
+                    Arg::U32(s.m as u32),
+                    Arg::U64(ptr(&s.pts, stream)),
                     Arg::U64(grid),
                     Arg::U64(out),
                     i(n[0]),
@@ -629,7 +670,7 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::I32(ntr as i32),
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
-                ]);
+                ];
                 self.fns.interp_gm.launch(
                     stream,
                     (blocks(s.m, self.fns.interp_gm.threads), 1),

@@ -22,6 +22,10 @@
 //! # Ok::<(), nudt_runtime::cuda::CudaError>(())
 //! ```
 //!
+//! Points may also be set from device arrays (`set_points_device`, `set_points_type3_device`),
+//! as cuFINUFFT takes them. The sort keeps its buffers between point sets of the same size and
+//! never waits on the host; type 3 reads back only the two bounding boxes.
+//!
 //! Type 3 runs FINUFFT's scheme by default; `CudaOptions::type3 =
 //! Type3Method::GaussianCapozzoli` runs the CPU backend's Gaussian gridding with Capozzoli et
 //! al.'s parameters instead (same grids and factors), through its own generated module of
@@ -32,6 +36,7 @@
 mod device;
 mod error;
 mod exec;
+mod external;
 mod fft_gen;
 mod gaussian;
 mod plan;
@@ -44,6 +49,7 @@ pub use device::{
     MIN_DRIVER_VERSION,
 };
 pub use error::{CudaError, CudaResult};
+pub use external::{ForeignSlice, ForeignStream};
 pub use fft_gen::GenFft;
 pub use nudt_gen::cuda::{CudaMethod, GpuArch};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings, MAX_BATCH};

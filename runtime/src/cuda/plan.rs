@@ -2,8 +2,10 @@
 //! on the GPU), execute many times — from host slices or device buffers.
 
 use super::device::{detect_arch, open, probe_libraries};
-use super::error::{driver, CudaResult};
-use super::exec::{alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, ModeMapDev};
+use super::error::{driver, CudaError, CudaResult};
+use super::exec::{
+    alloc, at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, ModeMapDev,
+};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
@@ -12,7 +14,7 @@ use crate::uniform::ModeOrder;
 use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use nudt_gen::{plan as gplan, KernelKind, KernelSpec, TransformType, Upsampling};
+use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -24,7 +26,10 @@ pub struct CudaOptions {
     /// Stream to run on; `None` uses the device's default stream.
     pub stream: Option<Arc<CudaStream>>,
     pub kernel: KernelKind,
-    pub upsampling: Upsampling,
+    /// Upsampling factor σ; `None` chooses 1.25 for f64 type 3 at tolerances its kernels
+    /// reach (≥ 1e-8, as the CPU planner), where the fine grids' size rather than the spreading
+    /// sets the cost, and 2 otherwise (f32 type 3 too: there σ = 1.25 misses 1e-6).
+    pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
     /// Spreading method; `None` chooses per point set (from bin occupancy).
     pub spread_method: Option<CudaMethod>,
@@ -55,7 +60,7 @@ impl Default for CudaOptions {
             device: 0,
             stream: None,
             kernel: KernelKind::Pswf,
-            upsampling: Upsampling::TWO,
+            upsampling: None,
             mode_order: ModeOrder::Cmcl,
             spread_method: None,
             interp_method: None,
@@ -84,29 +89,16 @@ struct UniformDev<T: CudaFloat> {
 }
 
 impl<T: CudaFloat> UniformDev<T> {
-    #[allow(clippy::too_many_arguments)]
     fn new(
-        ctx: &Arc<CudaContext>,
         stream: &Arc<CudaStream>,
-        arch: &GpuArch,
+        module: &GridModule,
         modes: &[usize],
         n: &[usize],
         kernel: KernelSpec,
         order: ModeOrder,
-        opts: &CudaOptions,
         batches: &[usize],
-        spreads: bool,
     ) -> CudaResult<Self> {
-        let grid = GridDev::new(
-            ctx,
-            arch,
-            n,
-            kernel,
-            spreads,
-            opts.bins,
-            opts.spread_method,
-            opts.interp_method,
-        )?;
+        let grid = GridDev::new(module, n)?;
         let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
         let len = grid
             .len()
@@ -127,11 +119,24 @@ impl<T: CudaFloat> UniformDev<T> {
 struct Type3Dev<T: CudaFloat> {
     spread: GridDev<T>,
     inner: UniformDev<T>,
+    /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
+    y: Vec<CudaSlice<T>>,
+    u: Vec<CudaSlice<T>>,
     pre: CudaSlice<T>,
     post: CudaSlice<T>,
     /// Pre-phased strengths and the spreading grids, one batch.
     cwork: CudaSlice<T>,
     agrid: CudaSlice<T>,
+}
+
+/// What a type 3 plan's set-points needs that does not depend on the points, made with the
+/// plan: the spread modules of both grids (the grids themselves are sized from the points'
+/// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
+struct Type3Modules {
+    spread: GridModule,
+    inner: GridModule,
+    qz: CudaSlice<f64>,
+    qw: CudaSlice<f64>,
 }
 
 enum Engine<T: CudaFloat> {
@@ -158,10 +163,16 @@ pub struct CudaPlan<T: CudaFloat> {
     common: CommonFns,
     /// The Gaussian type 3's window and module (type 3 plans with `GaussianCapozzoli`).
     gauss: Option<GaussWindow>,
+    /// FINUFFT's type 3 (type 3 plans without `GaussianCapozzoli`).
+    t3: Option<Type3Modules>,
     engine: Engine<T>,
     num_points: usize,
     num_targets: usize,
-    /// Device copies of host inputs and outputs (grown on demand).
+    /// Device copies of host coordinates (`set_points`), inputs and outputs (grown on
+    /// demand).
+    coords: Vec<CudaSlice<T>>,
+    /// Device copies of host type 3 targets.
+    targets: Vec<CudaSlice<T>>,
     din: Option<CudaSlice<T>>,
     dout: Option<CudaSlice<T>>,
     events: [CudaEvent; 4],
@@ -203,6 +214,96 @@ fn check_coords<T: CudaFloat>(
         return Err(NudtError::TooManyPoints(m).into());
     }
     Ok(m)
+}
+
+/// The number of points in device coordinate arrays, one per dimension, all of one length.
+fn check_device_coords<T: CudaFloat, C: DevicePtr<T>>(
+    dim: usize,
+    coords: &[&C],
+    names: [&'static str; 3],
+) -> CudaResult<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        }
+        .into());
+    }
+    let m = coords[0].len();
+    for (d, c) in coords.iter().enumerate() {
+        if c.len() != m {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates", names[d]),
+                expected: m,
+                got: c.len(),
+            }
+            .into());
+        }
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
+/// Copies host coordinates (`m` per dimension) into `dev`, one device buffer per dimension,
+/// reusing the buffers when they are large enough; returns their addresses.
+fn upload_coords<T: CudaFloat>(
+    stream: &Arc<CudaStream>,
+    dev: &mut Vec<CudaSlice<T>>,
+    coords: &[&[T]],
+    m: usize,
+    what: &str,
+) -> CudaResult<[u64; 3]> {
+    if dev.len() != coords.len() || dev.first().is_some_and(|d| d.len() < m.max(1)) {
+        dev.clear();
+        for _ in coords {
+            dev.push(alloc::<T>(stream, m, what)?);
+        }
+    }
+    let mut p = [0u64; 3];
+    for (d, c) in coords.iter().enumerate() {
+        if !c.is_empty() {
+            let mut dst = dev[d].slice_mut(..m);
+            stream
+                .memcpy_htod(*c, &mut dst)
+                .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
+        }
+        p[d] = ptr(&dev[d], stream);
+    }
+    Ok(p)
+}
+
+/// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
+/// reduced on the GPU into per-block partials and finished here: one small read-back.
+/// An empty array gives `lo > hi`.
+fn extents(
+    stream: &Arc<CudaStream>,
+    common: &CommonFns,
+    arrays: &[(u64, usize)],
+) -> CudaResult<Vec<(f64, f64)>> {
+    let nb = common.minmax_blocks();
+    let part = alloc::<f64>(stream, 2 * nb * arrays.len(), "bounding boxes")?;
+    let base = ptr(&part, stream);
+    for (i, &(x, n)) in arrays.iter().enumerate() {
+        common.minmax(stream, n, x, at::<f64>(base, 2 * nb * i))?;
+    }
+    let mut host = vec![0.0f64; 2 * nb * arrays.len()];
+    stream
+        .memcpy_dtoh(&part, &mut host)
+        .map_err(|e| driver("cuMemcpyDtoH (bounding boxes)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host
+        .chunks(2 * nb)
+        .map(|c| {
+            c.chunks(2)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v[0]), hi.max(v[1]))
+                })
+        })
+        .collect())
 }
 
 impl<T: CudaFloat> CudaPlan<T> {
@@ -267,7 +368,17 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         // Every later product of mode counts (`lengths`) is then safe.
         checked_len(modes)?;
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        // In f32 the type 3 post-factors 1/ψ̂ near the band edge at σ = 1.25 amplify rounding
+        // past 1e-6 (measured on the H100: 2.8e-5 in 2D, 1.1e-3 in 3D at tol 1e-6).
+        // Below 1e-8 σ = 1.25's width nears 16, whose fit falls short of the tolerance
+        // (`nudt_gen::plan::choose_upsampling_type3` says where it was measured).
+        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
+        let sigma = opts.upsampling.unwrap_or(if wide {
+            Upsampling::FIVE_FOURTHS
+        } else {
+            Upsampling::TWO
+        });
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
         // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
         // may not be: cudarc would panic on the first call into a missing one.
         probe_libraries()?;
@@ -298,6 +409,34 @@ impl<T: CudaFloat> CudaPlan<T> {
         } else {
             None
         };
+        let module = |spreads: bool| {
+            GridModule::new::<T>(
+                &ctx,
+                &arch,
+                dim,
+                kernel,
+                spreads,
+                opts.bins,
+                opts.spread_method,
+                opts.interp_method,
+            )
+        };
+        let t3 = if ty == TransformType::Type3 && gauss.is_none() {
+            let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
+            let up = |v: &[f64]| {
+                stream
+                    .clone_htod(v)
+                    .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
+            };
+            Some(Type3Modules {
+                spread: module(true)?,
+                inner: module(false)?,
+                qz: up(&qz)?,
+                qw: up(&qw)?,
+            })
+        } else {
+            None
+        };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
@@ -306,16 +445,13 @@ impl<T: CudaFloat> CudaPlan<T> {
                     .map(|&m| gplan::fine_size_cufft(m, &kernel))
                     .collect::<Result<Vec<_>, _>>()?;
                 Engine::Uniform(Box::new(UniformDev::new(
-                    &ctx,
                     &stream,
-                    &arch,
+                    &module(ty == TransformType::Type1)?,
                     modes,
                     &n,
                     kernel,
                     opts.mode_order,
-                    &opts,
                     &batches,
-                    ty == TransformType::Type1,
                 )?))
             }
         };
@@ -339,9 +475,12 @@ impl<T: CudaFloat> CudaPlan<T> {
             arch,
             common,
             gauss,
+            t3,
             engine,
             num_points: 0,
             num_targets: 0,
+            coords: Vec::new(),
+            targets: Vec::new(),
             din: None,
             dout: None,
             events,
@@ -379,48 +518,17 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.check_uniform()?;
         let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
         self.bind()?;
-        let dev = coords
-            .iter()
-            .map(|c| {
-                let mut d = alloc::<T>(&self.stream, c.len(), "coordinates")?;
-                self.stream
-                    .memcpy_htod(*c, &mut d)
-                    .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
-                Ok(d)
-            })
-            .collect::<CudaResult<Vec<_>>>()?;
-        let mut p = [0u64; 3];
-        for (d, c) in dev.iter().enumerate() {
-            p[d] = ptr(c, &self.stream);
-        }
-        self.sort_uniform(p, m)
+        let mut dev = std::mem::take(&mut self.coords);
+        let p = upload_coords(&self.stream, &mut dev, coords, m, "coordinates");
+        self.coords = dev;
+        self.sort_uniform(p?, m)
     }
 
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
     /// radians). Their values are not checked: a non-finite coordinate gives NaN results.
     pub fn set_points_device<C: DevicePtr<T>>(&mut self, coords: &[&C]) -> CudaResult<()> {
         self.check_uniform()?;
-        if coords.len() != self.dim {
-            return Err(NudtError::Coordinates {
-                expected: self.dim,
-                got: coords.len(),
-            }
-            .into());
-        }
-        let m = coords[0].len();
-        for (d, c) in coords.iter().enumerate() {
-            if c.len() != m {
-                return Err(NudtError::Length {
-                    what: format!("{} coordinates", ["x", "y", "z"][d]),
-                    expected: m,
-                    got: c.len(),
-                }
-                .into());
-            }
-        }
-        if m > u32::MAX as usize / 2 {
-            return Err(NudtError::TooManyPoints(m).into());
-        }
+        let m = check_device_coords(self.dim, coords, ["x", "y", "z"])?;
         self.bind()?;
         let stream = self.stream.clone();
         let guards: Vec<_> = coords.iter().map(|c| c.device_ptr(&stream)).collect();
@@ -454,9 +562,79 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
-    /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): rescales
-    /// both on the GPU, computes the phase factors there, and sorts both point sets.
+    /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies them
+    /// to the GPU, then as [`Self::set_points_type3_device`].
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> CudaResult<()> {
+        self.check_type3()?;
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.bind()?;
+        if self.gauss.is_some() {
+            return self.set_points_gaussian(sources, targets, m, k);
+        }
+        self.record(0)?;
+        let stream = self.stream.clone();
+        let mut src = std::mem::take(&mut self.coords);
+        let mut tgt = std::mem::take(&mut self.targets);
+        let ps = upload_coords(&stream, &mut src, sources, m, "type 3 sources");
+        let pt = upload_coords(&stream, &mut tgt, targets, k, "type 3 targets");
+        self.coords = src;
+        self.targets = tgt;
+        self.prepare_type3(ps?, pt?, m, k)
+    }
+
+    /// Sets the sources and target frequencies of a type 3 plan from device arrays (one per
+    /// dimension, `T`), as cuFINUFFT's `setpts` takes them: both bounding boxes are reduced on
+    /// the GPU (one small read-back: the grids' sizes depend on them), both sets rescaled and
+    /// their phase factors computed there, and both sorted. Values are not checked: a
+    /// non-finite coordinate gives NaN results or a grid-size error.
+    pub fn set_points_type3_device<C: DevicePtr<T>>(
+        &mut self,
+        sources: &[&C],
+        targets: &[&C],
+    ) -> CudaResult<()> {
+        self.check_type3()?;
+        let m = check_device_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_device_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.bind()?;
+        let stream = self.stream.clone();
+        if self.gauss.is_some() {
+            // The Gaussian engine plans its geometry on the host.
+            let host = |v: &[&C], n: usize| -> CudaResult<Vec<Vec<T>>> {
+                v.iter()
+                    .map(|c| {
+                        let mut h = vec![T::zero(); n];
+                        stream
+                            .memcpy_dtoh(*c, &mut h)
+                            .map_err(|e| driver("cuMemcpyDtoH (type 3 points)", e))?;
+                        Ok(h)
+                    })
+                    .collect()
+            };
+            let (hs, ht) = (host(sources, m)?, host(targets, k)?);
+            stream
+                .synchronize()
+                .map_err(|e| driver("cuStreamSynchronize", e))?;
+            let rs: Vec<&[T]> = hs.iter().map(|v| &v[..]).collect();
+            let rt: Vec<&[T]> = ht.iter().map(|v| &v[..]).collect();
+            return self.set_points_gaussian(&rs, &rt, m, k);
+        }
+        self.record(0)?;
+        let gs: Vec<_> = sources.iter().map(|c| c.device_ptr(&stream)).collect();
+        let gt: Vec<_> = targets.iter().map(|c| c.device_ptr(&stream)).collect();
+        let (mut ps, mut pt) = ([0u64; 3], [0u64; 3]);
+        for (d, g) in gs.iter().enumerate() {
+            ps[d] = g.0;
+        }
+        for (d, g) in gt.iter().enumerate() {
+            pt[d] = g.0;
+        }
+        let r = self.prepare_type3(ps, pt, m, k);
+        drop((gs, gt));
+        r
+    }
+
+    fn check_type3(&self) -> CudaResult<()> {
         if self.ty != TransformType::Type3 {
             return Err(NudtError::WrongType {
                 expected: 3,
@@ -464,12 +642,20 @@ impl<T: CudaFloat> CudaPlan<T> {
             }
             .into());
         }
-        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
-        self.bind()?;
-        if self.gauss.is_some() {
-            return self.set_points_gaussian(sources, targets, m, k);
-        }
+        Ok(())
+    }
+
+    /// The type 3 set-points from device coordinates at `src` (`m` per dimension) and `tgt`
+    /// (`k`): grids planned from the bounding boxes, points rescaled and phase factors made on
+    /// the GPU, both sets sorted. Grids, buffers and sorts of the last point sets are reused
+    /// when the sizes allow.
+    fn prepare_type3(
+        &mut self,
+        src: [u64; 3],
+        tgt: [u64; 3],
+        m: usize,
+        k: usize,
+    ) -> CudaResult<()> {
         // Grids (modules, cuFFT plans, buffers) of the last point sets, reused when the new
         // ones need the same sizes.
         let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
@@ -481,14 +667,24 @@ impl<T: CudaFloat> CudaPlan<T> {
         let sigma = kernel.upsampling.0;
         let w = kernel.width as f64;
         let stream = self.stream.clone();
+        let arrays: Vec<(u64, usize)> = (0..dim)
+            .map(|d| (src[d], m))
+            .chain((0..dim).map(|d| (tgt[d], k)))
+            .collect();
+        let boxes = extents(&stream, &self.common, &arrays)?;
+        let centre = |(lo, hi): (f64, f64)| {
+            if lo > hi {
+                (0.0, 0.0)
+            } else {
+                ((lo + hi) / 2.0, (hi - lo) / 2.0)
+            }
+        };
         // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
         let mut n = Vec::with_capacity(dim);
         let (mut cx, mut cs, mut ig, mut hg) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
         for d in 0..dim {
-            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
-            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
-            let (c0, xh) = crate::type3::centre(&x);
-            let (c1, sh) = crate::type3::centre(&s);
+            let (c0, xh) = centre(boxes[d]);
+            let (c1, sh) = centre(boxes[dim + d]);
             let (xs, ss) = crate::type3::safe_extents(xh, sh);
             let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
             if !want.is_finite() || want > 1e9 {
@@ -512,38 +708,66 @@ impl<T: CudaFloat> CudaPlan<T> {
             .map(|&nd| gplan::fine_size_cufft(nd, &kernel))
             .collect::<Result<Vec<_>, _>>()?;
         let batches = [self.batch, self.ntransf % self.batch];
-
-        self.record(0)?;
-        let upload = |v: &[T], what: &str| -> CudaResult<CudaSlice<T>> {
-            let mut d = alloc::<T>(&stream, v.len(), what)?;
-            stream
-                .memcpy_htod(v, &mut d)
-                .map_err(|e| driver("cuMemcpyHtoD (type 3 points)", e))?;
-            Ok(d)
+        let reuse =
+            old.filter(|t| t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]);
+        let Some(mods) = self.t3.as_ref() else {
+            return Err(CudaError::Unsupported(
+                "FINUFFT type 3 set-points on a plan made for the Gaussian method".into(),
+            ));
         };
-        let src: Vec<CudaSlice<T>> = sources
-            .iter()
-            .map(|v| upload(v, "type 3 sources"))
-            .collect::<CudaResult<_>>()?;
-        let tgt: Vec<CudaSlice<T>> = targets
-            .iter()
-            .map(|v| upload(v, "type 3 targets"))
-            .collect::<CudaResult<_>>()?;
-        let ysrc: Vec<CudaSlice<T>> = (0..dim)
-            .map(|_| alloc::<T>(&stream, m, "rescaled sources"))
-            .collect::<CudaResult<_>>()?;
-        let utgt: Vec<CudaSlice<T>> = (0..dim)
-            .map(|_| alloc::<T>(&stream, k, "rescaled targets"))
-            .collect::<CudaResult<_>>()?;
-        let pre = alloc::<T>(&stream, 2 * m, "type 3 pre-phase")?;
-        let post = alloc::<T>(&stream, 2 * k, "type 3 post-factors")?;
-        let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
-        let qz_d = stream
-            .clone_htod(&qz)
-            .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))?;
-        let qw_d = stream
-            .clone_htod(&qw)
-            .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))?;
+        let mut t = match reuse {
+            Some(t) => t,
+            None => Box::new(Type3Dev {
+                spread: GridDev::new(&mods.spread, &n)?,
+                inner: UniformDev::new(
+                    &stream,
+                    &mods.inner,
+                    &n,
+                    &inner_n,
+                    kernel,
+                    ModeOrder::Fft,
+                    &batches,
+                )?,
+                y: Vec::new(),
+                u: Vec::new(),
+                pre: alloc::<T>(&stream, 0, "type 3 pre-phase")?,
+                post: alloc::<T>(&stream, 0, "type 3 post-factors")?,
+                cwork: alloc::<T>(&stream, 0, "pre-phased strengths")?,
+                agrid: alloc::<T>(&stream, 0, "type 3 spreading grids")?,
+            }),
+        };
+        // Per-point buffers, grown when the point sets grow.
+        let grow = |b: &mut CudaSlice<T>, len: usize, what: &str| -> CudaResult<()> {
+            if b.len() < len.max(1) {
+                // The old buffer goes first, so the two never coexist.
+                *b = alloc::<T>(&stream, 0, what)?;
+                *b = alloc::<T>(&stream, len, what)?;
+            }
+            Ok(())
+        };
+        let grow_all = |v: &mut Vec<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
+            if v.len() != dim || v[0].len() < len.max(1) {
+                v.clear();
+                for _ in 0..dim {
+                    v.push(alloc::<T>(&stream, len, what)?);
+                }
+            }
+            Ok(())
+        };
+        grow_all(&mut t.y, m, "rescaled sources")?;
+        grow_all(&mut t.u, k, "rescaled targets")?;
+        grow(&mut t.pre, 2 * m, "type 3 pre-phase")?;
+        grow(&mut t.post, 2 * k, "type 3 post-factors")?;
+        let alen = t
+            .spread
+            .len()
+            .checked_mul(2 * self.batch)
+            .ok_or(NudtError::GridOverflow)?;
+        let clen = m
+            .checked_mul(2 * self.batch)
+            .ok_or(NudtError::GridOverflow)?;
+        grow(&mut t.cwork, clen, "pre-phased strengths")?;
+        grow(&mut t.agrid, alen, "type 3 spreading grids")?;
         let p3 = |v: &[CudaSlice<T>], d: usize| v.get(d).map_or(0, |s| ptr(s, &stream));
         let sgn = self.isign.signum() as f64;
         use super::device::{blocks, Arg};
@@ -553,19 +777,19 @@ impl<T: CudaFloat> CudaPlan<T> {
             let mut args = vec![
                 Arg::U32(m as u32),
                 Arg::I32(dim as i32),
-                Arg::U64(p3(&src, 0)),
-                Arg::U64(p3(&src, 1)),
-                Arg::U64(p3(&src, 2)),
+                Arg::U64(src[0]),
+                Arg::U64(src[1]),
+                Arg::U64(src[2]),
             ];
             args.extend(f64s(cx));
             args.extend(f64s(ig));
             args.extend(f64s(cs));
             args.push(Arg::F64(sgn));
             args.extend([
-                Arg::U64(p3(&ysrc, 0)),
-                Arg::U64(p3(&ysrc, 1)),
-                Arg::U64(p3(&ysrc, 2)),
-                Arg::U64(ptr(&pre, &stream)),
+                Arg::U64(p3(&t.y, 0)),
+                Arg::U64(p3(&t.y, 1)),
+                Arg::U64(p3(&t.y, 2)),
+                Arg::U64(ptr(&t.pre, &stream)),
             ]);
             kk.launch(&stream, (blocks(m, kk.threads), 1), &args)?;
         }
@@ -574,93 +798,31 @@ impl<T: CudaFloat> CudaPlan<T> {
             let mut args = vec![
                 Arg::U32(k as u32),
                 Arg::I32(dim as i32),
-                Arg::U64(p3(&tgt, 0)),
-                Arg::U64(p3(&tgt, 1)),
-                Arg::U64(p3(&tgt, 2)),
+                Arg::U64(tgt[0]),
+                Arg::U64(tgt[1]),
+                Arg::U64(tgt[2]),
             ];
             args.extend(f64s(cs));
             args.extend(f64s(hg));
             args.extend(f64s(cx));
             args.extend([
                 Arg::F64(sgn),
-                Arg::I32(qz.len() as i32),
-                Arg::U64(ptr(&qz_d, &stream)),
-                Arg::U64(ptr(&qw_d, &stream)),
+                Arg::I32(mods.qz.len() as i32),
+                Arg::U64(ptr(&mods.qz, &stream)),
+                Arg::U64(ptr(&mods.qw, &stream)),
                 Arg::F64(kernel.half_width()),
-                Arg::U64(p3(&utgt, 0)),
-                Arg::U64(p3(&utgt, 1)),
-                Arg::U64(p3(&utgt, 2)),
-                Arg::U64(ptr(&post, &stream)),
+                Arg::U64(p3(&t.u, 0)),
+                Arg::U64(p3(&t.u, 1)),
+                Arg::U64(p3(&t.u, 2)),
+                Arg::U64(ptr(&t.post, &stream)),
             ]);
             kk.launch(&stream, (blocks(k, kk.threads), 1), &args)?;
         }
-        let reuse =
-            old.filter(|t| t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]);
-        let (mut spread, mut inner, old_work) = match reuse {
-            Some(t) => {
-                let t = *t;
-                (t.spread, t.inner, Some((t.cwork, t.agrid)))
-            }
-            None => (
-                GridDev::new(
-                    &self.ctx,
-                    &self.arch,
-                    &n,
-                    kernel,
-                    true,
-                    self.opts.bins,
-                    self.opts.spread_method,
-                    self.opts.interp_method,
-                )?,
-                UniformDev::new(
-                    &self.ctx,
-                    &stream,
-                    &self.arch,
-                    &n,
-                    &inner_n,
-                    kernel,
-                    ModeOrder::Fft,
-                    &self.opts,
-                    &batches,
-                    false,
-                )?,
-                None,
-            ),
-        };
-        spread.set_points(
-            &stream,
-            &self.common,
-            [p3(&ysrc, 0), p3(&ysrc, 1), p3(&ysrc, 2)],
-            m,
-        )?;
-        inner.grid.set_points(
-            &stream,
-            &self.common,
-            [p3(&utgt, 0), p3(&utgt, 1), p3(&utgt, 2)],
-            k,
-        )?;
-        let alen = spread
-            .len()
-            .checked_mul(2 * self.batch)
-            .ok_or(NudtError::GridOverflow)?;
-        let clen = m
-            .checked_mul(2 * self.batch)
-            .ok_or(NudtError::GridOverflow)?;
-        let (cwork, agrid) = match old_work {
-            Some((c, a)) if c.len() >= clen && a.len() >= alen => (c, a),
-            _ => (
-                alloc::<T>(&stream, clen, "pre-phased strengths")?,
-                alloc::<T>(&stream, alen, "type 3 spreading grids")?,
-            ),
-        };
-        self.engine = Engine::Type3(Box::new(Type3Dev {
-            spread,
-            inner,
-            pre,
-            post,
-            cwork,
-            agrid,
-        }));
+        let py = [p3(&t.y, 0), p3(&t.y, 1), p3(&t.y, 2)];
+        let pu = [p3(&t.u, 0), p3(&t.u, 1), p3(&t.u, 2)];
+        t.spread.set_points(&stream, &self.common, py, m)?;
+        t.inner.grid.set_points(&stream, &self.common, pu, k)?;
+        self.engine = Engine::Type3(t);
         self.num_points = m;
         self.num_targets = k;
         self.record(1)

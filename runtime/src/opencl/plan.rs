@@ -170,12 +170,11 @@ fn launch(
     .map_err(cl("clEnqueueNDRangeKernel"))
 }
 
-/// Points sorted into bins.
-struct Sorted<T> {
+/// Points sorted into bins: one record per point (its index and coordinates, the generated
+/// `Pt` struct of [`CudaSpreadSpec::point_bytes`] bytes), in bin order.
+struct Sorted {
     m: usize,
-    sidx: Buffer<u32>,
-    cell: Vec<Buffer<i32>>,
-    t: Vec<Buffer<T>>,
+    pts: Buffer<u8>,
 }
 
 /// A NUFFT plan of type 1 or 2 in 1–3 dimensions on an OpenCL device.
@@ -202,7 +201,7 @@ pub struct ClPlan<T: ClFloat> {
     gi: Vec<Buffer<i32>>,
     cf: Vec<Buffer<T>>,
     grid: Buffer<T>,
-    sorted: Option<Sorted<T>>,
+    sorted: Option<Sorted>,
     /// Device copies of one transform's input and output.
     io: Option<(Buffer<T>, Buffer<T>)>,
     /// Programs the kernels came from (kept alive with them), then the device, dropped last.
@@ -384,7 +383,6 @@ impl<T: ClFloat> ClPlan<T> {
             .map(|c| upload(&dev, c))
             .collect::<Result<_, _>>()?;
         let nbins = self.nb.iter().product::<usize>();
-        let key = alloc::<u32>(&dev, m)?;
         let rank = alloc::<u32>(&dev, m)?;
         let mut counts = alloc::<u32>(&dev, nbins)?;
         zero(&dev, &mut counts, nbins)?;
@@ -408,7 +406,6 @@ impl<T: ClFloat> ClPlan<T> {
                     i(n[2]),
                     i(nb[1]),
                     i(nb[2]),
-                    mem(&key),
                     mem(&rank),
                     mem(&counts),
                 ],
@@ -433,17 +430,9 @@ impl<T: ClFloat> ClPlan<T> {
         let starts = upload(&dev, &starts)?;
         let sorted = Sorted {
             m,
-            sidx: alloc::<u32>(&dev, m)?,
-            cell: (0..self.dim)
-                .map(|_| alloc::<i32>(&dev, m))
-                .collect::<Result<_, _>>()?,
-            t: (0..self.dim)
-                .map(|_| alloc::<T>(&dev, m))
-                .collect::<Result<_, _>>()?,
+            pts: alloc::<u8>(&dev, m * self.spec.point_bytes())?,
         };
         if m > 0 {
-            let sc = |d: usize| opt_mem(sorted.cell.get(d));
-            let st = |d: usize| opt_mem(sorted.t.get(d));
             launch(
                 &dev,
                 &self.bin_scatter,
@@ -458,16 +447,11 @@ impl<T: ClFloat> ClPlan<T> {
                     i(n[0]),
                     i(n[1]),
                     i(n[2]),
-                    mem(&key),
+                    i(nb[1]),
+                    i(nb[2]),
                     mem(&rank),
                     mem(&starts),
-                    mem(&sorted.sidx),
-                    sc(0),
-                    sc(1),
-                    sc(2),
-                    st(0),
-                    st(1),
-                    st(2),
+                    mem(&sorted.pts),
                 ],
             )?;
         }
@@ -545,8 +529,6 @@ impl<T: ClFloat> ClPlan<T> {
         let s = self.sorted.as_ref().expect("checked by execute");
         let (n, len, m) = (self.n, self.len, s.m);
         let i = |v: usize| Arg::I32(v as i32);
-        let sc = |d: usize| opt_mem(s.cell.get(d));
-        let st = |d: usize| opt_mem(s.t.get(d));
         let nmodes: usize = self.modes.iter().product();
         let map = |from: &Buffer<T>, to: &Buffer<T>| {
             vec![
@@ -571,13 +553,7 @@ impl<T: ClFloat> ClPlan<T> {
         let points = |from: &Buffer<T>, to: &Buffer<T>| {
             vec![
                 Arg::U32(m as u32),
-                mem(&s.sidx),
-                sc(0),
-                sc(1),
-                sc(2),
-                st(0),
-                st(1),
-                st(2),
+                mem(&s.pts),
                 mem(from),
                 mem(to),
                 i(n[0]),

@@ -1,0 +1,314 @@
+//! `RawCudaPlan`: the runtime's CUDA plan on device arrays handed over by address.
+//!
+//! `nudt.cuda` reads each array's `__cuda_array_interface__` (dtype, shape, strides, stream)
+//! and passes the device address and length here, with the streams of the arrays' owners.
+//! The plan's stream waits for those streams before it touches the arrays, and they wait for
+//! the plan's stream afterwards ([`ForeignStream`]): calls return as soon as the work is
+//! queued, and the caller's next kernels on its own stream see the results, as cuFINUFFT's
+//! on a shared stream.
+
+use crate::errors::{to_py, value_error};
+use nudt_runtime::cuda::{
+    device_count, CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, CudaStream,
+    ForeignSlice, ForeignStream,
+};
+use nudt_runtime::{ModeOrder, TransformType, Upsampling};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
+use pyo3::prelude::*;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The exception for a CUDA backend error: bad input as the CPU plan's, a bad device array
+/// as `ValueError`, no memory as `MemoryError`, everything the GPU or its libraries did
+/// wrong as `RuntimeError`.
+fn cuda_to_py(py: Python<'_>, e: CudaError) -> PyErr {
+    match e {
+        CudaError::Nudt(e) => to_py(py, e),
+        e @ CudaError::ForeignMemory { .. } => value_error(py, e.to_string()),
+        e @ CudaError::OutOfMemory { .. } => PyMemoryError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+enum AnyCudaPlan {
+    F32(CudaPlan<f32>),
+    F64(CudaPlan<f64>),
+}
+
+/// A device array: its address and length in reals (complex data counts two per value).
+type Raw = (u64, usize);
+
+/// A type 1, 2 or 3 GPU plan in f32 (`single=True`) or f64. Arguments are already
+/// normalised by `nudt.cuda.Plan`: `modes` in user order, `isign` ±1, `upsampfac` 0 for the
+/// default, `method` 0 for the plan's choice (else 1 GM-sort, 2 SM, 3 output-driven),
+/// `max_batch` 0 for the default, `bins` empty for the generator's choice.
+#[pyclass(module = "nudt._nudt")]
+pub struct RawCudaPlan {
+    plan: AnyCudaPlan,
+    /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).
+    #[pyo3(get)]
+    last_call_s: f64,
+}
+
+/// Wraps each array as a [`ForeignSlice`] on `stream`.
+///
+/// # Safety
+/// As [`ForeignSlice::new`]: the Python layer holds the arrays for the duration of the call,
+/// and the owners' streams are ordered around the work (`ordered`).
+unsafe fn slices<T>(
+    stream: &Arc<CudaStream>,
+    arrays: &[Raw],
+    names: [&str; 3],
+) -> Result<Vec<ForeignSlice<T>>, CudaError> {
+    arrays
+        .iter()
+        .zip(names)
+        // SAFETY: forwarded from the caller.
+        .map(|(&(p, n), name)| unsafe { ForeignSlice::new(stream, p, n, name) })
+        .collect()
+}
+
+/// Runs `work` on `plan`'s stream between the owners' streams: it waits for them first, and
+/// they wait for it afterwards.
+fn ordered<T: CudaFloat, R>(
+    plan: &mut CudaPlan<T>,
+    streams: &[u64],
+    work: impl FnOnce(&mut CudaPlan<T>) -> Result<R, CudaError>,
+) -> Result<R, CudaError> {
+    // SAFETY: the handles come from the arrays' `__cuda_array_interface__` (or the user's
+    // `gpu_stream`), whose owners keep them live while their arrays are in use.
+    let foreign: Vec<_> = streams
+        .iter()
+        .map(|&h| unsafe { ForeignStream::from_handle(h) })
+        .collect();
+    let stream = plan.stream().clone();
+    for s in &foreign {
+        s.precede(&stream)?;
+    }
+    let r = work(plan)?;
+    for s in &foreign {
+        s.follow(&stream)?;
+    }
+    Ok(r)
+}
+
+fn setpts<T: CudaFloat>(
+    plan: &mut CudaPlan<T>,
+    coords: &[Raw],
+    targets: &[Raw],
+    streams: &[u64],
+) -> Result<(), CudaError> {
+    let stream = plan.stream().clone();
+    // SAFETY: see `slices`.
+    let c = unsafe { slices::<T>(&stream, coords, ["x", "y", "z"])? };
+    let t = unsafe { slices::<T>(&stream, targets, ["s", "t", "u"])? };
+    ordered(plan, streams, |plan| {
+        let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
+        if plan.transform_type() == TransformType::Type3 {
+            plan.set_points_type3_device(&c, &t)
+        } else {
+            plan.set_points_device(&c)
+        }
+    })
+}
+
+fn execute<T: CudaFloat>(
+    plan: &mut CudaPlan<T>,
+    data: Raw,
+    out: Raw,
+    streams: &[u64],
+) -> Result<(), CudaError> {
+    let stream = plan.stream().clone();
+    // SAFETY: see `slices`.
+    let input = unsafe { ForeignSlice::<T>::new(&stream, data.0, data.1, "data")? };
+    let mut output = unsafe { ForeignSlice::<T>::new(&stream, out.0, out.1, "out")? };
+    if input.overlaps(&output) {
+        return Err(CudaError::ForeignMemory {
+            what: "out".into(),
+            detail: "shares memory with data".into(),
+        });
+    }
+    ordered(plan, streams, |plan| {
+        plan.execute_device(&input, &mut output)
+    })
+}
+
+/// Runs `f` without the GIL; returns the seconds it took.
+fn timed(py: Python<'_>, f: impl Send + FnOnce() -> Result<(), CudaError>) -> PyResult<f64> {
+    py.detach(|| {
+        let t0 = Instant::now();
+        f().map(|()| t0.elapsed().as_secs_f64())
+    })
+    .map_err(|e| cuda_to_py(py, e))
+}
+
+/// The number of CUDA devices; raises `RuntimeError` saying why there are none to be had
+/// (no driver, a driver too old, NVRTC or cuFFT missing, no device).
+#[pyfunction]
+pub fn cuda_device_count(py: Python<'_>) -> PyResult<usize> {
+    match py.detach(device_count) {
+        Ok(0) => Err(PyRuntimeError::new_err("no CUDA device found")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(cuda_to_py(py, e)),
+    }
+}
+
+#[pymethods]
+impl RawCudaPlan {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (nufft_type, modes, isign, n_trans, eps, single, fft_order, upsampfac,
+                        device, method, max_batch, bins))]
+    fn new(
+        py: Python<'_>,
+        nufft_type: u8,
+        modes: Vec<usize>,
+        isign: i32,
+        n_trans: usize,
+        eps: f64,
+        single: bool,
+        fft_order: bool,
+        upsampfac: f64,
+        device: usize,
+        method: u8,
+        max_batch: usize,
+        bins: Vec<usize>,
+    ) -> PyResult<Self> {
+        let ty = match nufft_type {
+            1 => TransformType::Type1,
+            2 => TransformType::Type2,
+            3 => TransformType::Type3,
+            t => {
+                return Err(value_error(
+                    py,
+                    format!("nufft_type must be 1, 2 or 3, got {t}"),
+                ))
+            }
+        };
+        let method = match method {
+            0 => None,
+            1 => Some(CudaMethod::GmSort),
+            2 => Some(CudaMethod::Sm),
+            3 => Some(CudaMethod::OutputDriven),
+            m => {
+                return Err(value_error(
+                    py,
+                    format!("gpu_method must be 0, 1, 2 or 3, got {m}"),
+                ))
+            }
+        };
+        let mut opts = CudaOptions {
+            device,
+            mode_order: if fft_order {
+                ModeOrder::Fft
+            } else {
+                ModeOrder::Cmcl
+            },
+            spread_method: method,
+            interp_method: method,
+            max_batch,
+            bins: match bins[..] {
+                [] => None,
+                [a] => Some([a, 1, 1]),
+                [a, b] => Some([a, b, 1]),
+                [a, b, c] => Some([a, b, c]),
+                _ => return Err(value_error(py, "bins: 1 to 3 sides".into())),
+            },
+            ..CudaOptions::default()
+        };
+        if upsampfac != 0.0 {
+            opts.upsampling = Some(Upsampling::new(upsampfac).map_err(|e| to_py(py, e.into()))?);
+        }
+        let plan = py
+            .detach(|| -> Result<_, CudaError> {
+                Ok(match (ty, single) {
+                    (TransformType::Type3, true) => AnyCudaPlan::F32(CudaPlan::new_type3(
+                        modes.len(),
+                        isign,
+                        n_trans,
+                        eps,
+                        opts,
+                    )?),
+                    (TransformType::Type3, false) => AnyCudaPlan::F64(CudaPlan::new_type3(
+                        modes.len(),
+                        isign,
+                        n_trans,
+                        eps,
+                        opts,
+                    )?),
+                    (_, true) => {
+                        AnyCudaPlan::F32(CudaPlan::new(ty, &modes, isign, n_trans, eps, opts)?)
+                    }
+                    (_, false) => {
+                        AnyCudaPlan::F64(CudaPlan::new(ty, &modes, isign, n_trans, eps, opts)?)
+                    }
+                })
+            })
+            .map_err(|e| cuda_to_py(py, e))?;
+        Ok(RawCudaPlan {
+            plan,
+            last_call_s: 0.0,
+        })
+    }
+
+    /// Sets the points (`coords`: one device array per dimension, as (address, length)) and,
+    /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams.
+    fn setpts(
+        &mut self,
+        py: Python<'_>,
+        coords: Vec<Raw>,
+        targets: Vec<Raw>,
+        streams: Vec<u64>,
+    ) -> PyResult<()> {
+        self.last_call_s = match &mut self.plan {
+            AnyCudaPlan::F32(p) => timed(py, || setpts(p, &coords, &targets, &streams)),
+            AnyCudaPlan::F64(p) => timed(py, || setpts(p, &coords, &targets, &streams)),
+        }?;
+        Ok(())
+    }
+
+    /// Queues the transform from device array `data` into device array `out` (both
+    /// C-contiguous, interleaved complex).
+    fn execute(&mut self, py: Python<'_>, data: Raw, out: Raw, streams: Vec<u64>) -> PyResult<()> {
+        self.last_call_s = match &mut self.plan {
+            AnyCudaPlan::F32(p) => timed(py, || execute(p, data, out, &streams)),
+            AnyCudaPlan::F64(p) => timed(py, || execute(p, data, out, &streams)),
+        }?;
+        Ok(())
+    }
+
+    /// GPU milliseconds of the last `setpts` and `execute`, by CUDA events (waits for them).
+    fn timings(&self, py: Python<'_>) -> PyResult<(f32, f32)> {
+        let t = match &self.plan {
+            AnyCudaPlan::F32(p) => py.detach(|| p.timings()),
+            AnyCudaPlan::F64(p) => py.detach(|| p.timings()),
+        }
+        .map_err(|e| cuda_to_py(py, e))?;
+        Ok((t.setpts_ms, t.execute_ms))
+    }
+
+    /// Waits for the work queued by this plan.
+    fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.plan {
+            AnyCudaPlan::F32(p) => py.detach(|| p.synchronize()),
+            AnyCudaPlan::F64(p) => py.detach(|| p.synchronize()),
+        }
+        .map_err(|e| cuda_to_py(py, e))
+    }
+
+    /// The device ordinal the plan runs on.
+    #[getter]
+    fn device(&self) -> usize {
+        match &self.plan {
+            AnyCudaPlan::F32(p) => p.stream().context().ordinal(),
+            AnyCudaPlan::F64(p) => p.stream().context().ordinal(),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.plan {
+            AnyCudaPlan::F32(p) => format!("{p:?}"),
+            AnyCudaPlan::F64(p) => format!("{p:?}"),
+        }
+    }
+}

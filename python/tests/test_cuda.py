@@ -1,0 +1,332 @@
+"""nudt.cuda, cufinufft's interface on the GPU: accuracy against direct sums on the host for
+every type x dimension x dtype, out=, batches, mode orders, CuPy and PyTorch arrays,
+streams, and the typed errors.
+
+Without a GPU the GPU tests are skipped (saying why) and ``test_import`` checks the
+ImportError instead; with NUDT_REQUIRE_GPU=1 a missing GPU, CuPy or PyTorch is a failure.
+"""
+
+import importlib
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import nudt
+import nudt_direct as direct
+
+REQUIRE = os.environ.get("NUDT_REQUIRE_GPU") == "1"
+try:
+    import nudt.cuda as cu
+    IMPORT_ERROR = None
+except ImportError as e:
+    cu, IMPORT_ERROR = None, e
+
+gpu = pytest.mark.skipif(cu is None and not REQUIRE, reason=f"no GPU: {IMPORT_ERROR}")
+
+
+def test_import():
+    """With a GPU nudt.cuda imports; without one (or without the `cuda` feature) the import
+    fails with ImportError saying why, and keeps failing (no half-imported module)."""
+    if cu is not None:
+        return
+    assert not REQUIRE, f"NUDT_REQUIRE_GPU=1 but nudt.cuda does not import: {IMPORT_ERROR}"
+    msg = str(IMPORT_ERROR)
+    if hasattr(nudt._nudt, "RawCudaPlan"):
+        assert msg.startswith("nudt.cuda: no usable GPU: "), msg
+    else:
+        assert "built without its `cuda` feature" in msg, msg
+    sys.modules.pop("nudt.cuda", None)
+    with pytest.raises(ImportError, match="^nudt.cuda: "):
+        importlib.import_module("nudt.cuda")
+
+
+def test_cufinufft_signatures():
+    """Names, argument order and defaults of cufinufft's Python interface (2.x)."""
+    if cu is None:
+        pytest.skip(f"no GPU: {IMPORT_ERROR}")
+    import inspect
+    sig = lambda f: str(inspect.signature(f))  # noqa: E731
+    assert sig(cu.Plan.__init__) == ("(self, nufft_type, n_modes, n_trans=1, eps=1e-06, "
+                                     "isign=None, dtype='complex64', **kwargs)")
+    assert sig(cu.Plan.setpts) == "(self, x, y=None, z=None, s=None, t=None, u=None)"
+    assert sig(cu.Plan.execute) == "(self, data, out=None)"
+    for d in DIMS:
+        pts = ", ".join("xyz"[:d])
+        assert sig(getattr(cu, f"nufft{d}d1")) == (
+            f"({pts}, data, n_modes=None, out=None, eps=1e-06, isign=1, **kwargs)")
+        assert sig(getattr(cu, f"nufft{d}d2")) == (
+            f"({pts}, data, out=None, eps=1e-06, isign=-1, **kwargs)")
+        assert sig(getattr(cu, f"nufft{d}d3")) == (
+            f"({pts}, data, {', '.join('stu'[:d])}, out=None, eps=1e-06, isign=1, **kwargs)")
+
+
+def _library(name):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        if REQUIRE:
+            raise
+        return None
+
+
+cupy = _library("cupy") if cu is not None or REQUIRE else None
+torch = _library("torch") if cu is not None or REQUIRE else None
+LIBS = [
+    pytest.param("cupy", marks=pytest.mark.skipif(cupy is None, reason="CuPy not installed")),
+    pytest.param("torch", marks=pytest.mark.skipif(torch is None,
+                                                   reason="PyTorch not installed")),
+]
+
+
+def dev(lib, a):
+    """A host array on the GPU, in library `lib`."""
+    if lib == "cupy":
+        return cupy.asarray(a)
+    return torch.from_numpy(np.ascontiguousarray(a)).to("cuda")
+
+
+def host(a):
+    if cupy is not None and isinstance(a, cupy.ndarray):
+        return cupy.asnumpy(a)
+    return a.detach().cpu().numpy()
+
+
+DIMS = (1, 2, 3)
+MODES = {1: (37,), 2: (16, 13), 3: (8, 7, 6)}
+# dtype: (tolerance asked, bound on the relative l2 error): as the CPU tests'.
+PRECISIONS = {"complex128": (1e-9, 2e-8), "complex64": (1e-5, 2e-4)}
+M = 300
+
+
+def real_of(dtype):
+    return np.float32 if dtype == "complex64" else np.float64
+
+
+def problem(seed, dim, dtype, tp, n_trans=None, modes=None):
+    """Host data of one problem: points, input, type 3 targets, and the direct sums."""
+    rng = np.random.default_rng(seed)
+    modes = modes or MODES[dim]
+    x = [rng.uniform(-3 * np.pi, 3 * np.pi, M).astype(real_of(dtype)) for _ in range(dim)]
+    lead = () if n_trans is None else (n_trans,)
+    shape = (*lead, *(modes if tp == 2 else (M,)))
+    data = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    s = [rng.uniform(-12, 12, 250).astype(real_of(dtype)) for _ in range(dim)] \
+        if tp == 3 else []
+    return x, data, s
+
+
+def reference(tp, x, data, s, modes, isign, modeord=0):
+    """Direct sums of each transform stacked in `data`."""
+    inner = len(modes) if tp == 2 else 1
+    many = data.reshape(-1, *data.shape[data.ndim - inner:])
+    if tp == 1:
+        out = [direct.type1(x, c, modes, isign, modeord) for c in many]
+    elif tp == 2:
+        out = [direct.type2(x, f, isign, modeord) for f in many]
+    else:
+        out = [direct.type3(x, c, s, isign) for c in many]
+    return np.stack(out) if data.ndim > inner else out[0]
+
+
+SIMPLE_NAMES = {(d, t): f"nufft{d}d{t}" for d in DIMS for t in (1, 2, 3)}
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("dtype", PRECISIONS)
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("tp", (1, 2, 3))
+def test_simple_accuracy(tp, dim, dtype, lib):
+    """The one-call transforms, every type x dimension x dtype, on CuPy and on PyTorch."""
+    eps, bound = PRECISIONS[dtype]
+    x, data, s = problem(100 * tp + 10 * dim + len(dtype), dim, dtype, tp)
+    fn = getattr(cu, SIMPLE_NAMES[dim, tp])
+    dx = [dev(lib, v) for v in x]
+    args = [*dx, dev(lib, data)] + [dev(lib, v) for v in s]
+    got = fn(*args, MODES[dim], eps=eps) if tp == 1 else fn(*args, eps=eps)
+    assert type(got) is type(args[dim])
+    assert str(got.dtype).endswith(dtype)
+    want = reference(tp, x, data, s, MODES[dim], -1 if tp == 2 else 1)
+    assert direct.rel_err(host(got), want) < bound
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("tp", (1, 2, 3))
+@pytest.mark.parametrize("dim", DIMS)
+def test_plan_batch_out_modeord(lib, tp, dim):
+    """Plan with n_trans=3, out= given, FFT mode order, isign flipped, executed twice."""
+    dtype = "complex128"
+    eps, bound = PRECISIONS[dtype]
+    x, data, s = problem(7 * tp + dim, dim, dtype, tp, n_trans=3)
+    plan = cu.Plan(tp, MODES[dim] if tp != 3 else dim, 3, eps, -1 if tp != 2 else 1,
+                   dtype=dtype, modeord=1)
+    plan.setpts(*[dev(lib, v) for v in x], **{k: dev(lib, v) for k, v in zip("stu", s)})
+    want = reference(tp, x, data, s, MODES[dim], -1 if tp != 2 else 1, modeord=1)
+    out = dev(lib, np.zeros(want.shape, dtype))
+    for _ in range(2):
+        got = plan.execute(dev(lib, data), out=out)
+        assert got is out
+        assert direct.rel_err(host(out), want) < bound
+
+
+@gpu
+@pytest.mark.parametrize("method", (0, 1, 2, 3))
+@pytest.mark.parametrize("tp", (1, 2))
+def test_methods_and_options(method, tp):
+    """Every gpu_method, bins, batch size and the no-effect tuning options."""
+    dtype, dim = "complex64", 2
+    eps, bound = PRECISIONS[dtype]
+    x, data, s = problem(31 + method, dim, dtype, tp, n_trans=2)
+    plan = cu.Plan(tp, MODES[dim], 2, eps, gpu_method=method, gpu_sort=1,
+                   gpu_kerevalmeth=1, gpu_maxsubprobsize=1024, gpu_maxbatchsize=1,
+                   gpu_binsizex=8 if method else 0, gpu_binsizey=8 if method else 0,
+                   upsampfac=2.0, gpu_device_id=0)
+    plan.setpts(*[dev("cupy", v) for v in x])
+    got = plan.execute(dev("cupy", data))
+    want = reference(tp, x, data, s, MODES[dim], -1 if tp == 2 else 1)
+    assert direct.rel_err(host(got), want) < bound
+
+
+@gpu
+def test_torch_specifics():
+    """A tensor that requires grad is read (as cufinufft does); results are tensors on the
+    input's device; a non-contiguous input is copied."""
+    x, data, _ = problem(5, 2, "complex64", 1)
+    tx = [dev("torch", v).requires_grad_(False) for v in x]
+    c = dev("torch", data)
+    wide = torch.zeros((M, 2), dtype=torch.complex64, device="cuda")
+    wide[:, 0] = c
+    got = cu.nufft2d1(*tx, wide[:, 0], (16, 13), eps=1e-5)
+    assert isinstance(got, torch.Tensor) and got.device == c.device
+    want = reference(1, x, data, [], (16, 13), 1)
+    assert direct.rel_err(host(got), want) < 2e-4
+    grad = dev("torch", x[0].astype(np.float32)).requires_grad_(True)
+    got2 = cu.nufft2d1(grad, tx[1], c, (16, 13), eps=1e-5)
+    assert direct.rel_err(host(got2), want) < 2e-4
+
+
+@gpu
+def test_cupy_noncontiguous_and_fortran():
+    x, data, _ = problem(6, 2, "complex128", 2)
+    f_fortran = cupy.asfortranarray(cupy.asarray(data))
+    xs = [cupy.asarray(np.repeat(v, 2))[::2] for v in x]  # strided points
+    got = cu.nufft2d2(*xs, f_fortran, eps=1e-9)
+    want = reference(2, x, data, [], MODES[2], -1)
+    assert direct.rel_err(host(got), want) < 2e-8
+
+
+@gpu
+def test_streams():
+    """Arrays made and consumed on a non-blocking CuPy stream, and gpu_stream: the work is
+    ordered after the producer's kernels and before the consumer's."""
+    x, data, _ = problem(8, 3, "complex128", 1, modes=(24, 20, 16))
+    want = reference(1, x, data, [], (24, 20, 16), 1)
+    s = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(3):
+        with s:
+            dx = [cupy.asarray(v) for v in x]
+            c = cupy.asarray(data) * 1.0  # a kernel on s right before the transform
+            plan = cu.Plan(1, (24, 20, 16), eps=1e-9, dtype="complex128", gpu_stream=s)
+            plan.setpts(*dx)
+            f = plan.execute(c)
+            total = (f * 1.0).sum()  # consumed on s right after
+        s.synchronize()
+        assert direct.rel_err(cupy.asnumpy(f), want) < 2e-8
+        assert abs(complex(total) - want.sum()) <= 1e-6 * np.abs(want).sum()
+
+
+@gpu
+def test_torch_stream():
+    """A tensor made and used on a side stream of PyTorch (whose array interface names no
+    stream): the transform is ordered on torch's current stream."""
+    x, data, _ = problem(11, 2, "complex64", 2, modes=(300, 200))
+    want = reference(2, x, data, [], (300, 200), -1)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        tx = [torch.from_numpy(v).to("cuda", non_blocking=True) for v in x]
+        f = torch.from_numpy(data).to("cuda", non_blocking=True) * 1.0
+        vals = cu.nufft2d2(*tx, f, eps=1e-5)
+        total = (vals * 1.0).sum()
+    side.synchronize()
+    assert direct.rel_err(host(vals), want) < 2e-4
+    assert abs(complex(total.item()) - want.sum()) <= 1e-3 * np.abs(want).sum()
+
+
+@gpu
+def test_numba():
+    """Numba device arrays in, a Numba device array out."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    x, data, _ = problem(12, 1, "complex128", 1)
+    got = cu.nufft1d1(numba_cuda.to_device(x[0]), numba_cuda.to_device(data), 37, eps=1e-9)
+    assert type(got).__module__.startswith("numba")
+    want = reference(1, x, data, [], (37,), 1)
+    assert direct.rel_err(got.copy_to_host(), want) < 2e-8
+
+
+@gpu
+def test_timings_and_repr():
+    x, data, _ = problem(9, 1, "complex64", 1)
+    plan = cu.Plan(1, 37)
+    plan.setpts(dev("cupy", x[0]))
+    plan.execute(dev("cupy", data))
+    setpts_ms, exec_ms = plan.timings()
+    assert setpts_ms > 0 and exec_ms > 0
+    assert repr(plan).startswith("nudt.cuda.CudaPlan")
+
+
+@gpu
+def test_errors():
+    x, data, _ = problem(10, 1, "complex64", 1)
+    dx, dc = dev("cupy", x[0]), dev("cupy", data)
+    plan = cu.Plan(1, 37)
+    with pytest.raises(RuntimeError, match="setpts"):
+        plan.execute(dc)
+    with pytest.raises(TypeError, match="CUDA device array"):
+        plan.setpts(x[0])  # a numpy array
+    with pytest.raises(TypeError, match="CUDA device array"):
+        plan.setpts(torch.from_numpy(x[0]))  # a CPU tensor
+    with pytest.raises(TypeError, match="dtype float64"):
+        plan.setpts(dx.astype(cupy.float64))
+    with pytest.raises(ValueError, match="1-D plan takes points x"):
+        plan.setpts(dx, dx)
+    with pytest.raises(ValueError, match="vector"):
+        plan.setpts(dx.reshape(20, 15))
+    plan.setpts(dx)
+    with pytest.raises(TypeError, match="dtype complex128"):
+        plan.execute(dc.astype(cupy.complex128))
+    with pytest.raises(ValueError, match="shape"):
+        plan.execute(dc[:-1])
+    with pytest.raises(TypeError, match="`out` has dtype"):
+        plan.execute(dc, out=cupy.zeros(37, cupy.complex128))
+    with pytest.raises(ValueError, match="shape"):
+        plan.execute(dc, out=cupy.zeros(36, cupy.complex64))
+    with pytest.raises(TypeError, match="C-contiguous"):
+        plan.execute(dc, out=cupy.zeros(74, cupy.complex64)[::2])
+    with pytest.raises(TypeError, match="CUDA device array"):
+        plan.execute(dc, out=np.zeros(37, np.complex64))
+    same = cu.Plan(3, 1, eps=1e-5)
+    same.setpts(dx, s=dx)
+    with pytest.raises(ValueError, match="shares memory"):
+        same.execute(dc, out=dc)
+    with pytest.raises(TypeError, match="unknown option"):
+        cu.Plan(1, 37, nthreads=2)
+    with pytest.raises(ValueError, match="gpu_method"):
+        cu.Plan(1, 37, gpu_method=4)
+    with pytest.raises(ValueError, match="gpu_device_id"):
+        cu.Plan(1, 37, gpu_device_id=99)
+    with pytest.raises(ValueError, match="spreadinterponly"):
+        cu.Plan(1, 37, gpu_spreadinterponly=1)
+    with pytest.raises(TypeError, match="complex64"):
+        cu.Plan(1, 37, dtype="float32")
+    with pytest.raises(ValueError):
+        cu.Plan(1, 37, eps=1e-12)  # beyond single precision
+    with pytest.raises(ValueError, match="nufft_type"):
+        cu.Plan(4, 37)
+    with pytest.raises(TypeError, match="complex64 or complex128"):
+        cu.nufft1d1(dx, dx, 37)
+    # errors are also RuntimeError, as cufinufft raises
+    with pytest.raises(RuntimeError):
+        cu.Plan(1, 37, gpu_method=4)
