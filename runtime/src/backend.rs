@@ -144,9 +144,7 @@ impl BackendOptions {
         #[cfg(feature = "opencl")]
         {
             self.opencl.kernel = kernel;
-            if let Some(u) = upsampling {
-                self.opencl.upsampling = u;
-            }
+            self.opencl.upsampling = upsampling;
         }
         self
     }
@@ -306,13 +304,15 @@ macro_rules! backend_float {
                     }
                     #[cfg(feature = "opencl")]
                     Backend::OpenCl => {
-                        use crate::opencl::{ClPlan, OpenClError};
+                        use crate::opencl::ClPlan;
                         let o = opts.opencl.clone();
                         Ok(Box::new(match shape {
                             Shape::Uniform(ty, modes) => {
                                 ClPlan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
                             }
-                            Shape::Type3(_) => return Err(OpenClError::NotYet("type 3").into()),
+                            Shape::Type3(dim) => {
+                                ClPlan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
+                            }
                         }))
                     }
                     #[allow(unreachable_patterns)]
@@ -458,15 +458,10 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
         Ok(crate::opencl::ClPlan::set_points(self, coords)?)
     }
-    fn set_points_type3(&mut self, _: &[&[T]], _: &[&[T]]) -> Result<(), BackendError> {
-        Err(NudtError::WrongType {
-            expected: 3,
-            actual: match self.transform_type() {
-                TransformType::Type1 => 1,
-                _ => 2,
-            },
-        }
-        .into())
+    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::set_points_type3(
+            self, sources, targets,
+        )?)
     }
     fn execute(
         &mut self,

@@ -32,9 +32,6 @@ pub enum OpenClError {
     /// Bad input or parameters, exactly as the CPU backend reports them.
     #[error(transparent)]
     Input(#[from] NudtError),
-    /// What the OpenCL backend does not run yet (named), rather than a wrong answer.
-    #[error("not in the OpenCL backend yet: {0}")]
-    NotYet(&'static str),
     #[error("{what} holds {got} complex values, the plan needs {need}")]
     Length {
         what: &'static str,

@@ -1,37 +1,40 @@
-//! NUFFTs of types 1 and 2 on an OpenCL device: the CUDA backend's bin sort, GM-sort
-//! spreading and interpolation and mode corrections, rendered in OpenCL C from the same
-//! templates (`nudt_gen::cuda::spread_module_in`, `common_module_in`), and the generated FFT
-//! ([`ClFft`]).
+//! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, GM-sort
+//! spreading and interpolation, mode corrections and type 3 phase factors, rendered in
+//! OpenCL C from the same templates (`nudt_gen::cuda::spread_module_in`, `common_module_in`),
+//! and the generated FFT ([`super::ClFft`]).
 //!
-//! Set-points bins the points on the device (bin index and rank by atomics, a prefix sum of
-//! the bin counts on the host, a scatter into bin order); execute runs, per transform,
-//! spread → FFT → correct (type 1) or correct → FFT → interpolate (type 2). Host slices in and
-//! out.
+//! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs, per
+//! transform, spread → FFT → correct (type 1), correct → FFT → interpolate (type 2), or
+//! pre-phase → spread → type 2 on the spreading grid → post-factors (type 3, FINUFFT's
+//! method, as the CPU and CUDA backends). Host slices in and out.
 
 use super::device::ClDevice;
-use super::error::{cl, OpenClError, OpenClResult};
-use super::fft::{ClFft, ClFloat};
+use super::error::{OpenClError, OpenClResult};
+use super::fft::ClFloat;
+use super::grid::{ClGrid, ClModes};
+use super::launch::{
+    alloc, build, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg, ELEMENT_GROUP,
+};
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
-    choose_bins, common_module_in, names, spread_module_in, CudaSource, CudaSpreadSpec, GM_THREADS,
+    choose_bins, common_module_in, fourier_quadrature, names, spread_module_in, CudaSpreadSpec,
     MAX_SUBPROBLEM,
 };
-use nudt_gen::fft::FftDirection;
-use nudt_gen::{plan as gplan, KernelKind, KernelSpec, TransformType, Upsampling};
+use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
-use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
 use opencl3::program::Program;
-use opencl3::types::{cl_mem, CL_BLOCKING};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// Options of an OpenCL plan; the defaults are what a FINUFFT user expects.
 #[derive(Clone, Debug)]
 pub struct ClOptions {
     pub kernel: KernelKind,
-    pub upsampling: Upsampling,
+    /// Upsampling factor σ; `None` chooses as the CUDA backend does: 1.25 for f64 type 3 at
+    /// tolerances of 1e-8 and above (where the type 3 grids' size sets the cost), else 2.
+    pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
     /// The device; `None`: [`ClDevice::first`].
     pub device: Option<Arc<ClDevice>>,
@@ -41,143 +44,51 @@ impl Default for ClOptions {
     fn default() -> Self {
         ClOptions {
             kernel: KernelKind::Pswf,
-            upsampling: Upsampling::TWO,
+            upsampling: None,
             mode_order: ModeOrder::Cmcl,
             device: None,
         }
     }
 }
 
-/// Work-items per group of the element-wise kernels (sort, corrections).
-const ELEMENT_GROUP: usize = 64;
-/// At most this many work-items for a grid-stride loop (the kernels loop over the rest).
-const MAX_ITEMS: usize = 1 << 16;
-
-/// Programs built on a device, by source hash: `clBuildProgram` runs once per module and
-/// process (PoCL spends a good part of a second on each).
-fn build(dev: &Arc<ClDevice>, src: &CudaSource) -> OpenClResult<Arc<Program>> {
-    type Cache = Mutex<HashMap<(usize, u64), Arc<Program>>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = (Arc::as_ptr(dev) as usize, src.hash);
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(p) = cache.lock().expect("cache lock").get(&key) {
-        return Ok(p.clone());
-    }
-    let program =
-        Program::create_and_build_from_source(&dev.context, &src.source, "").map_err(|log| {
-            OpenClError::Build {
-                module: src.name.clone(),
-                device: dev.info.name.clone(),
-                log,
-            }
-        })?;
-    let program = Arc::new(program);
-    cache
-        .lock()
-        .expect("cache lock")
-        .insert(key, program.clone());
-    Ok(program)
+/// Types 1 and 2: the points' grid and the modes on it.
+struct Uniform<T: ClFloat> {
+    grid: ClGrid<T>,
+    map: ClModes<T>,
+    work: Buffer<T>,
 }
 
-fn kernel_of(program: &Program, name: &str) -> OpenClResult<Kernel> {
-    Kernel::create(program, name).map_err(cl("clCreateKernel"))
+/// Type 3 for one pair of point sets: sources spread on `spread` (at `y`, pre-phased), that
+/// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
+/// post-factors.
+struct Type3<T: ClFloat> {
+    spread: ClGrid<T>,
+    agrid: Buffer<T>,
+    inner: Uniform<T>,
+    pre: Buffer<T>,
+    post: Buffer<T>,
+    /// The pre-phased strengths of one transform.
+    cw: Buffer<T>,
+    k: usize,
 }
 
-fn alloc<E>(dev: &ClDevice, len: usize) -> OpenClResult<Buffer<E>> {
-    // SAFETY: no host pointer; every buffer is written before it is read.
-    unsafe {
-        Buffer::<E>::create(
-            &dev.context,
-            CL_MEM_READ_WRITE,
-            len.max(1),
-            std::ptr::null_mut(),
-        )
-    }
-    .map_err(cl("clCreateBuffer"))
+enum Engine<T: ClFloat> {
+    Uniform(Box<Uniform<T>>),
+    Type3Pending,
+    Type3(Box<Type3<T>>),
 }
 
-fn upload<E>(dev: &ClDevice, data: &[E]) -> OpenClResult<Buffer<E>> {
-    let mut b = alloc::<E>(dev, data.len())?;
-    if !data.is_empty() {
-        // SAFETY: `b` holds `data.len()` elements; the write blocks.
-        unsafe {
-            dev.queue
-                .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
-        }
-        .map_err(cl("clEnqueueWriteBuffer"))?;
-    }
-    Ok(b)
+/// What a type 3 plan needs besides the spread module: the phase kernels and the kernel's
+/// Fourier quadrature (nodes, weights) for the post-factors.
+struct Type3Kernels {
+    sources: Kernel,
+    targets: Kernel,
+    qz: Buffer<f64>,
+    qw: Buffer<f64>,
+    nq: usize,
 }
 
-fn zero<E: Copy + Default>(dev: &ClDevice, b: &mut Buffer<E>, len: usize) -> OpenClResult<()> {
-    // SAFETY: fills `len` elements of a buffer at least that long.
-    unsafe {
-        dev.queue
-            .enqueue_fill_buffer(b, &[E::default()], 0, len * std::mem::size_of::<E>(), &[])
-    }
-    .map(|_| ())
-    .map_err(cl("clEnqueueFillBuffer"))
-}
-
-/// A kernel argument: a buffer (or none, for an unused dimension) or a scalar.
-enum Arg {
-    Mem(Option<cl_mem>),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-}
-
-fn mem<E>(b: &Buffer<E>) -> Arg {
-    Arg::Mem(Some(b.get()))
-}
-
-fn opt_mem<E>(b: Option<&Buffer<E>>) -> Arg {
-    Arg::Mem(b.map(|b| b.get()))
-}
-
-/// Enqueues `k` over `items` work-items (rounded up to whole groups of `group`) × `ny`.
-fn launch(
-    dev: &ClDevice,
-    k: &Kernel,
-    items: usize,
-    group: usize,
-    ny: usize,
-    args: &[Arg],
-) -> OpenClResult<()> {
-    let mut e = ExecuteKernel::new(k);
-    for a in args {
-        // SAFETY: the arguments follow the kernel's parameter list in the generated source
-        // (buffers as cl_mem, a null cl_mem for an unused dimension's array, scalars of the
-        // declared widths: unsigned = u32, int = i32, u64 = ulong).
-        unsafe {
-            match a {
-                Arg::Mem(Some(m)) => e.set_arg(m),
-                Arg::Mem(None) => e.set_arg(&std::ptr::null_mut::<std::ffi::c_void>()),
-                Arg::U32(v) => e.set_arg(v),
-                Arg::I32(v) => e.set_arg(v),
-                Arg::U64(v) => e.set_arg(v),
-            };
-        }
-    }
-    let items = items.clamp(1, MAX_ITEMS).div_ceil(group) * group;
-    // SAFETY: the arguments are set above; the kernels loop grid-stride over their ranges.
-    unsafe {
-        e.set_global_work_sizes(&[items, ny])
-            .set_local_work_sizes(&[group, 1])
-            .enqueue_nd_range(&dev.queue)
-    }
-    .map(|_| ())
-    .map_err(cl("clEnqueueNDRangeKernel"))
-}
-
-/// Points sorted into bins: one record per point (its index and coordinates, the generated
-/// `Pt` struct of [`CudaSpreadSpec::point_bytes`] bytes), in bin order.
-struct Sorted {
-    m: usize,
-    pts: Buffer<u8>,
-}
-
-/// A NUFFT plan of type 1 or 2 in 1–3 dimensions on an OpenCL device.
+/// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an OpenCL device.
 pub struct ClPlan<T: ClFloat> {
     ty: TransformType,
     dim: usize,
@@ -186,26 +97,15 @@ pub struct ClPlan<T: ClFloat> {
     tol: f64,
     kernel: KernelSpec,
     modes: [usize; 3],
-    /// Fine grid and bin counts per dimension (1 for unused ones).
-    n: [usize; 3],
-    nb: [usize; 3],
-    len: usize,
     spec: CudaSpreadSpec,
-    bin_count: Kernel,
-    bin_scatter: Kernel,
-    spread_gm: Kernel,
-    interp_gm: Kernel,
-    to_modes: Kernel,
-    to_grid: Kernel,
-    fft: ClFft<T>,
-    gi: Vec<Buffer<i32>>,
-    cf: Vec<Buffer<T>>,
-    grid: Buffer<T>,
-    sorted: Option<Sorted>,
+    engine: Engine<T>,
+    cmul: Kernel,
+    t3: Option<Type3Kernels>,
     /// Device copies of one transform's input and output.
     io: Option<(Buffer<T>, Buffer<T>)>,
-    /// Programs the kernels came from (kept alive with them), then the device, dropped last.
-    _programs: [Arc<Program>; 2],
+    /// The spread and common programs (kept alive with their kernels), then the device,
+    /// dropped last.
+    programs: [Arc<Program>; 2],
     dev: Arc<ClDevice>,
 }
 
@@ -214,16 +114,68 @@ impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
         f.debug_struct("ClPlan")
             .field("type", &self.ty)
             .field("modes", &&self.modes[..self.dim])
-            .field("fine_grid", &&self.n[..self.dim])
+            .field("fine_grid", &self.fine_grid())
             .field("width", &self.kernel.width)
             .field("device", &self.dev.info.name)
             .finish()
     }
 }
 
+/// Checks one point set (`dim` arrays of equal length, finite values) and returns its size.
+fn check_coords<T: ClFloat>(
+    dim: usize,
+    coords: &[&[T]],
+    names: [&'static str; 3],
+) -> OpenClResult<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        }
+        .into());
+    }
+    let m = coords[0].len();
+    for (d, c) in coords.iter().enumerate() {
+        if c.len() != m {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates", names[d]),
+                expected: m,
+                got: c.len(),
+            }
+            .into());
+        }
+        if let Some(index) = c.iter().position(|x| !x.is_finite()) {
+            return Err(NudtError::NonFinite {
+                what: names[d],
+                index,
+                value: c[index].wide(),
+            }
+            .into());
+        }
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
+/// Centre and half-extent of a set of coordinates (0, 0 for none).
+fn centre<T: ClFloat>(x: &[T]) -> (f64, f64) {
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v.wide()), h.max(v.wide()))
+        });
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        ((lo + hi) / 2.0, (hi - lo) / 2.0)
+    }
+}
+
 impl<T: ClFloat> ClPlan<T> {
     /// A type 1 or 2 plan with `modes[d]` modes along dimension d; `ntransf` transforms share
-    /// the points. Type 3 is not built for OpenCL yet: it is refused with a typed error.
+    /// the points.
     pub fn new(
         ty: TransformType,
         modes: &[usize],
@@ -232,10 +184,43 @@ impl<T: ClFloat> ClPlan<T> {
         tol: f64,
         opts: ClOptions,
     ) -> OpenClResult<Self> {
-        let dim = modes.len();
         if ty == TransformType::Type3 {
-            return Err(OpenClError::NotYet("type 3"));
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
         }
+        Self::build(ty, modes, isign, ntransf, tol, opts)
+    }
+
+    /// A type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
+    pub fn new_type3(
+        dim: usize,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: ClOptions,
+    ) -> OpenClResult<Self> {
+        Self::build(
+            TransformType::Type3,
+            &vec![1; dim],
+            isign,
+            ntransf,
+            tol,
+            opts,
+        )
+    }
+
+    fn build(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: ClOptions,
+    ) -> OpenClResult<Self> {
+        let dim = modes.len();
         if !(1..=3).contains(&dim) {
             return Err(nudt_gen::GenError::Dimension(dim).into());
         }
@@ -248,7 +233,14 @@ impl<T: ClFloat> ClPlan<T> {
         if let Some(&m) = modes.iter().find(|&&m| m == 0) {
             return Err(nudt_gen::GenError::Modes(m).into());
         }
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, opts.upsampling, T::PRECISION)?;
+        // σ as the CUDA backend chooses it (`CudaOptions::upsampling` says why).
+        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
+        let sigma = opts.upsampling.unwrap_or(if wide {
+            Upsampling::FIVE_FOURTHS
+        } else {
+            Upsampling::TWO
+        });
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
         let dev = match opts.device {
             Some(d) => d,
             None => ClDevice::first()?,
@@ -261,18 +253,6 @@ impl<T: ClFloat> ClPlan<T> {
             e => e.into(),
         };
         let m3: [usize; 3] = std::array::from_fn(|d| modes.get(d).copied().unwrap_or(1));
-        let mut n = [1usize; 3];
-        for d in 0..dim {
-            n[d] = gplan::fine_size_cufft(modes[d], &kernel)?;
-            if n[d] > i32::MAX as usize / 2 {
-                return Err(NudtError::GridOverflow.into());
-            }
-        }
-        let len = n
-            .iter()
-            .try_fold(1usize, |a, &b| a.checked_mul(b))
-            .filter(|l| l.checked_mul(2 * std::mem::size_of::<T>()).is_some())
-            .ok_or(NudtError::GridOverflow)?;
         let dialect = dev.info.fft_device().dialect;
         let spec = CudaSpreadSpec {
             dim,
@@ -287,33 +267,26 @@ impl<T: ClFloat> ClPlan<T> {
             .spec
             .clone()
             .expect("spread modules carry their spec");
-        let nb: [usize; 3] = std::array::from_fn(|d| n[d].div_ceil(spec.bins[d]));
         let spread = build(&dev, &spread_src)?;
         let common = build(&dev, &common_src)?;
-        let fft = ClFft::<T>::new(&dev, &n[..dim], 1)?;
-
-        // Where each user mode lives on the fine grid and its correction 1 / ψ̂(k).
-        let ft = kernel.fourier();
-        let (mut gi, mut cf) = (Vec::new(), Vec::new());
-        for d in 0..3 {
-            let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                let step = 2.0 * std::f64::consts::PI / n[d] as f64;
-                (0..m3[d])
-                    .map(|i| {
-                        let k = opts.mode_order.mode(i, m3[d]);
-                        (
-                            k.rem_euclid(n[d] as i64) as i32,
-                            T::of(1.0 / ft.at(step * k as f64)),
-                        )
-                    })
-                    .unzip()
-            } else {
-                (vec![0], vec![T::one()])
+        let (engine, t3) = if ty == TransformType::Type3 {
+            let (qz, qw) = fourier_quadrature(&kernel);
+            let t3 = Type3Kernels {
+                sources: kernel_of(&common, names::T3_SOURCES)?,
+                targets: kernel_of(&common, names::T3_TARGETS)?,
+                nq: qz.len(),
+                qz: upload(&dev, &qz)?,
+                qw: upload(&dev, &qw)?,
             };
-            gi.push(upload(&dev, &g)?);
-            cf.push(upload(&dev, &c)?);
-        }
-        let grid = alloc::<T>(&dev, 2 * len)?;
+            (Engine::Type3Pending, Some(t3))
+        } else {
+            let mut n = [1usize; 3];
+            for d in 0..dim {
+                n[d] = gplan::fine_size_cufft(modes[d], &kernel)?;
+            }
+            let u = Uniform::new(&dev, &spread, &common, &spec, m3, n, opts.mode_order)?;
+            (Engine::Uniform(Box::new(u)), None)
+        };
         Ok(ClPlan {
             ty,
             dim,
@@ -322,165 +295,176 @@ impl<T: ClFloat> ClPlan<T> {
             tol,
             kernel,
             modes: m3,
-            n,
-            nb,
-            len,
             spec,
-            bin_count: kernel_of(&spread, names::BIN_COUNT)?,
-            bin_scatter: kernel_of(&spread, names::BIN_SCATTER)?,
-            spread_gm: kernel_of(&spread, names::SPREAD_GM)?,
-            interp_gm: kernel_of(&spread, names::INTERP_GM)?,
-            to_modes: kernel_of(&common, names::GRID_TO_MODES)?,
-            to_grid: kernel_of(&common, names::MODES_TO_GRID)?,
-            fft,
-            gi,
-            cf,
-            grid,
-            sorted: None,
+            engine,
+            cmul: kernel_of(&common, names::CMUL)?,
+            t3,
             io: None,
-            _programs: [spread, common],
+            programs: [spread, common],
             dev,
         })
     }
 
-    /// Sets the nonuniform points (radians, any finite value) and bin-sorts them on the
-    /// device.
+    fn type_number(&self) -> u8 {
+        match self.ty {
+            TransformType::Type1 => 1,
+            TransformType::Type2 => 2,
+            TransformType::Type3 => 3,
+        }
+    }
+
+    /// Sets the nonuniform points of a type 1 or 2 plan (radians, any finite value) and
+    /// bin-sorts them on the device.
     pub fn set_points(&mut self, coords: &[&[T]]) -> OpenClResult<()> {
-        let names = ["x", "y", "z"];
-        if coords.len() != self.dim {
-            return Err(NudtError::Coordinates {
-                expected: self.dim,
-                got: coords.len(),
+        let Engine::Uniform(u) = &mut self.engine else {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        };
+        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        let x: Vec<Buffer<T>> = coords
+            .iter()
+            .map(|c| upload(&self.dev, c))
+            .collect::<Result<_, _>>()?;
+        u.grid.set_points(&self.dev, &x, m)
+    }
+
+    /// Sets the sources `x` and target frequencies `s` of a type 3 plan: plans both grids
+    /// from the sets' extents, rescales both sets and computes their phase factors on the
+    /// device, and sorts both.
+    pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
+        if self.ty != TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 3,
+                actual: self.type_number(),
             }
             .into());
         }
-        let m = coords[0].len();
-        for (d, c) in coords.iter().enumerate() {
-            if c.len() != m {
-                return Err(NudtError::Length {
-                    what: format!("{} coordinates", names[d]),
-                    expected: m,
-                    got: c.len(),
-                }
-                .into());
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.engine = Engine::Type3Pending;
+        let dim = self.dim;
+        let kernel = self.kernel;
+        let sigma = kernel.upsampling.0;
+        let w = kernel.width as f64;
+        // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
+        let (mut n, mut cx, mut cs, mut ig, mut hg) =
+            ([1; 3], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+        for d in 0..dim {
+            let (c0, xh) = centre(sources[d]);
+            let (c1, sh) = centre(targets[d]);
+            let (xs, ss) = crate::type3::safe_extents(xh, sh);
+            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
+            if !want.is_finite() || want > 1e9 {
+                return Err(nudt_gen::GenError::GridOverflow { modes: usize::MAX }.into());
             }
-            if let Some(index) = c.iter().position(|x| !x.is_finite()) {
-                return Err(NudtError::NonFinite {
-                    what: names[d],
-                    index,
-                    value: c[index].wide(),
-                }
-                .into());
-            }
+            n[d] = gplan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
+                nudt_gen::GenError::GridOverflow {
+                    modes: want as usize,
+                },
+            )?;
+            let gamma = n[d] as f64 / (2.0 * sigma * ss);
+            cx[d] = c0;
+            cs[d] = c1;
+            ig[d] = 1.0 / gamma;
+            hg[d] = 2.0 * std::f64::consts::PI / n[d] as f64 * gamma;
         }
-        if m > u32::MAX as usize / 2 {
-            return Err(NudtError::TooManyPoints(m).into());
+        let mut inner_n = [1usize; 3];
+        for d in 0..dim {
+            inner_n[d] = gplan::fine_size_cufft(n[d], &kernel)?;
         }
-        self.sorted = None;
         let dev = self.dev.clone();
-        let x: Vec<Buffer<T>> = coords
+        let [spread, common] = &self.programs;
+        let mut sgrid = ClGrid::<T>::new(spread, &self.spec, n)?;
+        let mut inner = Uniform::new(&dev, spread, common, &self.spec, n, inner_n, ModeOrder::Fft)?;
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+        let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
+        let sgn = Arg::F64(self.isign.signum() as f64);
+        let x: Vec<Buffer<T>> = sources
             .iter()
             .map(|c| upload(&dev, c))
             .collect::<Result<_, _>>()?;
-        let nbins = self.nb.iter().product::<usize>();
-        let rank = alloc::<u32>(&dev, m)?;
-        let mut counts = alloc::<u32>(&dev, nbins)?;
-        zero(&dev, &mut counts, nbins)?;
-        let (n, nb) = (self.n, self.nb);
-        let i = |v: usize| Arg::I32(v as i32);
-        let xs = |d: usize| opt_mem(x.get(d));
+        let y: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, m)).collect::<Result<_, _>>()?;
+        let pre = alloc::<T>(&dev, 2 * m)?;
         if m > 0 {
-            launch(
-                &dev,
-                &self.bin_count,
-                m,
-                ELEMENT_GROUP,
-                1,
-                &[
-                    Arg::U32(m as u32),
-                    xs(0),
-                    xs(1),
-                    xs(2),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    i(nb[1]),
-                    i(nb[2]),
-                    mem(&rank),
-                    mem(&counts),
-                ],
-            )?;
+            let mut args = vec![Arg::U32(m as u32), Arg::I32(dim as i32)];
+            args.extend((0..3).map(|d| opt_mem(x.get(d))));
+            args.extend(f64s(cx));
+            args.extend(f64s(ig));
+            args.extend(f64s(cs));
+            args.push(sgn);
+            args.extend((0..3).map(|d| opt_mem(y.get(d))));
+            args.push(mem(&pre));
+            launch(&dev, &t3.sources, m, ELEMENT_GROUP, 1, &args)?;
         }
-        // The prefix sum of the bin counts, on the host (OpenCL C 1.2 has no warp shuffles
-        // for the CUDA template's scan; a local-memory scan is the next step).
-        let mut c = vec![0u32; nbins];
-        // SAFETY: `counts` holds `nbins` u32; the read blocks.
-        unsafe {
-            dev.queue
-                .enqueue_read_buffer(&counts, CL_BLOCKING, 0, &mut c, &[])
+        let s: Vec<Buffer<T>> = targets
+            .iter()
+            .map(|c| upload(&dev, c))
+            .collect::<Result<_, _>>()?;
+        let u: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, k)).collect::<Result<_, _>>()?;
+        let post = alloc::<T>(&dev, 2 * k)?;
+        if k > 0 {
+            let mut args = vec![Arg::U32(k as u32), Arg::I32(dim as i32)];
+            args.extend((0..3).map(|d| opt_mem(s.get(d))));
+            args.extend(f64s(cs));
+            args.extend(f64s(hg));
+            args.extend(f64s(cx));
+            args.extend([
+                Arg::F64(self.isign.signum() as f64),
+                Arg::I32(t3.nq as i32),
+                mem(&t3.qz),
+                mem(&t3.qw),
+                Arg::F64(kernel.half_width()),
+            ]);
+            args.extend((0..3).map(|d| opt_mem(u.get(d))));
+            args.push(mem(&post));
+            launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
         }
-        .map_err(cl("clEnqueueReadBuffer"))?;
-        let mut starts = Vec::with_capacity(nbins + 1);
-        let mut acc = 0u32;
-        for v in c {
-            starts.push(acc);
-            acc += v;
-        }
-        starts.push(acc);
-        let starts = upload(&dev, &starts)?;
-        let sorted = Sorted {
-            m,
-            pts: alloc::<u8>(&dev, m * self.spec.point_bytes())?,
-        };
-        if m > 0 {
-            launch(
-                &dev,
-                &self.bin_scatter,
-                m,
-                ELEMENT_GROUP,
-                1,
-                &[
-                    Arg::U32(m as u32),
-                    xs(0),
-                    xs(1),
-                    xs(2),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    i(nb[1]),
-                    i(nb[2]),
-                    mem(&rank),
-                    mem(&starts),
-                    mem(&sorted.pts),
-                ],
-            )?;
-        }
-        dev.queue.finish().map_err(cl("clFinish"))?;
-        self.sorted = Some(sorted);
+        sgrid.set_points(&dev, &y, m)?;
+        inner.grid.set_points(&dev, &u, k)?;
+        let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
+        self.engine = Engine::Type3(Box::new(Type3 {
+            spread: sgrid,
+            agrid,
+            inner,
+            pre,
+            post,
+            cw: alloc::<T>(&dev, 2 * m)?,
+            k,
+        }));
+        self.io = None;
         Ok(())
     }
 
-    /// Elements of one transform's input and output.
-    fn lengths(&self) -> (usize, usize) {
-        let m = self.sorted.as_ref().map_or(0, |s| s.m);
+    /// Elements of one transform's input and output (`None` before the points are set).
+    fn lengths(&self) -> Option<(usize, usize)> {
         let modes: usize = self.modes.iter().product();
-        match self.ty {
-            TransformType::Type1 => (m, modes),
-            _ => (modes, m),
+        match &self.engine {
+            Engine::Uniform(u) => {
+                let m = u.grid.points()?;
+                Some(match self.ty {
+                    TransformType::Type1 => (m, modes),
+                    _ => (modes, m),
+                })
+            }
+            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
+            Engine::Type3Pending => None,
         }
     }
 
     /// Runs the transform on `ntransf` stacked host inputs: type 1 strengths (M each) →
-    /// modes; type 2 modes → values at the points (M each).
+    /// modes; type 2 modes → values at the points (M each); type 3 strengths (M each) →
+    /// values at the targets (K each).
     pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> OpenClResult<()> {
-        let Some(s) = self.sorted.as_ref() else {
+        let Some((a, b)) = self.lengths() else {
             return Err(NudtError::PointsNotSet.into());
         };
-        let m = s.m;
-        let (a, b) = self.lengths();
         let (what_in, what_out) = match self.ty {
             TransformType::Type1 => ("strengths", "modes"),
-            _ => ("modes", "values"),
+            TransformType::Type2 => ("modes", "values"),
+            TransformType::Type3 => ("strengths", "values"),
         };
         for (what, got, one) in [(what_in, input.len(), a), (what_out, output.len(), b)] {
             if got != one * self.ntransf {
@@ -492,7 +476,7 @@ impl<T: ClFloat> ClPlan<T> {
                 .into());
             }
         }
-        if m == 0 {
+        if a == 0 || b == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
         }
@@ -521,85 +505,40 @@ impl<T: ClFloat> ClPlan<T> {
         y: &mut [Complex<T>],
     ) -> OpenClResult<()> {
         let dev = self.dev.clone();
-        let q = &dev.queue;
-        // SAFETY: `din` holds `2·x.len()` reals; the write blocks.
-        unsafe { q.enqueue_write_buffer(din, CL_BLOCKING, 0, crate::float::interleaved(x), &[]) }
-            .map_err(cl("clEnqueueWriteBuffer"))?;
-        zero(&dev, &mut self.grid, 2 * self.len)?;
-        let s = self.sorted.as_ref().expect("checked by execute");
-        let (n, len, m) = (self.n, self.len, s.m);
-        let i = |v: usize| Arg::I32(v as i32);
-        let nmodes: usize = self.modes.iter().product();
-        let map = |from: &Buffer<T>, to: &Buffer<T>| {
-            vec![
-                Arg::U64(nmodes as u64),
-                i(self.modes[1]),
-                i(self.modes[2]),
-                mem(&self.gi[0]),
-                mem(&self.gi[1]),
-                mem(&self.gi[2]),
-                mem(&self.cf[0]),
-                mem(&self.cf[1]),
-                mem(&self.cf[2]),
-                mem(from),
-                mem(to),
-                i(n[1]),
-                i(n[2]),
-                Arg::U64(len as u64),
-                Arg::U64(nmodes as u64),
-            ]
-        };
-        // spread_gm takes (strengths, grid), interp_gm (grid, values): the same positions.
-        let points = |from: &Buffer<T>, to: &Buffer<T>| {
-            vec![
-                Arg::U32(m as u32),
-                mem(&s.pts),
-                mem(from),
-                mem(to),
-                i(n[0]),
-                i(n[1]),
-                i(n[2]),
-                Arg::I32(1),
-                Arg::U64(m as u64),
-                Arg::U64(len as u64),
-            ]
-        };
-        let dir = if self.isign < 0 {
-            FftDirection::Forward
-        } else {
-            FftDirection::Inverse
-        };
-        let gm = GM_THREADS as usize;
-        let grid = &self.grid;
-        if self.ty == TransformType::Type1 {
-            launch(&dev, &self.spread_gm, m, gm, 1, &points(din, grid))?;
-            self.fft.execute(grid, grid, dir)?;
-            launch(
-                &dev,
-                &self.to_modes,
-                nmodes,
-                ELEMENT_GROUP,
-                1,
-                &map(grid, dout),
-            )?;
-        } else {
-            launch(
-                &dev,
-                &self.to_grid,
-                nmodes,
-                ELEMENT_GROUP,
-                1,
-                &map(din, grid),
-            )?;
-            self.fft.execute(grid, grid, dir)?;
-            launch(&dev, &self.interp_gm, m, gm, 1, &points(grid, dout))?;
+        write(&dev, din, crate::float::interleaved(x))?;
+        let isign = self.isign;
+        let ty = self.ty;
+        let (a, b) = (x.len(), y.len());
+        match &mut self.engine {
+            Engine::Uniform(u) => {
+                let len = u.grid.len();
+                zero(&dev, &mut u.work, 2 * len)?;
+                if ty == TransformType::Type1 {
+                    u.grid.spread(&dev, din, &u.work)?;
+                    u.map.fft(&u.work, isign)?;
+                    u.map.grid_to_modes(&dev, &u.work, dout)?;
+                } else {
+                    u.map.modes_to_grid(&dev, din, &u.work)?;
+                    u.map.fft(&u.work, isign)?;
+                    u.grid.interp(&dev, &u.work, dout)?;
+                }
+            }
+            Engine::Type3(t) => {
+                let t = &mut **t;
+                cmul(&dev, &self.cmul, a, din, &t.pre, &t.cw)?;
+                let alen = t.spread.len();
+                zero(&dev, &mut t.agrid, 2 * alen)?;
+                t.spread.spread(&dev, &t.cw, &t.agrid)?;
+                let u = &mut t.inner;
+                zero(&dev, &mut u.work, 2 * u.grid.len())?;
+                u.map.modes_to_grid(&dev, &t.agrid, &u.work)?;
+                u.map.fft(&u.work, isign)?;
+                u.grid.interp(&dev, &u.work, dout)?;
+                cmul(&dev, &self.cmul, b, dout, &t.post, dout)?;
+            }
+            Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
         }
-        // SAFETY: `dout` holds `2·y.len()` reals; the read blocks until the work is done.
-        unsafe {
-            q.enqueue_read_buffer(dout, CL_BLOCKING, 0, crate::float::interleaved_mut(y), &[])
-        }
-        .map_err(cl("clEnqueueReadBuffer"))?;
-        Ok(())
+        read(&dev, dout, crate::float::interleaved_mut(y))
     }
 
     pub fn transform_type(&self) -> TransformType {
@@ -626,9 +565,13 @@ impl<T: ClFloat> ClPlan<T> {
         self.ntransf
     }
 
-    /// The fine grid the FFT runs on.
+    /// The fine grid the FFT runs on (type 3: the inner type 2's, once the points are set).
     pub fn fine_grid(&self) -> Vec<usize> {
-        self.n[..self.dim].to_vec()
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
+            Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Type3Pending => Vec::new(),
+        }
     }
 
     /// Bin sides of the sort.
@@ -639,5 +582,42 @@ impl<T: ClFloat> ClPlan<T> {
     /// The device the plan runs on.
     pub fn device(&self) -> &Arc<ClDevice> {
         &self.dev
+    }
+}
+
+/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`).
+fn cmul<T>(
+    dev: &ClDevice,
+    k: &Kernel,
+    n: usize,
+    inp: &Buffer<T>,
+    fac: &Buffer<T>,
+    out: &Buffer<T>,
+) -> OpenClResult<()> {
+    let args = [
+        Arg::U64(n as u64),
+        mem(inp),
+        mem(fac),
+        mem(out),
+        Arg::U64(n as u64),
+    ];
+    launch(dev, k, n, ELEMENT_GROUP, 1, &args)
+}
+
+impl<T: ClFloat> Uniform<T> {
+    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
+    fn new(
+        dev: &Arc<ClDevice>,
+        spread: &Program,
+        common: &Program,
+        spec: &CudaSpreadSpec,
+        modes: [usize; 3],
+        n: [usize; 3],
+        order: ModeOrder,
+    ) -> OpenClResult<Self> {
+        let grid = ClGrid::new(spread, spec, n)?;
+        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
+        let work = alloc::<T>(dev, 2 * grid.len())?;
+        Ok(Uniform { grid, map, work })
     }
 }
