@@ -125,11 +125,7 @@ pub fn run(args: Args) -> Result<()> {
 /// Which inputs each type and backend take; refuses the others before any file is read.
 fn check_inputs(a: &Args) -> Result<()> {
     let backend = a.backend.get();
-    if let (false, Some(f)) = (backend.is_built(), backend.feature()) {
-        return Err(fail!(
-            "--backend {backend}: this nudt was built without the `{f}` feature; rebuild with `cargo build --release --features {f}`, or use --backend cpu"
-        ));
-    }
+    // Options that do not fit the backend first: they are wrong in any build.
     if backend != Backend::Cpu {
         if a.threads.is_some() {
             return Err(fail!(
@@ -141,6 +137,11 @@ fn check_inputs(a: &Args) -> Result<()> {
                 "--strategy applies to --backend cpu; a GPU backend chooses its method per point set"
             ));
         }
+    }
+    if let (false, Some(f)) = (backend.is_built(), backend.feature()) {
+        return Err(fail!(
+            "--backend {backend}: this nudt was built without the `{f}` feature; rebuild with `cargo build --release --features {f}`, or use --backend cpu"
+        ));
     }
     let dim = a.points.len();
     if !(1..=3).contains(&dim) {
