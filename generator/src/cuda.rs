@@ -1000,6 +1000,50 @@ mod tests {
         assert_eq!(s.for_spreading(&arch).bins[0], 4096);
     }
 
+    /// OpenCL C modules hold only the entry points they list (bin sort, GM-sort, corrections,
+    /// type 3 phases), none of CUDA's syntax, and need doubles.
+    #[test]
+    fn opencl_modules_render_without_cuda_syntax() {
+        let arch = GpuArch::h100();
+        let cl = Dialect::OpenCl { fp64: true };
+        for dim in 1..=3 {
+            let s = CudaSpreadSpec::new(dim, es(7), Precision::F32, &arch).unwrap();
+            let m = spread_module_in(&s, cl).unwrap();
+            let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name).collect();
+            names.sort();
+            assert_eq!(
+                names,
+                [
+                    names::BIN_COUNT,
+                    names::BIN_SCATTER,
+                    names::INTERP_GM,
+                    names::SPREAD_GM
+                ]
+            );
+            let c = common_module_in(Precision::F64, cl).unwrap();
+            assert!(c.kernel(names::BIN_SCAN).is_none() && c.kernel(names::MINMAX).is_none());
+            for src in [&m, &c] {
+                for k in &src.kernels {
+                    assert_eq!(src.source.matches(&format!(" {}(", k.name)).count(), 1);
+                    assert!(!k.params.is_empty(), "{}", k.name);
+                }
+                for cuda in [
+                    "__global__",
+                    "__shared__",
+                    "__syncthreads",
+                    "blockIdx",
+                    "_sync(",
+                ] {
+                    assert!(!src.source.contains(cuda), "{cuda} in {}", src.name);
+                }
+            }
+            assert!(matches!(
+                spread_module_in(&s, Dialect::OpenCl { fp64: false }),
+                Err(GenError::Fp64Unsupported)
+            ));
+        }
+    }
+
     #[test]
     fn modules_render_with_every_entry_point() {
         let arch = GpuArch::h100();
@@ -1007,7 +1051,8 @@ mod tests {
         let m = spread_module(&s).unwrap();
         for k in &m.kernels {
             assert!(
-                m.source.contains(&format!("void {}", k.name))
+                m.source.contains(&format!("void {}(", k.name))
+                    || m.source.contains(&format!("ENTRY {}(", k.name))
                     || m.source.contains(&format!(") {}(", k.name)),
                 "{}",
                 k.name
