@@ -706,6 +706,14 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
     ctx.insert("od_batch", &OD_BATCH);
     ctx.insert("point_bytes", &spec.point_bytes());
     ctx.insert("point_align", &spec.point_align());
+    // The record's padding as named fields, so that the scatter writes every byte of it.
+    let t = scalar_bytes(spec.precision);
+    let index_pad = usize::from(t == 8);
+    ctx.insert("index_pad", &index_pad);
+    ctx.insert(
+        "tail_pad",
+        &((spec.point_bytes() - 4 * (1 + index_pad) - spec.dim * t) / t),
+    );
     ctx.insert("local_bins", &LOCAL_BINS);
     ctx.insert("count_items", &COUNT_ITEMS);
     let source = render("spread", SPREAD, &ctx)?;
