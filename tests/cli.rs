@@ -1571,6 +1571,53 @@ fn nvrtc_present() -> bool {
     present
 }
 
+/// `--target opencl`: the same modules as OpenCL C (.cl), with their launch descriptions. The
+/// OpenCL suite (runtime/tests/opencl_nufft.rs) builds and runs them on PoCL.
+#[test]
+fn gen_opencl_writes_kernels() {
+    let dir = tmp();
+    let out = dir.path().join("cl");
+    let (code, stdout, stderr) = run(nudt()
+        .args([
+            "gen",
+            "--target",
+            "opencl",
+            "--dim",
+            "1,2,3",
+            "--tol",
+            "1e-6",
+            "--precision",
+            "f32",
+        ])
+        .arg("-o")
+        .arg(&out));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("clBuildProgram"), "{stdout}");
+    let mut cl: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cl"))
+        .collect();
+    cl.sort();
+    assert_eq!(cl.len(), 4, "{cl:?}");
+    for path in &cl {
+        let src = std::fs::read_to_string(path).unwrap();
+        assert!(
+            src.contains("OpenCL C") && src.contains("__kernel"),
+            "{}",
+            path.display()
+        );
+        assert!(
+            !src.contains("__global__"),
+            "CUDA left in {}",
+            path.display()
+        );
+        let json = std::fs::read_to_string(path.with_extension("json")).unwrap();
+        let desc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(!desc["kernels"].as_array().unwrap().is_empty());
+    }
+}
+
 #[test]
 fn gen_cuda_writes_kernels_that_compile_to_ptx() {
     let dir = tmp();

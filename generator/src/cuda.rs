@@ -22,6 +22,7 @@
 //! its windows are dozens of points wide, beyond the Horner fits and shared-memory bins.
 
 use crate::error::GenError;
+use crate::gpu::Dialect;
 use crate::kernel::{gauss_legendre, KernelSpec};
 use crate::params::{KernelKind, Precision};
 use tera::{Context, Tera};
@@ -438,7 +439,7 @@ impl CudaParam {
         let t = t.trim();
         if t.contains('*') {
             "ptr"
-        } else if t.contains("unsigned long long") {
+        } else if t.contains("unsigned long long") || t == "u64" {
             "u64"
         } else if t.contains("unsigned") {
             "u32"
@@ -623,8 +624,30 @@ pub mod names {
     pub const GW_INTERP: &str = "nudt_gw_interp";
 }
 
-/// Renders the spread module of one spec.
+/// Renders the spread module of one spec in CUDA C.
 pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
+    spread_module_in(spec, Dialect::Cuda)
+}
+
+/// The dialect header of a spread or common module: the module's precision, plus doubles
+/// where an OpenCL device has them, since coordinates are reduced and type 3 phases computed
+/// in double in every precision. An OpenCL device without `cl_khr_fp64` gets
+/// [`GenError::Fp64Unsupported`].
+fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenError> {
+    let header = dialect.header(precision, false)?;
+    Ok(match dialect {
+        Dialect::OpenCl { fp64: true } if precision == Precision::F32 => {
+            format!("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{header}")
+        }
+        Dialect::OpenCl { fp64: false } => return Err(GenError::Fp64Unsupported),
+        _ => header,
+    })
+}
+
+/// Renders the spread module of one spec in `dialect`. OpenCL C gets the bin sort (counting
+/// by one atomic per point) and the GM-sort spreading and interpolation (the shared-memory
+/// methods and the warp-aggregated counts are CUDA's so far).
+pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
     if !(1..=3).contains(&spec.dim) {
         return Err(GenError::Dimension(spec.dim));
     }
@@ -660,6 +683,8 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
         ],
     );
     ctx.insert("ctype", ctype(spec.precision));
+    ctx.insert("dialect", &module_header(dialect, spec.precision)?);
+    ctx.insert("cuda", &(dialect == Dialect::Cuda));
     ctx.insert("single", &u8::from(spec.precision == Precision::F32));
     ctx.insert("dim", &spec.dim);
     ctx.insert("width", &w);
@@ -693,7 +718,7 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
     ctx.insert("count_items", &COUNT_ITEMS);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
-    let kernels = vec![
+    let mut kernels = vec![
         CudaKernel {
             name: names::BIN_COUNT,
             block_threads: ELEMENT_THREADS,
@@ -751,14 +776,29 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
             params: Vec::new(),
         },
     ];
-    Ok(CudaSource::new(spec.name(), source, kernels, Some(spec)))
+    if dialect != Dialect::Cuda {
+        kernels.retain(|k| k.dynamic_smem == 0 && k.name != names::BIN_COUNT_LOCAL);
+    }
+    let name = match dialect {
+        Dialect::Cuda => spec.name(),
+        d => format!("{}_{}", spec.name(), d.name()),
+    };
+    Ok(CudaSource::new(name, source, kernels, Some(spec)))
 }
 
-/// Renders the width-independent module of one precision.
+/// Renders the width-independent module of one precision in CUDA C.
 pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
+    common_module_in(precision, Dialect::Cuda)
+}
+
+/// Renders the width-independent module of one precision in `dialect` (OpenCL C: all but
+/// the prefix sum and the min/max reduction, whose warp shuffles OpenCL C 1.2 lacks).
+pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSource, GenError> {
     let mut ctx = Context::new();
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
     ctx.insert("ctype", ctype(precision));
+    ctx.insert("dialect", &module_header(dialect, precision)?);
+    ctx.insert("cuda", &(dialect == Dialect::Cuda));
     let source = render("common", COMMON, &ctx)?;
     let el = |name| CudaKernel {
         name,
@@ -767,7 +807,7 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
         grid: "ceil(n / block), grid-stride; y: transforms where batched",
         params: Vec::new(),
     };
-    let kernels = vec![
+    let mut kernels = vec![
         CudaKernel {
             name: names::BIN_SCAN,
             block_threads: SCAN_THREADS,
@@ -789,12 +829,14 @@ pub fn common_module(precision: Precision) -> Result<CudaSource, GenError> {
         el(names::T3_SOURCES),
         el(names::T3_TARGETS),
     ];
-    Ok(CudaSource::new(
-        format!("nudt_common_{}", precision.type_name()),
-        source,
-        kernels,
-        None,
-    ))
+    if dialect != Dialect::Cuda {
+        kernels.retain(|k| k.name != names::BIN_SCAN && k.name != names::MINMAX);
+    }
+    let name = match dialect {
+        Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
+        d => format!("nudt_common_{}_{}", precision.type_name(), d.name()),
+    };
+    Ok(CudaSource::new(name, source, kernels, None))
 }
 
 /// Renders the wide-Gaussian module for `dim` dimensions and windows `width` (odd) points
@@ -966,6 +1008,50 @@ mod tests {
         assert_eq!(s.for_spreading(&arch).bins[0], 4096);
     }
 
+    /// OpenCL C modules hold only the entry points they list (bin sort, GM-sort, corrections,
+    /// type 3 phases), none of CUDA's syntax, and need doubles.
+    #[test]
+    fn opencl_modules_render_without_cuda_syntax() {
+        let arch = GpuArch::h100();
+        let cl = Dialect::OpenCl { fp64: true };
+        for dim in 1..=3 {
+            let s = CudaSpreadSpec::new(dim, es(7), Precision::F32, &arch).unwrap();
+            let m = spread_module_in(&s, cl).unwrap();
+            let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name).collect();
+            names.sort();
+            assert_eq!(
+                names,
+                [
+                    names::BIN_COUNT,
+                    names::BIN_SCATTER,
+                    names::INTERP_GM,
+                    names::SPREAD_GM
+                ]
+            );
+            let c = common_module_in(Precision::F64, cl).unwrap();
+            assert!(c.kernel(names::BIN_SCAN).is_none() && c.kernel(names::MINMAX).is_none());
+            for src in [&m, &c] {
+                for k in &src.kernels {
+                    assert_eq!(src.source.matches(&format!(" {}(", k.name)).count(), 1);
+                    assert!(!k.params.is_empty(), "{}", k.name);
+                }
+                for cuda in [
+                    "__global__",
+                    "__shared__",
+                    "__syncthreads",
+                    "blockIdx",
+                    "_sync(",
+                ] {
+                    assert!(!src.source.contains(cuda), "{cuda} in {}", src.name);
+                }
+            }
+            assert!(matches!(
+                spread_module_in(&s, Dialect::OpenCl { fp64: false }),
+                Err(GenError::Fp64Unsupported)
+            ));
+        }
+    }
+
     #[test]
     fn modules_render_with_every_entry_point() {
         let arch = GpuArch::h100();
@@ -973,7 +1059,8 @@ mod tests {
         let m = spread_module(&s).unwrap();
         for k in &m.kernels {
             assert!(
-                m.source.contains(&format!("void {}", k.name))
+                m.source.contains(&format!("void {}(", k.name))
+                    || m.source.contains(&format!("ENTRY {}(", k.name))
                     || m.source.contains(&format!(") {}(", k.name)),
                 "{}",
                 k.name

@@ -1,6 +1,7 @@
 //! nudt-runtime: plans, binning, FFTs, corrections and the CPU executors that run nudt's
 //! generated spreaders inside complete NUFFTs of types 1, 2 and 3.
 
+pub mod backend;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod direct;

@@ -565,6 +565,13 @@ impl<T: Float> Plan<T> {
         self.kernel.width
     }
 
+    /// Worker threads the plan runs on.
+    pub fn threads(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    }
+
     pub fn kernel(&self) -> &KernelSpec {
         &self.kernel
     }

@@ -8,6 +8,7 @@ use super::{
     PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
+use nudt::gen::gpu::Dialect;
 use nudt::gen::render::{self, RustSpreader};
 use nudt::gen::{plan as gplan, Arch, KernelSpec, Strategy, Upsampling};
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ pub enum Target {
     Rust,
     /// CUDA C kernels (.cu) with a JSON description of each module's launches
     Cuda,
-    /// OpenCL C 1.2 kernels (.cl) with their JSON launch description (FFTs: --fft)
+    /// OpenCL C 1.2 kernels (.cl) with a JSON description of each module's launches
     Opencl,
 }
 
@@ -32,12 +33,15 @@ pub enum Target {
   nudt gen --target cuda --dim 2 --sm-count 108 --shared-mem 163K --l2 40M -o k   (another GPU)
   nudt gen --target cuda --fft 64,64,64 --batch 8 --precision f32 -o fft          (an FFT)
   nudt gen --target opencl --fft 2000,2000 --precision f64 --shared-mem 64K -o fft
+  nudt gen --target opencl --dim 2 --tol 1e-9 -o opencl_kernels                  (OpenCL C)
 
 The Rust output is a module directory: mod.rs (parameters, fine_size(), usage), support.rs
 (tiling, bin sort, schedules) and spread_<d>d_w<w>_<prec>.rs per dimension (bin, spread,
 interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.
 The CUDA output is <module>.cu (extern \"C\" kernels) and <module>.json (entry points, block
-sizes, shared memory, bins) per dimension, plus the precision's common module.
+sizes, shared memory, bins) per dimension, plus the precision's common module; the OpenCL
+output the same modules as .cl files (bin sort, GM-sort spreading and interpolation,
+corrections, type 3 factors), rendered from the same templates.
 With --fft, the GPU targets emit one FFT module (forward and inverse c2c kernels, .cu or .cl)
 and its JSON launch description: kernels in order with grid, block, local memory and buffers.")]
 pub struct Args {
@@ -178,12 +182,7 @@ pub fn run(args: Args) -> Result<()> {
     if !args.fft.is_empty() {
         return fft(&args);
     }
-    if args.target == Target::Opencl {
-        return Err(fail!(
-            "--target opencl emits FFTs so far (--fft N1[,N2[,N3]]); the OpenCL spreaders are not generated yet"
-        ));
-    }
-    if args.target == Target::Cuda {
+    if args.target != Target::Rust {
         let cpu_only = [
             (args.cores.is_some(), "--cores"),
             (args.l1.is_some(), "--l1"),
@@ -199,7 +198,7 @@ pub fn run(args: Args) -> Result<()> {
         }
     } else if args.sm_count.is_some() || args.shared_mem.is_some() {
         return Err(fail!(
-            "--sm-count and --shared-mem describe a GPU and apply to --target cuda only"
+            "--sm-count and --shared-mem describe a GPU and apply to --target cuda|opencl only"
         ));
     }
     let profile = match &args.profile {
@@ -274,8 +273,12 @@ pub fn run(args: Args) -> Result<()> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
-    if args.target == Target::Cuda {
+    if args.target != Target::Rust {
         return super::gen_cuda::emit(&super::gen_cuda::CudaJob {
+            dialect: match args.target {
+                Target::Cuda => Dialect::Cuda,
+                _ => Dialect::OpenCl { fp64: true },
+            },
             dims: &dims,
             kernel,
             precision,

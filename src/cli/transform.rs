@@ -4,23 +4,36 @@
 
 use super::npy::{self, fmt_shape, NpyComplex};
 use super::{
-    errln, fail, fmt_dims, fmt_time, outln, parse_sigma, parse_threads, parse_tol, strategy_name,
-    Error, KernelArg, PrecisionArg, Result, StrategyArg,
+    errln, fail, fmt_dims, fmt_time, outln, parse_sigma, parse_threads, parse_tol, Error,
+    KernelArg, PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
+use nudt::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt::gen::Upsampling;
 use nudt::num_complex::Complex;
-use nudt::{NudtError, Options, Plan, TransformType};
+use nudt::{NudtError, TransformType};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
+pub enum BackendArg {
     /// Generated CPU spreaders (rayon)
     Cpu,
     /// NVIDIA GPU (builds with the `cuda` feature)
     Cuda,
+    /// Any OpenCL device: AMD, Intel, NVIDIA GPUs, CPUs via PoCL (builds with the `opencl` feature)
+    Opencl,
+}
+
+impl BackendArg {
+    pub fn get(self) -> Backend {
+        match self {
+            BackendArg::Cpu => Backend::Cpu,
+            BackendArg::Cuda => Backend::Cuda,
+            BackendArg::Opencl => Backend::OpenCl,
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -74,8 +87,8 @@ pub struct Args {
     #[arg(long, allow_negative_numbers = true, value_parser = parse_isign)]
     isign: Option<i32>,
     /// Where to run
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    backend: Backend,
+    #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+    backend: BackendArg,
     /// Worker threads, --backend cpu (default: all cores)
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
@@ -103,33 +116,32 @@ fn parse_isign(s: &str) -> std::result::Result<i32, String> {
 
 pub fn run(args: Args) -> Result<()> {
     check_inputs(&args)?;
-    match (args.backend, args.precision) {
-        (Backend::Cpu, PrecisionArg::F32) => run_in(&args, cpu::<f32>),
-        (Backend::Cpu, PrecisionArg::F64) => run_in(&args, cpu::<f64>),
-        #[cfg(feature = "cuda")]
-        (Backend::Cuda, PrecisionArg::F32) => run_in(&args, gpu::<f32>),
-        #[cfg(feature = "cuda")]
-        (Backend::Cuda, PrecisionArg::F64) => run_in(&args, gpu::<f64>),
-        #[cfg(not(feature = "cuda"))]
-        (Backend::Cuda, _) => Err(fail!(
-            "--backend cuda: this nudt was built without the `cuda` feature; rebuild with `cargo build --release --features cuda`, or use --backend cpu"
-        )),
+    match args.precision {
+        PrecisionArg::F32 => run_in::<f32>(&args),
+        PrecisionArg::F64 => run_in::<f64>(&args),
     }
 }
 
 /// Which inputs each type and backend take; refuses the others before any file is read.
 fn check_inputs(a: &Args) -> Result<()> {
-    if a.backend == Backend::Cuda {
+    let backend = a.backend.get();
+    // Options that do not fit the backend first: they are wrong in any build.
+    if backend != Backend::Cpu {
         if a.threads.is_some() {
             return Err(fail!(
-                "--threads applies to --backend cpu; the GPU backend runs on the device"
+                "--threads applies to --backend cpu; a GPU backend runs on the device"
             ));
         }
         if a.strategy != StrategyArg::Auto {
             return Err(fail!(
-                "--strategy applies to --backend cpu; the GPU backend chooses its method per point set"
+                "--strategy applies to --backend cpu; a GPU backend chooses its method per point set"
             ));
         }
+    }
+    if let (false, Some(f)) = (backend.is_built(), backend.feature()) {
+        return Err(fail!(
+            "--backend {backend}: this nudt was built without the `{f}` feature; rebuild with `cargo build --release --features {f}`, or use --backend cpu"
+        ));
     }
     let dim = a.points.len();
     if !(1..=3).contains(&dim) {
@@ -454,77 +466,31 @@ fn transform_type(ty: u8) -> TransformType {
     }
 }
 
-/// The CPU backend: a [`Plan`], timed phase by phase.
-fn cpu<T: NpyComplex>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
-    let opts = Options {
-        kernel: a.kernel.get(),
-        upsampling: a.upsampfac.map(Upsampling),
-        strategy: a.strategy.get(),
-        threads: a.threads,
-        ..Options::default()
-    };
-    let t0 = Instant::now();
-    let plan = match transform_type(a.ty) {
-        TransformType::Type3 => Plan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
-        ty => Plan::<T>::new(ty, &d.modes, d.isign, d.ntransf, a.tol, opts),
-    };
-    let mut plan = plan.map_err(|e| explain(a, d, Step::Plan, e))?;
-    let plan_s = t0.elapsed().as_secs_f64();
-    // Allocated untimed, and only once the plan has accepted the sizes (its memory check).
-    let mut out = vec![Complex::<T>::default(); d.out_len];
-    let t1 = Instant::now();
-    let xs: Vec<&[T]> = d.coords.iter().map(|v| &v[..]).collect();
-    let ts: Vec<&[T]> = d.targets.iter().map(|v| &v[..]).collect();
-    if a.ty == 3 {
-        plan.set_points_type3(&xs, &ts)
-    } else {
-        plan.set_points(&xs)
-    }
-    .map_err(|e| explain(a, d, Step::Points, e))?;
-    let t2 = Instant::now();
-    plan.execute(&d.input, &mut out)
-        .map_err(|e| explain(a, d, Step::Execute, e))?;
-    let t3 = Instant::now();
-    let strategy = strategy_name(plan.strategy());
-    Ok(Ran {
-        out,
-        plan_s,
-        setpts_s: (t2 - t1).as_secs_f64(),
-        execute_s: (t3 - t2).as_secs_f64(),
-        width: plan.width(),
-        upsampfac: plan.kernel().upsampling.0,
-        fine_grid: plan.fine_grid(),
-        strategy: Some(strategy.into()),
-        tile_side: Some(plan.tile_side()),
-        profile: plan.profile().map(|p| p.display().to_string()),
-        threads: Some(a.threads.unwrap_or_else(rayon::current_num_threads)),
-        backend: "cpu",
-        place: strategy.into(),
-        extra: serde_json::Map::new(),
-    })
+/// Every backend's options from the command line (each plan reads its own part).
+fn backend_options(a: &Args) -> BackendOptions {
+    let mut o = BackendOptions::default().with_kernel(a.kernel.get(), a.upsampfac.map(Upsampling));
+    o.cpu.strategy = a.strategy.get();
+    o.cpu.threads = a.threads;
+    o
 }
 
-/// The GPU backend: a [`nudt::cuda::CudaPlan`] on host slices, timed on the host (transfers
-/// included) and on the device (`gpu_setpts_s`, `gpu_execute_s`: kernels only).
-#[cfg(feature = "cuda")]
-fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
-    use nudt::cuda::{CudaError, CudaOptions, CudaPlan};
-    // Input errors read as the CPU's; the rest is the GPU's own (no driver, no device...).
-    let named = |step: Step, e: CudaError| match e {
-        CudaError::Nudt(e) => explain(a, d, step, e),
-        e => fail!("--backend cuda: {e}"),
+/// Plans on `--backend`, sets the points and executes, timed phase by phase on the host
+/// (transfers included; a GPU plan adds its device times as `gpu_setpts_s`,
+/// `gpu_execute_s`).
+fn run_on<T: NpyComplex + BackendFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T>> {
+    let backend = a.backend.get();
+    // Input errors name their options; the rest is the backend's own (no device...).
+    let named = |step: Step, e: BackendError| match e {
+        BackendError::Input(e) => explain(a, d, step, e),
+        e => fail!("--backend {backend}: {e}"),
     };
-    let opts = CudaOptions {
-        kernel: a.kernel.get(),
-        upsampling: a.upsampfac.map(Upsampling),
-        ..CudaOptions::default()
-    };
+    let opts = backend_options(a);
     let t0 = Instant::now();
     let plan = match transform_type(a.ty) {
-        TransformType::Type3 => CudaPlan::<T>::new_type3(d.dim, d.isign, d.ntransf, a.tol, opts),
-        ty => CudaPlan::<T>::new(ty, &d.modes, d.isign, d.ntransf, a.tol, opts),
+        TransformType::Type3 => backend.plan_type3::<T>(d.dim, d.isign, d.ntransf, a.tol, &opts),
+        ty => backend.plan::<T>(ty, &d.modes, d.isign, d.ntransf, a.tol, &opts),
     };
-    let mut plan = plan.map_err(|e| named(Step::Plan, e))?;
+    let mut plan: Box<dyn NufftPlan<T>> = plan.map_err(|e| named(Step::Plan, e))?;
     let plan_s = t0.elapsed().as_secs_f64();
     // Allocated untimed, and only once the plan has accepted the sizes (its memory check).
     let mut out = vec![Complex::<T>::default(); d.out_len];
@@ -542,29 +508,26 @@ fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result
     plan.execute(&d.input, &mut out)
         .map_err(|e| named(Step::Execute, e))?;
     let t3 = Instant::now();
-    let device = plan.timings().map_err(|e| named(Step::Execute, e))?;
-    let methods = plan.methods();
-    let method =
-        methods.map(|(spread, interp)| if a.ty == 2 { interp } else { spread }.name().to_string());
-    let gpu = format!("{} ({})", plan.arch().name, plan.arch().sm());
+    let r = plan.report();
     let mut extra = serde_json::Map::new();
-    extra.insert("gpu".into(), json!(gpu));
-    extra.insert("bins".into(), json!(plan.bins()));
-    extra.insert(
-        "methods".into(),
-        methods.map_or(
-            Value::Null,
-            |(s, i)| json!({ "spread": s.name(), "interp": i.name() }),
-        ),
-    );
-    extra.insert(
-        "gpu_setpts_s".into(),
-        json!(f64::from(device.setpts_ms) / 1e3),
-    );
-    extra.insert(
-        "gpu_execute_s".into(),
-        json!(f64::from(device.execute_ms) / 1e3),
-    );
+    if let Some(dev) = &r.device {
+        extra.insert("gpu".into(), json!(dev));
+    }
+    if let Some(bins) = &r.bins {
+        extra.insert("bins".into(), json!(bins));
+    }
+    if let Some((setpts, execute)) = r.device_times {
+        extra.insert("gpu_setpts_s".into(), json!(setpts));
+        extra.insert("gpu_execute_s".into(), json!(execute));
+    }
+    let method = r
+        .method
+        .clone()
+        .unwrap_or_else(|| "one thread per point".into());
+    let place = match &r.device {
+        Some(dev) => format!("{method} on {dev}"),
+        None => method,
+    };
     Ok(Ran {
         out,
         plan_s,
@@ -573,23 +536,20 @@ fn gpu<T: NpyComplex + nudt::cuda::CudaFloat>(a: &Args, d: &Inputs<T>) -> Result
         width: plan.width(),
         upsampfac: plan.kernel().upsampling.0,
         fine_grid: plan.fine_grid(),
-        place: format!(
-            "{} on {gpu}",
-            method.as_deref().unwrap_or("one thread per point")
-        ),
-        strategy: method,
-        tile_side: None,
-        profile: None,
-        threads: None,
-        backend: "cuda",
+        strategy: r.method,
+        tile_side: r.tile_side,
+        profile: r.profile,
+        threads: r.threads,
+        backend: backend.name(),
+        place,
         extra,
     })
 }
 
 /// Reads the inputs, runs them on a backend, writes the output and reports.
-fn run_in<T: NpyComplex>(a: &Args, backend: fn(&Args, &Inputs<T>) -> Result<Ran<T>>) -> Result<()> {
+fn run_in<T: NpyComplex + BackendFloat>(a: &Args) -> Result<()> {
     let d = read_inputs::<T>(a)?;
-    let r = backend(a, &d)?;
+    let r = run_on(a, &d)?;
     let (dim, m, k, ntransf) = (d.dim, d.points(), d.frequencies(), d.ntransf);
     let mut out_shape = d.out_one.clone();
     if ntransf > 1 {

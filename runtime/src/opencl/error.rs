@@ -1,10 +1,11 @@
 //! Why an OpenCL call or plan failed.
 
+use crate::error::NudtError;
 use nudt_gen::GenError;
 
 /// Cloneable, so that the process-wide device discovery ([`super::ClDevice::first`]) can hand
 /// its failure to every caller.
-#[derive(Clone, Debug, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum OpenClError {
     #[error("the OpenCL ICD loader (libOpenCL.so) could not be opened; install one (e.g. `apt-get install ocl-icd-libopencl1` and a driver such as pocl-opencl-icd)")]
     NoLoader,
@@ -28,6 +29,9 @@ pub enum OpenClError {
     },
     #[error(transparent)]
     Gen(#[from] GenError),
+    /// Bad input or parameters, exactly as the CPU backend reports them.
+    #[error(transparent)]
+    Input(#[from] NudtError),
     #[error("{what} holds {got} complex values, the plan needs {need}")]
     Length {
         what: &'static str,

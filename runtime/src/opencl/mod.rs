@@ -1,5 +1,7 @@
-//! The OpenCL backend (feature `opencl`): so far the generated FFT ([`ClFft`]), the piece the
-//! OpenCL NUFFT builds on.
+//! The OpenCL backend (feature `opencl`): NUFFTs of types 1, 2 and 3 ([`ClPlan`]: bin sort,
+//! GM-sort spreading and interpolation, corrections and type 3 phase factors rendered in
+//! OpenCL C from the CUDA backend's templates) on the generated FFT ([`ClFft`]). The CUDA
+//! backend's shared-memory spreading methods are not rendered for OpenCL yet.
 //!
 //! The ICD loader (`libOpenCL.so`) is opened at run time (opencl3's `dynamic` feature), so a
 //! build with the feature runs anywhere; where the loader, a platform or a device is missing,
@@ -21,7 +23,11 @@
 mod device;
 mod error;
 mod fft;
+mod grid;
+mod launch;
+mod plan;
 
 pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
+pub use plan::{ClOptions, ClPlan};

@@ -1,0 +1,482 @@
+//! One plan interface over every backend: [`NufftPlan`], implemented by the CPU [`Plan`] and
+//! by each GPU backend's plan, and [`Backend`], the one value that picks among them.
+//!
+//! Code that does not care where a transform runs (`nudt transform`, a user's pipeline)
+//! makes its plan with [`Backend::plan`] or [`Backend::plan_type3`] and drives it through the
+//! trait; the backends' own types stay available for what only they offer (device buffers,
+//! streams, timings by events).
+//!
+//! ```
+//! use nudt_runtime::backend::{Backend, BackendOptions};
+//! use nudt_runtime::TransformType;
+//! use num_complex::Complex64;
+//! let x: Vec<f64> = (0..100).map(|j| j as f64 * 0.05 - 2.5).collect();
+//! let c = vec![Complex64::new(1.0, 0.0); 100];
+//! let backend: Backend = "cpu".parse()?;
+//! let mut plan =
+//!     backend.plan::<f64>(TransformType::Type1, &[32], 1, 1, 1e-9, &BackendOptions::default())?;
+//! plan.set_points(&[&x])?;
+//! let mut f = vec![Complex64::default(); 32];
+//! plan.execute(&c, &mut f)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::error::NudtError;
+use crate::float::Float;
+use crate::plan::{Options, Plan};
+use nudt_gen::{KernelSpec, TransformType};
+use num_complex::Complex;
+
+/// Where a plan runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The generated CPU spreaders (rayon).
+    Cpu,
+    /// An NVIDIA GPU through CUDA (feature `cuda`).
+    Cuda,
+    /// Any OpenCL device: AMD, Intel and NVIDIA GPUs, CPUs through PoCL (feature `opencl`).
+    OpenCl,
+}
+
+impl Backend {
+    /// Every backend, built in or not.
+    pub const ALL: [Backend; 3] = [Backend::Cpu, Backend::Cuda, Backend::OpenCl];
+
+    /// The name `FromStr` reads and reports print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Cuda => "cuda",
+            Backend::OpenCl => "opencl",
+        }
+    }
+
+    /// The cargo feature that builds it in (`None`: always there).
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            Backend::Cpu => None,
+            Backend::Cuda => Some("cuda"),
+            Backend::OpenCl => Some("opencl"),
+        }
+    }
+
+    /// Whether this build has it (a device may still be missing at run time).
+    pub fn is_built(self) -> bool {
+        match self {
+            Backend::Cpu => true,
+            Backend::Cuda => cfg!(feature = "cuda"),
+            Backend::OpenCl => cfg!(feature = "opencl"),
+        }
+    }
+
+    /// A type 1 or 2 plan with `modes[d]` modes along dimension d on this backend.
+    pub fn plan<T: BackendFloat>(
+        self,
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: &BackendOptions,
+    ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
+        T::make(self, Shape::Uniform(ty, modes), isign, ntransf, tol, opts)
+    }
+
+    /// A type 3 plan in `dim` dimensions on this backend.
+    pub fn plan_type3<T: BackendFloat>(
+        self,
+        dim: usize,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: &BackendOptions,
+    ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
+        T::make(self, Shape::Type3(dim), isign, ntransf, tol, opts)
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+                format!(
+                    "unknown backend '{s}' (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Every backend's options in one value; each plan reads its own part.
+#[derive(Clone, Debug, Default)]
+pub struct BackendOptions {
+    pub cpu: Options,
+    #[cfg(feature = "cuda")]
+    pub cuda: crate::cuda::CudaOptions,
+    #[cfg(feature = "opencl")]
+    pub opencl: crate::opencl::ClOptions,
+}
+
+impl BackendOptions {
+    /// Sets what every backend shares: the kernel and σ (`None`: each planner's choice).
+    pub fn with_kernel(
+        mut self,
+        kernel: nudt_gen::KernelKind,
+        upsampling: Option<nudt_gen::Upsampling>,
+    ) -> Self {
+        self.cpu.kernel = kernel;
+        self.cpu.upsampling = upsampling;
+        #[cfg(feature = "cuda")]
+        {
+            self.cuda.kernel = kernel;
+            self.cuda.upsampling = upsampling;
+        }
+        #[cfg(feature = "opencl")]
+        {
+            self.opencl.kernel = kernel;
+            self.opencl.upsampling = upsampling;
+        }
+        self
+    }
+}
+
+/// Why a plan failed on some backend: the input errors every backend reports alike, or
+/// what only that backend can get wrong (no device, a failed compile...).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    /// Bad input or parameters, named as the CPU backend names them.
+    #[error(transparent)]
+    Input(#[from] NudtError),
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Cuda(crate::cuda::CudaError),
+    #[cfg(feature = "opencl")]
+    #[error(transparent)]
+    OpenCl(crate::opencl::OpenClError),
+    /// The backend is not compiled into this build.
+    #[error("the {backend} backend is not in this build (built without the `{feature}` feature); rebuild with `--features {feature}`")]
+    NotBuilt {
+        backend: Backend,
+        feature: &'static str,
+    },
+}
+
+#[cfg(feature = "cuda")]
+impl From<crate::cuda::CudaError> for BackendError {
+    fn from(e: crate::cuda::CudaError) -> Self {
+        match e {
+            crate::cuda::CudaError::Nudt(e) => BackendError::Input(e),
+            e => BackendError::Cuda(e),
+        }
+    }
+}
+
+#[cfg(feature = "opencl")]
+impl From<crate::opencl::OpenClError> for BackendError {
+    fn from(e: crate::opencl::OpenClError) -> Self {
+        use crate::opencl::OpenClError as E;
+        match e {
+            E::Input(e) => BackendError::Input(e),
+            E::Gen(e) => BackendError::Input(NudtError::Gen(e)),
+            e => BackendError::OpenCl(e),
+        }
+    }
+}
+
+/// What a plan chose and where it runs, for reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlanReport {
+    /// The device (a GPU's name and architecture); `None` on the CPU.
+    pub device: Option<String>,
+    /// The spreading schedule or GPU method of the transform's main step.
+    pub method: Option<String>,
+    /// CPU tile side.
+    pub tile_side: Option<usize>,
+    /// GPU bin sides.
+    pub bins: Option<Vec<usize>>,
+    /// The tuning profile the plan read.
+    pub profile: Option<String>,
+    /// Worker threads of a CPU plan.
+    pub threads: Option<usize>,
+    /// Device time of the last set-points and execute (without host transfers), in seconds.
+    pub device_times: Option<(f64, f64)>,
+}
+
+/// A NUFFT plan on any backend: set points once, execute many times. Host slices in and
+/// out; inputs and outputs are stacked `ntransf` times, as in [`Plan`].
+pub trait NufftPlan<T: Float> {
+    fn backend(&self) -> Backend;
+    fn transform_type(&self) -> TransformType;
+    fn dim(&self) -> usize;
+    fn kernel(&self) -> &KernelSpec;
+    /// Kernel width per dimension.
+    fn width(&self) -> usize {
+        self.kernel().width
+    }
+    fn tolerance(&self) -> f64;
+    /// The fine grid the FFT runs on (known for type 3 once its points are set).
+    fn fine_grid(&self) -> Vec<usize>;
+    /// The nonuniform points of a type 1 or 2 plan (radians, any finite value).
+    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError>;
+    /// Sources and target frequencies of a type 3 plan.
+    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError>;
+    /// The transform (type 1: strengths → modes; 2: modes → values; 3: strengths → values
+    /// at the targets). Returns once `output` holds the result.
+    fn execute(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError>;
+    /// Waits for the device's queued work (set-points returns before the sort is done on a
+    /// GPU); a no-op on the CPU. For timing.
+    fn synchronize(&self) -> Result<(), BackendError> {
+        Ok(())
+    }
+    /// What the plan chose.
+    fn report(&self) -> PlanReport;
+}
+
+/// What a plan transforms: types 1/2 with their modes, or type 3 in some dimension.
+#[derive(Clone, Copy, Debug)]
+pub enum Shape<'a> {
+    Uniform(TransformType, &'a [usize]),
+    Type3(usize),
+}
+
+/// The precisions every built backend runs: `f32` and `f64`.
+pub trait BackendFloat: Float {
+    #[doc(hidden)]
+    fn make(
+        backend: Backend,
+        shape: Shape<'_>,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: &BackendOptions,
+    ) -> Result<Box<dyn NufftPlan<Self>>, BackendError>;
+}
+
+macro_rules! backend_float {
+    ($t:ty) => {
+        impl BackendFloat for $t {
+            fn make(
+                backend: Backend,
+                shape: Shape<'_>,
+                isign: i32,
+                ntransf: usize,
+                tol: f64,
+                opts: &BackendOptions,
+            ) -> Result<Box<dyn NufftPlan<$t>>, BackendError> {
+                match backend {
+                    Backend::Cpu => {
+                        let o = opts.cpu.clone();
+                        Ok(Box::new(match shape {
+                            Shape::Uniform(ty, modes) => {
+                                Plan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
+                            }
+                            Shape::Type3(dim) => {
+                                Plan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
+                            }
+                        }))
+                    }
+                    #[cfg(feature = "cuda")]
+                    Backend::Cuda => {
+                        use crate::cuda::CudaPlan;
+                        let o = opts.cuda.clone();
+                        Ok(Box::new(match shape {
+                            Shape::Uniform(ty, modes) => {
+                                CudaPlan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
+                            }
+                            Shape::Type3(dim) => {
+                                CudaPlan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
+                            }
+                        }))
+                    }
+                    #[cfg(feature = "opencl")]
+                    Backend::OpenCl => {
+                        use crate::opencl::ClPlan;
+                        let o = opts.opencl.clone();
+                        Ok(Box::new(match shape {
+                            Shape::Uniform(ty, modes) => {
+                                ClPlan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
+                            }
+                            Shape::Type3(dim) => {
+                                ClPlan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
+                            }
+                        }))
+                    }
+                    #[allow(unreachable_patterns)]
+                    b => Err(BackendError::NotBuilt {
+                        backend: b,
+                        feature: b.feature().unwrap_or_default(),
+                    }),
+                }
+            }
+        }
+    };
+}
+backend_float!(f32);
+backend_float!(f64);
+
+impl<T: Float> NufftPlan<T> for Plan<T> {
+    fn backend(&self) -> Backend {
+        Backend::Cpu
+    }
+    fn transform_type(&self) -> TransformType {
+        Plan::transform_type(self)
+    }
+    fn dim(&self) -> usize {
+        Plan::dim(self)
+    }
+    fn kernel(&self) -> &KernelSpec {
+        Plan::kernel(self)
+    }
+    fn tolerance(&self) -> f64 {
+        Plan::tolerance(self)
+    }
+    fn fine_grid(&self) -> Vec<usize> {
+        Plan::fine_grid(self)
+    }
+    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
+        Ok(Plan::set_points(self, coords)?)
+    }
+    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
+        Ok(Plan::set_points_type3(self, sources, targets)?)
+    }
+    fn execute(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(Plan::execute(self, input, output)?)
+    }
+    fn report(&self) -> PlanReport {
+        PlanReport {
+            method: Some(
+                match self.strategy() {
+                    nudt_gen::Strategy::SourceDriven => "source-driven",
+                    nudt_gen::Strategy::TargetDriven => "target-driven",
+                    nudt_gen::Strategy::Auto => "auto",
+                }
+                .into(),
+            ),
+            tile_side: Some(self.tile_side()),
+            profile: self.profile().map(|p| p.display().to_string()),
+            threads: Some(self.threads()),
+            ..PlanReport::default()
+        }
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
+    fn backend(&self) -> Backend {
+        Backend::Cuda
+    }
+    fn transform_type(&self) -> TransformType {
+        crate::cuda::CudaPlan::transform_type(self)
+    }
+    fn dim(&self) -> usize {
+        crate::cuda::CudaPlan::dim(self)
+    }
+    fn kernel(&self) -> &KernelSpec {
+        crate::cuda::CudaPlan::kernel(self)
+    }
+    fn tolerance(&self) -> f64 {
+        crate::cuda::CudaPlan::tolerance(self)
+    }
+    fn fine_grid(&self) -> Vec<usize> {
+        crate::cuda::CudaPlan::fine_grid(self)
+    }
+    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::set_points(self, coords)?)
+    }
+    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::set_points_type3(
+            self, sources, targets,
+        )?)
+    }
+    fn execute(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::execute(self, input, output)?)
+    }
+    fn synchronize(&self) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::synchronize(self)?)
+    }
+    fn report(&self) -> PlanReport {
+        let methods = self.methods();
+        let main = match self.transform_type() {
+            TransformType::Type2 => methods.map(|m| m.1),
+            _ => methods.map(|m| m.0),
+        };
+        PlanReport {
+            device: Some(format!("{} ({})", self.arch().name, self.arch().sm())),
+            method: main.map(|m| m.name().to_string()),
+            bins: Some(self.bins()),
+            device_times: self
+                .timings()
+                .ok()
+                .map(|t| (f64::from(t.setpts_ms) / 1e3, f64::from(t.execute_ms) / 1e3)),
+            ..PlanReport::default()
+        }
+    }
+}
+
+#[cfg(feature = "opencl")]
+impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
+    fn backend(&self) -> Backend {
+        Backend::OpenCl
+    }
+    fn transform_type(&self) -> TransformType {
+        crate::opencl::ClPlan::transform_type(self)
+    }
+    fn dim(&self) -> usize {
+        crate::opencl::ClPlan::dim(self)
+    }
+    fn kernel(&self) -> &KernelSpec {
+        crate::opencl::ClPlan::kernel(self)
+    }
+    fn tolerance(&self) -> f64 {
+        crate::opencl::ClPlan::tolerance(self)
+    }
+    fn fine_grid(&self) -> Vec<usize> {
+        crate::opencl::ClPlan::fine_grid(self)
+    }
+    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::set_points(self, coords)?)
+    }
+    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::set_points_type3(
+            self, sources, targets,
+        )?)
+    }
+    fn execute(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::execute(self, input, output)?)
+    }
+    fn report(&self) -> PlanReport {
+        let d = &self.device().info;
+        PlanReport {
+            device: Some(format!("{} ({})", d.name, d.platform)),
+            method: Some("GM-sort".into()),
+            bins: Some(self.bins()),
+            ..PlanReport::default()
+        }
+    }
+}

@@ -1,0 +1,623 @@
+//! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, GM-sort
+//! spreading and interpolation, mode corrections and type 3 phase factors, rendered in
+//! OpenCL C from the same templates (`nudt_gen::cuda::spread_module_in`, `common_module_in`),
+//! and the generated FFT ([`super::ClFft`]).
+//!
+//! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs, per
+//! transform, spread → FFT → correct (type 1), correct → FFT → interpolate (type 2), or
+//! pre-phase → spread → type 2 on the spreading grid → post-factors (type 3, FINUFFT's
+//! method, as the CPU and CUDA backends). Host slices in and out.
+
+use super::device::ClDevice;
+use super::error::{OpenClError, OpenClResult};
+use super::fft::ClFloat;
+use super::grid::{ClGrid, ClModes};
+use super::launch::{
+    alloc, build, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg, ELEMENT_GROUP,
+};
+use crate::error::NudtError;
+use crate::uniform::ModeOrder;
+use nudt_gen::cuda::{
+    choose_bins, common_module_in, fourier_quadrature, names, spread_module_in, CudaSpreadSpec,
+    MAX_SUBPROBLEM,
+};
+use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
+use num_complex::Complex;
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
+use opencl3::program::Program;
+use std::sync::Arc;
+
+/// Options of an OpenCL plan; the defaults are what a FINUFFT user expects.
+#[derive(Clone, Debug)]
+pub struct ClOptions {
+    pub kernel: KernelKind,
+    /// Upsampling factor σ; `None` chooses as the CUDA backend does: 1.25 for f64 type 3 at
+    /// tolerances of 1e-8 and above (where the type 3 grids' size sets the cost), else 2.
+    pub upsampling: Option<Upsampling>,
+    pub mode_order: ModeOrder,
+    /// The device; `None`: [`ClDevice::first`].
+    pub device: Option<Arc<ClDevice>>,
+}
+
+impl Default for ClOptions {
+    fn default() -> Self {
+        ClOptions {
+            kernel: KernelKind::Pswf,
+            upsampling: None,
+            mode_order: ModeOrder::Cmcl,
+            device: None,
+        }
+    }
+}
+
+/// Types 1 and 2: the points' grid and the modes on it.
+struct Uniform<T: ClFloat> {
+    grid: ClGrid<T>,
+    map: ClModes<T>,
+    work: Buffer<T>,
+}
+
+/// Type 3 for one pair of point sets: sources spread on `spread` (at `y`, pre-phased), that
+/// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
+/// post-factors.
+struct Type3<T: ClFloat> {
+    spread: ClGrid<T>,
+    agrid: Buffer<T>,
+    inner: Uniform<T>,
+    pre: Buffer<T>,
+    post: Buffer<T>,
+    /// The pre-phased strengths of one transform.
+    cw: Buffer<T>,
+    k: usize,
+}
+
+enum Engine<T: ClFloat> {
+    Uniform(Box<Uniform<T>>),
+    Type3Pending,
+    Type3(Box<Type3<T>>),
+}
+
+/// What a type 3 plan needs besides the spread module: the phase kernels and the kernel's
+/// Fourier quadrature (nodes, weights) for the post-factors.
+struct Type3Kernels {
+    sources: Kernel,
+    targets: Kernel,
+    qz: Buffer<f64>,
+    qw: Buffer<f64>,
+    nq: usize,
+}
+
+/// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an OpenCL device.
+pub struct ClPlan<T: ClFloat> {
+    ty: TransformType,
+    dim: usize,
+    isign: i32,
+    ntransf: usize,
+    tol: f64,
+    kernel: KernelSpec,
+    modes: [usize; 3],
+    spec: CudaSpreadSpec,
+    engine: Engine<T>,
+    cmul: Kernel,
+    t3: Option<Type3Kernels>,
+    /// Device copies of one transform's input and output.
+    io: Option<(Buffer<T>, Buffer<T>)>,
+    /// The spread and common programs (kept alive with their kernels), then the device,
+    /// dropped last.
+    programs: [Arc<Program>; 2],
+    dev: Arc<ClDevice>,
+}
+
+impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClPlan")
+            .field("type", &self.ty)
+            .field("modes", &&self.modes[..self.dim])
+            .field("fine_grid", &self.fine_grid())
+            .field("width", &self.kernel.width)
+            .field("device", &self.dev.info.name)
+            .finish()
+    }
+}
+
+/// Checks one point set (`dim` arrays of equal length, finite values) and returns its size.
+fn check_coords<T: ClFloat>(
+    dim: usize,
+    coords: &[&[T]],
+    names: [&'static str; 3],
+) -> OpenClResult<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        }
+        .into());
+    }
+    let m = coords[0].len();
+    for (d, c) in coords.iter().enumerate() {
+        if c.len() != m {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates", names[d]),
+                expected: m,
+                got: c.len(),
+            }
+            .into());
+        }
+        if let Some(index) = c.iter().position(|x| !x.is_finite()) {
+            return Err(NudtError::NonFinite {
+                what: names[d],
+                index,
+                value: c[index].wide(),
+            }
+            .into());
+        }
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
+/// Centre and half-extent of a set of coordinates (0, 0 for none).
+fn centre<T: ClFloat>(x: &[T]) -> (f64, f64) {
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v.wide()), h.max(v.wide()))
+        });
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        ((lo + hi) / 2.0, (hi - lo) / 2.0)
+    }
+}
+
+impl<T: ClFloat> ClPlan<T> {
+    /// A type 1 or 2 plan with `modes[d]` modes along dimension d; `ntransf` transforms share
+    /// the points.
+    pub fn new(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: ClOptions,
+    ) -> OpenClResult<Self> {
+        if ty == TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        }
+        Self::build(ty, modes, isign, ntransf, tol, opts)
+    }
+
+    /// A type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
+    pub fn new_type3(
+        dim: usize,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: ClOptions,
+    ) -> OpenClResult<Self> {
+        Self::build(
+            TransformType::Type3,
+            &vec![1; dim],
+            isign,
+            ntransf,
+            tol,
+            opts,
+        )
+    }
+
+    fn build(
+        ty: TransformType,
+        modes: &[usize],
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        opts: ClOptions,
+    ) -> OpenClResult<Self> {
+        let dim = modes.len();
+        if !(1..=3).contains(&dim) {
+            return Err(nudt_gen::GenError::Dimension(dim).into());
+        }
+        if isign != 1 && isign != -1 {
+            return Err(NudtError::Sign(isign).into());
+        }
+        if ntransf == 0 {
+            return Err(NudtError::ZeroTransforms.into());
+        }
+        if let Some(&m) = modes.iter().find(|&&m| m == 0) {
+            return Err(nudt_gen::GenError::Modes(m).into());
+        }
+        // σ as the CUDA backend chooses it (`CudaOptions::upsampling` says why).
+        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
+        let sigma = opts.upsampling.unwrap_or(if wide {
+            Upsampling::FIVE_FOURTHS
+        } else {
+            Upsampling::TWO
+        });
+        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
+        let dev = match opts.device {
+            Some(d) => d,
+            None => ClDevice::first()?,
+        };
+        let unsupported = |e: nudt_gen::GenError| match e {
+            nudt_gen::GenError::Fp64Unsupported => OpenClError::Unsupported {
+                device: dev.info.name.clone(),
+                source: e,
+            },
+            e => e.into(),
+        };
+        let m3: [usize; 3] = std::array::from_fn(|d| modes.get(d).copied().unwrap_or(1));
+        let dialect = dev.info.fft_device().dialect;
+        let spec = CudaSpreadSpec {
+            dim,
+            kernel,
+            precision: T::PRECISION,
+            bins: choose_bins(dim, kernel.width, T::PRECISION, dev.info.local_mem),
+            max_subproblem: MAX_SUBPROBLEM,
+        };
+        let spread_src = spread_module_in(&spec, dialect).map_err(unsupported)?;
+        let common_src = common_module_in(T::PRECISION, dialect).map_err(unsupported)?;
+        let spec = spread_src
+            .spec
+            .clone()
+            .expect("spread modules carry their spec");
+        let spread = build(&dev, &spread_src)?;
+        let common = build(&dev, &common_src)?;
+        let (engine, t3) = if ty == TransformType::Type3 {
+            let (qz, qw) = fourier_quadrature(&kernel);
+            let t3 = Type3Kernels {
+                sources: kernel_of(&common, names::T3_SOURCES)?,
+                targets: kernel_of(&common, names::T3_TARGETS)?,
+                nq: qz.len(),
+                qz: upload(&dev, &qz)?,
+                qw: upload(&dev, &qw)?,
+            };
+            (Engine::Type3Pending, Some(t3))
+        } else {
+            let mut n = [1usize; 3];
+            for d in 0..dim {
+                n[d] = gplan::fine_size_cufft(modes[d], &kernel)?;
+            }
+            let u = Uniform::new(&dev, &spread, &common, &spec, m3, n, opts.mode_order)?;
+            (Engine::Uniform(Box::new(u)), None)
+        };
+        Ok(ClPlan {
+            ty,
+            dim,
+            isign,
+            ntransf,
+            tol,
+            kernel,
+            modes: m3,
+            spec,
+            engine,
+            cmul: kernel_of(&common, names::CMUL)?,
+            t3,
+            io: None,
+            programs: [spread, common],
+            dev,
+        })
+    }
+
+    fn type_number(&self) -> u8 {
+        match self.ty {
+            TransformType::Type1 => 1,
+            TransformType::Type2 => 2,
+            TransformType::Type3 => 3,
+        }
+    }
+
+    /// Sets the nonuniform points of a type 1 or 2 plan (radians, any finite value) and
+    /// bin-sorts them on the device.
+    pub fn set_points(&mut self, coords: &[&[T]]) -> OpenClResult<()> {
+        let Engine::Uniform(u) = &mut self.engine else {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        };
+        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        let x: Vec<Buffer<T>> = coords
+            .iter()
+            .map(|c| upload(&self.dev, c))
+            .collect::<Result<_, _>>()?;
+        u.grid.set_points(&self.dev, &x, m)
+    }
+
+    /// Sets the sources `x` and target frequencies `s` of a type 3 plan: plans both grids
+    /// from the sets' extents, rescales both sets and computes their phase factors on the
+    /// device, and sorts both.
+    pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
+        if self.ty != TransformType::Type3 {
+            return Err(NudtError::WrongType {
+                expected: 3,
+                actual: self.type_number(),
+            }
+            .into());
+        }
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.engine = Engine::Type3Pending;
+        let dim = self.dim;
+        let kernel = self.kernel;
+        let sigma = kernel.upsampling.0;
+        let w = kernel.width as f64;
+        // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
+        let (mut n, mut cx, mut cs, mut ig, mut hg) =
+            ([1; 3], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+        for d in 0..dim {
+            let (c0, xh) = centre(sources[d]);
+            let (c1, sh) = centre(targets[d]);
+            let (xs, ss) = crate::type3::safe_extents(xh, sh);
+            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
+            if !want.is_finite() || want > 1e9 {
+                return Err(nudt_gen::GenError::GridOverflow { modes: usize::MAX }.into());
+            }
+            n[d] = gplan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
+                nudt_gen::GenError::GridOverflow {
+                    modes: want as usize,
+                },
+            )?;
+            let gamma = n[d] as f64 / (2.0 * sigma * ss);
+            cx[d] = c0;
+            cs[d] = c1;
+            ig[d] = 1.0 / gamma;
+            hg[d] = 2.0 * std::f64::consts::PI / n[d] as f64 * gamma;
+        }
+        let mut inner_n = [1usize; 3];
+        for d in 0..dim {
+            inner_n[d] = gplan::fine_size_cufft(n[d], &kernel)?;
+        }
+        let dev = self.dev.clone();
+        let [spread, common] = &self.programs;
+        let mut sgrid = ClGrid::<T>::new(spread, &self.spec, n)?;
+        let mut inner = Uniform::new(&dev, spread, common, &self.spec, n, inner_n, ModeOrder::Fft)?;
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+        let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
+        let sgn = Arg::F64(self.isign.signum() as f64);
+        let x: Vec<Buffer<T>> = sources
+            .iter()
+            .map(|c| upload(&dev, c))
+            .collect::<Result<_, _>>()?;
+        let y: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, m)).collect::<Result<_, _>>()?;
+        let pre = alloc::<T>(&dev, 2 * m)?;
+        if m > 0 {
+            let mut args = vec![Arg::U32(m as u32), Arg::I32(dim as i32)];
+            args.extend((0..3).map(|d| opt_mem(x.get(d))));
+            args.extend(f64s(cx));
+            args.extend(f64s(ig));
+            args.extend(f64s(cs));
+            args.push(sgn);
+            args.extend((0..3).map(|d| opt_mem(y.get(d))));
+            args.push(mem(&pre));
+            launch(&dev, &t3.sources, m, ELEMENT_GROUP, 1, &args)?;
+        }
+        let s: Vec<Buffer<T>> = targets
+            .iter()
+            .map(|c| upload(&dev, c))
+            .collect::<Result<_, _>>()?;
+        let u: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, k)).collect::<Result<_, _>>()?;
+        let post = alloc::<T>(&dev, 2 * k)?;
+        if k > 0 {
+            let mut args = vec![Arg::U32(k as u32), Arg::I32(dim as i32)];
+            args.extend((0..3).map(|d| opt_mem(s.get(d))));
+            args.extend(f64s(cs));
+            args.extend(f64s(hg));
+            args.extend(f64s(cx));
+            args.extend([
+                Arg::F64(self.isign.signum() as f64),
+                Arg::I32(t3.nq as i32),
+                mem(&t3.qz),
+                mem(&t3.qw),
+                Arg::F64(kernel.half_width()),
+            ]);
+            args.extend((0..3).map(|d| opt_mem(u.get(d))));
+            args.push(mem(&post));
+            launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
+        }
+        sgrid.set_points(&dev, &y, m)?;
+        inner.grid.set_points(&dev, &u, k)?;
+        let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
+        self.engine = Engine::Type3(Box::new(Type3 {
+            spread: sgrid,
+            agrid,
+            inner,
+            pre,
+            post,
+            cw: alloc::<T>(&dev, 2 * m)?,
+            k,
+        }));
+        self.io = None;
+        Ok(())
+    }
+
+    /// Elements of one transform's input and output (`None` before the points are set).
+    fn lengths(&self) -> Option<(usize, usize)> {
+        let modes: usize = self.modes.iter().product();
+        match &self.engine {
+            Engine::Uniform(u) => {
+                let m = u.grid.points()?;
+                Some(match self.ty {
+                    TransformType::Type1 => (m, modes),
+                    _ => (modes, m),
+                })
+            }
+            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
+            Engine::Type3Pending => None,
+        }
+    }
+
+    /// Runs the transform on `ntransf` stacked host inputs: type 1 strengths (M each) →
+    /// modes; type 2 modes → values at the points (M each); type 3 strengths (M each) →
+    /// values at the targets (K each).
+    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> OpenClResult<()> {
+        let Some((a, b)) = self.lengths() else {
+            return Err(NudtError::PointsNotSet.into());
+        };
+        let (what_in, what_out) = match self.ty {
+            TransformType::Type1 => ("strengths", "modes"),
+            TransformType::Type2 => ("modes", "values"),
+            TransformType::Type3 => ("strengths", "values"),
+        };
+        for (what, got, one) in [(what_in, input.len(), a), (what_out, output.len(), b)] {
+            if got != one * self.ntransf {
+                return Err(NudtError::Length {
+                    what: what.into(),
+                    expected: one * self.ntransf,
+                    got,
+                }
+                .into());
+            }
+        }
+        if a == 0 || b == 0 {
+            output.iter_mut().for_each(|v| *v = Complex::default());
+            return Ok(());
+        }
+        let dev = self.dev.clone();
+        let (mut din, dout) = match self.io.take() {
+            Some(io) => io,
+            None => (alloc::<T>(&dev, 2 * a)?, alloc::<T>(&dev, 2 * b)?),
+        };
+        let mut r = Ok(());
+        for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
+            r = self.one(&mut din, &dout, x, y);
+            if r.is_err() {
+                break;
+            }
+        }
+        self.io = Some((din, dout));
+        r
+    }
+
+    /// One transform through the device copies `din` and `dout`.
+    fn one(
+        &mut self,
+        din: &mut Buffer<T>,
+        dout: &Buffer<T>,
+        x: &[Complex<T>],
+        y: &mut [Complex<T>],
+    ) -> OpenClResult<()> {
+        let dev = self.dev.clone();
+        write(&dev, din, crate::float::interleaved(x))?;
+        let isign = self.isign;
+        let ty = self.ty;
+        let (a, b) = (x.len(), y.len());
+        match &mut self.engine {
+            Engine::Uniform(u) => {
+                let len = u.grid.len();
+                zero(&dev, &mut u.work, 2 * len)?;
+                if ty == TransformType::Type1 {
+                    u.grid.spread(&dev, din, &u.work)?;
+                    u.map.fft(&u.work, isign)?;
+                    u.map.grid_to_modes(&dev, &u.work, dout)?;
+                } else {
+                    u.map.modes_to_grid(&dev, din, &u.work)?;
+                    u.map.fft(&u.work, isign)?;
+                    u.grid.interp(&dev, &u.work, dout)?;
+                }
+            }
+            Engine::Type3(t) => {
+                let t = &mut **t;
+                cmul(&dev, &self.cmul, a, din, &t.pre, &t.cw)?;
+                let alen = t.spread.len();
+                zero(&dev, &mut t.agrid, 2 * alen)?;
+                t.spread.spread(&dev, &t.cw, &t.agrid)?;
+                let u = &mut t.inner;
+                zero(&dev, &mut u.work, 2 * u.grid.len())?;
+                u.map.modes_to_grid(&dev, &t.agrid, &u.work)?;
+                u.map.fft(&u.work, isign)?;
+                u.grid.interp(&dev, &u.work, dout)?;
+                cmul(&dev, &self.cmul, b, dout, &t.post, dout)?;
+            }
+            Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
+        }
+        read(&dev, dout, crate::float::interleaved_mut(y))
+    }
+
+    pub fn transform_type(&self) -> TransformType {
+        self.ty
+    }
+
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    pub fn kernel(&self) -> &KernelSpec {
+        &self.kernel
+    }
+
+    pub fn width(&self) -> usize {
+        self.kernel.width
+    }
+
+    pub fn tolerance(&self) -> f64 {
+        self.tol
+    }
+
+    pub fn ntransf(&self) -> usize {
+        self.ntransf
+    }
+
+    /// The fine grid the FFT runs on (type 3: the inner type 2's, once the points are set).
+    pub fn fine_grid(&self) -> Vec<usize> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
+            Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// Bin sides of the sort.
+    pub fn bins(&self) -> Vec<usize> {
+        self.spec.bins[..self.dim].to_vec()
+    }
+
+    /// The device the plan runs on.
+    pub fn device(&self) -> &Arc<ClDevice> {
+        &self.dev
+    }
+}
+
+/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`).
+fn cmul<T>(
+    dev: &ClDevice,
+    k: &Kernel,
+    n: usize,
+    inp: &Buffer<T>,
+    fac: &Buffer<T>,
+    out: &Buffer<T>,
+) -> OpenClResult<()> {
+    let args = [
+        Arg::U64(n as u64),
+        mem(inp),
+        mem(fac),
+        mem(out),
+        Arg::U64(n as u64),
+    ];
+    launch(dev, k, n, ELEMENT_GROUP, 1, &args)
+}
+
+impl<T: ClFloat> Uniform<T> {
+    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
+    fn new(
+        dev: &Arc<ClDevice>,
+        spread: &Program,
+        common: &Program,
+        spec: &CudaSpreadSpec,
+        modes: [usize; 3],
+        n: [usize; 3],
+        order: ModeOrder,
+    ) -> OpenClResult<Self> {
+        let grid = ClGrid::new(spread, spec, n)?;
+        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
+        let work = alloc::<T>(dev, 2 * grid.len())?;
+        Ok(Uniform { grid, map, work })
+    }
+}
