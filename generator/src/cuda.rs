@@ -150,8 +150,12 @@ pub const MAX_SUBPROBLEM: usize = 1024;
 pub const GM_THREADS: u32 = 256;
 /// Threads per block of the subproblem kernels.
 pub const SM_THREADS: u32 = 256;
-/// Points whose weights the output-driven kernel stages in shared memory at a time.
+/// Points the output-driven kernel stages in shared memory at a time (weights, offsets, inner
+/// values).
 pub const OD_BATCH: usize = 64;
+/// Most box pencils (threads) of a 3D output-driven block: each holds its pencil of
+/// `side + w − 1` complex cells in registers, so wide kernels get smaller bins.
+pub const OD_MAX_PENCILS: usize = 512;
 /// Bin side of output-driven spreading grids per dimension (see
 /// [`CudaSpreadSpec::for_spreading`]). The 1D entry is unused: 1D spreading grids keep their
 /// SM bins, since [`choose_spread_method`] picks SM there (a width-`w` footprint is too small
@@ -200,19 +204,21 @@ impl CudaSpreadSpec {
     }
 
     /// The same spec with bins shaped for a grid that is spread onto (types 1 and 3) rather
-    /// than interpolated from: in 2D and 3D the spreading method of choice is output-driven,
-    /// whose blocks are only footprint-sized (64 threads for a 2D width-7 kernel), so its
-    /// occupancy is set by how many blocks' boxes share a multiprocessor's shared memory.
-    /// Small bins win: on an H100, 2D width 7 f64 spreads in 2.14 ms with 16² bins against
-    /// 2.28 (32²), 2.74 (40²) and 6.0 ms (64²); 3D f32 in 5.4 ms with 8³ against 6.0 (12³)
-    /// and 7.8 ms (16³) (BENCHMARKS.md). The sides are halved until the box and the staged
-    /// batch fit the shared-memory budget; 1D keeps its SM bins. Wide kernels (type 3 at
-    /// σ = 1.25 in 3D: width 10 at 1e-6) would end with sides below half the preferred one,
-    /// boxes of mostly padding; those get the preferred or half side in up to half the
-    /// opt-in shared memory instead (two blocks per multiprocessor).
+    /// than interpolated from, by the output-driven method. In 2D its blocks are only
+    /// footprint-sized (64 threads for width 7), so its occupancy is set by how many blocks'
+    /// boxes share a multiprocessor's shared memory, and small bins win: on an H100, 2D width
+    /// 7 f64 spreads in 2.14 ms with 16² bins against 2.28 (32²), 2.74 (40²) and 6.0 ms (64²)
+    /// (BENCHMARKS.md). The sides are halved until the box and the staged batch fit the
+    /// shared-memory budget; wide kernels, which would end with sides below half the preferred
+    /// one (boxes of mostly padding), get the preferred or half side in up to half the opt-in
+    /// shared memory instead (two blocks per multiprocessor). In 3D the box lives in registers,
+    /// one pencil per thread ([`Self::pencil_bins`]); 1D keeps its SM bins.
     pub fn for_spreading(self, arch: &GpuArch) -> Self {
         if self.dim == 1 {
             return self;
+        }
+        if self.dim == 3 {
+            return self.pencil_bins();
         }
         let with_side = |side: usize| CudaSpreadSpec {
             bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
@@ -260,18 +266,47 @@ impl CudaSpreadSpec {
         self.padded().iter().product::<usize>() * 2 * scalar_bytes(self.precision)
     }
 
-    /// Threads per block of the output-driven kernel: the footprint `w^d` rounded up to whole
-    /// warps, between 64 and 384.
-    pub fn od_threads(&self) -> u32 {
-        let foot = self.kernel.width.pow(self.dim as u32);
-        (foot.div_ceil(32) * 32).clamp(64, 384) as u32
+    /// Cubic bins for the 3D output-driven kernel, which keeps no box in shared memory: the
+    /// preferred side, halved while the box has more than [`OD_MAX_PENCILS`] pencils.
+    fn pencil_bins(self) -> Self {
+        let mut side = OD_BIN_SIDE[2];
+        let pencils = |side: usize| (side + self.kernel.width - 1).pow(2);
+        while side > 1 && pencils(side) > OD_MAX_PENCILS {
+            side /= 2;
+        }
+        CudaSpreadSpec {
+            bins: [side; 3],
+            ..self
+        }
     }
 
-    /// Dynamic shared memory of the output-driven kernel: the box plus one staged batch
-    /// (strength, weights and offsets of `OD_BATCH` points).
+    /// Threads per block of the output-driven kernel. In 3D one per pencil of the box along
+    /// the last dimension; in 1D and 2D the footprint `w^d` shared out in equal numbers of
+    /// cells per thread (as few as keep the block at most 384 threads). Rounded up to whole
+    /// warps, at least 64.
+    pub fn od_threads(&self) -> u32 {
+        let threads = if self.dim == 3 {
+            let p = self.padded();
+            p[0] * p[1]
+        } else {
+            let foot = self.kernel.width.pow(self.dim as u32);
+            foot.div_ceil(foot.div_ceil(384))
+        };
+        (threads.div_ceil(32) * 32).max(64) as u32
+    }
+
+    /// Dynamic shared memory of the output-driven kernel: one staged batch of `OD_BATCH`
+    /// points (per point: `w` complex inner values, `d·w` weights and `d` cell offsets; in
+    /// 1D and 2D also its footprint's first box index) and, in 1D and 2D, the box.
     pub fn od_smem_bytes(&self) -> usize {
         let t = scalar_bytes(self.precision);
-        self.smem_bytes() + OD_BATCH * (2 * t + self.dim * self.kernel.width * t + self.dim * 4)
+        let w = self.kernel.width;
+        let staged = 2 * t * w + self.dim * w * t + 4 * self.dim;
+        if self.dim == 3 {
+            OD_BATCH * staged
+        } else {
+            self.smem_bytes() + OD_BATCH * (staged + 4)
+        }
     }
 
     /// Bytes of one sorted-point record (`struct Pt` of the spread module: the point's index,

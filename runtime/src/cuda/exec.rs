@@ -271,12 +271,15 @@ impl GridModule {
         let src = nudt_gen::cuda::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
         let sm_ok = spec.smem_bytes() <= limit;
-        let od_ok = spec.od_smem_bytes() <= limit;
+        // 3D output-driven blocks have a thread per pencil of the box.
+        let od_ok = spec.od_smem_bytes() <= limit && spec.od_threads() <= 1024;
         if want_spread == Some(CudaMethod::OutputDriven) && !od_ok {
             return Err(CudaError::Unsupported(format!(
-                "the output-driven method needs {} bytes of shared memory per block for bins \
-                 {:?} at width {}, above this GPU's {limit}; use SM, GM-sort or smaller bins",
+                "the output-driven method needs {} bytes of shared memory and {} threads per \
+                 block for bins {:?} at width {}, above this GPU's {limit} bytes or 1024 \
+                 threads; use SM, GM-sort or smaller bins",
                 spec.od_smem_bytes(),
+                spec.od_threads(),
                 &spec.bins[..dim],
                 kernel.width,
             )));
@@ -532,8 +535,10 @@ impl<T: CudaFloat> GridDev<T> {
         let method = method.unwrap_or(s.spread);
         if method == CudaMethod::OutputDriven && !self.od_ok {
             return Err(CudaError::Unsupported(format!(
-                "output-driven spreading needs {} bytes of shared memory per block",
-                self.spec.od_smem_bytes()
+                "output-driven spreading needs {} bytes of shared memory and {} threads per \
+                 block",
+                self.spec.od_smem_bytes(),
+                self.spec.od_threads()
             )));
         }
         let (n, nb) = (self.n, self.nb);
