@@ -161,8 +161,11 @@ pub const OD_MAX_PENCILS: usize = 512;
 /// SM bins, since [`choose_spread_method`] picks SM there (a width-`w` footprint is too small
 /// to share out), and the 1D output-driven kernel, run only when asked for, uses those bins.
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 4];
-/// Threads of the single-block prefix sum.
+/// Threads per block of the bin sort's prefix sums.
 pub const SCAN_THREADS: u32 = 1024;
+/// Bins one block of the prefix sums' first phase takes (4 per thread): the bins of a grid
+/// make `ceil(nbins / SCAN_TILE)` tiles.
+pub const SCAN_TILE: usize = 4 * SCAN_THREADS as usize;
 /// Most bins whose counters the tiled bin count keeps in shared memory (48 KiB of `u32`).
 pub const LOCAL_BINS: usize = 12288;
 /// Points per thread of one tile of the tiled bin count.
@@ -650,7 +653,9 @@ pub mod names {
     pub const INTERP_GM: &str = "nudt_interp_gm";
     pub const INTERP_SM: &str = "nudt_interp_sm";
     pub const SPREAD_OD: &str = "nudt_spread_od";
-    pub const BIN_SCAN: &str = "nudt_bin_scan";
+    pub const BIN_SCAN_TILES: &str = "nudt_bin_scan_tiles";
+    pub const BIN_SCAN_TOTALS: &str = "nudt_bin_scan_totals";
+    pub const BIN_SCAN_ADD: &str = "nudt_bin_scan_add";
     pub const SUBPROB_MAP: &str = "nudt_subprob_map";
     pub const GRID_TO_MODES: &str = "nudt_grid_to_modes";
     pub const MODES_TO_GRID: &str = "nudt_modes_to_grid";
@@ -839,6 +844,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
     ctx.insert("ctype", ctype(precision));
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
+    ctx.insert("scan_threads", &SCAN_THREADS);
     let source = render("common", COMMON, &ctx)?;
     let el = |name| CudaKernel {
         name,
@@ -847,14 +853,17 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
         grid: "ceil(n / block), grid-stride; y: transforms where batched",
         params: Vec::new(),
     };
+    let scan = |name, grid| CudaKernel {
+        name,
+        block_threads: SCAN_THREADS,
+        dynamic_smem: 0,
+        grid,
+        params: Vec::new(),
+    };
     let mut kernels = vec![
-        CudaKernel {
-            name: names::BIN_SCAN,
-            block_threads: SCAN_THREADS,
-            dynamic_smem: 0,
-            grid: "one block",
-            params: Vec::new(),
-        },
+        scan(names::BIN_SCAN_TILES, "ceil(nbins / SCAN_TILE) blocks"),
+        scan(names::BIN_SCAN_TOTALS, "one block"),
+        el(names::BIN_SCAN_ADD),
         el(names::SUBPROB_MAP),
         el(names::GRID_TO_MODES),
         el(names::MODES_TO_GRID),
@@ -870,7 +879,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
         el(names::T3_TARGETS),
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| k.name != names::BIN_SCAN && k.name != names::MINMAX);
+        kernels.retain(|k| !k.name.starts_with("nudt_bin_scan") && k.name != names::MINMAX);
     }
     let name = match dialect {
         Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
@@ -1072,7 +1081,7 @@ mod tests {
                 ]
             );
             let c = common_module_in(Precision::F64, cl).unwrap();
-            assert!(c.kernel(names::BIN_SCAN).is_none() && c.kernel(names::MINMAX).is_none());
+            assert!(c.kernel(names::BIN_SCAN_TILES).is_none() && c.kernel(names::MINMAX).is_none());
             for src in [&m, &c] {
                 for k in &src.kernels {
                     assert_eq!(src.source.matches(&format!(" {}(", k.name)).count(), 1);

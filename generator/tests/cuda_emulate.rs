@@ -201,6 +201,18 @@ static unsigned blocks(size_t n, unsigned threads) {
 }
 "#;
 
+/// The bin sort's prefix sums, launched as the runtime launches them (tiles, their totals,
+/// the offsets), for the drivers of modules compiled with the common module.
+const SCAN_LAUNCH: &str = r#"
+static void bin_scan(const std::vector<unsigned>& counts, unsigned maxsub, std::vector<unsigned>& start, std::vector<unsigned>& substart) {
+    const unsigned nb = counts.size(), ntiles = std::max(1u, (nb + SCAN_TILE - 1) / SCAN_TILE);
+    std::vector<uint2> tiles(ntiles, make_uint2(0xdeadbeefu, 0xdeadbeefu));
+    LAUNCH(nudt_bin_scan_tiles, ntiles, 1, nb, counts.data(), maxsub, start.data(), substart.data(), tiles.data());
+    LAUNCH(nudt_bin_scan_totals, 1, 1, ntiles, tiles.data(), nb, start.data(), substart.data());
+    if (ntiles > 1) LAUNCH(nudt_bin_scan_add, blocks(nb, THREADS_nudt_bin_scan_add), 1, nb, tiles.data(), start.data(), substart.data());
+}
+"#;
+
 const DRIVER: &str = r#"
 // ---- driver -------------------------------------------------------------------------------
 static unsigned long long rng_state = 88172645463325252ull;
@@ -274,7 +286,7 @@ int main() {
     if (!check_ranks("nudt_bin_count_local", counts, rank)) return 1;
     // Prefix sums of bins and subproblems.
     std::vector<unsigned> start(nbins + 1, 0xdeadbeefu), substart(nbins + 1, 0xdeadbeefu);
-    LAUNCH(nudt_bin_scan, 1, 1, nbins, counts.data(), MAXSUB, start.data(), substart.data());
+    bin_scan(counts, MAXSUB, start, substart);
     if (start != scan(counts, 1) || substart != scan(counts, MAXSUB)) { printf("FAIL prefix sums\n"); return 1; }
     std::vector<Pt> pts(NPTS);
     memset(pts.data(), 0xff, sizeof(Pt) * NPTS);
@@ -416,11 +428,11 @@ static std::vector<unsigned> scan(const std::vector<unsigned>& c, unsigned div) 
     for (size_t i = 0; i < c.size(); i++) s[i + 1] = s[i] + (c[i] + div - 1) / div;
     return s;
 }
-// Checks the single-block prefix sums on `counts` against the host's.
+// Checks the prefix sums on `counts` against the host's.
 static bool check_scan(const std::vector<unsigned>& counts, unsigned maxsub) {
     const unsigned nb = counts.size();
     std::vector<unsigned> start(nb + 1, 0xdeadbeefu), substart(nb + 1, 0xdeadbeefu);
-    LAUNCH(nudt_bin_scan, 1, 1, nb, counts.data(), maxsub, start.data(), substart.data());
+    bin_scan(counts, maxsub, start, substart);
     if (start != scan(counts, 1) || substart != scan(counts, maxsub)) {
         printf("FAIL prefix sums of %u bins\n", nb);
         return false;
@@ -430,11 +442,28 @@ static bool check_scan(const std::vector<unsigned>& counts, unsigned maxsub) {
 int main() {
     const int ntr = 2;
     const double pi = 3.14159265358979323846;
-    // Prefix sums of more bins than one pass of the block takes, empty bins included.
-    for (unsigned maxsub : {1u, 5u, 1024u}) {
-        std::vector<unsigned> big(3 * SCAN_ITEMS * THREADS_nudt_bin_scan + 77);
-        for (auto& v : big) v = urand() < 0.2 ? 0u : (unsigned)(urand() * 3000);
-        if (!check_scan(big, maxsub)) return 1;
+    // Prefix sums of one tile and of more tiles than one, empty bins included.
+    for (unsigned nb : {77u, 3u * SCAN_TILE + 77u})
+        for (unsigned maxsub : {1u, 5u, 1024u}) {
+            std::vector<unsigned> big(nb);
+            for (auto& v : big) v = urand() < 0.2 ? 0u : (unsigned)(urand() * 3000);
+            if (!check_scan(big, maxsub)) return 1;
+        }
+    // The tile totals' sums over more tiles than the block takes at once.
+    {
+        const unsigned nt = 2 * SCAN_TILE + 5;
+        std::vector<uint2> tiles(nt);
+        std::vector<unsigned> start(1, 0), substart(1, 0);
+        for (auto& t : tiles) t = make_uint2((unsigned)(urand() * 5000), (unsigned)(urand() * 50));
+        const std::vector<uint2> sums = tiles;
+        LAUNCH(nudt_bin_scan_totals, 1, 1, nt, tiles.data(), 0u, start.data(), substart.data());
+        unsigned ec = 0, es = 0;
+        for (unsigned i = 0; i < nt; i++) {
+            if (tiles[i].x != ec || tiles[i].y != es) { printf("FAIL tile sums at %u\n", i); return 1; }
+            ec += sums[i].x;
+            es += sums[i].y;
+        }
+        if (start[0] != ec || substart[0] != es) { printf("FAIL tile totals\n"); return 1; }
     }
     // Bounding interval by per-block partials, over more points than one pass of the grid.
     {
@@ -701,7 +730,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         launch_defines(&[&common, &spread]),
     );
     let code = format!(
-        "{HEADER}\n{}\n{}\n{defines}\n{DRIVER}",
+        "{HEADER}\n{}\n{}\n{defines}\n{SCAN_LAUNCH}\n{DRIVER}",
         emulated(&common.source),
         emulated(&spread.source)
     );
@@ -776,7 +805,7 @@ fn run_common_case(cxx: &str, dir: &Path, precision: Precision) -> Result<String
         launch_defines(&[&common]),
     );
     let code = format!(
-        "{HEADER}\n{}\n{defines}\n{COMMON_DRIVER}",
+        "{HEADER}\n{}\n{defines}\n{SCAN_LAUNCH}\n{COMMON_DRIVER}",
         emulated(&common.source)
     );
     compile_and_run(cxx, dir, &common.name, &code)

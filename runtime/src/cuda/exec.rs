@@ -10,7 +10,7 @@ use cudarc::cufft::sys::cufftResult;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
     choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
-    GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
+    GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS, SCAN_TILE,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -62,7 +62,9 @@ pub(crate) struct SpreadFns {
 /// Entry points of the common module.
 #[derive(Clone, Debug)]
 pub(crate) struct CommonFns {
-    pub bin_scan: Kernel,
+    pub bin_scan_tiles: Kernel,
+    pub bin_scan_totals: Kernel,
+    pub bin_scan_add: Kernel,
     pub subprob_map: Kernel,
     pub grid_to_modes: Kernel,
     pub modes_to_grid: Kernel,
@@ -77,7 +79,9 @@ impl CommonFns {
         let (m, _) = load_module(ctx, src, arch)?;
         let k = |n| Kernel::load(&m, src, n);
         Ok(CommonFns {
-            bin_scan: k(names::BIN_SCAN)?,
+            bin_scan_tiles: k(names::BIN_SCAN_TILES)?,
+            bin_scan_totals: k(names::BIN_SCAN_TOTALS)?,
+            bin_scan_add: k(names::BIN_SCAN_ADD)?,
             subprob_map: k(names::SUBPROB_MAP)?,
             grid_to_modes: k(names::GRID_TO_MODES)?,
             modes_to_grid: k(names::MODES_TO_GRID)?,
@@ -142,6 +146,9 @@ struct Sorted {
     rank: CudaSlice<u32>,
     /// Points per bin (`nbins`).
     counts: CudaSlice<u32>,
+    /// Totals of each tile of the prefix sums, then their offsets: (points, subproblems)
+    /// per tile of [`SCAN_TILE`] bins.
+    scan_tiles: CudaSlice<u32>,
     /// First sorted point of each bin, and of each bin's subproblems (`nbins + 1` each; the
     /// last entries are the totals).
     bin_start: CudaSlice<u32>,
@@ -172,6 +179,7 @@ impl Sorted {
             pts: alloc::<u8>(stream, bytes, "sorted points")?,
             rank: alloc::<u32>(stream, m, "bin ranks")?,
             counts: alloc::<u32>(stream, nbins, "bin counts")?,
+            scan_tiles: alloc::<u32>(stream, 2 * scan_tiles(nbins), "prefix-sum tiles")?,
             bin_start: alloc::<u32>(stream, nbins + 1, "bin starts")?,
             sub_start: alloc::<u32>(stream, nbins + 1, "subproblem starts")?,
             sub_bin: alloc::<u32>(stream, sub_bound, "subproblem bins")?,
@@ -182,10 +190,15 @@ impl Sorted {
         })
     }
 
-    /// Whether these buffers hold `m` points and `sub_bound` subproblems.
-    fn fits(&self, m: usize, sub_bound: usize) -> bool {
-        self.rank.len() >= m && self.sub_bin.len() >= sub_bound
+    /// Whether these buffers hold `m` points, `nbins` bins and `sub_bound` subproblems.
+    fn fits(&self, m: usize, nbins: usize, sub_bound: usize) -> bool {
+        self.rank.len() >= m && self.counts.len() >= nbins && self.sub_bin.len() >= sub_bound
     }
+}
+
+/// Tiles of the prefix sums over `nbins` bins (at least one).
+fn scan_tiles(nbins: usize) -> usize {
+    nbins.div_ceil(SCAN_TILE).max(1)
 }
 
 /// A fine grid on the device: sizes, spread module and (once set) sorted points.
@@ -415,7 +428,7 @@ impl<T: CudaFloat> GridDev<T> {
             0
         };
         let mut s = match old {
-            Some(s) if s.fits(m, sub_bound) => s,
+            Some(s) if s.fits(m, nbins, sub_bound) => s,
             old => {
                 drop(old);
                 Sorted::alloc(stream, m, self.spec.point_bytes(), nbins, sub_bound)?
@@ -459,17 +472,43 @@ impl<T: CudaFloat> GridDev<T> {
         } else if m > 0 {
             launch_points(&self.fns.bin_count, &[Arg::U64(rank), Arg::U64(counts)])?;
         }
-        common.bin_scan.launch(
+        let (tiles, ntiles) = (ptr(&s.scan_tiles, stream), scan_tiles(nbins));
+        common.bin_scan_tiles.launch(
             stream,
-            (1, 1),
+            (ntiles as u32, 1),
             &[
                 Arg::U32(nbins as u32),
                 Arg::U64(counts),
                 Arg::U32(self.spec.max_subproblem as u32),
                 Arg::U64(starts),
                 Arg::U64(sub_starts),
+                Arg::U64(tiles),
             ],
         )?;
+        common.bin_scan_totals.launch(
+            stream,
+            (1, 1),
+            &[
+                Arg::U32(ntiles as u32),
+                Arg::U64(tiles),
+                Arg::U32(nbins as u32),
+                Arg::U64(starts),
+                Arg::U64(sub_starts),
+            ],
+        )?;
+        if ntiles > 1 {
+            let k = &common.bin_scan_add;
+            k.launch(
+                stream,
+                (blocks(nbins, k.threads), 1),
+                &[
+                    Arg::U32(nbins as u32),
+                    Arg::U64(tiles),
+                    Arg::U64(starts),
+                    Arg::U64(sub_starts),
+                ],
+            )?;
+        }
         if m > 0 {
             let pts = ptr(&s.pts, stream);
             launch_points(
