@@ -175,6 +175,17 @@ pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
 pub const ELEMENT_THREADS: u32 = 256;
 
+/// Where the output-driven kernel keeps a bin's padded box while it adds the bin's points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OdBox {
+    /// In shared memory, each point's footprint cells shared out among the threads, a barrier
+    /// between points: 1D, and 2D grids with few points per bin (type 3's outer grid).
+    Shared,
+    /// In registers, one pencil along the last dimension per thread, no barrier between
+    /// points: 2D and 3D (see [`CudaSpreadSpec::for_spreading`]).
+    Pencils,
+}
+
 /// Everything that shapes one spread module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CudaSpreadSpec {
@@ -184,6 +195,8 @@ pub struct CudaSpreadSpec {
     /// Bin sides in grid points per dimension (1 for unused dimensions).
     pub bins: [usize; 3],
     pub max_subproblem: usize,
+    /// The output-driven kernel's box: [`OdBox::Shared`] only in 1D and 2D.
+    pub od_box: OdBox,
 }
 
 impl CudaSpreadSpec {
@@ -203,31 +216,73 @@ impl CudaSpreadSpec {
             precision,
             bins: choose_bins(dim, kernel.width, precision, arch.bin_budget()),
             max_subproblem: MAX_SUBPROBLEM,
+            od_box: if dim == 1 {
+                OdBox::Shared
+            } else {
+                OdBox::Pencils
+            },
         })
     }
 
-    /// The same spec with bins shaped for a grid that is spread onto (types 1 and 3) rather
-    /// than interpolated from, by the output-driven method. In 2D its blocks are only
-    /// footprint-sized (64 threads for width 7), so its occupancy is set by how many blocks'
-    /// boxes share a multiprocessor's shared memory, and small bins win: on an H100, 2D width
-    /// 7 f64 spreads in 2.14 ms with 16² bins against 2.28 (32²), 2.74 (40²) and 6.0 ms (64²)
-    /// (BENCHMARKS.md). The sides are halved until the box and the staged batch fit the
-    /// shared-memory budget; wide kernels, which would end with sides below half the preferred
-    /// one (boxes of mostly padding), get the preferred or half side in up to half the opt-in
-    /// shared memory instead (two blocks per multiprocessor). In 3D the box lives in registers,
-    /// one pencil per thread ([`Self::pencil_bins`]); 1D keeps its SM bins.
-    pub fn for_spreading(self, arch: &GpuArch) -> Self {
-        if self.dim == 1 {
-            return self;
+    /// The same spec with bins shaped for a grid that is spread onto (type 1) rather than
+    /// interpolated from, by the output-driven method with its box in registers. Every thread
+    /// of a block looks at every point of its bin, so few pencils pay, and short ones: a
+    /// point's row is a whole pencil of `side + w − 1` cells. Measured on an H100, 10^7
+    /// points, execute ms:
+    ///
+    /// * 3D, 200³ grid: width 7 f64 5.1 with 4³ bins against 5.4 (5³), 5.5 (6×6×4), 5.9
+    ///   (4×4×8), 6.1 (4×4×2), 6.5 (6³, 3³), 8.4 (8³), 18 (16³); width 6 f32 2.0 with 4³
+    ///   against 2.6 (4×4×8), 3.4 (8³). Wide kernels (type 3 at σ = 1.25: width 10) have a
+    ///   larger halo per bin, so their bins are twice as deep along the pencils: 4.0 with
+    ///   4×4×8 against 4.4 (8³) and 4.8 (4³).
+    /// * 2D, 2000² grid: one warp of rows (`33 − w` of them) two cells deep: width 7 f64 1.74
+    ///   with 26×2 bins against 1.82 (26×4), 2.2 (26×8, 10×8, 18×8), 2.5 (58×8) and 2.12 for
+    ///   the shared box with 16² bins; width 6 f32 0.72 with 27×2 against 0.80 (27×4) and
+    ///   1.07 for the shared box.
+    ///
+    /// 1D keeps its SM bins. The side is halved while a 3D box has more than
+    /// [`OD_MAX_PENCILS`] pencils.
+    pub fn for_spreading(self) -> Self {
+        let w = self.kernel.width;
+        let bins = match self.dim {
+            1 => return self,
+            2 => [33usize.saturating_sub(w).max(1), 2, 1],
+            _ => {
+                let mut side = OD_BIN_SIDE[2];
+                while side > 1 && (side + w - 1).pow(2) > OD_MAX_PENCILS {
+                    side /= 2;
+                }
+                [side, side, if w > 8 { 2 * side } else { side }]
+            }
+        };
+        CudaSpreadSpec {
+            bins,
+            od_box: OdBox::Pencils,
+            ..self
         }
-        if self.dim == 3 {
-            return self.pencil_bins();
+    }
+
+    /// The same spec for type 3's outer grid, spread onto from points that are few per cell
+    /// (10^6 sources on a grid of about that many cells). In 3D as [`Self::for_spreading`];
+    /// in 2D the register rows lose there (2D type 3 on an H100: 0.95 ms with 23×4 bins
+    /// against 0.79 with the shared box), so the box stays in shared memory with square bins:
+    /// its blocks are only footprint-sized (64 threads for width 7), so occupancy is set by
+    /// how many boxes share a multiprocessor's shared memory, and small bins win (2D width 7
+    /// f64 2.14 ms with 16² bins against 2.28 with 32² and 6.0 with 64², type 1 at 10^7
+    /// points). The side is halved until the box and the staged batch fit the shared-memory
+    /// budget; wide kernels, which would end with sides below half the preferred one (boxes of
+    /// mostly padding), get the preferred or half side in up to half the opt-in shared memory
+    /// instead (two blocks per multiprocessor).
+    pub fn for_sparse_spreading(self, arch: &GpuArch) -> Self {
+        if self.dim != 2 {
+            return self.for_spreading();
         }
         let with_side = |side: usize| CudaSpreadSpec {
-            bins: std::array::from_fn(|d| if d < self.dim { side } else { 1 }),
+            bins: [side, side, 1],
+            od_box: OdBox::Shared,
             ..self.clone()
         };
-        let preferred = OD_BIN_SIDE[self.dim - 1];
+        let preferred = OD_BIN_SIDE[1];
         let mut side = preferred;
         while side >= preferred / 2 {
             if with_side(side).od_smem_bytes() <= arch.bin_budget() {
@@ -243,11 +298,8 @@ impl CudaSpreadSpec {
         }
         loop {
             let candidate = with_side(side);
-            if candidate.od_smem_bytes() <= arch.bin_budget() {
+            if candidate.od_smem_bytes() <= arch.bin_budget() || side == 1 {
                 return candidate;
-            }
-            if side == 1 {
-                return self;
             }
             side /= 2;
         }
@@ -269,51 +321,29 @@ impl CudaSpreadSpec {
         self.padded().iter().product::<usize>() * 2 * scalar_bytes(self.precision)
     }
 
-    /// Bins for the 3D output-driven kernel, which keeps its box in registers, one pencil
-    /// along the last dimension per thread. Every thread looks at every point of its bin, so
-    /// the fewer pencils the better, down to where flushing the box (one global atomic per
-    /// box cell) takes over: on an H100, 10^7 points on a 200³ grid, width 7 f64, execute 5.1
-    /// ms with 4³ bins against 5.4 (5³), 6.1 (4×4×8), 6.5 (6³ and 3³), 8.4 (8³), 9.0 (2×2×4);
-    /// f32 width 6, 2.3 ms with 4³ against 2.8–3.4 (5³, 6³, 8³). Wide kernels (type 3 at
-    /// σ = 1.25: width 10) have a larger halo per bin, so their bins are twice as deep along
-    /// the pencils: 4.0 ms with 4×4×8 against 4.4 (8³) and 4.8 (4³). The side is halved
-    /// while the box has more than [`OD_MAX_PENCILS`] pencils.
-    fn pencil_bins(self) -> Self {
-        let w = self.kernel.width;
-        let mut side = OD_BIN_SIDE[2];
-        while side > 1 && (side + w - 1).pow(2) > OD_MAX_PENCILS {
-            side /= 2;
-        }
-        let depth = if w > 8 { 2 * side } else { side };
-        CudaSpreadSpec {
-            bins: [side, side, depth],
-            ..self
-        }
-    }
-
-    /// Threads per block of the output-driven kernel: in 3D one per pencil of the box along
-    /// the last dimension (at least 64); in 1D and 2D the footprint `w^d`, between 64 and
-    /// 384. Rounded up to whole warps.
+    /// Threads per block of the output-driven kernel, rounded up to whole warps. With the
+    /// box in registers, one per pencil (at least one warp in 2D, two in 3D); with the box in
+    /// shared memory, the footprint `w^d`, between 64 and 384.
     pub fn od_threads(&self) -> u32 {
-        let threads = if self.dim == 3 {
-            let p = self.padded();
-            (p[0] * p[1]).max(64)
-        } else {
-            self.kernel.width.pow(self.dim as u32).clamp(64, 384)
+        let p = self.padded();
+        let threads = match (self.od_box, self.dim) {
+            (OdBox::Pencils, 3) => (p[0] * p[1]).max(64),
+            (OdBox::Pencils, _) => p[0].max(32),
+            (OdBox::Shared, d) => self.kernel.width.pow(d as u32).clamp(64, 384),
         };
         threads.div_ceil(32) as u32 * 32
     }
 
     /// Dynamic shared memory of the output-driven kernel: one staged batch of `OD_BATCH`
-    /// points and, in 1D and 2D, the box. Per point, in 3D: `w` complex inner values, `3·w`
-    /// weights and 3 cell offsets; in 1D and 2D: its strength, `d·w` weights and `d` offsets.
+    /// points and, with [`OdBox::Shared`], the box. Per point, with the box in registers: its
+    /// row (a pencil's complex cells), `d·w` weights and `d` offsets; with the box shared:
+    /// its strength, `d·w` weights and `d` offsets.
     pub fn od_smem_bytes(&self) -> usize {
         let t = scalar_bytes(self.precision);
         let (w, d) = (self.kernel.width, self.dim);
-        if d == 3 {
-            OD_BATCH * (2 * t * w + d * w * t + 4 * d)
-        } else {
-            self.smem_bytes() + OD_BATCH * (2 * t + d * w * t + 4 * d)
+        match self.od_box {
+            OdBox::Pencils => OD_BATCH * (2 * t * self.padded()[d - 1] + d * w * t + 4 * d),
+            OdBox::Shared => self.smem_bytes() + OD_BATCH * (2 * t + d * w * t + 4 * d),
         }
     }
 
@@ -352,7 +382,7 @@ impl CudaSpreadSpec {
     /// A unique, file-name-safe module name.
     pub fn name(&self) -> String {
         format!(
-            "nudt_spread_{}d_w{}_{}_{}_s{}_b{}",
+            "nudt_spread_{}d_w{}_{}_{}_s{}_b{}{}",
             self.dim,
             self.kernel.width,
             self.precision.type_name(),
@@ -365,7 +395,13 @@ impl CudaSpreadSpec {
                 .iter()
                 .map(|b| b.to_string())
                 .collect::<Vec<_>>()
-                .join("x")
+                .join("x"),
+            // The 1D default (shared box) and the 2D/3D default (pencils) carry no tag.
+            if self.od_box == OdBox::Shared && self.dim > 1 {
+                "_odshared"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -706,6 +742,20 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
             spec.bins, spec.max_subproblem
         )));
     }
+    // 1D has only the shared box, 3D only pencils; 2D has both.
+    let only = match spec.dim {
+        1 => Some(OdBox::Shared),
+        3 => Some(OdBox::Pencils),
+        _ => None,
+    };
+    if only.is_some_and(|b| b != spec.od_box) {
+        return Err(GenError::Render(format!(
+            "a {}D spread module's output-driven box is {:?}, not {:?}",
+            spec.dim,
+            only.unwrap_or(spec.od_box),
+            spec.od_box
+        )));
+    }
     let bins: [usize; 3] = std::array::from_fn(|d| if d < spec.dim { spec.bins[d] } else { 1 });
     let spec = CudaSpreadSpec {
         bins,
@@ -748,6 +798,7 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
     ctx.insert("gm_threads", &GM_THREADS);
     ctx.insert("sm_threads", &SM_THREADS);
     ctx.insert("od_threads", &spec.od_threads());
+    ctx.insert("od_pencils", &(spec.od_box == OdBox::Pencils));
     ctx.insert("od_batch", &OD_BATCH);
     ctx.insert("point_bytes", &spec.point_bytes());
     ctx.insert("point_align", &spec.point_align());
@@ -978,7 +1029,7 @@ pub fn choose_spread_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> Cu
     let p: usize = spec.padded()[..spec.dim].iter().product();
     let per_bin = m as f64 / nbins.max(1) as f64;
     let breakeven = 2.0 * p as f64 / w.powi(spec.dim as i32);
-    if (spec.dim == 3 || spec.bin_efficiency() >= 0.05) && per_bin >= breakeven {
+    if (spec.dim > 1 || spec.bin_efficiency() >= 0.05) && per_bin >= breakeven {
         if spec.dim == 1 {
             CudaMethod::Sm
         } else {
@@ -1041,23 +1092,38 @@ mod tests {
             for w in 2..=16 {
                 for p in [Precision::F32, Precision::F64] {
                     let base = CudaSpreadSpec::new(dim, es(w), p, &arch).unwrap();
-                    let s = base.clone().for_spreading(&arch);
                     let roomy = arch.shared_mem_per_block_optin / 2;
-                    assert!(s == base || s.od_smem_bytes() <= roomy, "{s:?}");
-                    assert!(s.bins[..dim]
-                        .iter()
-                        .all(|&b| b >= 1 && b <= base.bins[0].max(16)));
+                    for s in [
+                        base.clone().for_spreading(),
+                        base.clone().for_sparse_spreading(&arch),
+                    ] {
+                        assert!(s == base || s.od_smem_bytes() <= roomy, "{s:?}");
+                        assert!(s.od_threads() <= 1024, "{s:?}");
+                        assert!(s.bins[..dim]
+                            .iter()
+                            .all(|&b| b >= 1 && b <= base.bins[0].max(32)));
+                        assert!(spread_module(&s).is_ok(), "{s:?}");
+                    }
                 }
             }
         }
         let s = CudaSpreadSpec::new(2, es(7), Precision::F64, &arch).unwrap();
-        assert_eq!(s.for_spreading(&arch).bins, [16, 16, 1]);
+        assert_eq!(s.clone().for_spreading().bins, [26, 2, 1]);
+        assert_eq!(s.clone().for_spreading().od_threads(), 32);
+        let sparse = s.for_sparse_spreading(&arch);
+        assert_eq!((sparse.bins, sparse.od_box), ([16, 16, 1], OdBox::Shared));
         let s = CudaSpreadSpec::new(3, es(6), Precision::F32, &arch).unwrap();
-        assert_eq!(s.for_spreading(&arch).bins, [4, 4, 4]);
+        assert_eq!(s.for_spreading().bins, [4, 4, 4]);
         let s = CudaSpreadSpec::new(3, es(10), Precision::F64, &arch).unwrap();
-        assert_eq!(s.for_spreading(&arch).bins, [4, 4, 8]);
+        assert_eq!(s.clone().for_sparse_spreading(&arch), s.for_spreading());
+        let s = CudaSpreadSpec::new(3, es(10), Precision::F64, &arch).unwrap();
+        assert_eq!(s.for_spreading().bins, [4, 4, 8]);
         let s = CudaSpreadSpec::new(1, es(7), Precision::F32, &arch).unwrap();
-        assert_eq!(s.for_spreading(&arch).bins[0], 4096);
+        assert_eq!(s.for_spreading().bins[0], 4096);
+        // A box the module's dimension does not have is a typed error.
+        let mut s = CudaSpreadSpec::new(3, es(7), Precision::F64, &arch).unwrap();
+        s.od_box = OdBox::Shared;
+        assert!(spread_module(&s).is_err());
     }
 
     /// OpenCL C modules hold only the entry points they list (bin sort, GM-sort, corrections,

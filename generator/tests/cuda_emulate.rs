@@ -25,7 +25,8 @@
 //! evaluation of the Gaussian in double.
 
 use nudt_gen::cuda::{
-    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, MINMAX_BLOCKS,
+    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, OdBox,
+    MINMAX_BLOCKS,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
 use std::path::{Path, PathBuf};
@@ -692,6 +693,7 @@ struct Case {
     kind: KernelKind,
     bins: usize,
     n: [usize; 3],
+    od_box: OdBox,
 }
 
 fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
@@ -702,6 +704,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         precision: case.precision,
         bins: [case.bins; 3],
         max_subproblem: 5,
+        od_box: case.od_box,
     };
     let spread = spread_module(&spec).map_err(|e| e.to_string())?;
     let common = common_module(case.precision).map_err(|e| e.to_string())?;
@@ -734,7 +737,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         emulated(&common.source),
         emulated(&spread.source)
     );
-    let stem = format!("{}_b{}", spread.name, case.bins);
+    let stem = format!("{}_b{}_{:?}", spread.name, case.bins, case.od_box);
     compile_and_run(cxx, dir, &stem, &code)
 }
 
@@ -932,14 +935,23 @@ fn generated_kernels_match_direct_spreading_on_the_cpu() {
                 // Odd sizes with partial last bins, and (1D) a bin wider than the grid.
                 let n = [2 * width + 5, 2 * width + 3, 2 * width + 1];
                 let n = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
-                cases.push(Case {
-                    dim,
-                    width,
-                    precision,
-                    kind,
-                    bins: 4,
-                    n,
-                });
+                // 2D has both output-driven boxes; 1D only the shared one, 3D only pencils.
+                let boxes = match dim {
+                    1 => &[OdBox::Shared][..],
+                    2 => &[OdBox::Shared, OdBox::Pencils][..],
+                    _ => &[OdBox::Pencils][..],
+                };
+                for &od_box in boxes {
+                    cases.push(Case {
+                        dim,
+                        width,
+                        precision,
+                        kind,
+                        bins: 4,
+                        n,
+                        od_box,
+                    });
+                }
                 if dim == 1 {
                     cases.push(Case {
                         dim,
@@ -948,6 +960,7 @@ fn generated_kernels_match_direct_spreading_on_the_cpu() {
                         kind,
                         bins: 64,
                         n,
+                        od_box: OdBox::Shared,
                     });
                 }
             }

@@ -187,13 +187,14 @@ impl Jobs {
 
     /// The spread modules of `kernels` in every dimension, with the bins of both grids a
     /// plan makes: interpolated from (type 2, type 3's inner grid) and spread onto (types 1
-    /// and 3, `for_spreading`).
+    /// and 3, `for_spreading` and `for_sparse_spreading`).
     fn spread_modules(&mut self, kernels: &[KernelSpec], precision: Precision, arch: &GpuArch) {
         for &k in kernels {
             for dim in 1..=3 {
                 let spec = CudaSpreadSpec::new(dim, k, precision, arch).unwrap();
-                let spreading = spec.clone().for_spreading(arch);
-                for s in [spec, spreading] {
+                let spreading = spec.clone().for_spreading();
+                let sparse = spec.clone().for_sparse_spreading(arch);
+                for s in [spec, spreading, sparse] {
                     self.push(spread_module(&s).unwrap(), arch);
                 }
             }
@@ -312,7 +313,7 @@ fn coverage_sweep_and_skeleton_are_sound() {
     let h100 = GpuArch::h100();
     let k = KernelSpec::for_width(KernelKind::Pswf, 7, two).unwrap();
     let spec = CudaSpreadSpec::new(2, k, Precision::F32, &h100).unwrap();
-    let spreading = spec.clone().for_spreading(&h100);
+    let spreading = spec.clone().for_spreading();
     let (a, b) = (
         spread_module(&spec).unwrap(),
         spread_module(&spreading).unwrap(),

@@ -83,7 +83,7 @@ pub fn emit(job: &CudaJob) -> Result<()> {
         // (the interpolation kernels take any bins).
         let spec = CudaSpreadSpec::new(dim, job.kernel, job.precision, &arch)
             .map_err(|e| fail!("--dim {dim}: {e}"))?
-            .for_spreading(&arch);
+            .for_spreading();
         if spec.smem_bytes() > arch.shared_mem_per_block_optin {
             return Err(fail!(
                 "--shared-mem: the {dim}-D width-{} box needs {} bytes per block, above the {} given",

@@ -258,33 +258,46 @@ pub(crate) struct GridModule {
     want_interp: Option<CudaMethod>,
 }
 
+/// What a fine grid is for, which shapes its bins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GridRole {
+    /// Interpolated from (type 2, type 3's inner grid): SM-interpolation bins.
+    Interpolated,
+    /// Spread onto from many points per cell (type 1): [`CudaSpreadSpec::for_spreading`].
+    Spread,
+    /// Spread onto from few points per cell (type 3's outer grid):
+    /// [`CudaSpreadSpec::for_sparse_spreading`].
+    SpreadSparse,
+}
+
 impl GridModule {
-    /// The spread module of `dim`-D grids for `kernel` in `T`. `spreads`: the grid is spread
-    /// onto (type 1, the outer grid of type 3), so its bins take the output-driven shape;
-    /// otherwise they take the SM-interpolation shape. `bins` overrides both.
+    /// The spread module of `dim`-D grids for `kernel` in `T`, its bins shaped for `role`;
+    /// `bins` overrides them.
     #[allow(clippy::too_many_arguments)]
     pub fn new<T: CudaFloat>(
         ctx: &Arc<CudaContext>,
         arch: &GpuArch,
         dim: usize,
         kernel: KernelSpec,
-        spreads: bool,
+        role: GridRole,
         bins: Option<[usize; 3]>,
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
         let limit = arch.shared_mem_per_block_optin.max(48 << 10);
         let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
-        if spreads {
-            spec = spec.for_spreading(arch);
-        }
+        spec = match role {
+            GridRole::Interpolated => spec,
+            GridRole::Spread => spec.for_spreading(),
+            GridRole::SpreadSparse => spec.for_sparse_spreading(arch),
+        };
         if let Some(b) = bins {
             spec.bins = user_bins::<T>(&b[..dim], kernel.width, limit)?;
         }
         let src = nudt_gen::cuda::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
         let sm_ok = spec.smem_bytes() <= limit;
-        // 3D output-driven blocks have a thread per pencil of the box.
+        // Output-driven blocks with the box in registers have a thread per pencil.
         let od_ok = spec.od_smem_bytes() <= limit && spec.od_threads() <= 1024;
         if want_spread == Some(CudaMethod::OutputDriven) && !od_ok {
             return Err(CudaError::Unsupported(format!(

@@ -4,7 +4,7 @@
 use super::device::{detect_arch, open, probe_libraries};
 use super::error::{driver, CudaError, CudaResult};
 use super::exec::{
-    at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, ModeMapDev,
+    at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, GridRole, ModeMapDev,
 };
 use super::gaussian::{GaussDev, GaussWindow};
 use super::memory::{alloc, keep_freed_memory};
@@ -411,13 +411,13 @@ impl<T: CudaFloat> CudaPlan<T> {
         } else {
             None
         };
-        let module = |spreads: bool| {
+        let module = |role: GridRole| {
             GridModule::new::<T>(
                 &ctx,
                 &arch,
                 dim,
                 kernel,
-                spreads,
+                role,
                 opts.bins,
                 opts.spread_method,
                 opts.interp_method,
@@ -431,8 +431,8 @@ impl<T: CudaFloat> CudaPlan<T> {
                     .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
             };
             Some(Type3Modules {
-                spread: module(true)?,
-                inner: module(false)?,
+                spread: module(GridRole::SpreadSparse)?,
+                inner: module(GridRole::Interpolated)?,
                 qz: up(&qz)?,
                 qw: up(&qw)?,
             })
@@ -448,7 +448,11 @@ impl<T: CudaFloat> CudaPlan<T> {
                     .collect::<Result<Vec<_>, _>>()?;
                 Engine::Uniform(Box::new(UniformDev::new(
                     &stream,
-                    &module(ty == TransformType::Type1)?,
+                    &module(if ty == TransformType::Type1 {
+                        GridRole::Spread
+                    } else {
+                        GridRole::Interpolated
+                    })?,
                     modes,
                     &n,
                     kernel,

@@ -19,7 +19,7 @@ use crate::error::NudtError;
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
     choose_bins, common_module_in, fourier_quadrature, names, spread_module_in, CudaSpreadSpec,
-    MAX_SUBPROBLEM,
+    OdBox, MAX_SUBPROBLEM,
 };
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
@@ -260,6 +260,12 @@ impl<T: ClFloat> ClPlan<T> {
             precision: T::PRECISION,
             bins: choose_bins(dim, kernel.width, T::PRECISION, dev.info.local_mem),
             max_subproblem: MAX_SUBPROBLEM,
+            // OpenCL renders no output-driven kernel; the CUDA default for the dimension.
+            od_box: if dim == 1 {
+                OdBox::Shared
+            } else {
+                OdBox::Pencils
+            },
         };
         let spread_src = spread_module_in(&spec, dialect).map_err(unsupported)?;
         let common_src = common_module_in(T::PRECISION, dialect).map_err(unsupported)?;
