@@ -156,10 +156,12 @@ pub const OD_BATCH: usize = 64;
 /// Most box pencils (threads) of a 3D output-driven block: each holds its pencil of
 /// `side + w − 1` complex cells in registers, so wide kernels get smaller bins.
 pub const OD_MAX_PENCILS: usize = 512;
-/// Bin side of output-driven spreading grids per dimension (see
-/// [`CudaSpreadSpec::for_spreading`]). The 1D entry is unused: 1D spreading grids keep their
-/// SM bins, since [`choose_spread_method`] picks SM there (a width-`w` footprint is too small
-/// to share out), and the 1D output-driven kernel, run only when asked for, uses those bins.
+/// Preferred bin side of output-driven spreading grids per dimension: 2D's for the shared
+/// box of type 3's sparse grids ([`CudaSpreadSpec::for_sparse_spreading`]; dense 2D grids
+/// take rows of one warp), 3D's for the register box ([`CudaSpreadSpec::for_spreading`]).
+/// The 1D entry is unused: 1D spreading grids keep their SM bins, since
+/// [`choose_spread_method`] picks SM there (a width-`w` footprint is too small to share out),
+/// and the 1D output-driven kernel, run only when asked for, uses those bins.
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 4];
 /// Threads per block of the bin sort's prefix sums.
 pub const SCAN_THREADS: u32 = 1024;
