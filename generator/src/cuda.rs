@@ -1022,10 +1022,10 @@ pub fn fourier_quadrature(kernel: &KernelSpec) -> (Vec<f64>, Vec<f64>) {
 ///
 /// The subproblem methods pay one global atomic per padded-box point per subproblem instead
 /// of one per (point, touched grid point): they win once a bin holds more than about
-/// `2·padded / w^d` points, provided the box is not mostly padding (in 1D and 2D, where the box
-/// takes shared memory; the 3D output-driven box is in registers, and its small bins are
-/// mostly padding by design). In 2D and 3D the output-driven variant (no shared atomics) is
-/// the faster of the two; in 1D the footprint is too small to share out, and SM is used.
+/// `2·padded / w^d` points, provided (in 1D, where SM runs) the box is not mostly padding. In
+/// 2D and 3D the output-driven variant (no shared atomics) is the faster of the two, and its
+/// spreading bins are small and mostly padding by design ([`CudaSpreadSpec::for_spreading`]);
+/// in 1D the footprint is too small to share out, and SM is used.
 pub fn choose_spread_method(spec: &CudaSpreadSpec, m: usize, nbins: usize) -> CudaMethod {
     let w = spec.kernel.width as f64;
     let p: usize = spec.padded()[..spec.dim].iter().product();
