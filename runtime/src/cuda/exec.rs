@@ -509,11 +509,12 @@ impl<T: CudaFloat> GridDev<T> {
                 Arg::U64(sub_starts),
             ],
         )?;
+        // Kernels with a thread per bin.
+        let launch_bins =
+            |k: &Kernel, args: &[Arg]| k.launch(stream, (blocks(nbins, k.threads), 1), args);
         if ntiles > 1 {
-            let k = &common.bin_scan_add;
-            k.launch(
-                stream,
-                (blocks(nbins, k.threads), 1),
+            launch_bins(
+                &common.bin_scan_add,
                 &[
                     Arg::U32(nbins as u32),
                     Arg::U64(tiles),
@@ -530,10 +531,8 @@ impl<T: CudaFloat> GridDev<T> {
             )?;
         }
         if m > 0 && self.sm_ok {
-            let k = &common.subprob_map;
-            k.launch(
-                stream,
-                (blocks(nbins, k.threads), 1),
+            launch_bins(
+                &common.subprob_map,
                 &[
                     Arg::U32(nbins as u32),
                     Arg::U64(starts),
