@@ -8,7 +8,7 @@
 //! trip forward → inverse against N · input.
 //!
 //! ```sh
-//! cargo run --release --no-default-features --features cuda --example fft_bench -- [--quick] [--out FILE]
+//! cargo run --release --no-default-features --features cuda --example fft_bench -- [--quick] [--only 2000x2000,16x16x16,...] [--out FILE]
 //! ```
 
 #[cfg(not(feature = "cuda"))]
@@ -211,8 +211,23 @@ mod bench {
                 (vec![512, 512, 512], 1),
             ]
         };
+        let only = args
+            .iter()
+            .position(|a| a == "--only")
+            .and_then(|i| args.get(i + 1).cloned());
         let mut rows = Vec::new();
         for (shape, batch) in cubes.iter().chain(&grids) {
+            let name = shape
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join("x");
+            if only
+                .as_ref()
+                .is_some_and(|o| !o.split(',').any(|o| name == o))
+            {
+                continue;
+            }
             for f64_ in [false, true] {
                 let r = if f64_ {
                     case::<f64>(&stream, &arch, shape, *batch)?

@@ -18,7 +18,7 @@
 mod common;
 
 use common::*;
-use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
+use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, FftEngine};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method};
@@ -114,7 +114,7 @@ fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>) {
     (rng.coords(dim, 400, -3.0 * pi, 3.0 * pi), modes)
 }
 
-fn matrix<T: CudaFloat>(tols: &[f64], name: &str) {
+fn matrix<T: CudaFloat>(tols: &[f64], name: &str, o: CudaOptions) {
     let mut failures = Vec::new();
     let mut worst = (0.0f64, String::new());
     for dim in 1..=3 {
@@ -132,15 +132,19 @@ fn matrix<T: CudaFloat>(tols: &[f64], name: &str) {
             let cases = [
                 (
                     "type 1",
-                    gpu_type1::<T>(&x, &c, &modes, 1, tol, opts()),
+                    gpu_type1::<T>(&x, &c, &modes, 1, tol, o.clone()),
                     &e1,
                 ),
                 (
                     "type 2",
-                    gpu_type2::<T>(&x, &f, &modes, -1, tol, opts()),
+                    gpu_type2::<T>(&x, &f, &modes, -1, tol, o.clone()),
                     &e2,
                 ),
-                ("type 3", gpu_type3::<T>(&x3, &c, &s, 1, tol, opts()), &e3),
+                (
+                    "type 3",
+                    gpu_type3::<T>(&x3, &c, &s, 1, tol, o.clone()),
+                    &e3,
+                ),
             ];
             for (ty, got, exact) in cases {
                 let got = got.unwrap_or_else(|e| panic!("{name} {ty} {dim}D tol {tol:e}: {e}"));
@@ -302,6 +306,7 @@ fn gpu_matches_direct_sum_f64() {
                 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
             ],
             "f64",
+            opts(),
         );
     }
 }
@@ -309,8 +314,54 @@ fn gpu_matches_direct_sum_f64() {
 #[test]
 fn gpu_matches_direct_sum_f32() {
     if let Some(_gpu) = gpu("gpu_matches_direct_sum_f32") {
-        matrix::<f32>(&[1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "f32");
+        matrix::<f32>(&[1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "f32", opts());
     }
+}
+
+/// The plans' fine-grid FFT forced onto the generated FFT, then onto cuFFT, meets the same
+/// bounds against the direct sum (types 1–3, 1–3 D, both precisions); the automatic choice
+/// times both once and leaves its verdict in the disk cache.
+#[test]
+fn generated_fft_inside_the_plans() {
+    let Some(_gpu) = gpu("generated_fft_inside_the_plans") else {
+        return;
+    };
+    for fft in [FftEngine::Generated, FftEngine::CuFft] {
+        let o = CudaOptions { fft, ..opts() };
+        matrix::<f64>(&[1e-4, 1e-8, 1e-11], &format!("{fft:?} f64"), o.clone());
+        matrix::<f32>(&[1e-3, 1e-5], &format!("{fft:?} f32"), o);
+    }
+    let dir = std::env::temp_dir().join(format!("nudt-fft-choice-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    nudt::cuda::set_cache_dir(Some(Some(dir.clone())));
+    let (x, modes) = problem(2, 7);
+    let c = Rng::new(8).complexes(x[0].len());
+    let got = gpu_type1::<f64>(&x, &c, &modes, 1, 1e-9, opts());
+    nudt::cuda::set_cache_dir(None);
+    let exact = direct::type1(
+        &refs(&x),
+        &c,
+        &modes,
+        ModeOrder::Cmcl,
+        1,
+        &all(modes[0] * modes[1]),
+    );
+    let err = direct::rel_error(&got.unwrap(), &exact);
+    assert!(err < 1e-8, "{err:e}");
+    let verdicts: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            (p.extension()? == "fft-choice").then(|| std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("verdicts: {verdicts:?}");
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert!(
+        verdicts[0].starts_with("generated ") || verdicts[0].starts_with("cufft "),
+        "{verdicts:?}"
+    );
 }
 
 /// Relative l2 distance between two result vectors.

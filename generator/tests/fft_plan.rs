@@ -141,6 +141,19 @@ fn kernel_choices() {
         let t = p.kernels[l.kernel].tile.as_ref().unwrap();
         assert!(!t.contiguous && t.lpb >= 8, "{t:?}");
     }
+    // A long strided axis drops lines for occupancy (64 KB tiles), not below one sector.
+    let strided = |shape: &[usize], prec| {
+        let p = plan::plan(&FftSpec::new(shape, 1, prec), &h100).unwrap();
+        p.kernels[p.launches.last().unwrap().kernel]
+            .tile
+            .clone()
+            .unwrap()
+            .lpb
+    };
+    assert_eq!(strided(&[2000, 2000], Precision::F32), 4);
+    assert_eq!(strided(&[2000, 2000], Precision::F64), 2);
+    assert_eq!(strided(&[4096, 4096], Precision::F32), 4);
+    assert_eq!(strided(&[512, 512, 512], Precision::F32), 16);
 }
 
 #[test]

@@ -4,9 +4,10 @@
 use super::device::{detect_arch, open, probe_libraries};
 use super::error::{driver, CudaError, CudaResult};
 use super::exec::{
-    at, checked_len, memset0, ptr, CommonFns, FftPlans, GridDev, GridModule, GridRole, ModeMapDev,
+    at, checked_len, memset0, ptr, CommonFns, GridDev, GridModule, GridRole, ModeMapDev,
 };
 use super::gaussian::{GaussDev, GaussWindow};
+use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
@@ -48,6 +49,9 @@ pub struct CudaOptions {
     /// How type 3 is computed: FINUFFT's scheme with the plan's kernel (the default), or
     /// Gaussian gridding with Capozzoli et al.'s parameters, as the CPU's option of that name.
     pub type3: Type3Method,
+    /// The fine grids' FFT: by default whichever of cuFFT and the generated FFT measured
+    /// faster for the grid's shape and batch on this GPU (timed once, cached on disk).
+    pub fft: FftEngine,
 }
 
 /// The most transforms one batch holds: CUDA grids have at most 65535 blocks along y, which
@@ -69,6 +73,7 @@ impl Default for CudaOptions {
             max_batch: 0,
             arch: None,
             type3: Type3Method::Finufft,
+            fft: FftEngine::Auto,
         }
     }
 }
@@ -85,13 +90,16 @@ pub struct CudaTimings {
 struct UniformDev<T: CudaFloat> {
     grid: GridDev<T>,
     map: ModeMapDev<T>,
-    fft: FftPlans,
+    fft: GridFfts<T>,
     work: CudaSlice<T>,
 }
 
 impl<T: CudaFloat> UniformDev<T> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         stream: &Arc<CudaStream>,
+        arch: &GpuArch,
+        fft: FftEngine,
         module: &GridModule,
         modes: &[usize],
         n: &[usize],
@@ -106,7 +114,7 @@ impl<T: CudaFloat> UniformDev<T> {
             .checked_mul(2 * batches[0])
             .ok_or(NudtError::GridOverflow)?;
         let work = alloc::<T>(stream, len, "fine grids")?;
-        let fft = FftPlans::new::<T>(stream, n, batches)?;
+        let fft = GridFfts::new(stream, arch, n, batches, fft, ptr(&work, stream))?;
         Ok(UniformDev {
             grid,
             map,
@@ -448,6 +456,8 @@ impl<T: CudaFloat> CudaPlan<T> {
                     .collect::<Result<Vec<_>, _>>()?;
                 Engine::Uniform(Box::new(UniformDev::new(
                     &stream,
+                    &arch,
+                    opts.fft,
                     &module(if ty == TransformType::Type1 {
                         GridRole::Spread
                     } else {
@@ -727,6 +737,8 @@ impl<T: CudaFloat> CudaPlan<T> {
                 spread: GridDev::new(&mods.spread, &n)?,
                 inner: UniformDev::new(
                     &stream,
+                    &self.arch,
+                    self.opts.fft,
                     &mods.inner,
                     &n,
                     &inner_n,
@@ -1005,11 +1017,11 @@ impl<T: CudaFloat> CudaPlan<T> {
                         memset0(&stream, g, 2 * nb * len * sz)?;
                         if self.ty == TransformType::Type1 {
                             u.grid.spread(&stream, x, g, nb)?;
-                            u.fft.exec::<T>(g, nb, isign)?;
+                            u.fft.exec(g, nb, isign)?;
                             u.map.grid_to_modes(common, &stream, g, y, len, nb)?;
                         } else {
                             u.map.modes_to_grid(common, &stream, x, g, len, nb)?;
-                            u.fft.exec::<T>(g, nb, isign)?;
+                            u.fft.exec(g, nb, isign)?;
                             u.grid.interp(&stream, g, y, nb)?;
                         }
                     }
@@ -1024,7 +1036,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                         let len = t.inner.grid.len();
                         memset0(&stream, g, 2 * nb * len * sz)?;
                         t.inner.map.modes_to_grid(common, &stream, ag, g, len, nb)?;
-                        t.inner.fft.exec::<T>(g, nb, isign)?;
+                        t.inner.fft.exec(g, nb, isign)?;
                         t.inner.grid.interp(&stream, g, y, nb)?;
                         common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y)?;
                     }

@@ -1,0 +1,193 @@
+//! The fine grids' FFTs: cuFFT's, or the one `nudt_gen::fft` generates, per batch size.
+//!
+//! Neither wins everywhere: on an H100 the generated FFT is 1.4–2.7× cuFFT on small batched
+//! cubes and level on 4096² and 512³, but 0.85–0.9× on 2000² (BENCHMARKS.md). So by default
+//! ([`FftEngine::Auto`]) a plan times both on its own fine-grid buffer, once per device,
+//! shape, batch and precision, and keeps the faster; the verdict is cached in memory and on
+//! disk beside the compiled modules ([`cache_dir`]), so later plans of that size decide
+//! without timing, and without compiling the generated FFT when cuFFT won.
+
+use super::device::{cache_dir, driver_version};
+use super::error::{driver, CudaError, CudaResult};
+use super::exec::{memset0, FftPlans};
+use super::fft_gen::GenFft;
+use super::CudaFloat;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::CudaStream;
+use nudt_gen::cuda::GpuArch;
+use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftSpec};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Which FFT a CUDA plan runs on its fine grids.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FftEngine {
+    /// The faster of the two for this shape, batch, precision and GPU, measured once per
+    /// device and cached.
+    #[default]
+    Auto,
+    /// cuFFT always.
+    CuFft,
+    /// The generated FFT always (a size it cannot plan is a typed error).
+    Generated,
+}
+
+/// The generated FFT is kept only when it is at least this much faster than cuFFT, so that
+/// timing noise does not flip the choice (and its scratch buffer is worth having).
+const MARGIN: f64 = 0.97;
+
+/// In-place batched FFTs of one fine-grid shape, each batch size on its chosen engine.
+pub(crate) struct GridFfts<T: CudaFloat> {
+    cufft: FftPlans,
+    generated: Vec<(usize, GenFft<T>)>,
+}
+
+impl<T: CudaFloat> GridFfts<T> {
+    /// Plans the FFTs of grids of shape `n` for each batch size in `batches`; `work` is a
+    /// device buffer of at least `batches[0]` grids, which [`FftEngine::Auto`] times on (its
+    /// contents are overwritten).
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        arch: &GpuArch,
+        n: &[usize],
+        batches: &[usize],
+        engine: FftEngine,
+        work: u64,
+    ) -> CudaResult<Self> {
+        let mut on_cufft = Vec::new();
+        let mut generated: Vec<(usize, GenFft<T>)> = Vec::new();
+        for &b in batches {
+            if b == 0 || on_cufft.contains(&b) || generated.iter().any(|g| g.0 == b) {
+                continue;
+            }
+            let gen = match engine {
+                FftEngine::CuFft => None,
+                FftEngine::Generated => Some(GenFft::new(stream, arch, n, b)?),
+                FftEngine::Auto => choose::<T>(stream, arch, n, b, work)?,
+            };
+            match gen {
+                Some(g) => generated.push((b, g)),
+                None => on_cufft.push(b),
+            }
+        }
+        Ok(GridFfts {
+            cufft: FftPlans::new::<T>(stream, n, &on_cufft)?,
+            generated,
+        })
+    }
+
+    /// In-place FFTs of `batch` grids at `data`: `e^{isign·2πi jk/n}`.
+    pub fn exec(&self, data: u64, batch: usize, isign: i32) -> CudaResult<()> {
+        match self.generated.iter().find(|g| g.0 == batch) {
+            Some((_, g)) => {
+                let dir = if isign < 0 {
+                    FftDirection::Forward
+                } else {
+                    FftDirection::Inverse
+                };
+                g.run(data, data, dir)
+            }
+            None => self.cufft.exec::<T>(data, batch, isign),
+        }
+    }
+}
+
+type Verdicts = Mutex<HashMap<String, bool>>;
+
+fn verdicts() -> &'static Verdicts {
+    static V: OnceLock<Verdicts> = OnceLock::new();
+    V.get_or_init(Default::default)
+}
+
+fn verdict_file(key: &str) -> Option<PathBuf> {
+    cache_dir().map(|d| d.join(format!("{key}.fft-choice")))
+}
+
+/// The generated FFT for `b` grids of shape `n` if it measures faster than cuFFT on this
+/// device (from the caches when they know), `None` for cuFFT.
+fn choose<T: CudaFloat>(
+    stream: &Arc<CudaStream>,
+    arch: &GpuArch,
+    n: &[usize],
+    b: usize,
+    work: u64,
+) -> CudaResult<Option<GenFft<T>>> {
+    let spec = FftSpec::new(n, b, T::PRECISION);
+    // A size the generator cannot plan (too large a batch for its grid) stays on cuFFT.
+    let Ok(module) = fft_module(&spec, &FftDevice::cuda(arch)) else {
+        return Ok(None);
+    };
+    // The source hash stands for the generator's version and the device's limits.
+    let key = format!(
+        "{}-{:016x}-{}-drv{}",
+        module.name,
+        module.hash,
+        arch.sm(),
+        driver_version()?
+    );
+    let known = verdicts().lock().unwrap().get(&key).copied().or_else(|| {
+        let text = std::fs::read_to_string(verdict_file(&key)?).ok()?;
+        text.split_whitespace().next().map(|w| w == "generated")
+    });
+    if known == Some(false) {
+        return Ok(None);
+    }
+    let gen = GenFft::<T>::bundle(stream, arch, vec![module])?.remove(0);
+    if known == Some(true) {
+        return Ok(Some(gen));
+    }
+    let bytes = gen.len() * 2 * std::mem::size_of::<T>();
+    memset0(stream, work, bytes)?;
+    let cufft = FftPlans::new::<T>(stream, n, &[b])?;
+    let gen_ms = time(stream, || gen.run(work, work, FftDirection::Forward))?;
+    let cufft_ms = time(stream, || cufft.exec::<T>(work, b, -1))?;
+    let wins = gen_ms < MARGIN * cufft_ms;
+    verdicts().lock().unwrap().insert(key.clone(), wins);
+    if let Some(path) = verdict_file(&key) {
+        // A cache that cannot be written only means timing again next time.
+        let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|_| {
+            std::fs::write(
+                &path,
+                format!(
+                    "{} generated_ms {gen_ms:.5} cufft_ms {cufft_ms:.5}\n",
+                    if wins { "generated" } else { "cufft" }
+                ),
+            )
+        });
+    }
+    Ok(wins.then_some(gen))
+}
+
+/// GPU time of one call of `f`, in ms: the best of 3 rounds of 3 back-to-back calls, after
+/// one call that loads the module and warms the caches.
+fn time(stream: &Arc<CudaStream>, mut f: impl FnMut() -> CudaResult<()>) -> CudaResult<f64> {
+    let ctx = stream.context();
+    let event = || {
+        ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| driver("cuEventCreate", e))
+    };
+    let (start, stop) = (event()?, event()?);
+    f()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        start
+            .record(stream)
+            .map_err(|e| driver("cuEventRecord", e))?;
+        for _ in 0..3 {
+            f()?;
+        }
+        stop.record(stream)
+            .map_err(|e| driver("cuEventRecord", e))?;
+        stop.synchronize()
+            .map_err(|e| driver("cuEventSynchronize", e))?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(|e| driver("cuEventElapsedTime", e))?;
+        best = best.min(ms as f64 / 3.0);
+    }
+    if !best.is_finite() {
+        return Err(CudaError::Unsupported("FFT timing gave no time".into()));
+    }
+    Ok(best)
+}
