@@ -334,7 +334,10 @@ fn generated_fft_inside_the_plans() {
     let dir = std::env::temp_dir().join(format!("nudt-fft-choice-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     nudt::cuda::set_cache_dir(Some(Some(dir.clone())));
-    let (x, modes) = problem(2, 7);
+    // Modes no other test uses: a verdict for the same fine grid made earlier in this
+    // process would be found in memory, and nothing timed or written.
+    let (x, _) = problem(2, 7);
+    let modes = vec![41, 35];
     let c = Rng::new(8).complexes(x[0].len());
     let got = gpu_type1::<f64>(&x, &c, &modes, 1, 1e-9, opts());
     nudt::cuda::set_cache_dir(None);

@@ -15,9 +15,8 @@ use super::CudaFloat;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;
 use nudt_gen::cuda::GpuArch;
-use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftSpec};
+use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftModule, FftSpec};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Which FFT a CUDA plan runs on its fine grids.
@@ -93,15 +92,14 @@ impl<T: CudaFloat> GridFfts<T> {
     }
 }
 
-type Verdicts = Mutex<HashMap<String, bool>>;
+/// Verdicts of this process, by device and problem: the module to compile when the generated
+/// FFT won, `None` when cuFFT did. Generating the module's source takes milliseconds, which a
+/// plan made again for the same size should not pay.
+type Verdicts = Mutex<HashMap<String, Option<FftModule>>>;
 
 fn verdicts() -> &'static Verdicts {
     static V: OnceLock<Verdicts> = OnceLock::new();
     V.get_or_init(Default::default)
-}
-
-fn verdict_file(key: &str) -> Option<PathBuf> {
-    cache_dir().map(|d| d.join(format!("{key}.fft-choice")))
 }
 
 /// The generated FFT for `b` grids of shape `n` if it measures faster than cuFFT on this
@@ -114,48 +112,76 @@ fn choose<T: CudaFloat>(
     work: u64,
 ) -> CudaResult<Option<GenFft<T>>> {
     let spec = FftSpec::new(n, b, T::PRECISION);
-    // A size the generator cannot plan (too large a batch for its grid) stays on cuFFT.
-    let Ok(module) = fft_module(&spec, &FftDevice::cuda(arch)) else {
-        return Ok(None);
-    };
-    // The source hash stands for the generator's version and the device's limits.
-    let key = format!(
-        "{}-{:016x}-{}-drv{}",
-        module.name,
-        module.hash,
+    let dev = FftDevice::cuda(arch);
+    let here = format!(
+        "{}-{}-{}-{:?}-{}-{:?}",
+        arch.name,
         arch.sm(),
-        driver_version()?
+        dev.local_bytes,
+        spec.shape,
+        spec.batch,
+        spec.precision
     );
-    let known = verdicts().lock().unwrap().get(&key).copied().or_else(|| {
-        let text = std::fs::read_to_string(verdict_file(&key)?).ok()?;
-        text.split_whitespace().next().map(|w| w == "generated")
+    let known = verdicts().lock().unwrap().get(&here).cloned();
+    let module = match known {
+        Some(None) => return Ok(None),
+        Some(Some(m)) => return Ok(Some(GenFft::bundle(stream, arch, vec![m])?.remove(0))),
+        None => match fft_module(&spec, &dev) {
+            Ok(m) => m,
+            // A size the generator cannot plan (too large a batch for its grid): cuFFT.
+            Err(_) => {
+                verdicts().lock().unwrap().insert(here, None);
+                return Ok(None);
+            }
+        },
+    };
+    // On disk the source hash stands for the generator's version and the device's limits.
+    let file = cache_dir().map(|d| {
+        d.join(format!(
+            "{}-{:016x}-{}-drv{}.fft-choice",
+            module.name,
+            module.hash,
+            arch.sm(),
+            driver_version().unwrap_or(0)
+        ))
     });
-    if known == Some(false) {
+    let stored = file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| t.split_whitespace().next().map(|w| w == "generated"));
+    if stored == Some(false) {
+        verdicts().lock().unwrap().insert(here, None);
         return Ok(None);
     }
-    let gen = GenFft::<T>::bundle(stream, arch, vec![module])?.remove(0);
-    if known == Some(true) {
-        return Ok(Some(gen));
-    }
-    let bytes = gen.len() * 2 * std::mem::size_of::<T>();
-    memset0(stream, work, bytes)?;
-    let cufft = FftPlans::new::<T>(stream, n, &[b])?;
-    let gen_ms = time(stream, || gen.run(work, work, FftDirection::Forward))?;
-    let cufft_ms = time(stream, || cufft.exec::<T>(work, b, -1))?;
-    let wins = gen_ms < MARGIN * cufft_ms;
-    verdicts().lock().unwrap().insert(key.clone(), wins);
-    if let Some(path) = verdict_file(&key) {
-        // A cache that cannot be written only means timing again next time.
-        let _ = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|_| {
-            std::fs::write(
-                &path,
-                format!(
-                    "{} generated_ms {gen_ms:.5} cufft_ms {cufft_ms:.5}\n",
-                    if wins { "generated" } else { "cufft" }
-                ),
-            )
-        });
-    }
+    let gen = GenFft::<T>::bundle(stream, arch, vec![module.clone()])?.remove(0);
+    let wins = match stored {
+        Some(w) => w,
+        None => {
+            let bytes = gen.len() * 2 * std::mem::size_of::<T>();
+            memset0(stream, work, bytes)?;
+            let cufft = FftPlans::new::<T>(stream, n, &[b])?;
+            let gen_ms = time(stream, || gen.run(work, work, FftDirection::Forward))?;
+            let cufft_ms = time(stream, || cufft.exec::<T>(work, b, -1))?;
+            let wins = gen_ms < MARGIN * cufft_ms;
+            if let Some(path) = &file {
+                // A cache that cannot be written only means timing again in the next process.
+                let _ = std::fs::create_dir_all(path.parent().unwrap_or(path)).and_then(|_| {
+                    std::fs::write(
+                        path,
+                        format!(
+                            "{} generated_ms {gen_ms:.5} cufft_ms {cufft_ms:.5}\n",
+                            if wins { "generated" } else { "cufft" }
+                        ),
+                    )
+                });
+            }
+            wins
+        }
+    };
+    verdicts()
+        .lock()
+        .unwrap()
+        .insert(here, wins.then_some(module));
     Ok(wins.then_some(gen))
 }
 
