@@ -61,7 +61,35 @@ impl<T: Float> FftNd<T> {
 
     /// In place: `e^{-2πi jk/n}` for `Forward` (isign = −1), `e^{+2πi jk/n}` for `Inverse`.
     pub fn process(&self, data: &mut [Complex<T>], direction: FftDirection) {
+        self.run(data, direction, None);
+    }
+
+    /// As [`FftNd::process`], where only the indices with `needed[a][i]` along every axis `a`
+    /// matter: the outputs read afterwards ([`Needed::Outputs`], type 1) or the inputs that
+    /// may be nonzero ([`Needed::Inputs`], type 2); elsewhere the result is unspecified, or
+    /// the input must be zero. Lines that meet no needed index are skipped. Type 1
+    /// transforms the outermost axis first, so the indices outside a line are outputs by
+    /// then; type 2 the innermost first, so they are still inputs; either way whole blocks
+    /// of lines drop out. A fine grid twice the modes per axis then takes 1.75 axes' work
+    /// in 3D instead of 3, and 1.5 in 2D instead of 2.
+    pub fn process_pruned(
+        &self,
+        data: &mut [Complex<T>],
+        direction: FftDirection,
+        needed: &[Vec<bool>],
+        side: Needed,
+    ) {
+        self.run(data, direction, Some((needed, side)));
+    }
+
+    fn run(
+        &self,
+        data: &mut [Complex<T>],
+        direction: FftDirection,
+        prune: Option<(&[Vec<bool>], Needed)>,
+    ) {
         if let Some((n1, n2)) = self.long {
+            // One axis: nothing to prune.
             let cell = match direction {
                 FftDirection::Forward => &self.long_forward,
                 FftDirection::Inverse => &self.long_inverse,
@@ -71,22 +99,51 @@ impl<T: Float> FftNd<T> {
                 .process(data);
         }
         let plans = self.plans(direction);
-        for (axis, (&n, fft)) in self.dims.iter().zip(plans).enumerate() {
+        let d = self.dims.len();
+        let order: Vec<usize> = match prune {
+            Some((_, Needed::Inputs)) => (0..d).rev().collect(),
+            _ => (0..d).collect(),
+        };
+        for axis in order {
+            let (n, fft) = (self.dims[axis], &plans[axis]);
             if n == 1 {
                 continue;
             }
+            // Whether the lines of outer index `b` (over the axes before `axis`) matter.
+            let live = |mut b: usize| match prune {
+                None => true,
+                Some((needed, _)) => (0..axis).rev().all(|a| {
+                    let i = b % self.dims[a];
+                    b /= self.dims[a];
+                    needed[a][i]
+                }),
+            };
             let stride: usize = self.dims[axis + 1..].iter().product();
             if stride == 1 {
-                data.par_chunks_mut(n).for_each_init(
-                    || vec![Complex::default(); fft.get_inplace_scratch_len()],
-                    |scratch, row| fft.process_with_scratch(row, scratch),
-                );
+                data.par_chunks_mut(n)
+                    .enumerate()
+                    .filter(|(b, _)| live(*b))
+                    .for_each_init(
+                        || vec![Complex::default(); fft.get_inplace_scratch_len()],
+                        |scratch, (_, row)| fft.process_with_scratch(row, scratch),
+                    );
             } else {
                 data.par_chunks_mut(n * stride)
-                    .for_each(|block| strided(fft.as_ref(), block, n, stride));
+                    .enumerate()
+                    .filter(|(b, _)| live(*b))
+                    .for_each(|(_, block)| strided(fft.as_ref(), block, n, stride));
             }
         }
     }
+}
+
+/// Which indices [`FftNd::process_pruned`]'s `needed` describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needed {
+    /// Only these outputs are read afterwards.
+    Outputs,
+    /// The input is zero away from these.
+    Inputs,
 }
 
 /// Transforms the `stride` interleaved columns of a block of shape `(n, stride)`.
@@ -309,6 +366,58 @@ mod tests {
             }
         }
         assert_eq!(FourStep::<f64>::split(65537), None, "a prime has no split");
+    }
+
+    #[test]
+    fn pruned_transforms_match_naive_dft_where_needed() {
+        // Needed indices as a type 1/2 fine grid has them (the modes' two ends of each
+        // axis), and an irregular set; both directions.
+        let ends = |n: usize, m: usize| {
+            (0..n)
+                .map(|i| i < m.div_ceil(2) || i >= n - m / 2)
+                .collect()
+        };
+        let odd = |n: usize| (0..n).map(|i| i % 3 == 1).collect();
+        let cases: Vec<(Vec<usize>, Vec<Vec<bool>>)> = vec![
+            (vec![12], vec![ends(12, 5)]),
+            (vec![10, 8], vec![ends(10, 5), ends(8, 4)]),
+            (vec![6, 9, 10], vec![ends(6, 3), ends(9, 4), ends(10, 5)]),
+            (vec![6, 9, 10], vec![odd(6), ends(9, 4), odd(10)]),
+            (vec![5, 1, 8], vec![ends(5, 2), vec![true], odd(8)]),
+        ];
+        for (dims, needed) in cases {
+            let total: usize = dims.iter().product();
+            let at = |mut j: usize| -> bool {
+                (0..dims.len()).rev().all(|a| {
+                    let i = j % dims[a];
+                    j /= dims[a];
+                    needed[a][i]
+                })
+            };
+            let x: Vec<Complex<f64>> = (0..total)
+                .map(|i| Complex::new((i as f64 * 0.37).sin(), (i as f64 * 1.3).cos()))
+                .collect();
+            let sparse: Vec<Complex<f64>> = (0..total)
+                .map(|j| if at(j) { x[j] } else { Complex::default() })
+                .collect();
+            for (dir, sign) in [(FftDirection::Forward, -1.0), (FftDirection::Inverse, 1.0)] {
+                let plan = FftNd::new(&dims);
+                let mut y = x.clone();
+                plan.process_pruned(&mut y, dir, &needed, Needed::Outputs);
+                let z = naive(&dims, &x, sign);
+                let checked = (0..total).filter(|&k| at(k)).count();
+                assert!(checked > 0 && checked < total, "{dims:?}");
+                for k in (0..total).filter(|&k| at(k)) {
+                    assert!((y[k] - z[k]).norm() < 1e-10, "outputs {dims:?} at {k}");
+                }
+                let mut y = sparse.clone();
+                plan.process_pruned(&mut y, dir, &needed, Needed::Inputs);
+                let z = naive(&dims, &sparse, sign);
+                for (k, (a, b)) in y.iter().zip(&z).enumerate() {
+                    assert!((a - b).norm() < 1e-10, "inputs {dims:?} at {k}");
+                }
+            }
+        }
     }
 
     #[test]

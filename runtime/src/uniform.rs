@@ -1,7 +1,7 @@
 //! Types 1 and 2 on one fine grid: spread → FFT → correct, and its transpose.
 
 use crate::error::Result;
-use crate::fft::FftNd;
+use crate::fft::{FftNd, Needed};
 use crate::float::Float;
 use crate::grid::FineGrid;
 use num_complex::Complex;
@@ -86,6 +86,8 @@ pub struct Uniform<T: Float> {
     pub grid: FineGrid<T>,
     fft: FftNd<T>,
     map: ModeMap<T>,
+    /// Per grid axis, whether an index holds a mode: the FFT skips lines through none.
+    needed: Vec<Vec<bool>>,
     work: Vec<Complex<T>>,
 }
 
@@ -101,9 +103,19 @@ pub(crate) fn direction(isign: i32) -> FftDirection {
 impl<T: Float> Uniform<T> {
     pub fn new(modes: &[usize], grid: FineGrid<T>, order: ModeOrder) -> Self {
         let map = ModeMap::new(modes, &grid, order);
+        let needed = (0..grid.n.len())
+            .map(|a| {
+                let mut v = vec![false; grid.n[a]];
+                for &g in &map.gidx[a] {
+                    v[g] = true;
+                }
+                v
+            })
+            .collect();
         Uniform {
             fft: FftNd::new(&grid.n),
             map,
+            needed,
             grid,
             work: Vec::new(),
         }
@@ -113,7 +125,12 @@ impl<T: Float> Uniform<T> {
     pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         crate::float::resize_parallel(&mut self.work, self.grid.len());
         self.grid.spread(c, &mut self.work)?;
-        self.fft.process(&mut self.work, direction(isign));
+        self.fft.process_pruned(
+            &mut self.work,
+            direction(isign),
+            &self.needed,
+            Needed::Outputs,
+        );
         let (map, work) = (&self.map, &self.work);
         let row = map.rows();
         f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
@@ -159,7 +176,12 @@ impl<T: Float> Uniform<T> {
                     }
                 }
             });
-        self.fft.process(&mut self.work, direction(isign));
+        self.fft.process_pruned(
+            &mut self.work,
+            direction(isign),
+            &self.needed,
+            Needed::Inputs,
+        );
         self.grid.interp(&self.work, c)
     }
 }
