@@ -30,24 +30,18 @@ fn main() {
 }
 
 #[cfg(feature = "cuda")]
+#[path = "common/gpu_problems.rs"]
+mod gpu_problems;
+
+#[cfg(feature = "cuda")]
 mod bench {
+    use super::gpu_problems::{problems, unif, Problem};
     use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
     use nudt::num_complex::Complex64;
     use nudt::{direct, ModeOrder, TransformType, Type3Method};
     use rayon::prelude::*;
     use std::f64::consts::PI;
     use std::time::Instant;
-
-    /// Deterministic uniform in [0, 1) from (seed, index): splitmix64.
-    fn unif(seed: u64, i: u64) -> f64 {
-        let mut z = seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(i.wrapping_mul(0xBF58_476D_1CE4_E5B9));
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
 
     fn coords<T: CudaFloat>(seed: u64, m: usize, lo: f64, hi: f64) -> Vec<T> {
         (0..m)
@@ -61,163 +55,6 @@ mod bench {
             .into_par_iter()
             .map(|j| T::of(2.0 * unif(seed, j as u64) - 1.0))
             .collect()
-    }
-
-    #[derive(Clone)]
-    struct Problem {
-        name: String,
-        ty: u8,
-        modes: Vec<usize>,
-        m: usize,
-        /// Type 3 targets.
-        k: usize,
-        /// Type 3 target box half-width (frequencies in [-s, s)).
-        s_half: f64,
-        tol: f64,
-        f32: bool,
-        /// Also run the Gaussian-gridding type 3 (the seed cases).
-        gaussian: bool,
-    }
-
-    fn problems(quick: bool) -> Vec<Problem> {
-        let p = |name: &str, ty, modes: &[usize], m, tol, f32| Problem {
-            name: name.into(),
-            ty,
-            modes: modes.to_vec(),
-            m,
-            k: 0,
-            s_half: 0.0,
-            tol,
-            f32,
-            gaussian: false,
-        };
-        let t3 = |name: &str, dim: usize, m: usize, k: usize, tol| {
-            let kk = (m as f64).powf(1.0 / dim as f64);
-            Problem {
-                name: name.into(),
-                ty: 3,
-                modes: vec![1; dim],
-                m,
-                k,
-                s_half: kk / 2.0,
-                tol,
-                f32: false,
-                gaussian: false,
-            }
-        };
-        let s = if quick { 10 } else { 1 };
-        let mut v = vec![
-            p(
-                "1D t1 N=1e6 M=1e7 f32 1e-6",
-                1,
-                &[1_000_000],
-                10_000_000 / s,
-                1e-6,
-                true,
-            ),
-            p(
-                "1D t1 N=1e6 M=1e7 f64 1e-6",
-                1,
-                &[1_000_000],
-                10_000_000 / s,
-                1e-6,
-                false,
-            ),
-            p(
-                "2D t1 1000² M=1e7 f64 1e-6",
-                1,
-                &[1000, 1000],
-                10_000_000 / s,
-                1e-6,
-                false,
-            ),
-            p(
-                "2D t2 1000² M=1e7 f64 1e-6",
-                2,
-                &[1000, 1000],
-                10_000_000 / s,
-                1e-6,
-                false,
-            ),
-            p(
-                "2D t1 1000² M=1e7 f32 1e-5",
-                1,
-                &[1000, 1000],
-                10_000_000 / s,
-                1e-5,
-                true,
-            ),
-            p(
-                "3D t1 100³ M=1e7 f64 1e-6",
-                1,
-                &[100, 100, 100],
-                10_000_000 / s,
-                1e-6,
-                false,
-            ),
-            p(
-                "3D t2 100³ M=1e7 f64 1e-6",
-                2,
-                &[100, 100, 100],
-                10_000_000 / s,
-                1e-6,
-                false,
-            ),
-            p(
-                "3D t1 100³ M=1e7 f32 1e-5",
-                1,
-                &[100, 100, 100],
-                10_000_000 / s,
-                1e-5,
-                true,
-            ),
-            p(
-                "3D t2 100³ M=1e7 f32 1e-5",
-                2,
-                &[100, 100, 100],
-                10_000_000 / s,
-                1e-5,
-                true,
-            ),
-        ];
-        if !quick {
-            v.push(p(
-                "3D t1 256³ M=1e8 f32 1e-5",
-                1,
-                &[256, 256, 256],
-                100_000_000,
-                1e-5,
-                true,
-            ));
-        }
-        v.push(t3(
-            "2D t3 M=1e6 → 1e6 f64 1e-6",
-            2,
-            1_000_000 / s,
-            1_000_000 / s,
-            1e-6,
-        ));
-        v.push(t3(
-            "3D t3 M=1e6 → 1e6 f64 1e-6",
-            3,
-            1_000_000 / s,
-            1_000_000 / s,
-            1e-6,
-        ));
-        // The Capozzoli et al. seed case: 2D type 3, N = K² sources, K targets, tol 1e-10.
-        for kk in [256usize, 512, 1024] {
-            let mut q = t3(
-                &format!("seed 2D t3 K={kk} (N=K²) f64 1e-10"),
-                2,
-                kk * kk,
-                kk,
-                1e-10,
-            );
-            q.s_half = kk as f64 / 2.0;
-            q.gaussian = true;
-            v.push(q);
-        }
-        v
     }
 
     struct Row {
@@ -270,8 +107,12 @@ mod bench {
             .map(|i| ((unif(99, i as u64) * nout as f64) as usize).min(nout - 1))
             .collect();
         let exact = match p.ty {
-            1 => direct::type1(&xr, &cin, &p.modes, ModeOrder::Cmcl, isign, &which),
-            2 => direct::type2(&xr, &cin, &p.modes, ModeOrder::Cmcl, isign, &which),
+            TransformType::Type1 => {
+                direct::type1(&xr, &cin, &p.modes, ModeOrder::Cmcl, isign, &which)
+            }
+            TransformType::Type2 => {
+                direct::type2(&xr, &cin, &p.modes, ModeOrder::Cmcl, isign, &which)
+            }
             _ => {
                 let sw: Vec<Vec<f64>> = s
                     .iter()
@@ -304,12 +145,12 @@ mod bench {
     fn run<T: CudaFloat>(p: &Problem, cfg: &Config, rows: &mut Vec<Row>) -> Result<(), CudaError> {
         let reps = cfg.reps;
         let dim = p.modes.len();
-        let isign = if p.ty == 2 { 1 } else { -1 };
+        let isign = if p.ty == TransformType::Type2 { 1 } else { -1 };
         let t_gen = Instant::now();
         let x: Vec<Vec<T>> = (0..dim)
             .map(|d| coords::<T>(d as u64 + 1, p.m, -PI, PI))
             .collect();
-        let s: Vec<Vec<T>> = if p.ty == 3 {
+        let s: Vec<Vec<T>> = if p.ty == TransformType::Type3 {
             (0..dim)
                 .map(|d| coords::<T>(d as u64 + 11, p.k, -p.s_half, p.s_half))
                 .collect()
@@ -318,8 +159,8 @@ mod bench {
         };
         let nmodes: usize = p.modes.iter().product();
         let (nin, nout) = match p.ty {
-            1 => (p.m, nmodes),
-            2 => (nmodes, p.m),
+            TransformType::Type1 => (p.m, nmodes),
+            TransformType::Type2 => (nmodes, p.m),
             _ => (p.m, p.k),
         };
         let input = strengths::<T>(7, nin);
@@ -337,7 +178,7 @@ mod bench {
         let mut variants: Vec<(Option<CudaMethod>, Type3Method)> = methods
             .into_iter()
             // Interpolation has no output-driven method.
-            .filter(|m| p.ty != 2 || *m != Some(CudaMethod::OutputDriven))
+            .filter(|m| p.ty != TransformType::Type2 || *m != Some(CudaMethod::OutputDriven))
             .map(|m| (m, Type3Method::Finufft))
             .collect();
         if p.gaussian {
@@ -370,21 +211,20 @@ mod bench {
         let make = |method: Option<CudaMethod>, type3| {
             let opts = CudaOptions {
                 bins: cfg.bins,
-                spread_method: method.filter(|_| p.ty != 2),
-                interp_method: method.filter(|_| p.ty == 2),
+                spread_method: method.filter(|_| p.ty != TransformType::Type2),
+                interp_method: method.filter(|_| p.ty == TransformType::Type2),
                 type3,
                 stream: Some(stream.clone()),
                 ..CudaOptions::default()
             };
             match p.ty {
-                1 => CudaPlan::<T>::new(TransformType::Type1, &p.modes, isign, 1, p.tol, opts),
-                2 => CudaPlan::<T>::new(TransformType::Type2, &p.modes, isign, 1, p.tol, opts),
-                _ => CudaPlan::<T>::new_type3(dim, isign, 1, p.tol, opts),
+                TransformType::Type3 => CudaPlan::<T>::new_type3(dim, isign, 1, p.tol, opts),
+                ty => CudaPlan::<T>::new(ty, &p.modes, isign, 1, p.tol, opts),
             }
         };
         let set_points = |plan: &mut CudaPlan<T>| -> Result<f64, CudaError> {
             let rx: Vec<&_> = dx.iter().collect();
-            if p.ty == 3 {
+            if p.ty == TransformType::Type3 {
                 let rs: Vec<&_> = ds.iter().collect();
                 plan.set_points_type3_device(&rx, &rs)?;
             } else {
@@ -444,7 +284,13 @@ mod bench {
             let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
             let chosen = plan
                 .methods()
-                .map(|(a, b)| if p.ty == 2 { b.name() } else { a.name() })
+                .map(|(a, b)| {
+                    if p.ty == TransformType::Type2 {
+                        b.name()
+                    } else {
+                        a.name()
+                    }
+                })
                 .unwrap_or("?");
             let label = match method {
                 None if gaussian => format!("gaussian (seed params, width {})", plan.width()),

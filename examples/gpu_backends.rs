@@ -9,8 +9,9 @@
 //! cargo build --release --no-default-features --features cuda,opencl --example gpu_backends
 //! ./target/release/examples/gpu_backends [--quick] [--only SUBSTRING] [--out FILE]
 //! ```
-//! Points uniform in [-π, π)^d, strengths complex uniform, type 3 targets uniform in
-//! [-K/2, K/2)^d with K = M^(1/d), as `cuda_bench`. Times are medians of 3 (set-points on the
+//! The problems and their data are `cuda_bench`'s (`examples/common/gpu_problems.rs`), less
+//! 10⁸ points and the seed's Gaussian cases: points uniform in [-π, π)^d, strengths complex
+//! uniform, type 3 targets uniform in [-K/2, K/2)^d with K = M^(1/d). Times are medians of 3 (set-points on the
 //! same plan, after a first call that allocates).
 
 #[cfg(not(all(feature = "cuda", feature = "opencl")))]
@@ -27,7 +28,12 @@ fn main() {
 }
 
 #[cfg(all(feature = "cuda", feature = "opencl"))]
+#[path = "common/gpu_problems.rs"]
+mod gpu_problems;
+
+#[cfg(all(feature = "cuda", feature = "opencl"))]
 mod bench {
+    use super::gpu_problems::{problems, unif, Problem};
     use nudt::backend::{Backend, BackendFloat, BackendOptions, NufftPlan};
     use nudt::num_complex::Complex;
     use nudt::TransformType;
@@ -35,118 +41,6 @@ mod bench {
     use std::time::Instant;
 
     type Res<T> = Result<T, Box<dyn Error>>;
-
-    struct Problem {
-        name: &'static str,
-        ty: TransformType,
-        modes: Vec<usize>,
-        m: usize,
-        tol: f64,
-        f32: bool,
-    }
-
-    fn problems(quick: bool) -> Vec<Problem> {
-        let s = if quick { 10 } else { 1 };
-        let p = |name, ty, modes: &[usize], m: usize, tol, f32| Problem {
-            name,
-            ty,
-            modes: modes.to_vec(),
-            m: m / s,
-            tol,
-            f32,
-        };
-        use TransformType::*;
-        vec![
-            p(
-                "1D t1 N=1e6 M=1e7 f32 1e-6",
-                Type1,
-                &[1_000_000],
-                10_000_000,
-                1e-6,
-                true,
-            ),
-            p(
-                "2D t1 1000² M=1e7 f64 1e-6",
-                Type1,
-                &[1000, 1000],
-                10_000_000,
-                1e-6,
-                false,
-            ),
-            p(
-                "2D t2 1000² M=1e7 f64 1e-6",
-                Type2,
-                &[1000, 1000],
-                10_000_000,
-                1e-6,
-                false,
-            ),
-            p(
-                "2D t1 1000² M=1e7 f32 1e-5",
-                Type1,
-                &[1000, 1000],
-                10_000_000,
-                1e-5,
-                true,
-            ),
-            p(
-                "3D t1 100³ M=1e7 f64 1e-6",
-                Type1,
-                &[100, 100, 100],
-                10_000_000,
-                1e-6,
-                false,
-            ),
-            p(
-                "3D t2 100³ M=1e7 f64 1e-6",
-                Type2,
-                &[100, 100, 100],
-                10_000_000,
-                1e-6,
-                false,
-            ),
-            p(
-                "3D t1 100³ M=1e7 f32 1e-5",
-                Type1,
-                &[100, 100, 100],
-                10_000_000,
-                1e-5,
-                true,
-            ),
-            p(
-                "2D t3 M=1e6 → 1e6 f64 1e-6",
-                Type3,
-                &[0, 0],
-                1_000_000,
-                1e-6,
-                false,
-            ),
-            p(
-                "3D t3 M=1e6 → 1e6 f64 1e-6",
-                Type3,
-                &[0, 0, 0],
-                1_000_000,
-                1e-6,
-                false,
-            ),
-        ]
-    }
-
-    /// xorshift64*: uniform in [0, 1).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> f64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
-        }
-        fn vec<T: BackendFloat>(&mut self, n: usize, lo: f64, hi: f64) -> Vec<T> {
-            (0..n)
-                .map(|_| T::from(lo + (hi - lo) * self.next()).unwrap())
-                .collect()
-        }
-    }
 
     struct Timed<T> {
         plan_s: f64,
@@ -216,27 +110,29 @@ mod bench {
 
     fn row<T: BackendFloat>(p: &Problem) -> Res<String> {
         let dim = p.modes.len();
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let pi = std::f64::consts::PI;
-        let coords: Vec<Vec<T>> = (0..dim).map(|_| rng.vec(p.m, -pi, pi)).collect();
+        let data = |seed: u64, n: usize, lo: f64, hi: f64| -> Vec<T> {
+            (0..n)
+                .map(|j| T::from(lo + (hi - lo) * unif(seed, j as u64)).unwrap())
+                .collect()
+        };
+        let coords: Vec<Vec<T>> = (0..dim).map(|d| data(d as u64 + 1, p.m, -pi, pi)).collect();
         let (targets, nmodes) = if p.ty == TransformType::Type3 {
-            let k = (p.m as f64).powf(1.0 / dim as f64);
-            let t: Vec<Vec<T>> = (0..dim).map(|_| rng.vec(p.m, -k / 2.0, k / 2.0)).collect();
-            (t, p.m)
+            let t: Vec<Vec<T>> = (0..dim)
+                .map(|d| data(d as u64 + 11, p.k, -p.s_half, p.s_half))
+                .collect();
+            (t, p.k)
         } else {
             (Vec::new(), p.modes.iter().product())
         };
         let (in_len, out_len) = match p.ty {
             TransformType::Type1 => (p.m, nmodes),
             TransformType::Type2 => (nmodes, p.m),
-            TransformType::Type3 => (p.m, p.m),
+            TransformType::Type3 => (p.m, nmodes),
         };
-        let input: Vec<Complex<T>> = (0..in_len)
-            .map(|_| {
-                let re = T::from(rng.next() * 2.0 - 1.0).unwrap();
-                let im = T::from(rng.next() * 2.0 - 1.0).unwrap();
-                Complex::new(re, im)
-            })
+        let input: Vec<Complex<T>> = data(7, 2 * in_len, -1.0, 1.0)
+            .chunks(2)
+            .map(|v| Complex::new(v[0], v[1]))
             .collect();
         let cuda = run_on(Backend::Cuda, p, &coords, &targets, &input, out_len)?;
         let ocl = run_on(Backend::OpenCl, p, &coords, &targets, &input, out_len)?;
@@ -275,7 +171,12 @@ mod bench {
         let mut table = String::from(
             "| problem | CUDA plan ms | CUDA setpts ms | CUDA exec ms (method) | OpenCL plan ms | OpenCL setpts ms | OpenCL exec ms (method) | OpenCL / CUDA (setpts + exec) | rel. l2 difference |\n|---|---|---|---|---|---|---|---|---|\n",
         );
-        for p in problems(quick) {
+        // The seed cases' Gaussian method is CUDA-only, and 10⁸ points are more than this
+        // comparison needs.
+        for p in problems(quick)
+            .into_iter()
+            .filter(|p| !p.gaussian && p.m <= 10_000_000)
+        {
             if only.as_ref().is_some_and(|o| !p.name.contains(o.as_str())) {
                 continue;
             }
