@@ -123,9 +123,10 @@ fn choose<T: CudaFloat>(
         spec.precision
     );
     let known = verdicts().lock().unwrap().get(&here).cloned();
+    let remembered = known.is_some();
     let module = match known {
         Some(None) => return Ok(None),
-        Some(Some(m)) => return Ok(Some(GenFft::bundle(stream, arch, vec![m])?.remove(0))),
+        Some(Some(m)) => m,
         None => match fft_module(&spec, &dev) {
             Ok(m) => m,
             // A size the generator cannot plan (too large a batch for its grid): cuFFT.
@@ -145,21 +146,36 @@ fn choose<T: CudaFloat>(
             driver_version().unwrap_or(0)
         ))
     });
-    let stored = file
-        .as_ref()
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .and_then(|t| t.split_whitespace().next().map(|w| w == "generated"));
+    let stored = if remembered {
+        Some(true)
+    } else {
+        file.as_ref()
+            .and_then(|f| std::fs::read_to_string(f).ok())
+            .and_then(|t| t.split_whitespace().next().map(|w| w == "generated"))
+    };
     if stored == Some(false) {
         verdicts().lock().unwrap().insert(here, None);
         return Ok(None);
     }
-    let gen = GenFft::<T>::bundle(stream, arch, vec![module.clone()])?.remove(0);
+    // The generated FFT needs its scratch (global-pass plans), and timing it a second cuFFT
+    // plan: where the device has no room for them, the plan takes cuFFT this time and
+    // records nothing, rather than failing where cuFFT alone would fit.
+    let out_of_memory = |e: &CudaError| matches!(e, CudaError::OutOfMemory { .. });
+    let gen = match GenFft::<T>::bundle(stream, arch, vec![module.clone()]) {
+        Ok(mut g) => g.remove(0),
+        Err(e) if out_of_memory(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let wins = match stored {
         Some(w) => w,
         None => {
             let bytes = gen.len() * 2 * std::mem::size_of::<T>();
             memset0(stream, work, bytes)?;
-            let cufft = FftPlans::new::<T>(stream, n, &[b])?;
+            let cufft = match FftPlans::new::<T>(stream, n, &[b]) {
+                Ok(c) => c,
+                Err(e) if out_of_memory(&e) => return Ok(None),
+                Err(e) => return Err(e),
+            };
             let gen_ms = time(stream, || gen.run(work, work, FftDirection::Forward))?;
             let cufft_ms = time(stream, || cufft.exec::<T>(work, b, -1))?;
             let wins = gen_ms < MARGIN * cufft_ms;
@@ -178,10 +194,12 @@ fn choose<T: CudaFloat>(
             wins
         }
     };
-    verdicts()
-        .lock()
-        .unwrap()
-        .insert(here, wins.then_some(module));
+    if !remembered {
+        verdicts()
+            .lock()
+            .unwrap()
+            .insert(here, wins.then_some(module));
+    }
     Ok(wins.then_some(gen))
 }
 
