@@ -122,11 +122,19 @@ fn choose<T: CudaFloat>(
         spec.batch,
         spec.precision
     );
+    // The generated FFT needs its scratch (global-pass plans), and timing it a second cuFFT
+    // plan: where the device has no room for them, the plan takes cuFFT this time and
+    // records nothing, rather than failing where cuFFT alone would fit.
+    let out_of_memory = |e: &CudaError| matches!(e, CudaError::OutOfMemory { .. });
+    let load = |m: FftModule| match GenFft::<T>::bundle(stream, arch, vec![m]) {
+        Ok(mut g) => Ok(Some(g.remove(0))),
+        Err(e) if out_of_memory(&e) => Ok(None),
+        Err(e) => Err(e),
+    };
     let known = verdicts().lock().unwrap().get(&here).cloned();
-    let remembered = known.is_some();
     let module = match known {
         Some(None) => return Ok(None),
-        Some(Some(m)) => m,
+        Some(Some(m)) => return load(m),
         None => match fft_module(&spec, &dev) {
             Ok(m) => m,
             // A size the generator cannot plan (too large a batch for its grid): cuFFT.
@@ -146,25 +154,16 @@ fn choose<T: CudaFloat>(
             driver_version().unwrap_or(0)
         ))
     });
-    let stored = if remembered {
-        Some(true)
-    } else {
-        file.as_ref()
-            .and_then(|f| std::fs::read_to_string(f).ok())
-            .and_then(|t| t.split_whitespace().next().map(|w| w == "generated"))
-    };
+    let stored = file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| t.split_whitespace().next().map(|w| w == "generated"));
     if stored == Some(false) {
         verdicts().lock().unwrap().insert(here, None);
         return Ok(None);
     }
-    // The generated FFT needs its scratch (global-pass plans), and timing it a second cuFFT
-    // plan: where the device has no room for them, the plan takes cuFFT this time and
-    // records nothing, rather than failing where cuFFT alone would fit.
-    let out_of_memory = |e: &CudaError| matches!(e, CudaError::OutOfMemory { .. });
-    let gen = match GenFft::<T>::bundle(stream, arch, vec![module.clone()]) {
-        Ok(mut g) => g.remove(0),
-        Err(e) if out_of_memory(&e) => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(gen) = load(module.clone())? else {
+        return Ok(None);
     };
     let wins = match stored {
         Some(w) => w,
@@ -194,12 +193,10 @@ fn choose<T: CudaFloat>(
             wins
         }
     };
-    if !remembered {
-        verdicts()
-            .lock()
-            .unwrap()
-            .insert(here, wins.then_some(module));
-    }
+    verdicts()
+        .lock()
+        .unwrap()
+        .insert(here, wins.then_some(module));
     Ok(wins.then_some(gen))
 }
 
