@@ -110,6 +110,17 @@ impl GpuArch {
             )
     }
 
+    /// The shared memory the subproblem kernels plan for: the bin budget, and at most the
+    /// opt-in limit per block.
+    pub fn local_memory(&self) -> LocalMemory {
+        LocalMemory {
+            budget: self.bin_budget(),
+            per_block: self
+                .shared_mem_per_block_optin
+                .max(self.shared_mem_per_block),
+        }
+    }
+
     /// A short key naming this GPU for caches and tuning profiles.
     pub fn key(&self) -> String {
         format!(
@@ -120,6 +131,38 @@ impl GpuArch {
             self.l2_bytes >> 20
         )
     }
+}
+
+/// The local memory (CUDA's shared memory) a device gives the subproblem kernels: what the
+/// bins are planned for, and the most one block may have. Both backends plan from it: CUDA
+/// from its [`GpuArch`], OpenCL from `CL_DEVICE_LOCAL_MEM_SIZE` (both fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalMemory {
+    /// Bytes one bin's box should take, so that several blocks share a multiprocessor.
+    pub budget: usize,
+    /// The most bytes one block may have.
+    pub per_block: usize,
+}
+
+/// What a fine grid is for, which shapes its bins ([`CudaSpreadSpec::for_role`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridRole {
+    /// Interpolated from (type 2, type 3's inner grid): the SM-interpolation bins.
+    Interpolated,
+    /// Spread onto from many points per cell (type 1): [`CudaSpreadSpec::for_spreading`].
+    Spread,
+    /// Spread onto from few points per cell (type 3's outer grid):
+    /// [`CudaSpreadSpec::for_sparse_spreading`].
+    SpreadSparse,
+}
+
+/// Which subproblem kernels of a spec a device can run ([`CudaSpreadSpec::fit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubproblemFit {
+    /// The SM kernels' box fits a block's local memory.
+    pub sm: bool,
+    /// So do the output-driven kernel's batch (and box), and its threads a block.
+    pub od: bool,
 }
 
 /// GPU spreading/interpolation methods.
@@ -209,6 +252,16 @@ impl CudaSpreadSpec {
         precision: Precision,
         arch: &GpuArch,
     ) -> Result<Self, GenError> {
+        Self::within(dim, kernel, precision, arch.local_memory())
+    }
+
+    /// The spec for `dim`, `kernel` and `precision`, with bins chosen for `local` memory.
+    pub fn within(
+        dim: usize,
+        kernel: KernelSpec,
+        precision: Precision,
+        local: LocalMemory,
+    ) -> Result<Self, GenError> {
         if !(1..=3).contains(&dim) {
             return Err(GenError::Dimension(dim));
         }
@@ -216,7 +269,7 @@ impl CudaSpreadSpec {
             dim,
             kernel,
             precision,
-            bins: choose_bins(dim, kernel.width, precision, arch.bin_budget()),
+            bins: choose_bins(dim, kernel.width, precision, local.budget),
             max_subproblem: MAX_SUBPROBLEM,
             od_box: if dim == 1 {
                 OdBox::Shared
@@ -275,7 +328,7 @@ impl CudaSpreadSpec {
     /// budget; wide kernels, which would end with sides below half the preferred one (boxes of
     /// mostly padding), get the preferred or half side in up to half the opt-in shared memory
     /// instead (two blocks per multiprocessor).
-    pub fn for_sparse_spreading(self, arch: &GpuArch) -> Self {
+    pub fn for_sparse_spreading(self, local: LocalMemory) -> Self {
         if self.dim != 2 {
             return self.for_spreading();
         }
@@ -287,12 +340,12 @@ impl CudaSpreadSpec {
         let preferred = OD_BIN_SIDE[1];
         let mut side = preferred;
         while side >= preferred / 2 {
-            if with_side(side).od_smem_bytes() <= arch.bin_budget() {
+            if with_side(side).od_smem_bytes() <= local.budget {
                 return with_side(side);
             }
             side /= 2;
         }
-        let roomy = (arch.shared_mem_per_block_optin / 2).max(arch.bin_budget());
+        let roomy = (local.per_block / 2).max(local.budget);
         for side in [preferred, preferred / 2] {
             if with_side(side).od_smem_bytes() <= roomy {
                 return with_side(side);
@@ -300,11 +353,86 @@ impl CudaSpreadSpec {
         }
         loop {
             let candidate = with_side(side);
-            if candidate.od_smem_bytes() <= arch.bin_budget() || side == 1 {
+            if candidate.od_smem_bytes() <= local.budget || side == 1 {
                 return candidate;
             }
             side /= 2;
         }
+    }
+
+    /// The same spec with bins shaped for `role` on a device with `local` memory.
+    pub fn for_role(self, role: GridRole, local: LocalMemory) -> Self {
+        match role {
+            GridRole::Interpolated => self,
+            GridRole::Spread => self.for_spreading(),
+            GridRole::SpreadSparse => self.for_sparse_spreading(local),
+        }
+    }
+
+    /// Which subproblem kernels fit blocks of at most `per_block` bytes of local memory and
+    /// `max_threads` threads.
+    pub fn fit(&self, per_block: usize, max_threads: usize) -> SubproblemFit {
+        SubproblemFit {
+            sm: self.smem_bytes() <= per_block && SM_THREADS as usize <= max_threads,
+            od: self.od_smem_bytes() <= per_block && self.od_threads() as usize <= max_threads,
+        }
+    }
+
+    /// Why the methods in `want` (spreading, interpolation) cannot run where `fit` holds for
+    /// blocks of `per_block` bytes of local memory, if they cannot.
+    pub fn refuse(
+        &self,
+        want: [Option<CudaMethod>; 2],
+        fit: SubproblemFit,
+        per_block: usize,
+    ) -> Option<String> {
+        let bins = &self.bins[..self.dim];
+        let w = self.kernel.width;
+        if want[0] == Some(CudaMethod::OutputDriven) && !fit.od {
+            return Some(format!(
+                "the output-driven method needs {} bytes of local memory and {} threads per \
+                 block for bins {bins:?} at width {w}, above this device's {per_block} bytes or \
+                 its most threads; use SM, GM-sort or smaller bins",
+                self.od_smem_bytes(),
+                self.od_threads(),
+            ));
+        }
+        let subproblems =
+            |m: Option<CudaMethod>| matches!(m, Some(CudaMethod::Sm | CudaMethod::OutputDriven));
+        if want.into_iter().any(subproblems) && !fit.sm {
+            return Some(format!(
+                "the SM method needs {} bytes of local memory per block for bins {bins:?} at \
+                 width {w}, above this device's {per_block}; use GM-sort or smaller bins",
+                self.smem_bytes(),
+            ));
+        }
+        None
+    }
+
+    /// The spreading and interpolation methods for `m` points in `nbins` bins: the ones
+    /// asked for (`want`), else [`choose_spread_method`] and [`choose_interp_method`], then
+    /// narrowed to what `fit` allows (output-driven → SM → GM-sort; interpolation has no
+    /// output-driven kernel and takes SM for it).
+    pub fn methods(
+        &self,
+        m: usize,
+        nbins: usize,
+        want: [Option<CudaMethod>; 2],
+        fit: SubproblemFit,
+    ) -> (CudaMethod, CudaMethod) {
+        let mut spread = want[0].unwrap_or_else(|| choose_spread_method(self, m, nbins));
+        let mut interp = want[1].unwrap_or_else(|| choose_interp_method(self, m, nbins));
+        if spread == CudaMethod::OutputDriven && !fit.od {
+            spread = CudaMethod::Sm;
+        }
+        if interp == CudaMethod::OutputDriven {
+            interp = CudaMethod::Sm;
+        }
+        if !fit.sm {
+            spread = CudaMethod::GmSort;
+            interp = CudaMethod::GmSort;
+        }
+        (spread, interp)
     }
 
     /// Padded box of one bin: the bin plus `w − 1` points of overhang per used dimension.
@@ -534,12 +662,15 @@ impl CudaParam {
     }
 }
 
-/// The parameter list of `extern "C"` kernel `name` in `source`.
+/// The parameter list of `extern "C"` kernel `name` in `source`. The dynamic local memory
+/// of the subproblem kernels (`DYNAMIC_LOCAL_PARAM`: no parameter in CUDA, a trailing
+/// `__local` one in OpenCL) is not among them: `CudaKernel::dynamic_smem` sizes it.
 pub fn parse_params(source: &str, name: &str) -> Option<Vec<CudaParam>> {
     let at = source.find(&format!(" {name}("))?;
     let open = at + name.len() + 1;
     let close = open + source[open..].find(')')?;
     let list = &source[open + 1..close];
+    let list = list.split("DYNAMIC_LOCAL_PARAM(").next().unwrap_or(list);
     Some(
         list.split(',')
             .map(|p| {
@@ -727,9 +858,11 @@ fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenEr
     })
 }
 
-/// Renders the spread module of one spec in `dialect`. OpenCL C gets the bin sort (counting
-/// by one atomic per point) and the GM-sort spreading and interpolation (the shared-memory
-/// methods and the warp-aggregated counts are CUDA's so far).
+/// Renders the spread module of one spec in `dialect`. OpenCL C gets every kernel but the
+/// tiled bin count: its bin count takes one atomic per point (OpenCL C 1.2 has no warp votes
+/// to aggregate them), and its SM spreading adds to the shared box by compare-and-swap loops.
+/// The subproblem kernels' local memory is sized at launch in both dialects (`dynamic_smem`
+/// of their launch description: CUDA's dynamic shared memory, an OpenCL `__local` argument).
 pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
     if !(1..=3).contains(&spec.dim) {
         return Err(GenError::Dimension(spec.dim));
@@ -875,7 +1008,7 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
         },
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| k.dynamic_smem == 0 && k.name != names::BIN_COUNT_LOCAL);
+        kernels.retain(|k| k.name != names::BIN_COUNT_LOCAL);
     }
     let name = match dialect {
         Dialect::Cuda => spec.name(),
@@ -1097,7 +1230,7 @@ mod tests {
                     let roomy = arch.shared_mem_per_block_optin / 2;
                     for s in [
                         base.clone().for_spreading(),
-                        base.clone().for_sparse_spreading(&arch),
+                        base.clone().for_sparse_spreading(arch.local_memory()),
                     ] {
                         assert!(s == base || s.od_smem_bytes() <= roomy, "{s:?}");
                         assert!(s.od_threads() <= 1024, "{s:?}");
@@ -1112,12 +1245,15 @@ mod tests {
         let s = CudaSpreadSpec::new(2, es(7), Precision::F64, &arch).unwrap();
         assert_eq!(s.clone().for_spreading().bins, [26, 2, 1]);
         assert_eq!(s.clone().for_spreading().od_threads(), 32);
-        let sparse = s.for_sparse_spreading(&arch);
+        let sparse = s.for_sparse_spreading(arch.local_memory());
         assert_eq!((sparse.bins, sparse.od_box), ([16, 16, 1], OdBox::Shared));
         let s = CudaSpreadSpec::new(3, es(6), Precision::F32, &arch).unwrap();
         assert_eq!(s.for_spreading().bins, [4, 4, 4]);
         let s = CudaSpreadSpec::new(3, es(10), Precision::F64, &arch).unwrap();
-        assert_eq!(s.clone().for_sparse_spreading(&arch), s.for_spreading());
+        assert_eq!(
+            s.clone().for_sparse_spreading(arch.local_memory()),
+            s.for_spreading()
+        );
         let s = CudaSpreadSpec::new(3, es(10), Precision::F64, &arch).unwrap();
         assert_eq!(s.for_spreading().bins, [4, 4, 8]);
         let s = CudaSpreadSpec::new(1, es(7), Precision::F32, &arch).unwrap();
@@ -1128,8 +1264,9 @@ mod tests {
         assert!(spread_module(&s).is_err());
     }
 
-    /// OpenCL C modules hold only the entry points they list (bin sort, GM-sort, corrections,
-    /// type 3 phases), none of CUDA's syntax, and need doubles.
+    /// OpenCL C modules hold only the entry points they list (bin sort, every spreading and
+    /// interpolation method, corrections, type 3 phases), none of CUDA's syntax, and need
+    /// doubles; the subproblem kernels end in their `__local` parameter.
     #[test]
     fn opencl_modules_render_without_cuda_syntax() {
         let arch = GpuArch::h100();
@@ -1145,8 +1282,20 @@ mod tests {
                     names::BIN_COUNT,
                     names::BIN_SCATTER,
                     names::INTERP_GM,
-                    names::SPREAD_GM
+                    names::INTERP_SM,
+                    names::SPREAD_GM,
+                    names::SPREAD_OD,
+                    names::SPREAD_SM,
                 ]
+            );
+            for k in [names::SPREAD_SM, names::SPREAD_OD, names::INTERP_SM] {
+                let k = m.kernel(k).unwrap();
+                assert_eq!(k.params.len(), 14, "{:?}", k.params);
+                assert!(k.dynamic_smem > 0);
+            }
+            assert_eq!(
+                m.source.matches("DYNAMIC_LOCAL_PARAM(smem_raw))").count(),
+                3
             );
             let c = common_module_in(Precision::F64, cl).unwrap();
             assert!(c.kernel(names::BIN_SCAN_TILES).is_none() && c.kernel(names::MINMAX).is_none());
@@ -1170,6 +1319,42 @@ mod tests {
                 Err(GenError::Fp64Unsupported)
             ));
         }
+    }
+
+    /// Methods narrow to what a device's blocks hold, and asking for one they cannot hold is
+    /// refused with the bytes it needs.
+    #[test]
+    fn methods_fit_the_device() {
+        let local = GpuArch::h100().local_memory();
+        let s = CudaSpreadSpec::within(3, es(7), Precision::F64, local)
+            .unwrap()
+            .for_role(GridRole::Spread, local);
+        let all = s.fit(local.per_block, 1024);
+        assert!(all.sm && all.od);
+        let dense = (1 << 24, 1000);
+        let od = [Some(CudaMethod::OutputDriven), None];
+        assert_eq!(
+            s.methods(dense.0, dense.1, [None; 2], all).0,
+            CudaMethod::OutputDriven
+        );
+        assert!(s.refuse(od, all, local.per_block).is_none());
+        // Room for the box but not for the staged batch: SM instead, and a forced
+        // output-driven refused.
+        assert!(s.smem_bytes() < s.od_smem_bytes());
+        let few = s.fit(s.smem_bytes(), 1024);
+        assert!(few.sm && !few.od);
+        assert_eq!(s.methods(dense.0, dense.1, od, few).0, CudaMethod::Sm);
+        assert!(s.refuse(od, few, s.smem_bytes()).is_some());
+        // No room for the box: GM-sort only.
+        let none = s.fit(s.smem_bytes() - 1, 1024);
+        assert!(!none.sm);
+        let want = [Some(CudaMethod::Sm), Some(CudaMethod::Sm)];
+        assert_eq!(
+            s.methods(dense.0, dense.1, want, none),
+            (CudaMethod::GmSort, CudaMethod::GmSort)
+        );
+        let why = s.refuse(want, none, s.smem_bytes() - 1).unwrap();
+        assert!(why.contains(&s.smem_bytes().to_string()), "{why}");
     }
 
     #[test]

@@ -193,7 +193,7 @@ impl Jobs {
             for dim in 1..=3 {
                 let spec = CudaSpreadSpec::new(dim, k, precision, arch).unwrap();
                 let spreading = spec.clone().for_spreading();
-                let sparse = spec.clone().for_sparse_spreading(arch);
+                let sparse = spec.clone().for_sparse_spreading(arch.local_memory());
                 for s in [spec, spreading, sparse] {
                     self.push(spread_module(&s).unwrap(), arch);
                 }

@@ -417,14 +417,9 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
     }
     fn report(&self) -> PlanReport {
-        let methods = self.methods();
-        let main = match self.transform_type() {
-            TransformType::Type2 => methods.map(|m| m.1),
-            _ => methods.map(|m| m.0),
-        };
         PlanReport {
             device: Some(format!("{} ({})", self.arch().name, self.arch().sm())),
-            method: main.map(|m| m.name().to_string()),
+            method: gpu_method(self.transform_type(), self.methods()),
             bins: Some(self.bins()),
             device_times: self
                 .timings()
@@ -433,6 +428,21 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
             ..PlanReport::default()
         }
     }
+}
+
+/// The GPU method of a transform's main step: interpolation for type 2, else spreading.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn gpu_method(
+    ty: TransformType,
+    methods: Option<(nudt_gen::cuda::CudaMethod, nudt_gen::cuda::CudaMethod)>,
+) -> Option<String> {
+    let (spread, interp) = methods?;
+    let main = if ty == TransformType::Type2 {
+        interp
+    } else {
+        spread
+    };
+    Some(main.name().to_string())
 }
 
 #[cfg(feature = "opencl")]
@@ -474,7 +484,7 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         let d = &self.device().info;
         PlanReport {
             device: Some(format!("{} ({})", d.name, d.platform)),
-            method: Some("GM-sort".into()),
+            method: gpu_method(self.transform_type(), self.methods()),
             bins: Some(self.bins()),
             ..PlanReport::default()
         }

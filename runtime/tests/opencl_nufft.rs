@@ -12,7 +12,7 @@
 
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct;
-use nudt_runtime::opencl::ClDevice;
+use nudt_runtime::opencl::{ClDevice, CudaMethod};
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
 use num_complex::{Complex, Complex64};
 
@@ -63,6 +63,15 @@ impl Lcg {
     }
 }
 
+/// Options with the mode order `order` and the spreading and interpolation methods `methods`
+/// (`None`: the planner's choice).
+fn options(order: ModeOrder, methods: [Option<CudaMethod>; 2]) -> BackendOptions {
+    let mut opts = BackendOptions::default();
+    opts.opencl.mode_order = order;
+    [opts.opencl.spread, opts.opencl.interp] = methods;
+    opts
+}
+
 fn plan<T: BackendFloat>(
     ty: TransformType,
     modes: &[usize],
@@ -70,10 +79,18 @@ fn plan<T: BackendFloat>(
     tol: f64,
     order: ModeOrder,
 ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
-    let mut opts = BackendOptions::default();
-    opts.opencl.mode_order = order;
+    plan_with(ty, modes, ntransf, tol, &options(order, [None; 2]))
+}
+
+fn plan_with<T: BackendFloat>(
+    ty: TransformType,
+    modes: &[usize],
+    ntransf: usize,
+    tol: f64,
+    opts: &BackendOptions,
+) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
     let isign = if ty == TransformType::Type1 { 1 } else { -1 };
-    Backend::OpenCl.plan::<T>(ty, modes, isign, ntransf, tol, &opts)
+    Backend::OpenCl.plan::<T>(ty, modes, isign, ntransf, tol, opts)
 }
 
 /// One transform checked against the direct sum at a sample of outputs; returns the
@@ -87,6 +104,21 @@ fn check<T: BackendFloat>(
     order: ModeOrder,
     spread: f64,
 ) -> f64 {
+    let opts = options(order, [None; 2]);
+    check_with::<T>(ty, modes, m, ntransf, tol, &opts, spread).0
+}
+
+/// As [`check`], with `opts`; returns the error and the method the plan reports.
+fn check_with<T: BackendFloat>(
+    ty: TransformType,
+    modes: &[usize],
+    m: usize,
+    ntransf: usize,
+    tol: f64,
+    opts: &BackendOptions,
+    spread: f64,
+) -> (f64, String) {
+    let order = opts.opencl.mode_order;
     let dim = modes.len();
     let mut rng = Lcg(m as u64 * 31 + dim as u64);
     let x: Vec<Vec<f64>> = (0..dim)
@@ -108,7 +140,7 @@ fn check<T: BackendFloat>(
         .iter()
         .map(|c| Complex::new(T::from(c.re).unwrap(), T::from(c.im).unwrap()))
         .collect();
-    let mut p = plan::<T>(ty, modes, ntransf, tol, order).unwrap();
+    let mut p = plan_with::<T>(ty, modes, ntransf, tol, opts).unwrap();
     let xs: Vec<&[T]> = xt.iter().map(|v| &v[..]).collect();
     p.set_points(&xs).unwrap();
     let mut out = vec![Complex::<T>::default(); b * ntransf];
@@ -135,7 +167,8 @@ fn check<T: BackendFloat>(
             Complex64::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap())
         }));
     }
-    direct::rel_error(&got, &want)
+    let method = p.report().method.unwrap_or_default();
+    (direct::rel_error(&got, &want), method)
 }
 
 fn sweep<T: BackendFloat>(tols: &[f64]) {
@@ -292,6 +325,21 @@ fn check3<T: BackendFloat>(
     ntransf: usize,
     tol: f64,
 ) -> f64 {
+    let opts = BackendOptions::default();
+    check3_with::<T>(dim, [m, k], [a, b], shift, ntransf, tol, &opts).0
+}
+
+/// As [`check3`] (`mk`: sources and targets, `ab`: their half-extents), with `opts`;
+/// returns the error and the method the plan reports.
+fn check3_with<T: BackendFloat>(
+    dim: usize,
+    [m, k]: [usize; 2],
+    [a, b]: [f64; 2],
+    shift: f64,
+    ntransf: usize,
+    tol: f64,
+    opts: &BackendOptions,
+) -> (f64, String) {
     let mut rng = Lcg(m as u64 * 7 + k as u64 * 3 + dim as u64);
     let mut pts = |n: usize, r: f64, c: f64| -> Vec<Vec<T>> {
         (0..dim)
@@ -308,7 +356,7 @@ fn check3<T: BackendFloat>(
         .map(|_| Complex::new(T::from(rng.next()).unwrap(), T::from(rng.next()).unwrap()))
         .collect();
     let mut p = Backend::OpenCl
-        .plan_type3::<T>(dim, 1, ntransf, tol, &BackendOptions::default())
+        .plan_type3::<T>(dim, 1, ntransf, tol, opts)
         .unwrap();
     let refs = |v: &[Vec<T>]| -> Vec<Vec<f64>> {
         v.iter()
@@ -331,7 +379,57 @@ fn check3<T: BackendFloat>(
         want.extend(direct::type3(&xr, &ct, &sr, 1, &which));
         got.extend(out[t * k..(t + 1) * k].iter().map(wide));
     }
-    direct::rel_error(&got, &want)
+    let method = p.report().method.unwrap_or_default();
+    (direct::rel_error(&got, &want), method)
+}
+
+/// Every spreading method (GM-sort, SM, output-driven) and interpolation method (GM-sort,
+/// SM), forced, in types 1, 2 and 3, 1–3 D, both precisions, against the direct sum; the
+/// plan must report the method asked for. The point sets are dense enough that bins hold
+/// several subproblems of `MAX_SUBPROBLEM` points.
+fn methods<T: BackendFloat>(tol: f64) {
+    use CudaMethod::{GmSort, OutputDriven, Sm};
+    let name = std::any::type_name::<T>();
+    for (dim, modes) in [(1, &[64][..]), (2, &[24, 20]), (3, &[10, 8, 12])] {
+        for (ty, methods) in [
+            (TransformType::Type1, &[GmSort, Sm, OutputDriven][..]),
+            (TransformType::Type2, &[GmSort, Sm]),
+            (TransformType::Type3, &[GmSort, Sm, OutputDriven]),
+        ] {
+            for &method in methods {
+                let (e, got) = if ty == TransformType::Type3 {
+                    let opts = options(ModeOrder::Cmcl, [Some(method), None]);
+                    check3_with::<T>(dim, [3000, 200], [3.0, 6.0], 0.5, 2, tol, &opts)
+                } else {
+                    let want = if ty == TransformType::Type1 {
+                        [Some(method), None]
+                    } else {
+                        [None, Some(method)]
+                    };
+                    let opts = options(ModeOrder::Cmcl, want);
+                    let pi = std::f64::consts::PI;
+                    check_with::<T>(ty, modes, 3000, 2, tol, &opts, pi)
+                };
+                eprintln!("{name} {ty:?} {dim}D {method:?}: rel. error {e:.2e}");
+                assert_eq!(got, method.name(), "{name} {ty:?} {dim}D");
+                assert!(e <= 10.0 * tol, "{name} {ty:?} {dim}D {method:?}: {e:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_method_f32() {
+    if have_fp64() {
+        methods::<f32>(1e-5);
+    }
+}
+
+#[test]
+fn every_method_f64() {
+    if have_fp64() {
+        methods::<f64>(1e-9);
+    }
 }
 
 fn sweep3<T: BackendFloat>(tols: &[f64]) {

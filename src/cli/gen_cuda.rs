@@ -121,7 +121,8 @@ pub fn emit(job: &CudaJob) -> Result<()> {
         ),
         Dialect::OpenCl { .. } => outln!(
             "build with clBuildProgram on a device with cl_khr_fp64; work-group sizes per kernel \
-             are in the .json files (block_threads)"
+             are in the .json files (block_threads), and the bytes of the trailing __local \
+             argument of the subproblem kernels (dynamic_smem)"
         ),
     }
     // Last, once all is written: an error stays the one line on stderr.

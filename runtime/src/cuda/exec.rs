@@ -9,8 +9,8 @@ use crate::uniform::ModeOrder;
 use cudarc::cufft::sys::cufftResult;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
-    choose_interp_method, choose_spread_method, names, CudaMethod, CudaSource, CudaSpreadSpec,
-    GpuArch, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS, SCAN_TILE,
+    names, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole, SubproblemFit, COUNT_ITEMS,
+    LOCAL_BINS, MINMAX_BLOCKS, SCAN_TILE,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -211,12 +211,11 @@ pub(crate) struct GridDev<T> {
     len: usize,
     nbins: usize,
     fns: SpreadFns,
-    sm_ok: bool,
-    od_ok: bool,
+    fit: SubproblemFit,
     sorted: Option<Sorted>,
-    /// Methods requested by the options (`None`: choose per point set).
-    want_spread: Option<CudaMethod>,
-    want_interp: Option<CudaMethod>,
+    /// Methods requested by the options (spreading, interpolation; `None`: choose per point
+    /// set).
+    want: [Option<CudaMethod>; 2],
     _t: std::marker::PhantomData<T>,
 }
 
@@ -251,23 +250,10 @@ fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaRe
 pub(crate) struct GridModule {
     spec: CudaSpreadSpec,
     fns: SpreadFns,
-    sm_ok: bool,
-    od_ok: bool,
-    /// Methods requested by the options (`None`: choose per point set).
-    want_spread: Option<CudaMethod>,
-    want_interp: Option<CudaMethod>,
-}
-
-/// What a fine grid is for, which shapes its bins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GridRole {
-    /// Interpolated from (type 2, type 3's inner grid): SM-interpolation bins.
-    Interpolated,
-    /// Spread onto from many points per cell (type 1): [`CudaSpreadSpec::for_spreading`].
-    Spread,
-    /// Spread onto from few points per cell (type 3's outer grid):
-    /// [`CudaSpreadSpec::for_sparse_spreading`].
-    SpreadSparse,
+    fit: SubproblemFit,
+    /// Methods requested by the options (spreading, interpolation; `None`: choose per point
+    /// set).
+    want: [Option<CudaMethod>; 2],
 }
 
 impl GridModule {
@@ -284,43 +270,18 @@ impl GridModule {
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
     ) -> CudaResult<Self> {
-        let limit = arch.shared_mem_per_block_optin.max(48 << 10);
-        let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?;
-        spec = match role {
-            GridRole::Interpolated => spec,
-            GridRole::Spread => spec.for_spreading(),
-            GridRole::SpreadSparse => spec.for_sparse_spreading(arch),
-        };
+        let local = arch.local_memory();
+        let limit = local.per_block.max(48 << 10);
+        let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?.for_role(role, local);
         if let Some(b) = bins {
             spec.bins = user_bins::<T>(&b[..dim], kernel.width, limit)?;
         }
         let src = nudt_gen::cuda::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
-        let sm_ok = spec.smem_bytes() <= limit;
-        // Output-driven blocks with the box in registers have a thread per pencil.
-        let od_ok = spec.od_smem_bytes() <= limit && spec.od_threads() <= 1024;
-        if want_spread == Some(CudaMethod::OutputDriven) && !od_ok {
-            return Err(CudaError::Unsupported(format!(
-                "the output-driven method needs {} bytes of shared memory and {} threads per \
-                 block for bins {:?} at width {}, above this GPU's {limit} bytes or 1024 \
-                 threads; use SM, GM-sort or smaller bins",
-                spec.od_smem_bytes(),
-                spec.od_threads(),
-                &spec.bins[..dim],
-                kernel.width,
-            )));
-        }
-        for want in [want_spread, want_interp] {
-            if matches!(want, Some(CudaMethod::Sm | CudaMethod::OutputDriven)) && !sm_ok {
-                return Err(CudaError::Unsupported(format!(
-                    "the SM method needs {} bytes of shared memory per block for bins {:?} at \
-                     width {}, above this GPU's {}; use GM-sort or smaller bins",
-                    spec.smem_bytes(),
-                    &spec.bins[..dim],
-                    kernel.width,
-                    arch.shared_mem_per_block_optin
-                )));
-            }
+        let fit = spec.fit(limit, 1024);
+        let want = [want_spread, want_interp];
+        if let Some(why) = spec.refuse(want, fit, limit) {
+            return Err(CudaError::Unsupported(why));
         }
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
@@ -334,20 +295,18 @@ impl GridModule {
             interp_gm: k(names::INTERP_GM)?,
             interp_sm: k(names::INTERP_SM)?,
         };
-        if sm_ok {
+        if fit.sm {
             fns.spread_sm.allow_smem()?;
             fns.interp_sm.allow_smem()?;
         }
-        if od_ok {
+        if fit.od {
             fns.spread_od.allow_smem()?;
         }
         Ok(GridModule {
             spec,
             fns,
-            sm_ok,
-            od_ok,
-            want_spread,
-            want_interp,
+            fit,
+            want,
         })
     }
 }
@@ -376,11 +335,9 @@ impl<T: CudaFloat> GridDev<T> {
             len,
             nbins,
             fns: module.fns.clone(),
-            sm_ok: module.sm_ok,
-            od_ok: module.od_ok,
+            fit: module.fit,
             sorted: None,
-            want_spread: module.want_spread,
-            want_interp: module.want_interp,
+            want: module.want,
             _t: std::marker::PhantomData,
         })
     }
@@ -417,25 +374,10 @@ impl<T: CudaFloat> GridDev<T> {
     ) -> CudaResult<()> {
         let old = self.sorted.take();
         let nbins = self.nbins();
-        let mut spread = self
-            .want_spread
-            .unwrap_or_else(|| choose_spread_method(&self.spec, m, nbins));
-        let mut interp = self
-            .want_interp
-            .unwrap_or_else(|| choose_interp_method(&self.spec, m, nbins));
-        if spread == CudaMethod::OutputDriven && !self.od_ok {
-            spread = CudaMethod::Sm;
-        }
-        if interp == CudaMethod::OutputDriven {
-            interp = CudaMethod::Sm;
-        }
-        if !self.sm_ok {
-            spread = CudaMethod::GmSort;
-            interp = CudaMethod::GmSort;
-        }
+        let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         // The subproblem lists whenever SM can run: any method may then be asked for
         // (`spread_with`, cross-checks) without sorting again.
-        let sub_bound = if self.sm_ok {
+        let sub_bound = if self.fit.sm {
             self.spec.subproblem_bound(m, nbins)
         } else {
             0
@@ -530,7 +472,7 @@ impl<T: CudaFloat> GridDev<T> {
                 &[Arg::U64(rank), Arg::U64(starts), Arg::U64(pts)],
             )?;
         }
-        if m > 0 && self.sm_ok {
+        if m > 0 && self.fit.sm {
             launch_bins(
                 &common.subprob_map,
                 &[
@@ -584,7 +526,7 @@ impl<T: CudaFloat> GridDev<T> {
             return Ok(());
         }
         let method = method.unwrap_or(s.spread);
-        if method == CudaMethod::OutputDriven && !self.od_ok {
+        if method == CudaMethod::OutputDriven && !self.fit.od {
             return Err(CudaError::Unsupported(format!(
                 "output-driven spreading needs {} bytes of shared memory and {} threads per \
                  block",
@@ -596,7 +538,7 @@ impl<T: CudaFloat> GridDev<T> {
         let i = |v: usize| Arg::I32(v as i32);
         let pts = Arg::U64(ptr(&s.pts, stream));
         match method {
-            CudaMethod::Sm | CudaMethod::OutputDriven if !self.sm_ok => {
+            CudaMethod::Sm | CudaMethod::OutputDriven if !self.fit.sm => {
                 Err(CudaError::Unsupported(format!(
                     "SM spreading needs {} bytes of shared memory per block",
                     self.spec.smem_bytes()
@@ -665,7 +607,7 @@ impl<T: CudaFloat> GridDev<T> {
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
         match method {
-            CudaMethod::Sm | CudaMethod::OutputDriven if !self.sm_ok => {
+            CudaMethod::Sm | CudaMethod::OutputDriven if !self.fit.sm => {
                 Err(CudaError::Unsupported(format!(
                     "SM interpolation needs {} bytes of shared memory per block",
                     self.spec.smem_bytes()

@@ -3,9 +3,7 @@
 
 use super::device::{detect_arch, open, probe_libraries};
 use super::error::{driver, CudaError, CudaResult};
-use super::exec::{
-    at, checked_len, memset0, ptr, CommonFns, GridDev, GridModule, GridRole, ModeMapDev,
-};
+use super::exec::{at, checked_len, memset0, ptr, CommonFns, GridDev, GridModule, ModeMapDev};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::{alloc, keep_freed_memory};
@@ -16,6 +14,7 @@ use crate::uniform::ModeOrder;
 use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use nudt_gen::cuda::GridRole;
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
 use std::sync::Arc;

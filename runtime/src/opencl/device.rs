@@ -2,6 +2,7 @@
 //! the limits the generator plans for.
 
 use super::error::{cl, OpenClError, OpenClResult};
+use nudt_gen::cuda::LocalMemory;
 use nudt_gen::fft::FftDevice;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -26,6 +27,15 @@ impl ClDeviceInfo {
     /// The limits the FFT generator plans for.
     pub fn fft_device(&self) -> FftDevice {
         FftDevice::opencl(self.max_work_group, self.local_mem, self.fp64)
+    }
+
+    /// The local memory the spreading bins plan for: all of a work-group's, as both the
+    /// budget and the limit (OpenCL has no opt-in beyond it).
+    pub fn local_memory(&self) -> LocalMemory {
+        LocalMemory {
+            budget: self.local_mem,
+            per_block: self.local_mem,
+        }
     }
 }
 
@@ -56,6 +66,17 @@ impl ClDevice {
     pub fn first() -> OpenClResult<Arc<ClDevice>> {
         static FIRST: OnceLock<OpenClResult<Arc<ClDevice>>> = OnceLock::new();
         FIRST.get_or_init(Self::discover).clone()
+    }
+
+    /// A generator error for a module of this device: a missing `cl_khr_fp64` names it.
+    pub(crate) fn refusal(&self, e: nudt_gen::GenError) -> OpenClError {
+        match e {
+            nudt_gen::GenError::Fp64Unsupported => OpenClError::Unsupported {
+                device: self.info.name.clone(),
+                source: e,
+            },
+            e => e.into(),
+        }
     }
 
     fn discover() -> OpenClResult<Arc<ClDevice>> {

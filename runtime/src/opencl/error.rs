@@ -27,6 +27,10 @@ pub enum OpenClError {
         #[source]
         source: GenError,
     },
+    /// A spreading or interpolation method asked for whose work-groups the device cannot
+    /// hold.
+    #[error("device {device}: {why}")]
+    Method { device: String, why: String },
     #[error(transparent)]
     Gen(#[from] GenError),
     /// Bad input or parameters, exactly as the CPU backend reports them.

@@ -1,30 +1,98 @@
 //! The two halves of every OpenCL NUFFT: [`ClGrid`], points bin-sorted on a fine grid with
-//! the GM-sort spreading and interpolation onto and from it, and [`ClModes`], where the
-//! uniform modes sit on a fine grid (and their corrections 1/ψ̂) with the FFT between them.
-//! Types 1 and 2 use one of each; type 3 spreads on one grid and runs a type 2 (one of each
-//! more) on the next.
+//! the spreading and interpolation onto and from it (GM-sort, SM and output-driven, chosen as
+//! the CUDA backend chooses), and [`ClModes`], where the uniform modes sit on a fine grid (and
+//! their corrections 1/ψ̂) with the FFT between them. Types 1 and 2 use one of each; type 3
+//! spreads on one grid and runs a type 2 (one of each more) on the next.
 
 use super::device::ClDevice;
-use super::error::{cl, OpenClResult};
+use super::error::{cl, OpenClError, OpenClResult};
 use super::fft::{ClFft, ClFloat};
 use super::launch::{
-    alloc, kernel_of, launch, mem, opt_mem, read, upload, zero, Arg, ELEMENT_GROUP,
+    alloc, build, kernel_of, launch, launch_groups, mem, opt_mem, read, upload, zero, Arg,
+    ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
-use nudt_gen::cuda::{names, CudaSpreadSpec, GM_THREADS};
+use nudt_gen::cuda::{
+    names, spread_module_in, CudaMethod, CudaSpreadSpec, GridRole, SubproblemFit, GM_THREADS,
+    SM_THREADS,
+};
 use nudt_gen::fft::FftDirection;
-use nudt_gen::KernelSpec;
+use nudt_gen::{KernelSpec, Precision};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A grid's spread module, its bins shaped for the grid's role, and the methods it allows on
+/// the device. Type 3 grids are sized only in set-points; their modules are made with the
+/// plan.
+pub(crate) struct ClSpreadModule {
+    pub spec: CudaSpreadSpec,
+    program: Arc<Program>,
+    fit: SubproblemFit,
+    /// Methods asked for (spreading, interpolation; `None`: choose per point set).
+    want: [Option<CudaMethod>; 2],
+}
+
+impl ClSpreadModule {
+    /// The module of `dim`-D grids for `kernel` in `precision` on `dev`, shaped for `role`.
+    pub fn new(
+        dev: &Arc<ClDevice>,
+        dim: usize,
+        kernel: KernelSpec,
+        precision: Precision,
+        role: GridRole,
+        want: [Option<CudaMethod>; 2],
+    ) -> OpenClResult<Self> {
+        let local = dev.info.local_memory();
+        let spec = CudaSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
+        let fit = spec.fit(local.per_block, dev.info.max_work_group);
+        if let Some(why) = spec.refuse(want, fit, local.per_block) {
+            return Err(OpenClError::Method {
+                device: dev.info.name.clone(),
+                why,
+            });
+        }
+        let src =
+            spread_module_in(&spec, dev.info.fft_device().dialect).map_err(|e| dev.refusal(e))?;
+        Ok(ClSpreadModule {
+            spec: src.spec.clone().expect("spread modules carry their spec"),
+            program: build(dev, &src)?,
+            fit,
+            want,
+        })
+    }
+}
 
 /// Points sorted into bins: one record per point (its index and coordinates, the generated
-/// `Pt` struct of [`CudaSpreadSpec::point_bytes`] bytes), in bin order.
+/// `Pt` struct of [`CudaSpreadSpec::point_bytes`] bytes), in bin order, and the subproblems
+/// (at most `max_subproblem` points of one bin each) of the SM and output-driven kernels.
 struct Sorted {
     m: usize,
     pts: Buffer<u8>,
+    /// First sorted point of each bin (`nbins + 1`, the last the total).
+    bin_start: Buffer<u32>,
+    /// The subproblems' bins and first points, and their count (one value).
+    sub_bin: Buffer<u32>,
+    sub_first: Buffer<u32>,
+    nsub_dev: Buffer<u32>,
+    nsub: usize,
+    spread: CudaMethod,
+    interp: CudaMethod,
+}
+
+/// The kernels of one grid.
+struct Kernels {
+    bin_count: Kernel,
+    bin_scatter: Kernel,
+    subprob_map: Kernel,
+    spread_gm: Kernel,
+    spread_sm: Kernel,
+    spread_od: Kernel,
+    interp_gm: Kernel,
+    interp_sm: Kernel,
 }
 
 /// A fine grid of `n` points per dimension (1 for unused ones) and the points sorted into its
@@ -32,18 +100,18 @@ struct Sorted {
 pub(crate) struct ClGrid<T> {
     pub n: [usize; 3],
     nb: [usize; 3],
-    point_bytes: usize,
-    bin_count: Kernel,
-    bin_scatter: Kernel,
-    spread_gm: Kernel,
-    interp_gm: Kernel,
+    spec: CudaSpreadSpec,
+    fit: SubproblemFit,
+    want: [Option<CudaMethod>; 2],
+    k: Kernels,
     sorted: Option<Sorted>,
     _t: PhantomData<T>,
 }
 
 impl<T: ClFloat> ClGrid<T> {
-    /// A grid of `n` with the kernels of `program`, the spread module of `spec`.
-    pub fn new(program: &Program, spec: &CudaSpreadSpec, n: [usize; 3]) -> OpenClResult<Self> {
+    /// A grid of `n` spread and interpolated through `module`; `common` is the common module
+    /// (the subproblem lists).
+    pub fn new(module: &ClSpreadModule, common: &Program, n: [usize; 3]) -> OpenClResult<Self> {
         let len = n
             .iter()
             .try_fold(1usize, |a, &b| a.checked_mul(b))
@@ -51,14 +119,24 @@ impl<T: ClFloat> ClGrid<T> {
         if len.is_none() || n.iter().any(|&v| v > i32::MAX as usize / 2) {
             return Err(NudtError::GridOverflow.into());
         }
+        let spec = module.spec.clone();
+        let program = &module.program;
         Ok(ClGrid {
             n,
             nb: std::array::from_fn(|d| n[d].div_ceil(spec.bins[d])),
-            point_bytes: spec.point_bytes(),
-            bin_count: kernel_of(program, names::BIN_COUNT)?,
-            bin_scatter: kernel_of(program, names::BIN_SCATTER)?,
-            spread_gm: kernel_of(program, names::SPREAD_GM)?,
-            interp_gm: kernel_of(program, names::INTERP_GM)?,
+            fit: module.fit,
+            want: module.want,
+            k: Kernels {
+                bin_count: kernel_of(program, names::BIN_COUNT)?,
+                bin_scatter: kernel_of(program, names::BIN_SCATTER)?,
+                subprob_map: kernel_of(common, names::SUBPROB_MAP)?,
+                spread_gm: kernel_of(program, names::SPREAD_GM)?,
+                spread_sm: kernel_of(program, names::SPREAD_SM)?,
+                spread_od: kernel_of(program, names::SPREAD_OD)?,
+                interp_gm: kernel_of(program, names::INTERP_GM)?,
+                interp_sm: kernel_of(program, names::INTERP_SM)?,
+            },
+            spec,
             sorted: None,
             _t: PhantomData,
         })
@@ -74,12 +152,20 @@ impl<T: ClFloat> ClGrid<T> {
         self.sorted.as_ref().map(|s| s.m)
     }
 
+    /// Methods in use for the current points (spreading, interpolation).
+    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+        self.sorted.as_ref().map(|s| (s.spread, s.interp))
+    }
+
     /// Sorts the `m` points whose coordinates (radians, any finite value) lie in `x`, one
-    /// device array per dimension: each point's bin and rank by atomics, the bins' starts by a
-    /// prefix sum on the host, then a scatter of the point records into bin order.
+    /// device array per dimension: each point's bin and rank by atomics; the bins' starts and
+    /// their subproblems' by prefix sums on the host (OpenCL C 1.2 has no warp shuffles for
+    /// the CUDA template's scan), then a scatter of the point records into bin order and the
+    /// subproblem lists on the device.
     pub fn set_points(&mut self, dev: &ClDevice, x: &[Buffer<T>], m: usize) -> OpenClResult<()> {
         self.sorted = None;
         let nbins = self.nb.iter().product::<usize>();
+        let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let rank = alloc::<u32>(dev, m)?;
         let mut counts = alloc::<u32>(dev, nbins)?;
         zero(dev, &mut counts, nbins)?;
@@ -99,65 +185,152 @@ impl<T: ClFloat> ClGrid<T> {
                 i(nb[2]),
             ]
         };
-        let sorted = Sorted {
-            m,
-            pts: alloc::<u8>(dev, m * self.point_bytes)?,
-        };
+        let mut c = vec![0u32; nbins];
         if m > 0 {
             let mut args = Vec::from(geometry());
             args.extend([mem(&rank), mem(&counts)]);
-            launch(dev, &self.bin_count, m, ELEMENT_GROUP, 1, &args)?;
-            // The prefix sum of the bin counts, on the host (OpenCL C 1.2 has no warp shuffles
-            // for the CUDA template's scan).
-            let mut c = vec![0u32; nbins];
+            launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
             read(dev, &counts, &mut c)?;
-            let mut starts = Vec::with_capacity(nbins + 1);
-            let mut acc = 0u32;
-            for v in c {
-                starts.push(acc);
-                acc += v;
-            }
+        }
+        let maxsub = self.spec.max_subproblem;
+        let (mut starts, mut sub_starts) = (Vec::with_capacity(nbins + 1), Vec::new());
+        let (mut acc, mut subs) = (0u32, 0u32);
+        for v in c {
             starts.push(acc);
-            let starts = upload(dev, &starts)?;
+            sub_starts.push(subs);
+            acc += v;
+            subs += v.div_ceil(maxsub as u32);
+        }
+        starts.push(acc);
+        sub_starts.push(subs);
+        let nsub = subs as usize;
+        let sorted = Sorted {
+            m,
+            pts: alloc::<u8>(dev, m * self.spec.point_bytes())?,
+            bin_start: upload(dev, &starts)?,
+            sub_bin: alloc::<u32>(dev, nsub)?,
+            sub_first: alloc::<u32>(dev, nsub)?,
+            nsub_dev: upload(dev, &[subs])?,
+            nsub,
+            spread,
+            interp,
+        };
+        if m > 0 {
             let mut args = Vec::from(geometry());
-            args.extend([mem(&rank), mem(&starts), mem(&sorted.pts)]);
-            launch(dev, &self.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
+            args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.pts)]);
+            launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
+        }
+        if m > 0 && self.fit.sm {
+            let sub_starts = upload(dev, &sub_starts)?;
+            let args = [
+                Arg::U32(nbins as u32),
+                mem(&sorted.bin_start),
+                mem(&sub_starts),
+                Arg::U32(maxsub as u32),
+                mem(&sorted.sub_bin),
+                mem(&sorted.sub_first),
+            ];
+            launch(dev, &self.k.subprob_map, nbins, ELEMENT_GROUP, 1, &args)?;
         }
         dev.queue.finish().map_err(cl("clFinish"))?;
         self.sorted = Some(sorted);
         Ok(())
     }
 
-    /// The arguments spread_gm (strengths, grid) and interp_gm (grid, values) share.
-    fn points_args(&self, from: &Buffer<T>, to: &Buffer<T>) -> Vec<Arg> {
+    /// The arguments of the kernels over sorted points: GM-sort's (count, records, input,
+    /// output, grid, one transform) or the subproblem kernels' (lists, bin starts, records,
+    /// input, output, grid and bins, strides, local memory of `local` bytes).
+    fn args(&self, method: CudaMethod, from: &Buffer<T>, to: &Buffer<T>, local: usize) -> Vec<Arg> {
         let s = self.sorted.as_ref().expect("points set before spreading");
         let i = |v: usize| Arg::I32(v as i32);
-        vec![
-            Arg::U32(s.m as u32),
-            mem(&s.pts),
-            mem(from),
-            mem(to),
-            i(self.n[0]),
-            i(self.n[1]),
-            i(self.n[2]),
-            Arg::I32(1),
-            Arg::U64(s.m as u64),
-            Arg::U64(self.len() as u64),
-        ]
+        let strides = [Arg::U64(s.m as u64), Arg::U64(self.len() as u64)];
+        let grid = [i(self.n[0]), i(self.n[1]), i(self.n[2])];
+        let mut args = Vec::new();
+        if method == CudaMethod::GmSort {
+            args.extend([Arg::U32(s.m as u32), mem(&s.pts), mem(from), mem(to)]);
+            args.extend(grid);
+            args.push(Arg::I32(1));
+            args.extend(strides);
+        } else {
+            args.extend([
+                mem(&s.sub_bin),
+                mem(&s.sub_first),
+                mem(&s.nsub_dev),
+                mem(&s.bin_start),
+                mem(&s.pts),
+                mem(from),
+                mem(to),
+            ]);
+            args.extend(grid);
+            args.extend([i(self.nb[1]), i(self.nb[2])]);
+            args.extend(strides);
+            args.push(Arg::Local(local));
+        }
+        args
     }
 
-    /// Adds the spread of one transform's strengths `c` (M complex) into `grid` (zeroed).
+    /// Adds the spread of one transform's strengths `c` (M complex) into `grid` (zeroed), by
+    /// the method set-points chose (one the device's blocks hold).
     pub fn spread(&self, dev: &ClDevice, c: &Buffer<T>, grid: &Buffer<T>) -> OpenClResult<()> {
-        let m = self.points().unwrap_or(0);
-        let gm = GM_THREADS as usize;
-        launch(dev, &self.spread_gm, m, gm, 1, &self.points_args(c, grid))
+        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
+        if s.m == 0 {
+            return Ok(());
+        }
+        let method = s.spread;
+        let (k, threads, local) = match method {
+            CudaMethod::GmSort => (&self.k.spread_gm, GM_THREADS as usize, 0),
+            CudaMethod::Sm => (
+                &self.k.spread_sm,
+                SM_THREADS as usize,
+                self.spec.smem_bytes(),
+            ),
+            CudaMethod::OutputDriven => (
+                &self.k.spread_od,
+                self.spec.od_threads() as usize,
+                self.spec.od_smem_bytes(),
+            ),
+        };
+        self.run(dev, k, method, threads, &self.args(method, c, grid, local))
     }
 
-    /// Interpolates `grid` at the points into `out` (M complex, in the caller's order).
+    /// Interpolates `grid` at the points into `out` (M complex, in the caller's order), by
+    /// the method set-points chose (GM-sort or SM).
     pub fn interp(&self, dev: &ClDevice, grid: &Buffer<T>, out: &Buffer<T>) -> OpenClResult<()> {
-        let m = self.points().unwrap_or(0);
-        let gm = GM_THREADS as usize;
-        launch(dev, &self.interp_gm, m, gm, 1, &self.points_args(grid, out))
+        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
+        if s.m == 0 {
+            return Ok(());
+        }
+        let method = s.interp;
+        let (k, threads, local) = match method {
+            CudaMethod::Sm => (
+                &self.k.interp_sm,
+                SM_THREADS as usize,
+                self.spec.smem_bytes(),
+            ),
+            _ => (&self.k.interp_gm, GM_THREADS as usize, 0),
+        };
+        self.run(
+            dev,
+            k,
+            method,
+            threads,
+            &self.args(method, grid, out, local),
+        )
+    }
+
+    fn run(
+        &self,
+        dev: &ClDevice,
+        k: &Kernel,
+        method: CudaMethod,
+        threads: usize,
+        args: &[Arg],
+    ) -> OpenClResult<()> {
+        let s = self.sorted.as_ref().expect("points set");
+        match method {
+            CudaMethod::GmSort => launch(dev, k, s.m, threads, 1, args),
+            _ => launch_groups(dev, k, s.nsub, threads, 1, args),
+        }
     }
 }
 

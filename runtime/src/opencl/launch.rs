@@ -105,9 +105,11 @@ pub(crate) fn zero<E: Copy + Default>(
     .map_err(cl("clEnqueueFillBuffer"))
 }
 
-/// A kernel argument: a buffer (or none, for an unused dimension) or a scalar.
+/// A kernel argument: a buffer (or none, for an unused dimension), a scalar, or the bytes of
+/// a `__local` array (the subproblem kernels' box and staged points).
 pub(crate) enum Arg {
     Mem(Option<cl_mem>),
+    Local(usize),
     U32(u32),
     I32(i32),
     U64(u64),
@@ -122,8 +124,34 @@ pub(crate) fn opt_mem<E>(b: Option<&Buffer<E>>) -> Arg {
     Arg::Mem(b.map(|b| b.get()))
 }
 
-/// Enqueues `k` over `items` work-items (rounded up to whole groups of `group`) × `ny`.
+/// Enqueues `k` over `items` work-items (rounded up to whole groups of `group`, at most
+/// [`MAX_ITEMS`]: the kernels loop grid-stride over the rest) × `ny`.
 pub(crate) fn launch(
+    dev: &ClDevice,
+    k: &Kernel,
+    items: usize,
+    group: usize,
+    ny: usize,
+    args: &[Arg],
+) -> OpenClResult<()> {
+    let items = items.clamp(1, MAX_ITEMS).div_ceil(group) * group;
+    enqueue(dev, k, items, group, ny, args)
+}
+
+/// Enqueues `k` as `groups` work-groups of `group` work-items × `ny` (the subproblem
+/// kernels: one group per subproblem).
+pub(crate) fn launch_groups(
+    dev: &ClDevice,
+    k: &Kernel,
+    groups: usize,
+    group: usize,
+    ny: usize,
+    args: &[Arg],
+) -> OpenClResult<()> {
+    enqueue(dev, k, groups.max(1) * group, group, ny, args)
+}
+
+fn enqueue(
     dev: &ClDevice,
     k: &Kernel,
     items: usize,
@@ -135,10 +163,12 @@ pub(crate) fn launch(
     for a in args {
         // SAFETY: the arguments follow the kernel's parameter list in the generated source
         // (buffers as cl_mem, a null cl_mem for an unused dimension's array, scalars of the
-        // declared widths: unsigned = u32, int = i32, u64 = ulong, double = f64).
+        // declared widths: unsigned = u32, int = i32, u64 = ulong, double = f64; a local
+        // array's size where the kernel's trailing `__local` parameter is).
         unsafe {
             match a {
                 Arg::Mem(Some(m)) => e.set_arg(m),
+                Arg::Local(bytes) => e.set_arg_local_buffer(*bytes),
                 Arg::Mem(None) => e.set_arg(&std::ptr::null_mut::<std::ffi::c_void>()),
                 Arg::U32(v) => e.set_arg(v),
                 Arg::I32(v) => e.set_arg(v),
@@ -147,8 +177,8 @@ pub(crate) fn launch(
             };
         }
     }
-    let items = items.clamp(1, MAX_ITEMS).div_ceil(group) * group;
-    // SAFETY: the arguments are set above; the kernels loop grid-stride over their ranges.
+    // SAFETY: the arguments are set above; the kernels loop grid-stride over their ranges, and
+    // the subproblem kernels return from groups past their count.
     unsafe {
         e.set_global_work_sizes(&[items, ny])
             .set_local_work_sizes(&[group, 1])

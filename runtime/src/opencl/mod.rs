@@ -1,7 +1,8 @@
 //! The OpenCL backend (feature `opencl`): NUFFTs of types 1, 2 and 3 ([`ClPlan`]: bin sort,
-//! GM-sort spreading and interpolation, corrections and type 3 phase factors rendered in
-//! OpenCL C from the CUDA backend's templates) on the generated FFT ([`ClFft`]). The CUDA
-//! backend's shared-memory spreading methods are not rendered for OpenCL yet.
+//! spreading and interpolation by GM-sort, SM and output-driven subproblems, corrections and
+//! type 3 phase factors, rendered in OpenCL C from the CUDA backend's templates) on the
+//! generated FFT ([`ClFft`]). What OpenCL C 1.2 lacks, the bin sort does otherwise: one atomic
+//! per point for the counts (no warp votes) and the prefix sums on the host (no shuffles).
 //!
 //! The ICD loader (`libOpenCL.so`) is opened at run time (opencl3's `dynamic` feature), so a
 //! build with the feature runs anywhere; where the loader, a platform or a device is missing,
@@ -30,4 +31,5 @@ mod plan;
 pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
+pub use nudt_gen::cuda::CudaMethod;
 pub use plan::{ClOptions, ClPlan};

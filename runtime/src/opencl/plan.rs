@@ -1,7 +1,8 @@
-//! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, GM-sort
-//! spreading and interpolation, mode corrections and type 3 phase factors, rendered in
-//! OpenCL C from the same templates (`nudt_gen::cuda::spread_module_in`, `common_module_in`),
-//! and the generated FFT ([`super::ClFft`]).
+//! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, spreading
+//! and interpolation (GM-sort, SM and output-driven, chosen as CUDA chooses them), mode
+//! corrections and type 3 phase factors, rendered in OpenCL C from the same templates
+//! (`nudt_gen::cuda::spread_module_in`, `common_module_in`), and the generated FFT
+//! ([`super::ClFft`]).
 //!
 //! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs, per
 //! transform, spread → FFT → correct (type 1), correct → FFT → interpolate (type 2), or
@@ -9,18 +10,15 @@
 //! method, as the CPU and CUDA backends). Host slices in and out.
 
 use super::device::ClDevice;
-use super::error::{OpenClError, OpenClResult};
+use super::error::OpenClResult;
 use super::fft::ClFloat;
-use super::grid::{ClGrid, ClModes};
+use super::grid::{ClGrid, ClModes, ClSpreadModule};
 use super::launch::{
     alloc, build, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
-use nudt_gen::cuda::{
-    choose_bins, common_module_in, fourier_quadrature, names, spread_module_in, CudaSpreadSpec,
-    OdBox, MAX_SUBPROBLEM,
-};
+use nudt_gen::cuda::{common_module_in, fourier_quadrature, names, CudaMethod, GridRole};
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
 use opencl3::kernel::Kernel;
@@ -38,6 +36,11 @@ pub struct ClOptions {
     pub mode_order: ModeOrder,
     /// The device; `None`: [`ClDevice::first`].
     pub device: Option<Arc<ClDevice>>,
+    /// The spreading method (GM-sort, SM or output-driven); `None` chooses per point set as
+    /// the CUDA backend does. A method the device's work-groups cannot hold is refused.
+    pub spread: Option<CudaMethod>,
+    /// The interpolation method (GM-sort or SM); `None` chooses per point set.
+    pub interp: Option<CudaMethod>,
 }
 
 impl Default for ClOptions {
@@ -47,6 +50,8 @@ impl Default for ClOptions {
             upsampling: None,
             mode_order: ModeOrder::Cmcl,
             device: None,
+            spread: None,
+            interp: None,
         }
     }
 }
@@ -97,15 +102,15 @@ pub struct ClPlan<T: ClFloat> {
     tol: f64,
     kernel: KernelSpec,
     modes: [usize; 3],
-    spec: CudaSpreadSpec,
     engine: Engine<T>,
     cmul: Kernel,
     t3: Option<Type3Kernels>,
     /// Device copies of one transform's input and output.
     io: Option<(Buffer<T>, Buffer<T>)>,
-    /// The spread and common programs (kept alive with their kernels), then the device,
-    /// dropped last.
-    programs: [Arc<Program>; 2],
+    /// The spread modules (types 1 and 2: the one grid's; type 3: the outer grid's, then the
+    /// inner's) and the common module, then the device, dropped last.
+    modules: Vec<ClSpreadModule>,
+    common: Arc<Program>,
     dev: Arc<ClDevice>,
 }
 
@@ -245,36 +250,20 @@ impl<T: ClFloat> ClPlan<T> {
             Some(d) => d,
             None => ClDevice::first()?,
         };
-        let unsupported = |e: nudt_gen::GenError| match e {
-            nudt_gen::GenError::Fp64Unsupported => OpenClError::Unsupported {
-                device: dev.info.name.clone(),
-                source: e,
-            },
-            e => e.into(),
-        };
         let m3: [usize; 3] = std::array::from_fn(|d| modes.get(d).copied().unwrap_or(1));
-        let dialect = dev.info.fft_device().dialect;
-        let spec = CudaSpreadSpec {
-            dim,
-            kernel,
-            precision: T::PRECISION,
-            bins: choose_bins(dim, kernel.width, T::PRECISION, dev.info.local_mem),
-            max_subproblem: MAX_SUBPROBLEM,
-            // OpenCL renders no output-driven kernel; the CUDA default for the dimension.
-            od_box: if dim == 1 {
-                OdBox::Shared
-            } else {
-                OdBox::Pencils
-            },
-        };
-        let spread_src = spread_module_in(&spec, dialect).map_err(unsupported)?;
-        let common_src = common_module_in(T::PRECISION, dialect).map_err(unsupported)?;
-        let spec = spread_src
-            .spec
-            .clone()
-            .expect("spread modules carry their spec");
-        let spread = build(&dev, &spread_src)?;
+        let common_src = common_module_in(T::PRECISION, dev.info.fft_device().dialect)
+            .map_err(|e| dev.refusal(e))?;
         let common = build(&dev, &common_src)?;
+        let roles: &[GridRole] = match ty {
+            TransformType::Type1 => &[GridRole::Spread],
+            TransformType::Type2 => &[GridRole::Interpolated],
+            TransformType::Type3 => &[GridRole::SpreadSparse, GridRole::Interpolated],
+        };
+        let want = [opts.spread, opts.interp];
+        let modules = roles
+            .iter()
+            .map(|&role| ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, role, want))
+            .collect::<Result<Vec<_>, _>>()?;
         let (engine, t3) = if ty == TransformType::Type3 {
             let (qz, qw) = fourier_quadrature(&kernel);
             let t3 = Type3Kernels {
@@ -290,7 +279,7 @@ impl<T: ClFloat> ClPlan<T> {
             for d in 0..dim {
                 n[d] = gplan::fine_size_cufft(modes[d], &kernel)?;
             }
-            let u = Uniform::new(&dev, &spread, &common, &spec, m3, n, opts.mode_order)?;
+            let u = Uniform::new(&dev, &modules[0], &common, m3, n, opts.mode_order)?;
             (Engine::Uniform(Box::new(u)), None)
         };
         Ok(ClPlan {
@@ -301,12 +290,12 @@ impl<T: ClFloat> ClPlan<T> {
             tol,
             kernel,
             modes: m3,
-            spec,
             engine,
             cmul: kernel_of(&common, names::CMUL)?,
             t3,
             io: None,
-            programs: [spread, common],
+            modules,
+            common,
             dev,
         })
     }
@@ -382,9 +371,9 @@ impl<T: ClFloat> ClPlan<T> {
             inner_n[d] = gplan::fine_size_cufft(n[d], &kernel)?;
         }
         let dev = self.dev.clone();
-        let [spread, common] = &self.programs;
-        let mut sgrid = ClGrid::<T>::new(spread, &self.spec, n)?;
-        let mut inner = Uniform::new(&dev, spread, common, &self.spec, n, inner_n, ModeOrder::Fft)?;
+        let (outer, inner) = (&self.modules[0], &self.modules[1]);
+        let mut sgrid = ClGrid::<T>::new(outer, &self.common, n)?;
+        let mut inner = Uniform::new(&dev, inner, &self.common, n, inner_n, ModeOrder::Fft)?;
         let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
         let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
         let sgn = Arg::F64(self.isign.signum() as f64);
@@ -580,9 +569,19 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
-    /// Bin sides of the sort.
+    /// Bin sides of the sort (type 3: of the outer grid's).
     pub fn bins(&self) -> Vec<usize> {
-        self.spec.bins[..self.dim].to_vec()
+        self.modules[0].spec.bins[..self.dim].to_vec()
+    }
+
+    /// The spreading and interpolation methods for the current points (type 3: the outer
+    /// grid's spreading, the inner grid's interpolation).
+    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.methods(),
+            Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
+            Engine::Type3Pending => None,
+        }
     }
 
     /// The device the plan runs on.
@@ -614,14 +613,14 @@ impl<T: ClFloat> Uniform<T> {
     /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
     fn new(
         dev: &Arc<ClDevice>,
-        spread: &Program,
+        module: &ClSpreadModule,
         common: &Program,
-        spec: &CudaSpreadSpec,
         modes: [usize; 3],
         n: [usize; 3],
         order: ModeOrder,
     ) -> OpenClResult<Self> {
-        let grid = ClGrid::new(spread, spec, n)?;
+        let grid = ClGrid::new(module, common, n)?;
+        let spec = &module.spec;
         let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
         let work = alloc::<T>(dev, 2 * grid.len())?;
         Ok(Uniform { grid, map, work })
