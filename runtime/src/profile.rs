@@ -172,6 +172,16 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("nudt"))
 }
 
+/// Where a GPU backend keeps its compiled modules between runs: `$<env>` (`off` or empty
+/// disables the disk cache), else `cache_dir()/<sub>`.
+pub fn module_cache_dir(env: &str, sub: &str) -> Option<PathBuf> {
+    match std::env::var_os(env) {
+        Some(v) if v == "off" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => cache_dir().map(|d| d.join(sub)),
+    }
+}
+
 /// Where the profile of `arch` lives by default.
 pub fn default_path(arch: &Arch) -> Option<PathBuf> {
     cache_dir().map(|d| d.join(format!("{}.toml", arch.key())))

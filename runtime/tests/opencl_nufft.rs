@@ -503,3 +503,81 @@ fn empty_sets_and_single_modes() {
     let e = check3::<f64>(3, 1, 40, 1.0, 3.0, 0.0, 1, 1e-9);
     assert!(e <= 1e-8, "type 3, one source: {e:e}");
 }
+
+/// Built programs are kept on disk as the device's binaries, keyed by module name, source hash
+/// and device: a module missing from the memory cache loads from its binary, and a damaged
+/// binary is built again from source and replaced.
+#[test]
+fn programs_are_cached_on_disk() {
+    use nudt_gen::cuda::{common_module_in, CudaSource};
+    use nudt_gen::gpu::Dialect;
+    use nudt_runtime::opencl::{cache_dir, load_program, ProgramOrigin};
+    if !have_fp64() {
+        return;
+    }
+    let Some(dir) = cache_dir() else {
+        panic!("the OpenCL program cache is off (NUDT_OPENCL_CACHE=off): nothing to test");
+    };
+    let dev = ClDevice::first().unwrap();
+    let common =
+        common_module_in(nudt_gen::Precision::F64, Dialect::OpenCl { fp64: true }).unwrap();
+    let tag = format!(
+        "nudt_cache_test_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let named = |suffix: &str| CudaSource {
+        name: format!("{tag}{suffix}"),
+        ..common.clone()
+    };
+    // The binary a module left, found by its name.
+    let file_of = |name: &str| {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let f = p.file_name().unwrap().to_string_lossy().into_owned();
+                f.starts_with(&format!("{name}-")) && f.ends_with(".bin")
+            })
+    };
+    let a = named("_a");
+    let (_, origin) = load_program(&dev, (&a).into()).unwrap();
+    assert_eq!(origin, ProgramOrigin::Compiled);
+    assert_eq!(
+        load_program(&dev, (&a).into()).unwrap().1,
+        ProgramOrigin::Memory
+    );
+    let bin = file_of(&a.name).expect("the built program's binary on disk");
+    let bytes = std::fs::read(&bin).unwrap();
+    assert!(!bytes.is_empty());
+    // The same binary under a name this process has not built: read from disk.
+    let rename = |name: &str| {
+        let f = bin
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replacen(&a.name, name, 1);
+        dir.join(f)
+    };
+    let b = named("_b");
+    std::fs::write(rename(&b.name), &bytes).unwrap();
+    assert_eq!(
+        load_program(&dev, (&b).into()).unwrap().1,
+        ProgramOrigin::Disk
+    );
+    // A damaged binary: built again, and the file replaced by a good one.
+    let c = named("_c");
+    let damaged = rename(&c.name);
+    std::fs::write(&damaged, b"not a program binary").unwrap();
+    assert_eq!(
+        load_program(&dev, (&c).into()).unwrap().1,
+        ProgramOrigin::Compiled
+    );
+    assert_eq!(std::fs::read(&damaged).unwrap(), bytes);
+    for name in [&a.name, &b.name, &c.name] {
+        let _ = std::fs::remove_file(rename(name));
+    }
+}

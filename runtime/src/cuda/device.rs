@@ -235,14 +235,7 @@ pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = cache_override().lock().unwrap().clone() {
         return d;
     }
-    match std::env::var_os("NUDT_CUDA_CACHE") {
-        Some(v) if v == "off" || v.is_empty() => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|d| d.join("nudt").join("cuda")),
-    }
+    crate::profile::module_cache_dir("NUDT_CUDA_CACHE", "cuda")
 }
 
 /// Cache key: module name and source hash, architecture, NVRTC and driver versions.

@@ -21,6 +21,8 @@ pub struct ClDeviceInfo {
     pub local_mem: usize,
     /// Whether `cl_khr_fp64` is present.
     pub fp64: bool,
+    /// `CL_DRIVER_VERSION`, part of the program cache's key.
+    pub driver: String,
 }
 
 impl ClDeviceInfo {
@@ -117,6 +119,7 @@ impl ClDevice {
                 .map_err(cl("clGetDeviceInfo"))?
                 .split_whitespace()
                 .any(|e| e == "cl_khr_fp64"),
+            driver: device.driver_version().map_err(cl("clGetDeviceInfo"))?,
         };
         let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;
         let queue =

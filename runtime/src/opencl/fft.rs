@@ -3,6 +3,7 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
+use super::launch::{load_program, ClSource};
 use crate::float::Float;
 use nudt_gen::fft::{fft_module, Buffer, FftDirection, FftModule, FftSpec};
 use nudt_gen::GenError;
@@ -77,13 +78,12 @@ impl<T: ClFloat> ClFft<T> {
                 "ClFft::bundle takes the members of one fft_bundle".into(),
             )));
         }
-        let program = Program::create_and_build_from_source(&dev.context, &first.source, "")
-            .map_err(|log| OpenClError::Build {
-                module: first.name.clone(),
-                device: dev.info.name.clone(),
-                log,
-            })?;
-        let program = Arc::new(program);
+        let src = ClSource {
+            name: &first.name,
+            source: &first.source,
+            hash: first.hash,
+        };
+        let (program, _) = load_program(dev, src)?;
         modules
             .into_iter()
             .map(|module| {

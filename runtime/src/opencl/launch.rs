@@ -3,12 +3,13 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
-use nudt_gen::cuda::CudaSource;
+use nudt_gen::cuda::{fnv1a64, CudaSource};
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Work-items per group of the element-wise kernels (sort, corrections, phases).
@@ -16,30 +17,118 @@ pub(crate) const ELEMENT_GROUP: usize = 64;
 /// At most this many work-items for a grid-stride loop (the kernels loop over the rest).
 const MAX_ITEMS: usize = 1 << 16;
 
-/// Programs built on a device, by source hash: `clBuildProgram` runs once per module and
-/// process (PoCL spends a good part of a second on each).
-pub(crate) fn build(dev: &Arc<ClDevice>, src: &CudaSource) -> OpenClResult<Arc<Program>> {
-    type Cache = Mutex<HashMap<(usize, u64), Arc<Program>>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let key = (Arc::as_ptr(dev) as usize, src.hash);
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(p) = cache.lock().expect("cache lock").get(&key) {
-        return Ok(p.clone());
+/// Where a program came from, for diagnostics and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramOrigin {
+    /// Built earlier in this process on this device.
+    Memory,
+    /// The device's binary, read from the disk cache.
+    Disk,
+    /// Built from source now (also when the disk cache held a binary the driver refused).
+    Compiled,
+}
+
+/// Where built programs are kept between runs: `$NUDT_OPENCL_CACHE` (`off` disables the disk
+/// cache), else `$XDG_CACHE_HOME/nudt/opencl`, else `~/.cache/nudt/opencl`.
+pub fn cache_dir() -> Option<PathBuf> {
+    crate::profile::module_cache_dir("NUDT_OPENCL_CACHE", "opencl")
+}
+
+/// OpenCL C source to build: a generated module's name, source and source hash.
+#[derive(Clone, Copy, Debug)]
+pub struct ClSource<'a> {
+    pub name: &'a str,
+    pub source: &'a str,
+    pub hash: u64,
+}
+
+impl<'a> From<&'a CudaSource> for ClSource<'a> {
+    fn from(s: &'a CudaSource) -> Self {
+        ClSource {
+            name: &s.name,
+            source: &s.source,
+            hash: s.hash,
+        }
     }
-    let program =
-        Program::create_and_build_from_source(&dev.context, &src.source, "").map_err(|log| {
-            OpenClError::Build {
-                module: src.name.clone(),
-                device: dev.info.name.clone(),
-                log,
+}
+
+/// The cache key of `src` on `dev`: module name, source hash, and a hash of the platform,
+/// device and driver version (a new driver may build differently, or refuse old binaries).
+fn cache_key(dev: &ClDevice, src: ClSource) -> String {
+    let i = &dev.info;
+    let who = format!("{}\n{}\n{}", i.platform, i.name, i.driver);
+    format!(
+        "{}-{:016x}-{:016x}",
+        src.name,
+        src.hash,
+        fnv1a64(who.as_bytes())
+    )
+}
+
+/// `src` built on `dev` through the caches: in memory (`clBuildProgram` runs once per module
+/// and process; PoCL spends a good part of a second on each, NVIDIA's compiler up to a few),
+/// then on disk, the device's program binary (`CL_PROGRAM_BINARIES`) under
+/// [`cache_dir`]. A cached binary the driver refuses is built again from source and replaced:
+/// the caches are an optimisation, never a reason to fail.
+pub fn load_program(
+    dev: &Arc<ClDevice>,
+    src: ClSource,
+) -> OpenClResult<(Arc<Program>, ProgramOrigin)> {
+    type Cache = Mutex<HashMap<(usize, String), Arc<Program>>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = cache_key(dev, src);
+    let mem_key = (Arc::as_ptr(dev) as usize, key.clone());
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(p) = cache.lock().expect("cache lock").get(&mem_key) {
+        return Ok((p.clone(), ProgramOrigin::Memory));
+    }
+    let path = cache_dir().map(|d| d.join(format!("{key}.bin")));
+    // A binary the driver refuses (damaged, cut short, another driver's) is a miss.
+    let from_disk = path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|bin| Program::create_and_build_from_binary(&dev.context, &[&bin[..]], "").ok());
+    let (program, origin) = match from_disk {
+        Some(p) => (p, ProgramOrigin::Disk),
+        None => {
+            let p = Program::create_and_build_from_source(&dev.context, src.source, "").map_err(
+                |log| OpenClError::Build {
+                    module: src.name.to_string(),
+                    device: dev.info.name.clone(),
+                    log,
+                },
+            )?;
+            if let (Some(path), Ok(bins)) = (&path, p.get_binaries()) {
+                store(path, bins.first().map_or(&[][..], |b| &b[..]));
             }
-        })?;
+            (p, ProgramOrigin::Compiled)
+        }
+    };
     let program = Arc::new(program);
     cache
         .lock()
         .expect("cache lock")
-        .insert(key, program.clone());
-    Ok(program)
+        .insert(mem_key, program.clone());
+    Ok((program, origin))
+}
+
+/// Writes `bytes` to `path`, best effort and atomically (a temporary file renamed over it), so
+/// that a reader never sees half a binary. Nothing is written for an empty binary.
+fn store(path: &Path, bytes: &[u8]) {
+    let Some(dir) = path.parent() else { return };
+    if bytes.is_empty() || std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// [`load_program`]'s program.
+pub(crate) fn build(dev: &Arc<ClDevice>, src: &CudaSource) -> OpenClResult<Arc<Program>> {
+    load_program(dev, src.into()).map(|(p, _)| p)
 }
 
 pub(crate) fn kernel_of(program: &Program, name: &str) -> OpenClResult<Kernel> {

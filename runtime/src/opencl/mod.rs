@@ -31,5 +31,6 @@ mod plan;
 pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
+pub use launch::{cache_dir, load_program, ClSource, ProgramOrigin};
 pub use nudt_gen::cuda::CudaMethod;
 pub use plan::{ClOptions, ClPlan};
