@@ -360,13 +360,31 @@ impl CudaSpreadSpec {
         }
     }
 
-    /// The same spec with bins shaped for `role` on a device with `local` memory.
+    /// The same spec with bins shaped for `role` on a device with `local` memory. The
+    /// spreading shapes were measured where a block may have 227 KiB; on a device with less
+    /// (an OpenCL GPU: 48 KiB), the longest side is halved until the SM box fits and, where
+    /// spreading runs output-driven (2D, 3D), so does its staged batch, so that wide kernels
+    /// (type 3 at σ = 1.25) keep their subproblem methods.
     pub fn for_role(self, role: GridRole, local: LocalMemory) -> Self {
-        match role {
+        let mut s = match role {
             GridRole::Interpolated => self,
             GridRole::Spread => self.for_spreading(),
             GridRole::SpreadSparse => self.for_sparse_spreading(local),
+        };
+        let od = role != GridRole::Interpolated && s.dim > 1;
+        let fits = |s: &Self| {
+            s.smem_bytes() <= local.per_block && (!od || s.od_smem_bytes() <= local.per_block)
+        };
+        while !fits(&s) {
+            let Some(d) = (0..s.dim)
+                .filter(|&d| s.bins[d] > 1)
+                .max_by_key(|&d| s.bins[d])
+            else {
+                break;
+            };
+            s.bins[d] = s.bins[d].div_ceil(2);
         }
+        s
     }
 
     /// Which subproblem kernels fit blocks of at most `per_block` bytes of local memory and
@@ -1345,6 +1363,18 @@ mod tests {
         assert!(few.sm && !few.od);
         assert_eq!(s.methods(dense.0, dense.1, od, few).0, CudaMethod::Sm);
         assert!(s.refuse(od, few, s.smem_bytes()).is_some());
+        // A 48 KiB device: the width-11 3D spreading bins shrink until both kernels fit.
+        let small = LocalMemory {
+            budget: 48 << 10,
+            per_block: 48 << 10,
+        };
+        let wide = CudaSpreadSpec::within(3, es(11), Precision::F64, small).unwrap();
+        let big = wide.clone().for_role(GridRole::SpreadSparse, local);
+        let cut = wide.for_role(GridRole::SpreadSparse, small);
+        assert!(big.smem_bytes() > small.per_block, "{:?}", big.bins);
+        let fit = cut.fit(small.per_block, 1024);
+        assert!(fit.sm && fit.od, "{:?}", cut.bins);
+        assert!(cut.bins[..3].iter().all(|&b| b >= 4), "{:?}", cut.bins);
         // No room for the box: GM-sort only.
         let none = s.fit(s.smem_bytes() - 1, 1024);
         assert!(!none.sm);

@@ -328,7 +328,8 @@ impl<T: ClFloat> ClPlan<T> {
 
     /// Sets the sources `x` and target frequencies `s` of a type 3 plan: plans both grids
     /// from the sets' extents, rescales both sets and computes their phase factors on the
-    /// device, and sorts both.
+    /// device, and sorts both. The grids of the last point sets (kernels, FFT, buffers) are
+    /// kept when the new sets need the same sizes.
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
         if self.ty != TransformType::Type3 {
             return Err(NudtError::WrongType {
@@ -339,7 +340,10 @@ impl<T: ClFloat> ClPlan<T> {
         }
         let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
         let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
-        self.engine = Engine::Type3Pending;
+        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
+            Engine::Type3(t) => Some(t),
+            _ => None,
+        };
         let dim = self.dim;
         let kernel = self.kernel;
         let sigma = kernel.upsampling.0;
@@ -371,9 +375,19 @@ impl<T: ClFloat> ClPlan<T> {
             inner_n[d] = gplan::fine_size_cufft(n[d], &kernel)?;
         }
         let dev = self.dev.clone();
-        let (outer, inner) = (&self.modules[0], &self.modules[1]);
-        let mut sgrid = ClGrid::<T>::new(outer, &self.common, n)?;
-        let mut inner = Uniform::new(&dev, inner, &self.common, n, inner_n, ModeOrder::Fft)?;
+        let (mut sgrid, mut inner, agrid) = match old {
+            Some(t) if t.spread.n == n && t.inner.grid.n == inner_n => {
+                let t = *t;
+                (t.spread, t.inner, t.agrid)
+            }
+            _ => {
+                let (outer, inner) = (&self.modules[0], &self.modules[1]);
+                let sgrid = ClGrid::<T>::new(outer, &self.common, n)?;
+                let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
+                let inner = Uniform::new(&dev, inner, &self.common, n, inner_n, ModeOrder::Fft)?;
+                (sgrid, inner, agrid)
+            }
+        };
         let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
         let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
         let sgn = Arg::F64(self.isign.signum() as f64);
@@ -419,7 +433,6 @@ impl<T: ClFloat> ClPlan<T> {
         }
         sgrid.set_points(&dev, &y, m)?;
         inner.grid.set_points(&dev, &u, k)?;
-        let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
         self.engine = Engine::Type3(Box::new(Type3 {
             spread: sgrid,
             agrid,
