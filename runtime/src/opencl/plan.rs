@@ -164,20 +164,6 @@ fn check_coords<T: ClFloat>(
     Ok(m)
 }
 
-/// Centre and half-extent of a set of coordinates (0, 0 for none).
-fn centre<T: ClFloat>(x: &[T]) -> (f64, f64) {
-    let (lo, hi) = x
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-            (l.min(v.wide()), h.max(v.wide()))
-        });
-    if lo > hi {
-        (0.0, 0.0)
-    } else {
-        ((lo + hi) / 2.0, (hi - lo) / 2.0)
-    }
-}
-
 impl<T: ClFloat> ClPlan<T> {
     /// A type 1 or 2 plan with `modes[d]` modes along dimension d; `ntransf` transforms share
     /// the points.
@@ -352,8 +338,8 @@ impl<T: ClFloat> ClPlan<T> {
         let (mut n, mut cx, mut cs, mut ig, mut hg) =
             ([1; 3], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
         for d in 0..dim {
-            let (c0, xh) = centre(sources[d]);
-            let (c1, sh) = centre(targets[d]);
+            let (c0, xh) = crate::type3::centre(sources[d]);
+            let (c1, sh) = crate::type3::centre(targets[d]);
             let (xs, ss) = crate::type3::safe_extents(xh, sh);
             let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
             if !want.is_finite() || want > 1e9 {
