@@ -40,8 +40,9 @@ The Rust output is a module directory: mod.rs (parameters, fine_size(), usage), 
 interp). Add `mod <dir>;` to your crate and `rayon = \"1\"` to its dependencies.
 The CUDA output is <module>.cu (extern \"C\" kernels) and <module>.json (entry points, block
 sizes, shared memory, bins) per dimension, plus the precision's common module; the OpenCL
-output the same modules as .cl files (bin sort, GM-sort spreading and interpolation,
-corrections, type 3 factors), rendered from the same templates.
+output the same modules as .cl files (bin sort; GM-sort, SM and output-driven spreading;
+GM-sort and SM interpolation; corrections, type 3 factors), rendered from the same templates;
+the subproblem kernels end in a __local argument of the JSON's dynamic_smem bytes.
 With --fft, the GPU targets emit one FFT module (forward and inverse c2c kernels, .cu or .cl)
 and its JSON launch description: kernels in order with grid, block, local memory and buffers.")]
 pub struct Args {
