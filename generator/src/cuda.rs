@@ -362,9 +362,10 @@ impl CudaSpreadSpec {
 
     /// The same spec with bins shaped for `role` on a device with `local` memory. The
     /// spreading shapes were measured where a block may have 227 KiB; on a device with less
-    /// (an OpenCL GPU: 48 KiB), the longest side is halved until the SM box fits and, where
-    /// spreading runs output-driven (2D, 3D), so does its staged batch, so that wide kernels
-    /// (type 3 at σ = 1.25) keep their subproblem methods.
+    /// (an OpenCL GPU: 48 KiB), the longest side is halved until the kernel the role runs
+    /// fits: the output-driven one's staged batch where spreading runs output-driven (2D,
+    /// 3D; its box is in registers), else the SM box. Wide kernels (type 3 at σ = 1.25) so
+    /// keep their subproblem method, and as large a bin as fits.
     pub fn for_role(self, role: GridRole, local: LocalMemory) -> Self {
         let mut s = match role {
             GridRole::Interpolated => self,
@@ -373,15 +374,22 @@ impl CudaSpreadSpec {
         };
         let od = role != GridRole::Interpolated && s.dim > 1;
         let fits = |s: &Self| {
-            s.smem_bytes() <= local.per_block && (!od || s.od_smem_bytes() <= local.per_block)
+            if od {
+                s.od_smem_bytes() <= local.per_block
+            } else {
+                s.smem_bytes() <= local.per_block
+            }
         };
         while !fits(&s) {
-            let Some(d) = (0..s.dim)
-                .filter(|&d| s.bins[d] > 1)
-                .max_by_key(|&d| s.bins[d])
-            else {
-                break;
+            // The pencils' batch depends on their side only; a box on every side.
+            let d = if od && s.od_box == OdBox::Pencils {
+                Some(s.dim - 1).filter(|&d| s.bins[d] > 1)
+            } else {
+                (0..s.dim)
+                    .filter(|&d| s.bins[d] > 1)
+                    .max_by_key(|&d| s.bins[d])
             };
+            let Some(d) = d else { break };
             s.bins[d] = s.bins[d].div_ceil(2);
         }
         s
@@ -415,9 +423,9 @@ impl CudaSpreadSpec {
                 self.od_threads(),
             ));
         }
-        let subproblems =
-            |m: Option<CudaMethod>| matches!(m, Some(CudaMethod::Sm | CudaMethod::OutputDriven));
-        if want.into_iter().any(subproblems) && !fit.sm {
+        let shared_box = want[0] == Some(CudaMethod::Sm)
+            || matches!(want[1], Some(CudaMethod::Sm | CudaMethod::OutputDriven));
+        if shared_box && !fit.sm {
             return Some(format!(
                 "the SM method needs {} bytes of local memory per block for bins {bins:?} at \
                  width {w}, above this device's {per_block}; use GM-sort or smaller bins",
@@ -430,7 +438,8 @@ impl CudaSpreadSpec {
     /// The spreading and interpolation methods for `m` points in `nbins` bins: the ones
     /// asked for (`want`), else [`choose_spread_method`] and [`choose_interp_method`], then
     /// narrowed to what `fit` allows (output-driven → SM → GM-sort; interpolation has no
-    /// output-driven kernel and takes SM for it).
+    /// output-driven kernel and takes SM for it). Output-driven spreading keeps its box in
+    /// registers, so it runs where the SM box does not fit.
     pub fn methods(
         &self,
         m: usize,
@@ -447,7 +456,9 @@ impl CudaSpreadSpec {
             interp = CudaMethod::Sm;
         }
         if !fit.sm {
-            spread = CudaMethod::GmSort;
+            if spread == CudaMethod::Sm {
+                spread = CudaMethod::GmSort;
+            }
             interp = CudaMethod::GmSort;
         }
         (spread, interp)
@@ -1363,18 +1374,39 @@ mod tests {
         assert!(few.sm && !few.od);
         assert_eq!(s.methods(dense.0, dense.1, od, few).0, CudaMethod::Sm);
         assert!(s.refuse(od, few, s.smem_bytes()).is_some());
-        // A 48 KiB device: the width-11 3D spreading bins shrink until both kernels fit.
+        // A 48 KiB device: the width-11 type 3 grid keeps CUDA's 4×4×8 bins, whose SM box
+        // (56 KiB) does not fit but the output-driven kernel's batch does; it spreads
+        // output-driven, and SM is refused.
         let small = LocalMemory {
             budget: 48 << 10,
             per_block: 48 << 10,
         };
-        let wide = CudaSpreadSpec::within(3, es(11), Precision::F64, small).unwrap();
-        let big = wide.clone().for_role(GridRole::SpreadSparse, local);
-        let cut = wide.for_role(GridRole::SpreadSparse, small);
-        assert!(big.smem_bytes() > small.per_block, "{:?}", big.bins);
+        let w11 = CudaSpreadSpec::within(3, es(11), Precision::F64, small).unwrap();
+        let cut = w11.clone().for_role(GridRole::SpreadSparse, small);
+        assert_eq!(cut, w11.for_role(GridRole::SpreadSparse, local));
         let fit = cut.fit(small.per_block, 1024);
-        assert!(fit.sm && fit.od, "{:?}", cut.bins);
-        assert!(cut.bins[..3].iter().all(|&b| b >= 4), "{:?}", cut.bins);
+        assert!(fit.od && !fit.sm, "{:?}", cut.bins);
+        let dense = (1 << 24, 4096);
+        assert_eq!(
+            cut.methods(dense.0, dense.1, [None; 2], fit),
+            (CudaMethod::OutputDriven, CudaMethod::GmSort)
+        );
+        assert!(cut.refuse(od, fit, small.per_block).is_none());
+        let sm = [Some(CudaMethod::Sm), None];
+        assert!(cut.refuse(sm, fit, small.per_block).is_some());
+        // Less room: the pencils' side (the only one the batch depends on) halves.
+        let tight = LocalMemory {
+            budget: 46 << 10,
+            per_block: 46 << 10,
+        };
+        let w16 = CudaSpreadSpec::within(3, es(16), Precision::F64, tight).unwrap();
+        assert_eq!(
+            w16.clone().for_role(GridRole::Spread, local).bins,
+            [4, 4, 8]
+        );
+        let cut = w16.for_role(GridRole::Spread, tight);
+        assert_eq!(cut.bins, [4, 4, 4]);
+        assert!(cut.fit(tight.per_block, 1024).od);
         // No room for the box: GM-sort only.
         let none = s.fit(s.smem_bytes() - 1, 1024);
         assert!(!none.sm);

@@ -375,9 +375,9 @@ impl<T: CudaFloat> GridDev<T> {
         let old = self.sorted.take();
         let nbins = self.nbins();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
-        // The subproblem lists whenever SM can run: any method may then be asked for
-        // (`spread_with`, cross-checks) without sorting again.
-        let sub_bound = if self.fit.sm {
+        // The subproblem lists whenever a subproblem kernel can run: any method may then be
+        // asked for (`spread_with`, cross-checks) without sorting again.
+        let sub_bound = if self.fit.sm || self.fit.od {
             self.spec.subproblem_bound(m, nbins)
         } else {
             0
@@ -472,7 +472,7 @@ impl<T: CudaFloat> GridDev<T> {
                 &[Arg::U64(rank), Arg::U64(starts), Arg::U64(pts)],
             )?;
         }
-        if m > 0 && self.fit.sm {
+        if m > 0 && (self.fit.sm || self.fit.od) {
             launch_bins(
                 &common.subprob_map,
                 &[
@@ -538,12 +538,10 @@ impl<T: CudaFloat> GridDev<T> {
         let i = |v: usize| Arg::I32(v as i32);
         let pts = Arg::U64(ptr(&s.pts, stream));
         match method {
-            CudaMethod::Sm | CudaMethod::OutputDriven if !self.fit.sm => {
-                Err(CudaError::Unsupported(format!(
-                    "SM spreading needs {} bytes of shared memory per block",
-                    self.spec.smem_bytes()
-                )))
-            }
+            CudaMethod::Sm if !self.fit.sm => Err(CudaError::Unsupported(format!(
+                "SM spreading needs {} bytes of shared memory per block",
+                self.spec.smem_bytes()
+            ))),
             CudaMethod::Sm | CudaMethod::OutputDriven => {
                 let kernel = if method == CudaMethod::Sm {
                     &self.fns.spread_sm

@@ -220,7 +220,7 @@ impl<T: ClFloat> ClGrid<T> {
             args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.pts)]);
             launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
         }
-        if m > 0 && self.fit.sm {
+        if m > 0 && (self.fit.sm || self.fit.od) {
             let sub_starts = upload(dev, &sub_starts)?;
             let args = [
                 Arg::U32(nbins as u32),
