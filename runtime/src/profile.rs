@@ -182,6 +182,21 @@ pub fn module_cache_dir(env: &str, sub: &str) -> Option<PathBuf> {
     }
 }
 
+/// Writes `bytes` to `path` in a module cache, best effort and atomically (a temporary file
+/// renamed over it), so that a reader never sees half a file. Nothing is written for no
+/// bytes; a failure leaves the cache as it was (the caches are an optimisation).
+pub fn store_cached(path: &Path, bytes: &[u8]) {
+    let Some(dir) = path.parent() else { return };
+    if bytes.is_empty() || std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
 /// Where the profile of `arch` lives by default.
 pub fn default_path(arch: &Arch) -> Option<PathBuf> {
     cache_dir().map(|d| d.join(format!("{}.toml", arch.key())))

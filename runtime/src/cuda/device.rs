@@ -332,14 +332,7 @@ fn cubin(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<(Arc<Vec<u8>
 fn compile_and_store(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<Arc<Vec<u8>>> {
     let b = Arc::new(nvrtc_cubin(src, arch)?);
     if let Some(dir) = cache_dir() {
-        // Atomically: write a temporary file, then rename it over the old one.
-        if std::fs::create_dir_all(&dir).is_ok() {
-            let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
-            let path = dir.join(format!("{key}.cubin"));
-            if std::fs::write(&tmp, &*b).is_ok() && std::fs::rename(&tmp, &path).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-        }
+        crate::profile::store_cached(&dir.join(format!("{key}.cubin")), &b);
     }
     bin_cache()
         .lock()

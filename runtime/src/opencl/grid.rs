@@ -8,8 +8,7 @@ use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
 use super::fft::{ClFft, ClFloat};
 use super::launch::{
-    alloc, build, kernel_of, launch, launch_groups, mem, opt_mem, read, upload, zero, Arg,
-    ELEMENT_GROUP,
+    alloc, build, enqueue, kernel_of, launch, mem, opt_mem, read, upload, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
@@ -237,11 +236,50 @@ impl<T: ClFloat> ClGrid<T> {
         Ok(())
     }
 
-    /// The arguments of the kernels over sorted points: GM-sort's (count, records, input,
-    /// output, grid, one transform) or the subproblem kernels' (lists, bin starts, records,
-    /// input, output, grid and bins, strides, local memory of `local` bytes).
-    fn args(&self, method: CudaMethod, from: &Buffer<T>, to: &Buffer<T>, local: usize) -> Vec<Arg> {
-        let s = self.sorted.as_ref().expect("points set before spreading");
+    /// Adds the spread of one transform's strengths `c` (M complex) into `grid` (zeroed), by
+    /// the method set-points chose (one the device's blocks hold).
+    pub fn spread(&self, dev: &ClDevice, c: &Buffer<T>, grid: &Buffer<T>) -> OpenClResult<()> {
+        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
+        let (k, threads, local) = match s.spread {
+            CudaMethod::GmSort => (&self.k.spread_gm, GM_THREADS, 0),
+            CudaMethod::Sm => (&self.k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
+            CudaMethod::OutputDriven => (
+                &self.k.spread_od,
+                self.spec.od_threads(),
+                self.spec.od_smem_bytes(),
+            ),
+        };
+        self.run(dev, s, s.spread, (k, threads as usize, local), c, grid)
+    }
+
+    /// Interpolates `grid` at the points into `out` (M complex, in the caller's order), by
+    /// the method set-points chose (GM-sort or SM).
+    pub fn interp(&self, dev: &ClDevice, grid: &Buffer<T>, out: &Buffer<T>) -> OpenClResult<()> {
+        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
+        let (k, threads, local) = match s.interp {
+            CudaMethod::Sm => (&self.k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
+            _ => (&self.k.interp_gm, GM_THREADS, 0),
+        };
+        self.run(dev, s, s.interp, (k, threads as usize, local), grid, out)
+    }
+
+    /// Launches kernel `k` of `method` (with its threads per group and bytes of local
+    /// memory) from `from` to `to` over the sorted points `s`: GM-sort grid-stride over the
+    /// points (count, records, input, output, grid, one transform); the subproblem kernels one
+    /// group per subproblem (lists, bin starts, records, input, output, grid and bins,
+    /// strides, local memory).
+    fn run(
+        &self,
+        dev: &ClDevice,
+        s: &Sorted,
+        method: CudaMethod,
+        (k, threads, local): (&Kernel, usize, usize),
+        from: &Buffer<T>,
+        to: &Buffer<T>,
+    ) -> OpenClResult<()> {
+        if s.m == 0 {
+            return Ok(());
+        }
         let i = |v: usize| Arg::I32(v as i32);
         let strides = [Arg::U64(s.m as u64), Arg::U64(self.len() as u64)];
         let grid = [i(self.n[0]), i(self.n[1]), i(self.n[2])];
@@ -251,86 +289,22 @@ impl<T: ClFloat> ClGrid<T> {
             args.extend(grid);
             args.push(Arg::I32(1));
             args.extend(strides);
-        } else {
-            args.extend([
-                mem(&s.sub_bin),
-                mem(&s.sub_first),
-                mem(&s.nsub_dev),
-                mem(&s.bin_start),
-                mem(&s.pts),
-                mem(from),
-                mem(to),
-            ]);
-            args.extend(grid);
-            args.extend([i(self.nb[1]), i(self.nb[2])]);
-            args.extend(strides);
-            args.push(Arg::Local(local));
+            return launch(dev, k, s.m, threads, 1, &args);
         }
-        args
-    }
-
-    /// Adds the spread of one transform's strengths `c` (M complex) into `grid` (zeroed), by
-    /// the method set-points chose (one the device's blocks hold).
-    pub fn spread(&self, dev: &ClDevice, c: &Buffer<T>, grid: &Buffer<T>) -> OpenClResult<()> {
-        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        if s.m == 0 {
-            return Ok(());
-        }
-        let method = s.spread;
-        let (k, threads, local) = match method {
-            CudaMethod::GmSort => (&self.k.spread_gm, GM_THREADS as usize, 0),
-            CudaMethod::Sm => (
-                &self.k.spread_sm,
-                SM_THREADS as usize,
-                self.spec.smem_bytes(),
-            ),
-            CudaMethod::OutputDriven => (
-                &self.k.spread_od,
-                self.spec.od_threads() as usize,
-                self.spec.od_smem_bytes(),
-            ),
-        };
-        self.run(dev, k, method, threads, &self.args(method, c, grid, local))
-    }
-
-    /// Interpolates `grid` at the points into `out` (M complex, in the caller's order), by
-    /// the method set-points chose (GM-sort or SM).
-    pub fn interp(&self, dev: &ClDevice, grid: &Buffer<T>, out: &Buffer<T>) -> OpenClResult<()> {
-        let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        if s.m == 0 {
-            return Ok(());
-        }
-        let method = s.interp;
-        let (k, threads, local) = match method {
-            CudaMethod::Sm => (
-                &self.k.interp_sm,
-                SM_THREADS as usize,
-                self.spec.smem_bytes(),
-            ),
-            _ => (&self.k.interp_gm, GM_THREADS as usize, 0),
-        };
-        self.run(
-            dev,
-            k,
-            method,
-            threads,
-            &self.args(method, grid, out, local),
-        )
-    }
-
-    fn run(
-        &self,
-        dev: &ClDevice,
-        k: &Kernel,
-        method: CudaMethod,
-        threads: usize,
-        args: &[Arg],
-    ) -> OpenClResult<()> {
-        let s = self.sorted.as_ref().expect("points set");
-        match method {
-            CudaMethod::GmSort => launch(dev, k, s.m, threads, 1, args),
-            _ => launch_groups(dev, k, s.nsub, threads, 1, args),
-        }
+        args.extend([
+            mem(&s.sub_bin),
+            mem(&s.sub_first),
+            mem(&s.nsub_dev),
+            mem(&s.bin_start),
+            mem(&s.pts),
+            mem(from),
+            mem(to),
+        ]);
+        args.extend(grid);
+        args.extend([i(self.nb[1]), i(self.nb[2])]);
+        args.extend(strides);
+        args.push(Arg::Local(local));
+        enqueue(dev, k, s.nsub.max(1) * threads, threads, 1, &args)
     }
 }
 

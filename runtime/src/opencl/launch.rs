@@ -9,7 +9,7 @@ use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Work-items per group of the element-wise kernels (sort, corrections, phases).
@@ -99,7 +99,7 @@ pub fn load_program(
                 },
             )?;
             if let (Some(path), Ok(bins)) = (&path, p.get_binaries()) {
-                store(path, bins.first().map_or(&[][..], |b| &b[..]));
+                crate::profile::store_cached(path, bins.first().map_or(&[][..], |b| &b[..]));
             }
             (p, ProgramOrigin::Compiled)
         }
@@ -110,20 +110,6 @@ pub fn load_program(
         .expect("cache lock")
         .insert(mem_key, program.clone());
     Ok((program, origin))
-}
-
-/// Writes `bytes` to `path`, best effort and atomically (a temporary file renamed over it), so
-/// that a reader never sees half a binary. Nothing is written for an empty binary.
-fn store(path: &Path, bytes: &[u8]) {
-    let Some(dir) = path.parent() else { return };
-    if bytes.is_empty() || std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
 }
 
 /// [`load_program`]'s program.
@@ -227,20 +213,9 @@ pub(crate) fn launch(
     enqueue(dev, k, items, group, ny, args)
 }
 
-/// Enqueues `k` as `groups` work-groups of `group` work-items × `ny` (the subproblem
-/// kernels: one group per subproblem).
-pub(crate) fn launch_groups(
-    dev: &ClDevice,
-    k: &Kernel,
-    groups: usize,
-    group: usize,
-    ny: usize,
-    args: &[Arg],
-) -> OpenClResult<()> {
-    enqueue(dev, k, groups.max(1) * group, group, ny, args)
-}
-
-fn enqueue(
+/// Enqueues `k` over exactly `items` work-items (a multiple of `group`) × `ny`: the
+/// subproblem kernels, one group per subproblem.
+pub(crate) fn enqueue(
     dev: &ClDevice,
     k: &Kernel,
     items: usize,
