@@ -1476,7 +1476,7 @@ mod tests {
                 );
             }
             let spread = m.kernel(names::GW_SPREAD).unwrap();
-            assert_eq!(spread.params.len(), 14, "{:?}", spread.params);
+            assert_eq!(spread.params.len(), 15, "{:?}", spread.params);
             assert_eq!(spread.params[11].class(), "f64");
         }
         assert!(gaussian_wide_module(2, 44, Precision::F32).is_err());

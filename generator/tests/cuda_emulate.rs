@@ -518,7 +518,7 @@ int main() {
                 et3 = std::max(et3, std::abs(std::complex<double>(post[j].x, post[j].y) - std::polar(mag, sgn * tph)) / mag);
             }
             std::vector<T2> prod(ntr * NPTS);
-            LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS);
+            LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS, 0);
             for (int tr = 0; tr < ntr; tr++)
                 for (int j = 0; j < NPTS; j++) {
                     const std::complex<double> want = std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y) * std::complex<double>(pre[j].x, pre[j].y);
@@ -593,7 +593,7 @@ int main() {
             for (int tr = 0; tr < ntr; tr++) ref[tr * glen + g] += w * cx(c[tr * NPTS + j]) * cx(pre[j]);
         });
     std::vector<T2> grid(ntr * glen, T2{0, 0});
-    LAUNCH(nudt_gw_spread, blocks(NPTS, THREADS_nudt_gw_spread), ntr, NPTS, x[0].data(), x[1].data(), x[2].data(), pre.data(), c.data(), grid.data(), n[0], n[1], n[2], e3.data(), q, NPTS, glen);
+    LAUNCH(nudt_gw_spread, blocks(NPTS, THREADS_nudt_gw_spread), ntr, NPTS, x[0].data(), x[1].data(), x[2].data(), pre.data(), c.data(), grid.data(), n[0], n[1], n[2], e3.data(), q, NPTS, glen, 0);
     double espread = 0, rmax = 0;
     for (int i = 0; i < ntr * glen; i++) {
         espread = std::max(espread, std::abs(cx(grid[i]) - ref[i]));
@@ -633,7 +633,7 @@ int main() {
     // Interpolation with post-factors, of a random grid at the scaled targets.
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> out(ntr * NTGT, T2{0, 0});
-    LAUNCH(nudt_gw_interp, blocks(NTGT, THREADS_nudt_gw_interp), ntr, NTGT, u[0].data(), u[1].data(), u[2].data(), post.data(), grid.data(), out.data(), n[0], n[1], n[2], e3.data(), q, NTGT, glen);
+    LAUNCH(nudt_gw_interp, blocks(NTGT, THREADS_nudt_gw_interp), ntr, NTGT, u[0].data(), u[1].data(), u[2].data(), post.data(), grid.data(), out.data(), n[0], n[1], n[2], e3.data(), q, NTGT, glen, 0);
     double einterp = 0, imax = 0;
     std::vector<C> want(ntr * NTGT);
     for (int k = 0; k < NTGT; k++)

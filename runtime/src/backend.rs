@@ -237,6 +237,15 @@ pub trait NufftPlan<T: Float> {
         input: &[Complex<T>],
         output: &mut [Complex<T>],
     ) -> Result<(), BackendError>;
+    /// The adjoint, input shaped as [`Self::execute`]'s output and back, with the opposite
+    /// sign: type 1's is a type 2, type 2's a type 1, type 3's maps values at the targets
+    /// back to the sources. Every backend runs the adjoint of each of the forward's steps on
+    /// its own grids and sorted points (no second plan; the forward's accuracy).
+    fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError>;
     /// Waits for the device's queued work (set-points returns before the sort is done on a
     /// GPU); a no-op on the CPU. For timing.
     fn synchronize(&self) -> Result<(), BackendError> {
@@ -360,6 +369,13 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
     ) -> Result<(), BackendError> {
         Ok(Plan::execute(self, input, output)?)
     }
+    fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(Plan::execute_adjoint(self, input, output)?)
+    }
     fn report(&self) -> PlanReport {
         PlanReport {
             method: Some(
@@ -412,6 +428,13 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
         output: &mut [Complex<T>],
     ) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::execute(self, input, output)?)
+    }
+    fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::execute_adjoint(self, input, output)?)
     }
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
@@ -479,6 +502,13 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         output: &mut [Complex<T>],
     ) -> Result<(), BackendError> {
         Ok(crate::opencl::ClPlan::execute(self, input, output)?)
+    }
+    fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::execute_adjoint(self, input, output)?)
     }
     fn report(&self) -> PlanReport {
         let d = &self.device().info;

@@ -636,3 +636,225 @@ fn type_3_points_set_again() {
         assert!(e <= 1e-8, "round {round}: {e:e}");
     }
 }
+
+/// The adjoint of `p` (sign `isign` forward) on `ntransf` stacked inputs `v`, checked against
+/// the direct sum of the adjoint: type 1's is a type 2 with the opposite sign, type 2's a
+/// type 1, type 3's the sum from the targets `s` back to the sources `x`. Returns the
+/// relative l2 error.
+#[allow(clippy::too_many_arguments)]
+fn adjoint_error<T: BackendFloat>(
+    p: &mut dyn NufftPlan<T>,
+    ty: TransformType,
+    isign: i32,
+    modes: &[usize],
+    x: &[Vec<T>],
+    s: &[Vec<T>],
+    ntransf: usize,
+    rng: &mut Lcg,
+) -> f64 {
+    let wide = |v: &Complex<T>| Complex64::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap());
+    let refs = |v: &[Vec<T>]| -> Vec<Vec<f64>> {
+        v.iter()
+            .map(|d| d.iter().map(|c| c.to_f64().unwrap()).collect())
+            .collect()
+    };
+    let (xr, sr) = (refs(x), refs(s));
+    let xr: Vec<&[f64]> = xr.iter().map(|v| &v[..]).collect();
+    let sr: Vec<&[f64]> = sr.iter().map(|v| &v[..]).collect();
+    let (m, nmodes) = (x[0].len(), modes.iter().product::<usize>());
+    // The adjoint's input and output lengths: the forward's output and input.
+    let (a, b) = match ty {
+        TransformType::Type1 => (nmodes, m),
+        TransformType::Type2 => (m, nmodes),
+        TransformType::Type3 => (s[0].len(), m),
+    };
+    let v: Vec<Complex<T>> = (0..a * ntransf)
+        .map(|_| Complex::new(T::from(rng.next()).unwrap(), T::from(rng.next()).unwrap()))
+        .collect();
+    let mut out = vec![Complex::<T>::default(); b * ntransf];
+    p.execute_adjoint(&v, &mut out).unwrap();
+    let which: Vec<usize> = (0..b).step_by((b / 40).max(1)).collect();
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for t in 0..ntransf {
+        let vt: Vec<Complex64> = v[t * a..(t + 1) * a].iter().map(wide).collect();
+        want.extend(match ty {
+            TransformType::Type1 => direct::type2(&xr, &vt, modes, ModeOrder::Cmcl, -isign, &which),
+            TransformType::Type2 => direct::type1(&xr, &vt, modes, ModeOrder::Cmcl, -isign, &which),
+            TransformType::Type3 => direct::type3(&sr, &vt, &xr, -isign, &which),
+        });
+        got.extend(which.iter().map(|&i| wide(&out[t * b + i])));
+    }
+    direct::rel_error(&got, &want)
+}
+
+fn adjoints<T: BackendFloat>(tol: f64) {
+    let name = std::any::type_name::<T>();
+    for (dim, modes) in [(1, &[60][..]), (2, &[24, 17]), (3, &[10, 8, 11])] {
+        let mut rng = Lcg(dim as u64 + 99);
+        let mut pts = |n: usize, r: f64| -> Vec<Vec<T>> {
+            (0..dim)
+                .map(|_| (0..n).map(|_| T::from(r * rng.next()).unwrap()).collect())
+                .collect()
+        };
+        let x = pts(900, 3.0);
+        let s = pts(300, 7.0);
+        let mut rng = Lcg(dim as u64 + 7);
+        for ty in [
+            TransformType::Type1,
+            TransformType::Type2,
+            TransformType::Type3,
+        ] {
+            let isign = if ty == TransformType::Type2 { -1 } else { 1 };
+            let opts = BackendOptions::default();
+            let mut p = if ty == TransformType::Type3 {
+                Backend::OpenCl.plan_type3::<T>(dim, isign, 2, tol, &opts)
+            } else {
+                Backend::OpenCl.plan::<T>(ty, modes, isign, 2, tol, &opts)
+            }
+            .unwrap();
+            let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
+            let ss: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
+            if ty == TransformType::Type3 {
+                p.set_points_type3(&xs, &ss).unwrap();
+            } else {
+                p.set_points(&xs).unwrap();
+            }
+            let e = adjoint_error(&mut *p, ty, isign, modes, &x, &s, 2, &mut rng);
+            eprintln!("{name} {ty:?} {dim}D adjoint: rel. error {e:.2e}");
+            assert!(e <= 10.0 * tol, "{name} {ty:?} {dim}D adjoint: {e:e}");
+        }
+    }
+}
+
+/// `execute_adjoint` of every type, 1–3 D, both precisions, two stacked transforms, against
+/// the direct sum of the adjoint.
+#[test]
+fn adjoints_match_the_direct_sum() {
+    if have_fp64() {
+        adjoints::<f32>(1e-5);
+        adjoints::<f64>(1e-10);
+    }
+}
+
+/// Points, inputs and outputs in device buffers of the plan's context (one transform and a
+/// stack of three, forward and adjoint), against the direct sum; buffers shorter than the
+/// stack are refused with a length error, longer ones accepted.
+#[test]
+fn device_buffers() {
+    use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+    use nudt_runtime::opencl::opencl3::types::CL_BLOCKING;
+    use nudt_runtime::opencl::{ClOptions, ClPlan};
+    if !have_fp64() {
+        return;
+    }
+    let dev = ClDevice::first().unwrap();
+    let buffer = |data: &[f64], extra: usize| -> Buffer<f64> {
+        let mut b = unsafe {
+            Buffer::<f64>::create(
+                dev.context(),
+                CL_MEM_READ_WRITE,
+                data.len() + extra,
+                std::ptr::null_mut(),
+            )
+        }
+        .unwrap();
+        unsafe {
+            dev.queue()
+                .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
+        }
+        .unwrap();
+        b
+    };
+    let fetch = |b: &Buffer<f64>, n: usize| -> Vec<Complex64> {
+        let mut v = vec![0.0; 2 * n];
+        unsafe {
+            dev.queue()
+                .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
+        }
+        .unwrap();
+        v.chunks(2).map(|c| Complex64::new(c[0], c[1])).collect()
+    };
+    let flat = |v: &[Complex64]| -> Vec<f64> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
+    let (modes, m) = ([20usize, 13], 800);
+    let nm = modes.iter().product::<usize>();
+    let mut rng = Lcg(5);
+    let x: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..m).map(|_| 3.0 * rng.next()).collect())
+        .collect();
+    let xr: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let xb: Vec<Buffer<f64>> = x.iter().map(|v| buffer(v, 0)).collect();
+    let which: Vec<usize> = (0..nm).collect();
+    for ntransf in [1, 3] {
+        let c: Vec<Complex64> = (0..m * ntransf)
+            .map(|_| Complex64::new(rng.next(), rng.next()))
+            .collect();
+        let mut p = ClPlan::<f64>::new(
+            TransformType::Type1,
+            &modes,
+            1,
+            ntransf,
+            1e-10,
+            ClOptions::default(),
+        )
+        .unwrap();
+        p.set_points_device(&[&xb[0], &xb[1]]).unwrap();
+        let cin = buffer(&flat(&c), 0);
+        // The output buffer is longer than the stack.
+        let mut fout = buffer(&vec![0.0; 2 * nm * ntransf], 6);
+        p.execute_device(&cin, &mut fout).unwrap();
+        let f = fetch(&fout, nm * ntransf);
+        for t in 0..ntransf {
+            let want = direct::type1(
+                &xr,
+                &c[t * m..(t + 1) * m],
+                &modes,
+                ModeOrder::Cmcl,
+                1,
+                &which,
+            );
+            let e = direct::rel_error(&f[t * nm..(t + 1) * nm], &want);
+            assert!(e <= 1e-9, "{ntransf} stacked, transform {t}: {e:e}");
+        }
+        // The adjoint from the modes back to the points: a type 2 with the opposite sign.
+        let mut cout = buffer(&vec![0.0; 2 * m * ntransf], 0);
+        p.execute_adjoint_device(&fout, &mut cout).unwrap();
+        let back = fetch(&cout, m * ntransf);
+        let pts: Vec<usize> = (0..m).step_by(20).collect();
+        for t in 0..ntransf {
+            let want = direct::type2(
+                &xr,
+                &f[t * nm..(t + 1) * nm],
+                &modes,
+                ModeOrder::Cmcl,
+                -1,
+                &pts,
+            );
+            let got: Vec<Complex64> = pts.iter().map(|&j| back[t * m + j]).collect();
+            let e = direct::rel_error(&got, &want);
+            assert!(e <= 1e-9, "{ntransf} stacked adjoint, transform {t}: {e:e}");
+        }
+        // A stack one value short is a length error naming the input.
+        let short = buffer(&flat(&c[1..]), 0);
+        match p.execute_device(&short, &mut fout) {
+            Err(OpenClError::Input(NudtError::Length { what, .. })) => {
+                assert!(what.contains("strengths"), "{what}")
+            }
+            r => panic!("a short input buffer gave {r:?}"),
+        }
+    }
+    // Coordinates of unequal lengths.
+    let short = buffer(&x[1][1..], 0);
+    let mut p = ClPlan::<f64>::new(
+        TransformType::Type2,
+        &modes,
+        1,
+        1,
+        1e-6,
+        ClOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(
+        p.set_points_device(&[&xb[0], &short]),
+        Err(OpenClError::Input(NudtError::Length { .. }))
+    ));
+}

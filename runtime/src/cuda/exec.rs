@@ -107,7 +107,9 @@ impl CommonFns {
         )
     }
 
-    /// `out[tr][j] = in[tr][j] · fac[j]` for `ntr` transforms of `n` complex values.
+    /// `out[tr][j] = in[tr][j] · fac[j]` for `ntr` transforms of `n` complex values (with
+    /// `conj`, the conjugate of `fac[j]`: an adjoint's factor).
+    #[allow(clippy::too_many_arguments)]
     pub fn cmul(
         &self,
         stream: &CudaStream,
@@ -116,6 +118,7 @@ impl CommonFns {
         input: u64,
         fac: u64,
         out: u64,
+        conj: bool,
     ) -> CudaResult<()> {
         if n == 0 {
             return Ok(());
@@ -129,6 +132,7 @@ impl CommonFns {
                 Arg::U64(fac),
                 Arg::U64(out),
                 Arg::U64(n as u64),
+                Arg::I32(conj as i32),
             ],
         )
     }

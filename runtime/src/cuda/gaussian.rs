@@ -237,7 +237,13 @@ impl<T: CudaFloat> GaussDev<T> {
         self.n[..self.dim].to_vec()
     }
 
-    /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K).
+    /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K), or
+    /// with `adjoint`, values at the targets (stride K) → the sources (stride M), the
+    /// adjoint of each step on the same grid: spreading at the targets with conjugate
+    /// post-factors, the FFT (`isign` is the adjoint's, the forward's negated), the
+    /// pre-compensation (real and diagonal, so its own adjoint), and gathering at the sources
+    /// with conjugate pre-phases.
+    #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
         win: &GaussWindow,
@@ -246,6 +252,7 @@ impl<T: CudaFloat> GaussDev<T> {
         output: u64,
         nb: usize,
         isign: i32,
+        adjoint: bool,
     ) -> CudaResult<()> {
         let n = self.n;
         let len: usize = n.iter().product();
@@ -255,16 +262,22 @@ impl<T: CudaFloat> GaussDev<T> {
         let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
         let q = Arg::F64(1.0 / (4.0 * win.b));
         let e3 = Arg::U64(ptr(&self.e3, stream));
-        if self.m > 0 {
+        // Points, count and factors of the spreading and of the gathering.
+        let src = (&self.src[..], self.m, &self.pre);
+        let tgt = (&self.tgt[..], self.k, &self.post);
+        let (from, to) = if adjoint { (tgt, src) } else { (src, tgt) };
+        let conj = Arg::I32(adjoint as i32);
+        let (pts, count, fac) = from;
+        if count > 0 {
             win.spread.launch(
                 stream,
-                (blocks(self.m, win.spread.threads), nb as u32),
+                (blocks(count, win.spread.threads), nb as u32),
                 &[
-                    Arg::U32(self.m as u32),
-                    p3(&self.src, 0),
-                    p3(&self.src, 1),
-                    p3(&self.src, 2),
-                    Arg::U64(ptr(&self.pre, stream)),
+                    Arg::U32(count as u32),
+                    p3(pts, 0),
+                    p3(pts, 1),
+                    p3(pts, 2),
+                    Arg::U64(ptr(fac, stream)),
                     Arg::U64(input),
                     Arg::U64(g),
                     i(n[0]),
@@ -272,36 +285,46 @@ impl<T: CudaFloat> GaussDev<T> {
                     i(n[2]),
                     e3,
                     q,
-                    Arg::U64(self.m as u64),
+                    Arg::U64(count as u64),
                     Arg::U64(len as u64),
+                    conj,
                 ],
             )?;
         }
-        win.precomp.launch(
-            stream,
-            (blocks(len, win.precomp.threads), nb as u32),
-            &[
-                Arg::U64(len as u64),
-                Arg::U64(g),
-                p3(&self.precomp, 0),
-                p3(&self.precomp, 1),
-                p3(&self.precomp, 2),
-                i(n[1]),
-                i(n[2]),
-                Arg::U64(len as u64),
-            ],
-        )?;
-        self.fft.exec::<T>(g, nb, isign)?;
-        if self.k > 0 {
+        let precomp = || {
+            win.precomp.launch(
+                stream,
+                (blocks(len, win.precomp.threads), nb as u32),
+                &[
+                    Arg::U64(len as u64),
+                    Arg::U64(g),
+                    p3(&self.precomp, 0),
+                    p3(&self.precomp, 1),
+                    p3(&self.precomp, 2),
+                    i(n[1]),
+                    i(n[2]),
+                    Arg::U64(len as u64),
+                ],
+            )
+        };
+        if adjoint {
+            self.fft.exec::<T>(g, nb, isign)?;
+            precomp()?;
+        } else {
+            precomp()?;
+            self.fft.exec::<T>(g, nb, isign)?;
+        }
+        let (pts, count, fac) = to;
+        if count > 0 {
             win.interp.launch(
                 stream,
-                (blocks(self.k, win.interp.threads), nb as u32),
+                (blocks(count, win.interp.threads), nb as u32),
                 &[
-                    Arg::U32(self.k as u32),
-                    p3(&self.tgt, 0),
-                    p3(&self.tgt, 1),
-                    p3(&self.tgt, 2),
-                    Arg::U64(ptr(&self.post, stream)),
+                    Arg::U32(count as u32),
+                    p3(pts, 0),
+                    p3(pts, 1),
+                    p3(pts, 2),
+                    Arg::U64(ptr(fac, stream)),
                     Arg::U64(g),
                     Arg::U64(output),
                     i(n[0]),
@@ -309,8 +332,9 @@ impl<T: CudaFloat> GaussDev<T> {
                     i(n[2]),
                     e3,
                     q,
-                    Arg::U64(self.k as u64),
+                    Arg::U64(count as u64),
                     Arg::U64(len as u64),
+                    conj,
                 ],
             )?;
         }

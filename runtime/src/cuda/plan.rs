@@ -132,7 +132,8 @@ struct Type3Dev<T: CudaFloat> {
     u: Vec<CudaSlice<T>>,
     pre: CudaSlice<T>,
     post: CudaSlice<T>,
-    /// Pre-phased strengths and the spreading grids, one batch.
+    /// One batch of phased inputs (the forward's pre-phased strengths, M per transform; the
+    /// adjoint's conjugate-post-factored values, K) and of spreading grids.
     cwork: CudaSlice<T>,
     agrid: CudaSlice<T>,
 }
@@ -894,12 +895,17 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
     }
 
-    /// Checks lengths (in complex values) of the stacked input and output.
-    fn check_io(&self, input: usize, output: usize) -> CudaResult<(usize, usize)> {
+    /// Checks lengths (in complex values) of the stacked input and output of the transform
+    /// or, with `adjoint`, of its adjoint (whose input is the transform's output, and back);
+    /// returns one transform's.
+    fn check_io(&self, input: usize, output: usize, adjoint: bool) -> CudaResult<(usize, usize)> {
         if !self.points_set() {
             return Err(NudtError::PointsNotSet.into());
         }
-        let (a, b) = self.lengths();
+        let (a, b) = match self.lengths() {
+            (a, b) if adjoint => (b, a),
+            ab => ab,
+        };
         // As the CPU plan: a stack whose arrays could not exist (the product overflows) is a
         // length error, since no slice has that length.
         let (ea, eb) = (
@@ -929,7 +935,29 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// back). Type 1: strengths (M each) → modes; type 2: modes → values at the points;
     /// type 3: strengths (M each) → values at the targets (K each).
     pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> CudaResult<()> {
-        self.check_io(input.len(), output.len())?;
+        self.execute_host(input, output, false)
+    }
+
+    /// The adjoint on host arrays, input shaped as [`Self::execute`]'s output and back, with
+    /// the opposite sign: type 1's is a type 2, type 2's a type 1, and type 3's maps values
+    /// at the targets back to the sources. It runs the adjoint of each step on the
+    /// forward's own grids and sorted points, so it costs what the forward does and keeps
+    /// its accuracy.
+    pub fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> CudaResult<()> {
+        self.execute_host(input, output, true)
+    }
+
+    fn execute_host(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> CudaResult<()> {
+        self.check_io(input.len(), output.len(), adjoint)?;
         self.bind()?;
         let stream = self.stream.clone();
         let grow = |slot: &mut Option<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
@@ -952,7 +980,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             }
         }
         let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
-        let r = self.run(pi, po);
+        let r = self.run(pi, po, adjoint);
         self.din = Some(din);
         self.dout = Some(dout);
         r?;
@@ -974,6 +1002,24 @@ impl<T: CudaFloat> CudaPlan<T> {
         input: &I,
         output: &mut O,
     ) -> CudaResult<()> {
+        self.execute_on_device(input, output, false)
+    }
+
+    /// [`Self::execute_adjoint`] on device buffers, queued on the plan's stream.
+    pub fn execute_adjoint_device<I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+    ) -> CudaResult<()> {
+        self.execute_on_device(input, output, true)
+    }
+
+    fn execute_on_device<I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        output: &mut O,
+        adjoint: bool,
+    ) -> CudaResult<()> {
         if input.len() % 2 != 0 || output.len() % 2 != 0 {
             return Err(NudtError::Length {
                 what: "device buffers (interleaved complex, even length)".into(),
@@ -982,28 +1028,43 @@ impl<T: CudaFloat> CudaPlan<T> {
             }
             .into());
         }
-        self.check_io(input.len() / 2, output.len() / 2)?;
+        self.check_io(input.len() / 2, output.len() / 2, adjoint)?;
         self.bind()?;
         let stream = self.stream.clone();
         let (pi, gi) = input.device_ptr(&stream);
         let (po, go) = output.device_ptr_mut(&stream);
-        let r = self.run(pi, po);
+        let r = self.run(pi, po, adjoint);
         drop((gi, go));
         r
     }
 
-    /// The transform between device addresses (validated lengths).
-    fn run(&mut self, input: u64, output: u64) -> CudaResult<()> {
-        let (a, b) = self.lengths();
+    /// The transform, or its adjoint, between device addresses (validated lengths).
+    fn run(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
+        let (a, b) = match self.lengths() {
+            (a, b) if adjoint => (b, a),
+            ab => ab,
+        };
         let sz = std::mem::size_of::<T>();
         let stream = self.stream.clone();
+        if adjoint && a > 0 && b > 0 {
+            // Type 3's adjoint phases its K inputs where the forward phases its M.
+            if let Engine::Type3(t) = &mut self.engine {
+                let len = 2 * a * self.batch;
+                if t.cwork.len() < len {
+                    t.cwork = alloc::<T>(&stream, 0, "phased inputs")?;
+                    t.cwork = alloc::<T>(&stream, len, "phased inputs")?;
+                }
+            }
+        }
         self.record(2)?;
         if a == 0 {
             memset0(&stream, output, 2 * b * self.ntransf * sz)?;
         }
         if a > 0 && b > 0 {
-            let isign = self.isign;
+            let isign = if adjoint { -self.isign } else { self.isign };
             let common = &self.common;
+            // Type 1's transform and type 2's adjoint spread; the others interpolate.
+            let spreads = (self.ty == TransformType::Type1) != adjoint;
             let mut t0 = 0;
             while t0 < self.ntransf {
                 let nb = self.batch.min(self.ntransf - t0);
@@ -1014,7 +1075,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                         let g = ptr(&u.work, &stream);
                         let len = u.grid.len();
                         memset0(&stream, g, 2 * nb * len * sz)?;
-                        if self.ty == TransformType::Type1 {
+                        if spreads {
                             u.grid.spread(&stream, x, g, nb)?;
                             u.fft.exec(g, nb, isign)?;
                             u.map.grid_to_modes(common, &stream, g, y, len, nb)?;
@@ -1024,9 +1085,25 @@ impl<T: CudaFloat> CudaPlan<T> {
                             u.grid.interp(&stream, g, y, nb)?;
                         }
                     }
+                    Engine::Type3(t) if adjoint => {
+                        // The forward's steps in reverse, each its adjoint: conjugate
+                        // post-factors, the inner type 1, interpolation at the sources,
+                        // conjugate pre-phases.
+                        let fw = ptr(&t.cwork, &stream);
+                        common.cmul(&stream, a, nb, x, ptr(&t.post, &stream), fw, true)?;
+                        let g = ptr(&t.inner.work, &stream);
+                        let len = t.inner.grid.len();
+                        memset0(&stream, g, 2 * nb * len * sz)?;
+                        t.inner.grid.spread(&stream, fw, g, nb)?;
+                        t.inner.fft.exec(g, nb, isign)?;
+                        let ag = ptr(&t.agrid, &stream);
+                        t.inner.map.grid_to_modes(common, &stream, g, ag, len, nb)?;
+                        t.spread.interp(&stream, ag, y, nb)?;
+                        common.cmul(&stream, b, nb, y, ptr(&t.pre, &stream), y, true)?;
+                    }
                     Engine::Type3(t) => {
                         let cw = ptr(&t.cwork, &stream);
-                        common.cmul(&stream, a, nb, x, ptr(&t.pre, &stream), cw)?;
+                        common.cmul(&stream, a, nb, x, ptr(&t.pre, &stream), cw, false)?;
                         let ag = ptr(&t.agrid, &stream);
                         let alen = t.spread.len();
                         memset0(&stream, ag, 2 * nb * alen * sz)?;
@@ -1037,11 +1114,11 @@ impl<T: CudaFloat> CudaPlan<T> {
                         t.inner.map.modes_to_grid(common, &stream, ag, g, len, nb)?;
                         t.inner.fft.exec(g, nb, isign)?;
                         t.inner.grid.interp(&stream, g, y, nb)?;
-                        common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y)?;
+                        common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y, false)?;
                     }
                     Engine::Gaussian(g) => {
                         let win = self.gauss.as_ref().expect("Gaussian engines have a window");
-                        g.execute(win, &stream, x, y, nb, isign)?;
+                        g.execute(win, &stream, x, y, nb, isign, adjoint)?;
                     }
                     Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
                 }

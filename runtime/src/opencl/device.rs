@@ -70,6 +70,18 @@ impl ClDevice {
         FIRST.get_or_init(Self::discover).clone()
     }
 
+    /// The device's context: device buffers given to a plan (`execute_device`,
+    /// `set_points_device`) are made in it, with the `opencl3` this crate re-exports.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The in-order queue of every plan on the device: a caller's work queued on it runs in
+    /// order with theirs.
+    pub fn queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
     /// A generator error for a module of this device: a missing `cl_khr_fp64` names it.
     pub(crate) fn refusal(&self, e: nudt_gen::GenError) -> OpenClError {
         match e {

@@ -161,7 +161,7 @@ impl<T: ClFloat> ClGrid<T> {
     /// their subproblems' by prefix sums on the host (OpenCL C 1.2 has no warp shuffles for
     /// the CUDA template's scan), then a scatter of the point records into bin order and the
     /// subproblem lists on the device.
-    pub fn set_points(&mut self, dev: &ClDevice, x: &[Buffer<T>], m: usize) -> OpenClResult<()> {
+    pub fn set_points(&mut self, dev: &ClDevice, x: &[&Buffer<T>], m: usize) -> OpenClResult<()> {
         self.sorted = None;
         let nbins = self.nb.iter().product::<usize>();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
@@ -170,7 +170,7 @@ impl<T: ClFloat> ClGrid<T> {
         zero(dev, &mut counts, nbins)?;
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let xs = |d: usize| opt_mem(x.get(d));
+        let xs = |d: usize| opt_mem(x.get(d).copied());
         let geometry = || {
             [
                 Arg::U32(m as u32),

@@ -163,6 +163,33 @@ pub(crate) fn read<E>(dev: &ClDevice, b: &Buffer<E>, data: &mut [E]) -> OpenClRe
         .map_err(cl("clEnqueueReadBuffer"))
 }
 
+/// Copies `bytes` from `src` at byte `from` to `dst` at byte `to`, in queue order.
+pub(crate) fn copy<E>(
+    dev: &ClDevice,
+    src: &Buffer<E>,
+    from: usize,
+    dst: &mut Buffer<E>,
+    to: usize,
+    bytes: usize,
+) -> OpenClResult<()> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: the callers check both ranges against the buffers' sizes.
+    unsafe {
+        dev.queue
+            .enqueue_copy_buffer(src, dst, from, to, bytes, &[])
+    }
+    .map(|_| ())
+    .map_err(cl("clEnqueueCopyBuffer"))
+}
+
+/// Elements of `E` that `b` holds.
+pub(crate) fn elements<E>(b: &Buffer<E>) -> OpenClResult<usize> {
+    let bytes = b.size().map_err(cl("clGetMemObjectInfo"))?;
+    Ok(bytes / std::mem::size_of::<E>().max(1))
+}
+
 pub(crate) fn zero<E: Copy + Default>(
     dev: &ClDevice,
     b: &mut Buffer<E>,

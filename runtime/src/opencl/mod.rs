@@ -33,4 +33,6 @@ pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
 pub use launch::{cache_dir, load_program, ClSource, ProgramOrigin};
 pub use nudt_gen::cuda::CudaMethod;
+/// The binding whose `Buffer`s the plans' device-buffer methods take.
+pub use opencl3;
 pub use plan::{ClOptions, ClPlan};

@@ -10,11 +10,13 @@
 //! method, as the CPU and CUDA backends). Host slices in and out.
 
 use super::device::ClDevice;
+use super::error::cl;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::grid::{ClGrid, ClModes, ClSpreadModule};
 use super::launch::{
-    alloc, build, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg, ELEMENT_GROUP,
+    alloc, build, copy, elements, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg,
+    ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
@@ -309,7 +311,46 @@ impl<T: ClFloat> ClPlan<T> {
             .iter()
             .map(|c| upload(&self.dev, c))
             .collect::<Result<_, _>>()?;
-        u.grid.set_points(&self.dev, &x, m)
+        u.grid
+            .set_points(&self.dev, &x.iter().collect::<Vec<_>>(), m)
+    }
+
+    /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
+    /// per dimension, `T` radians, all of one length: the number of points). Their values are
+    /// not checked: a non-finite coordinate gives NaN results. The plan keeps no reference
+    /// to them.
+    pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
+        let Engine::Uniform(u) = &mut self.engine else {
+            return Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into());
+        };
+        if coords.len() != self.dim {
+            return Err(NudtError::Coordinates {
+                expected: self.dim,
+                got: coords.len(),
+            }
+            .into());
+        }
+        let lens = coords
+            .iter()
+            .map(|c| elements(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let m = lens[0];
+        if let Some(d) = lens.iter().position(|&l| l != m) {
+            return Err(NudtError::Length {
+                what: format!("{} coordinates (device buffer)", ["x", "y", "z"][d]),
+                expected: m,
+                got: lens[d],
+            }
+            .into());
+        }
+        if m > u32::MAX as usize / 2 {
+            return Err(NudtError::TooManyPoints(m).into());
+        }
+        u.grid.set_points(&self.dev, coords, m)
     }
 
     /// Sets the sources `x` and target frequencies `s` of a type 3 plan: plans both grids
@@ -417,8 +458,10 @@ impl<T: ClFloat> ClPlan<T> {
             args.push(mem(&post));
             launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
         }
-        sgrid.set_points(&dev, &y, m)?;
-        inner.grid.set_points(&dev, &u, k)?;
+        sgrid.set_points(&dev, &y.iter().collect::<Vec<_>>(), m)?;
+        inner
+            .grid
+            .set_points(&dev, &u.iter().collect::<Vec<_>>(), k)?;
         self.engine = Engine::Type3(Box::new(Type3 {
             spread: sgrid,
             agrid,
@@ -432,19 +475,55 @@ impl<T: ClFloat> ClPlan<T> {
         Ok(())
     }
 
-    /// Elements of one transform's input and output (`None` before the points are set).
-    fn lengths(&self) -> Option<(usize, usize)> {
+    /// Elements of one transform's input and output (`None` before the points are set);
+    /// with `adjoint`, of the adjoint's (the transform's output, and back).
+    fn lengths(&self, adjoint: bool) -> Option<(usize, usize)> {
         let modes: usize = self.modes.iter().product();
-        match &self.engine {
+        let (a, b) = match &self.engine {
             Engine::Uniform(u) => {
                 let m = u.grid.points()?;
-                Some(match self.ty {
+                match self.ty {
                     TransformType::Type1 => (m, modes),
                     _ => (modes, m),
-                })
+                }
             }
-            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
-            Engine::Type3Pending => None,
+            Engine::Type3(t) => (t.spread.points()?, t.k),
+            Engine::Type3Pending => return None,
+        };
+        Some(if adjoint { (b, a) } else { (a, b) })
+    }
+
+    /// Checks `ntransf` stacked inputs and outputs of `input` and `output` elements against
+    /// the transform (or its adjoint) and returns one transform's.
+    fn check_io(&self, input: usize, output: usize, adjoint: bool) -> OpenClResult<(usize, usize)> {
+        let Some((a, b)) = self.lengths(adjoint) else {
+            return Err(NudtError::PointsNotSet.into());
+        };
+        let (what_in, what_out) = self.io_names(adjoint);
+        for (what, got, one) in [(what_in, input, a), (what_out, output, b)] {
+            if Some(got) != one.checked_mul(self.ntransf) {
+                return Err(NudtError::Length {
+                    what: what.into(),
+                    expected: one.saturating_mul(self.ntransf),
+                    got,
+                }
+                .into());
+            }
+        }
+        Ok((a, b))
+    }
+
+    /// What the transform (or its adjoint) takes and gives.
+    fn io_names(&self, adjoint: bool) -> (&'static str, &'static str) {
+        let (i, o) = match self.ty {
+            TransformType::Type1 => ("strengths", "modes"),
+            TransformType::Type2 => ("modes", "values"),
+            TransformType::Type3 => ("strengths", "values"),
+        };
+        if adjoint {
+            (o, i)
+        } else {
+            (i, o)
         }
     }
 
@@ -452,36 +531,39 @@ impl<T: ClFloat> ClPlan<T> {
     /// modes; type 2 modes → values at the points (M each); type 3 strengths (M each) →
     /// values at the targets (K each).
     pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> OpenClResult<()> {
-        let Some((a, b)) = self.lengths() else {
-            return Err(NudtError::PointsNotSet.into());
-        };
-        let (what_in, what_out) = match self.ty {
-            TransformType::Type1 => ("strengths", "modes"),
-            TransformType::Type2 => ("modes", "values"),
-            TransformType::Type3 => ("strengths", "values"),
-        };
-        for (what, got, one) in [(what_in, input.len(), a), (what_out, output.len(), b)] {
-            if got != one * self.ntransf {
-                return Err(NudtError::Length {
-                    what: what.into(),
-                    expected: one * self.ntransf,
-                    got,
-                }
-                .into());
-            }
-        }
+        self.execute_host(input, output, false)
+    }
+
+    /// The adjoint on host arrays, input shaped as [`Self::execute`]'s output and back, with
+    /// the opposite sign: type 1's is a type 2, type 2's a type 1, type 3's maps values at
+    /// the targets back to the sources. It runs the adjoint of each step on the forward's
+    /// own grids and sorted points: the forward's cost and accuracy, no second plan.
+    pub fn execute_adjoint(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+    ) -> OpenClResult<()> {
+        self.execute_host(input, output, true)
+    }
+
+    fn execute_host(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> OpenClResult<()> {
+        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
         if a == 0 || b == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
         }
         let dev = self.dev.clone();
-        let (mut din, dout) = match self.io.take() {
-            Some(io) => io,
-            None => (alloc::<T>(&dev, 2 * a)?, alloc::<T>(&dev, 2 * b)?),
-        };
+        let (mut din, dout) = self.io(a.max(b))?;
         let mut r = Ok(());
         for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
-            r = self.one(&mut din, &dout, x, y);
+            r = write(&dev, &mut din, crate::float::interleaved(x))
+                .and_then(|()| self.one(&din, &dout, adjoint))
+                .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(y)));
             if r.is_err() {
                 break;
             }
@@ -490,24 +572,100 @@ impl<T: ClFloat> ClPlan<T> {
         r
     }
 
-    /// One transform through the device copies `din` and `dout`.
-    fn one(
+    /// Runs the transform on device buffers of interleaved complex values (`2·len` reals of
+    /// `T`, `ntransf` stacked, at least as long as [`Self::execute`]'s slices), with no host
+    /// copies. Returns once the work is done.
+    pub fn execute_device(
         &mut self,
-        din: &mut Buffer<T>,
-        dout: &Buffer<T>,
-        x: &[Complex<T>],
-        y: &mut [Complex<T>],
+        input: &Buffer<T>,
+        output: &mut Buffer<T>,
     ) -> OpenClResult<()> {
+        self.execute_buffers(input, output, false)
+    }
+
+    /// [`Self::execute_adjoint`] on device buffers.
+    pub fn execute_adjoint_device(
+        &mut self,
+        input: &Buffer<T>,
+        output: &mut Buffer<T>,
+    ) -> OpenClResult<()> {
+        self.execute_buffers(input, output, true)
+    }
+
+    fn execute_buffers(
+        &mut self,
+        input: &Buffer<T>,
+        output: &mut Buffer<T>,
+        adjoint: bool,
+    ) -> OpenClResult<()> {
+        let (a, b) = self.lengths(adjoint).ok_or(NudtError::PointsNotSet)?;
+        // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
+        // are rounded up), not shorter.
+        let (what_in, what_out) = self.io_names(adjoint);
+        let no = b.saturating_mul(self.ntransf);
+        for (what, buf, need) in [
+            (what_in, &*input, a.saturating_mul(self.ntransf)),
+            (what_out, &*output, no),
+        ] {
+            let got = complex_len(buf)?;
+            if got < need {
+                return Err(NudtError::Length {
+                    what: format!("{what} (device buffer, complex values)"),
+                    expected: need,
+                    got,
+                }
+                .into());
+            }
+        }
         let dev = self.dev.clone();
-        write(&dev, din, crate::float::interleaved(x))?;
-        let isign = self.isign;
-        let ty = self.ty;
-        let (a, b) = (x.len(), y.len());
+        let sz = 2 * std::mem::size_of::<T>();
+        if a == 0 || b == 0 {
+            return zero(&dev, output, 2 * no);
+        }
+        if self.ntransf == 1 {
+            self.one(input, output, adjoint)?;
+            return dev.queue.finish().map_err(cl("clFinish"));
+        }
+        // The kernels take one transform from the start of a buffer: the others go through
+        // the plan's own buffers, by device copies.
+        let (mut din, dout) = self.io(a.max(b))?;
+        let mut r = Ok(());
+        for t in 0..self.ntransf {
+            r = copy(&dev, input, t * a * sz, &mut din, 0, a * sz)
+                .and_then(|()| self.one(&din, &dout, adjoint))
+                .and_then(|()| copy(&dev, &dout, 0, output, t * b * sz, b * sz));
+            if r.is_err() {
+                break;
+            }
+        }
+        self.io = Some((din, dout));
+        r.and_then(|()| dev.queue.finish().map_err(cl("clFinish")))
+    }
+
+    /// The plan's device buffers for one transform's input and output, `len` complex values
+    /// each (grown on demand).
+    fn io(&mut self, len: usize) -> OpenClResult<(Buffer<T>, Buffer<T>)> {
+        match self.io.take() {
+            Some((i, o)) if complex_len(&i)? >= len => Ok((i, o)),
+            _ => Ok((
+                alloc::<T>(&self.dev, 2 * len)?,
+                alloc::<T>(&self.dev, 2 * len)?,
+            )),
+        }
+    }
+
+    /// One transform (or its adjoint) from the device buffer `din` into `dout`.
+    fn one(&mut self, din: &Buffer<T>, dout: &Buffer<T>, adjoint: bool) -> OpenClResult<()> {
+        let dev = self.dev.clone();
+        let isign = if adjoint { -self.isign } else { self.isign };
+        let (a, b) = self.lengths(adjoint).ok_or(NudtError::PointsNotSet)?;
+        // Type 1's transform and type 2's adjoint spread; the others interpolate.
+        let spreads = (self.ty == TransformType::Type1) != adjoint;
         match &mut self.engine {
             Engine::Uniform(u) => {
                 let len = u.grid.len();
                 zero(&dev, &mut u.work, 2 * len)?;
-                if ty == TransformType::Type1 {
+                if spreads {
                     u.grid.spread(&dev, din, &u.work)?;
                     u.map.fft(&u.work, isign)?;
                     u.map.grid_to_modes(&dev, &u.work, dout)?;
@@ -517,9 +675,25 @@ impl<T: ClFloat> ClPlan<T> {
                     u.grid.interp(&dev, &u.work, dout)?;
                 }
             }
+            Engine::Type3(t) if adjoint => {
+                // The forward's steps in reverse, each its adjoint: conjugate post-factors,
+                // the inner type 1, interpolation at the sources, conjugate pre-phases.
+                let t = &mut **t;
+                if complex_len(&t.cw)? < a {
+                    t.cw = alloc::<T>(&dev, 2 * a)?;
+                }
+                cmul(&dev, &self.cmul, a, din, &t.post, &t.cw, true)?;
+                let u = &mut t.inner;
+                zero(&dev, &mut u.work, 2 * u.grid.len())?;
+                u.grid.spread(&dev, &t.cw, &u.work)?;
+                u.map.fft(&u.work, isign)?;
+                u.map.grid_to_modes(&dev, &u.work, &t.agrid)?;
+                t.spread.interp(&dev, &t.agrid, dout)?;
+                cmul(&dev, &self.cmul, b, dout, &t.pre, dout, true)?;
+            }
             Engine::Type3(t) => {
                 let t = &mut **t;
-                cmul(&dev, &self.cmul, a, din, &t.pre, &t.cw)?;
+                cmul(&dev, &self.cmul, a, din, &t.pre, &t.cw, false)?;
                 let alen = t.spread.len();
                 zero(&dev, &mut t.agrid, 2 * alen)?;
                 t.spread.spread(&dev, &t.cw, &t.agrid)?;
@@ -528,11 +702,11 @@ impl<T: ClFloat> ClPlan<T> {
                 u.map.modes_to_grid(&dev, &t.agrid, &u.work)?;
                 u.map.fft(&u.work, isign)?;
                 u.grid.interp(&dev, &u.work, dout)?;
-                cmul(&dev, &self.cmul, b, dout, &t.post, dout)?;
+                cmul(&dev, &self.cmul, b, dout, &t.post, dout, false)?;
             }
             Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
         }
-        read(&dev, dout, crate::float::interleaved_mut(y))
+        Ok(())
     }
 
     pub fn transform_type(&self) -> TransformType {
@@ -589,7 +763,13 @@ impl<T: ClFloat> ClPlan<T> {
     }
 }
 
-/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`).
+/// Complex values of `T` that `b` holds.
+fn complex_len<T>(b: &Buffer<T>) -> OpenClResult<usize> {
+    Ok(elements(b)? / 2)
+}
+
+/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`); with `conj`, the
+/// conjugate of `fac[j]` (an adjoint's factor).
 fn cmul<T>(
     dev: &ClDevice,
     k: &Kernel,
@@ -597,6 +777,7 @@ fn cmul<T>(
     inp: &Buffer<T>,
     fac: &Buffer<T>,
     out: &Buffer<T>,
+    conj: bool,
 ) -> OpenClResult<()> {
     let args = [
         Arg::U64(n as u64),
@@ -604,6 +785,7 @@ fn cmul<T>(
         mem(fac),
         mem(out),
         Arg::U64(n as u64),
+        Arg::I32(conj as i32),
     ];
     launch(dev, k, n, ELEMENT_GROUP, 1, &args)
 }
