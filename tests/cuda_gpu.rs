@@ -1187,3 +1187,122 @@ fn gaussian_type3_batches_points_and_precisions() {
         Err(CudaError::Nudt(NudtError::Gen(_)))
     ));
 }
+
+/// `execute_adjoint` against the direct sum of the adjoint (type 1's: a type 2 with the
+/// opposite sign; type 2's: a type 1; type 3's: the targets back to the sources), for types
+/// 1, 2 and FINUFFT's type 3 (both precisions) and the Gaussian type 3 (f64), 1–3 D, three stacked
+/// transforms in batches of two (a remainder batch), and through device buffers.
+#[test]
+fn adjoints_match_the_direct_sum() {
+    let Some(_gpu) = gpu("adjoints_match_the_direct_sum") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for dim in 1..=3 {
+        let (x, modes) = problem(dim, 70 + dim as u64);
+        let mut rng = Rng::new(80 + dim as u64);
+        let s = rng.coords(dim, 300, -9.0, 9.0);
+        for (label, ty, o) in [
+            ("type 1", TransformType::Type1, opts()),
+            ("type 2", TransformType::Type2, opts()),
+            ("type 3", TransformType::Type3, opts()),
+            ("Gaussian type 3", TransformType::Type3, gaussian()),
+        ] {
+            let o = CudaOptions { max_batch: 2, ..o };
+            for (prec, tol) in [("f32", 1e-5), ("f64", 1e-9)] {
+                // The Gaussian method is an f64 method (its tests say where f32 stops).
+                if label.starts_with("Gaussian") && prec == "f32" {
+                    continue;
+                }
+                let isign = if ty == TransformType::Type2 { -1 } else { 1 };
+                let e = if prec == "f32" {
+                    adjoint_error::<f32>(ty, isign, &x, &s, &modes, tol, o.clone(), &mut rng)
+                } else {
+                    adjoint_error::<f64>(ty, isign, &x, &s, &modes, tol, o.clone(), &mut rng)
+                };
+                let line = format!("{label} {dim}D {prec} tol {tol:.0e}: adjoint error {e:.2e}");
+                println!("{line}");
+                if e > 10.0 * tol {
+                    failures.push(line);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// One plan's adjoint on three stacked inputs, host and device buffers (which must agree),
+/// against the direct sum; returns the relative error.
+#[allow(clippy::too_many_arguments)]
+fn adjoint_error<T: CudaFloat>(
+    ty: TransformType,
+    isign: i32,
+    x: &[Vec<f64>],
+    s: &[Vec<f64>],
+    modes: &[usize],
+    tol: f64,
+    o: CudaOptions,
+    rng: &mut Rng,
+) -> f64 {
+    let ntr = 3;
+    let dim = x.len();
+    let (xt, st) = (cast::<T>(x), cast::<T>(s));
+    let (xr, sr) = (widen_all(&xt), widen_all(&st));
+    let mut plan = if ty == TransformType::Type3 {
+        let mut p = CudaPlan::<T>::new_type3(dim, isign, ntr, tol, o).unwrap();
+        p.set_points_type3(&refs(&xt), &refs(&st)).unwrap();
+        p
+    } else {
+        let mut p = CudaPlan::<T>::new(ty, modes, isign, ntr, tol, o).unwrap();
+        p.set_points(&refs(&xt)).unwrap();
+        p
+    };
+    let (m, nm, k) = (x[0].len(), modes.iter().product::<usize>(), s[0].len());
+    let (a, b) = match ty {
+        TransformType::Type1 => (nm, m),
+        TransformType::Type2 => (m, nm),
+        TransformType::Type3 => (k, m),
+    };
+    let v = cast_c::<T>(&rng.complexes(a * ntr));
+    let mut out = vec![Complex::<T>::default(); b * ntr];
+    plan.execute_adjoint(&v, &mut out).unwrap();
+    // The same through device buffers.
+    let stream = plan.stream().clone();
+    let flat: Vec<T> = v.iter().flat_map(|c| [c.re, c.im]).collect();
+    let dv = stream.clone_htod(&flat).unwrap();
+    let mut dout = stream.alloc_zeros::<T>(2 * b * ntr).unwrap();
+    plan.execute_adjoint_device(&dv, &mut dout).unwrap();
+    let back = stream.clone_dtoh(&dout).unwrap();
+    let same = back
+        .chunks(2)
+        .zip(&out)
+        .all(|(d, h)| d[0] == h.re && d[1] == h.im);
+    assert!(
+        same,
+        "{ty:?} {dim}D: device buffers and host arrays disagree"
+    );
+    let vw = widen(&v);
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    let which = all(b);
+    for t in 0..ntr {
+        let vt = &vw[t * a..(t + 1) * a];
+        want.extend(match ty {
+            TransformType::Type1 => {
+                direct::type2(&refs(&xr), vt, modes, ModeOrder::Cmcl, -isign, &which)
+            }
+            TransformType::Type2 => {
+                direct::type1(&refs(&xr), vt, modes, ModeOrder::Cmcl, -isign, &which)
+            }
+            TransformType::Type3 => direct::type3(&refs(&sr), vt, &refs(&xr), -isign, &which),
+        });
+        got.extend(widen(&out[t * b..(t + 1) * b]));
+    }
+    rel(&got, &want)
+}
+
+/// Coordinates as the plan saw them (rounded to `T`), widened again.
+fn widen_all<T: CudaFloat>(v: &[Vec<T>]) -> Vec<Vec<f64>> {
+    v.iter()
+        .map(|d| d.iter().map(|c| c.to_f64().unwrap()).collect())
+        .collect()
+}

@@ -518,12 +518,16 @@ int main() {
                 et3 = std::max(et3, std::abs(std::complex<double>(post[j].x, post[j].y) - std::polar(mag, sgn * tph)) / mag);
             }
             std::vector<T2> prod(ntr * NPTS);
-            LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS, 0);
-            for (int tr = 0; tr < ntr; tr++)
-                for (int j = 0; j < NPTS; j++) {
-                    const std::complex<double> want = std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y) * std::complex<double>(pre[j].x, pre[j].y);
-                    et3 = std::max(et3, std::abs(std::complex<double>(prod[tr * NPTS + j].x, prod[tr * NPTS + j].y) - want));
-                }
+            // The forward's product, then the adjoint's (conjugate factor).
+            for (int conj = 0; conj < 2; conj++) {
+                LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS, conj);
+                for (int tr = 0; tr < ntr; tr++)
+                    for (int j = 0; j < NPTS; j++) {
+                        const std::complex<double> f(pre[j].x, pre[j].y);
+                        const std::complex<double> want = std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y) * (conj ? std::conj(f) : f);
+                        et3 = std::max(et3, std::abs(std::complex<double>(prod[tr * NPTS + j].x, prod[tr * NPTS + j].y) - want));
+                    }
+            }
             if (!(et3 <= tol)) { printf("FAIL type 3 steps: error %.3e\n", et3); return 1; }
         }
         printf("dim %d: type 3 factors and products within %.1e; ", DIM, et3);

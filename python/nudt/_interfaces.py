@@ -247,6 +247,13 @@ class PlanBase:
                 3: ((self._nj,), (self._nk,))}[self._type]
         return (b, a) if adjoint else (a, b)
 
+    def execute_adjoint(self, data, out=None):
+        """The adjoint transform (input shaped as ``execute``'s output, and back), with the
+        opposite sign: type 1's adjoint is a type 2, type 2's a type 1, type 3's maps values
+        at the targets back to the sources. It runs on the plan's own grids and sorted
+        points (on the GPU, queued as ``execute`` is)."""
+        return self._run(data, out, True)
+
     def _run(self, data, out, adjoint):
         """Checks shapes, allocates or checks ``out``, runs; returns the result array."""
         inner_in, inner_out = self._shapes(adjoint)
@@ -325,12 +332,6 @@ class Plan(PlanBase):
         type 2 modes to values at the points, type 3 strengths to values at the targets.
         Writes into ``out`` when given (C-contiguous, the plan's dtype) and returns it."""
         return self._run(data, out, False)
-
-    def execute_adjoint(self, data, out=None):
-        """The adjoint transform (input shaped as ``execute``'s output, and back), with the
-        opposite sign: type 1's adjoint is a type 2, type 2's a type 1, type 3's maps values
-        at the targets back to the sources."""
-        return self._run(data, out, True)
 
 
 def simple(plan_cls, dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):

@@ -290,7 +290,7 @@ class Plan(PlanBase):
                          self._streams(src + tgt))
 
     def _execute(self, data, out, adjoint):
-        self._raw.execute(data.raw(), out.raw(), self._streams([data, out]))
+        self._raw.execute(data.raw(), out.raw(), self._streams([data, out]), adjoint)
         return out.obj
 
     @staticmethod

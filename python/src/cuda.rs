@@ -117,6 +117,7 @@ fn execute<T: CudaFloat>(
     data: Raw,
     out: Raw,
     streams: &[u64],
+    adjoint: bool,
 ) -> Result<(), CudaError> {
     let stream = plan.stream().clone();
     // SAFETY: see `slices`.
@@ -129,7 +130,11 @@ fn execute<T: CudaFloat>(
         });
     }
     ordered(plan, streams, |plan| {
-        plan.execute_device(&input, &mut output)
+        if adjoint {
+            plan.execute_adjoint_device(&input, &mut output)
+        } else {
+            plan.execute_device(&input, &mut output)
+        }
     })
 }
 
@@ -267,12 +272,19 @@ impl RawCudaPlan {
         Ok(())
     }
 
-    /// Queues the transform from device array `data` into device array `out` (both
-    /// C-contiguous, interleaved complex).
-    fn execute(&mut self, py: Python<'_>, data: Raw, out: Raw, streams: Vec<u64>) -> PyResult<()> {
+    /// Queues the transform (or its adjoint) from device array `data` into device array
+    /// `out` (both C-contiguous, interleaved complex).
+    fn execute(
+        &mut self,
+        py: Python<'_>,
+        data: Raw,
+        out: Raw,
+        streams: Vec<u64>,
+        adjoint: bool,
+    ) -> PyResult<()> {
         self.last_call_s = match &mut self.plan {
-            AnyCudaPlan::F32(p) => timed(py, || execute(p, data, out, &streams)),
-            AnyCudaPlan::F64(p) => timed(py, || execute(p, data, out, &streams)),
+            AnyCudaPlan::F32(p) => timed(py, || execute(p, data, out, &streams, adjoint)),
+            AnyCudaPlan::F64(p) => timed(py, || execute(p, data, out, &streams, adjoint)),
         }?;
         Ok(())
     }

@@ -173,6 +173,37 @@ def test_plan_batch_out_modeord(lib, tp, dim):
 
 
 @gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("dtype", PRECISIONS)
+@pytest.mark.parametrize("tp", (1, 2, 3))
+@pytest.mark.parametrize("dim", DIMS)
+def test_execute_adjoint(lib, dtype, tp, dim):
+    """execute_adjoint of a plan with n_trans=2: the direct sum of the adjoint (type 1's is a
+    type 2 with the opposite sign, type 2's a type 1, type 3's from the targets back to the
+    sources), into a new array and into out=."""
+    eps, bound = PRECISIONS[dtype]
+    rng = np.random.default_rng(31 * tp + dim)
+    x, _, s = problem(5 * tp + dim, dim, dtype, tp)
+    modes = MODES[dim]
+    isign = -1 if tp == 2 else 1
+    plan = cu.Plan(tp, modes if tp != 3 else dim, 2, eps, isign, dtype=dtype)
+    plan.setpts(*[dev(lib, v) for v in x], **{k: dev(lib, v) for k, v in zip("stu", s)})
+    shape = {1: (2, *modes), 2: (2, M), 3: (2, len(s[0]) if s else 0)}[tp]
+    data = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if tp == 1:
+        want = np.stack([direct.type2(x, f, -isign) for f in data])
+    elif tp == 2:
+        want = np.stack([direct.type1(x, c, modes, -isign) for c in data])
+    else:
+        want = np.stack([direct.type3(s, f, x, -isign) for f in data])
+    got = plan.execute_adjoint(dev(lib, data))
+    assert direct.rel_err(host(got), want) < bound
+    out = dev(lib, np.zeros(want.shape, dtype))
+    assert plan.execute_adjoint(dev(lib, data), out=out) is out
+    assert direct.rel_err(host(out), want) < bound
+
+
+@gpu
 @pytest.mark.parametrize("method", (0, 1, 2, 3))
 @pytest.mark.parametrize("tp", (1, 2))
 def test_methods_and_options(method, tp):
