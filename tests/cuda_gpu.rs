@@ -1231,7 +1231,8 @@ fn adjoints_match_the_direct_sum() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// One plan's adjoint on three stacked inputs, host and device buffers (which must agree),
+/// One plan's adjoint on three stacked inputs, host and device buffers (which must agree to
+/// rounding),
 /// against the direct sum; returns the relative error.
 #[allow(clippy::too_many_arguments)]
 fn adjoint_error<T: CudaFloat>(
@@ -1273,13 +1274,12 @@ fn adjoint_error<T: CudaFloat>(
     let mut dout = stream.alloc_zeros::<T>(2 * b * ntr).unwrap();
     plan.execute_adjoint_device(&dv, &mut dout).unwrap();
     let back = stream.clone_dtoh(&dout).unwrap();
-    let same = back
-        .chunks(2)
-        .zip(&out)
-        .all(|(d, h)| d[0] == h.re && d[1] == h.im);
+    let back: Vec<Complex<T>> = back.chunks(2).map(|v| Complex::new(v[0], v[1])).collect();
+    // Spreading adds by atomics, in no fixed order: the two runs agree to rounding.
+    let apart = rel(&widen(&back), &widen(&out));
     assert!(
-        same,
-        "{ty:?} {dim}D: device buffers and host arrays disagree"
+        apart < tol,
+        "{ty:?} {dim}D: device buffers and host arrays {apart:e} apart"
     );
     let vw = widen(&v);
     let (mut got, mut want) = (Vec::new(), Vec::new());

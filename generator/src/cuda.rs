@@ -156,6 +156,19 @@ pub enum GridRole {
     SpreadSparse,
 }
 
+impl GridRole {
+    /// Of the methods asked for (spreading, interpolation), the one that binds on a grid of
+    /// this role: the step the forward transform runs there. The other runs only in the
+    /// adjoint, which takes the method asked for where the grid holds it and falls back
+    /// otherwise ([`CudaSpreadSpec::methods`]), rather than refusing the plan.
+    pub fn binding(self, want: [Option<CudaMethod>; 2]) -> [Option<CudaMethod>; 2] {
+        match self {
+            GridRole::Interpolated => [None, want[1]],
+            GridRole::Spread | GridRole::SpreadSparse => [want[0], None],
+        }
+    }
+}
+
 /// Which subproblem kernels of a spec a device can run ([`CudaSpreadSpec::fit`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubproblemFit {
@@ -199,6 +212,12 @@ pub const OD_BATCH: usize = 64;
 /// Most box pencils (threads) of a 3D output-driven block: each holds its pencil of
 /// `side + w − 1` complex cells in registers, so wide kernels get smaller bins.
 pub const OD_MAX_PENCILS: usize = 512;
+/// Longest pencil (complex cells, held in registers by one thread) of the output-driven
+/// kernel with its box in registers. Bins shaped for spreading keep theirs at 8–23 cells; a
+/// grid shaped for interpolation (a type 2 plan's, spread onto only by its adjoint) has
+/// pencils of 40–130 cells, which spill from registers (NVIDIA's OpenCL compiler refuses
+/// the launch outright: `CL_OUT_OF_RESOURCES` on the H100), so there the SM kernel spreads.
+pub const OD_MAX_ROW: usize = 32;
 /// Preferred bin side of output-driven spreading grids per dimension: 2D's for the shared
 /// box of type 3's sparse grids ([`CudaSpreadSpec::for_sparse_spreading`]; dense 2D grids
 /// take rows of one warp), 3D's for the register box ([`CudaSpreadSpec::for_spreading`]).
@@ -398,9 +417,12 @@ impl CudaSpreadSpec {
     /// Which subproblem kernels fit blocks of at most `per_block` bytes of local memory and
     /// `max_threads` threads.
     pub fn fit(&self, per_block: usize, max_threads: usize) -> SubproblemFit {
+        let row = self.od_box == OdBox::Shared || self.padded()[self.dim - 1] <= OD_MAX_ROW;
         SubproblemFit {
             sm: self.smem_bytes() <= per_block && SM_THREADS as usize <= max_threads,
-            od: self.od_smem_bytes() <= per_block && self.od_threads() as usize <= max_threads,
+            od: row
+                && self.od_smem_bytes() <= per_block
+                && self.od_threads() as usize <= max_threads,
         }
     }
 
@@ -416,11 +438,13 @@ impl CudaSpreadSpec {
         let w = self.kernel.width;
         if want[0] == Some(CudaMethod::OutputDriven) && !fit.od {
             return Some(format!(
-                "the output-driven method needs {} bytes of local memory and {} threads per \
-                 block for bins {bins:?} at width {w}, above this device's {per_block} bytes or \
-                 its most threads; use SM, GM-sort or smaller bins",
+                "the output-driven method needs {} bytes of local memory, {} threads per \
+                 block and pencils of at most {OD_MAX_ROW} cells; bins {bins:?} at width {w} \
+                 have pencils of {} against this device's {per_block} bytes and most threads; \
+                 use SM, GM-sort or smaller bins",
                 self.od_smem_bytes(),
                 self.od_threads(),
+                self.padded()[self.dim - 1],
             ));
         }
         let shared_box = want[0] == Some(CudaMethod::Sm)
@@ -1386,6 +1410,21 @@ mod tests {
         assert_eq!(cut, w11.for_role(GridRole::SpreadSparse, local));
         let fit = cut.fit(small.per_block, 1024);
         assert!(fit.od && !fit.sm, "{:?}", cut.bins);
+        // A 2D grid shaped for interpolation (a type 2 plan's, spread onto by its adjoint)
+        // has pencils too long for registers: SM spreads there; shaped for spreading, the
+        // pencils are short and output-driven fits.
+        for mem in [small, local] {
+            let s2 = CudaSpreadSpec::within(2, es(6), Precision::F32, mem).unwrap();
+            let interp = s2.clone().for_role(GridRole::Interpolated, mem);
+            let f = interp.fit(mem.per_block, 1024);
+            assert!(!f.od && f.sm, "{:?}", interp.bins);
+            assert_eq!(
+                interp.methods(dense.0, dense.1, [None; 2], f).0,
+                CudaMethod::Sm
+            );
+            let spread = s2.for_role(GridRole::Spread, mem);
+            assert!(spread.fit(mem.per_block, 1024).od, "{:?}", spread.bins);
+        }
         let dense = (1 << 24, 4096);
         assert_eq!(
             cut.methods(dense.0, dense.1, [None; 2], fit),

@@ -284,7 +284,7 @@ impl GridModule {
         let spec = src.spec.clone().expect("spread modules carry their spec");
         let fit = spec.fit(limit, 1024);
         let want = [want_spread, want_interp];
-        if let Some(why) = spec.refuse(want, fit, limit) {
+        if let Some(why) = spec.refuse(role.binding(want), fit, limit) {
             return Err(CudaError::Unsupported(why));
         }
         let (m, _) = load_module(ctx, &src, arch)?;

@@ -48,7 +48,7 @@ impl ClSpreadModule {
         let local = dev.info.local_memory();
         let spec = CudaSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
         let fit = spec.fit(local.per_block, dev.info.max_work_group);
-        if let Some(why) = spec.refuse(want, fit, local.per_block) {
+        if let Some(why) = spec.refuse(role.binding(want), fit, local.per_block) {
             return Err(OpenClError::Method {
                 device: dev.info.name.clone(),
                 why,
