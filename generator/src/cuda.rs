@@ -437,14 +437,20 @@ impl CudaSpreadSpec {
         let bins = &self.bins[..self.dim];
         let w = self.kernel.width;
         if want[0] == Some(CudaMethod::OutputDriven) && !fit.od {
+            let rows = if self.od_box == OdBox::Pencils {
+                format!(
+                    " (pencils of {} cells, at most {OD_MAX_ROW} held in registers)",
+                    self.padded()[self.dim - 1]
+                )
+            } else {
+                String::new()
+            };
             return Some(format!(
-                "the output-driven method needs {} bytes of local memory, {} threads per \
-                 block and pencils of at most {OD_MAX_ROW} cells; bins {bins:?} at width {w} \
-                 have pencils of {} against this device's {per_block} bytes and most threads; \
-                 use SM, GM-sort or smaller bins",
+                "the output-driven method needs {} bytes of local memory and {} threads per \
+                 block for bins {bins:?} at width {w}{rows}, above this device's {per_block} \
+                 bytes or its most threads; use SM, GM-sort or smaller bins",
                 self.od_smem_bytes(),
                 self.od_threads(),
-                self.padded()[self.dim - 1],
             ));
         }
         let shared_box = want[0] == Some(CudaMethod::Sm)

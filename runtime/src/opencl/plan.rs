@@ -604,7 +604,7 @@ impl<T: ClFloat> ClPlan<T> {
         let (what_in, what_out) = self.io_names(adjoint);
         let no = b.saturating_mul(self.ntransf);
         for (what, buf, need) in [
-            (what_in, &*input, a.saturating_mul(self.ntransf)),
+            (what_in, input, a.saturating_mul(self.ntransf)),
             (what_out, &*output, no),
         ] {
             let got = complex_len(buf)?;
