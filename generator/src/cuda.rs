@@ -1090,6 +1090,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
     ctx.insert("scan_threads", &SCAN_THREADS);
+    ctx.insert("element_threads", &ELEMENT_THREADS);
     let source = render("common", COMMON, &ctx)?;
     let el = |name| CudaKernel {
         name,
@@ -1124,7 +1125,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
         el(names::T3_TARGETS),
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| !k.name.starts_with("nudt_bin_scan") && k.name != names::MINMAX);
+        kernels.retain(|k| !k.name.starts_with("nudt_bin_scan"));
     }
     let name = match dialect {
         Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),

@@ -32,6 +32,12 @@ pub(crate) fn centre<T: Float>(v: &[T]) -> (f64, f64) {
             || (f64::INFINITY, f64::NEG_INFINITY),
             |(a, b), (c, d)| (a.min(c), b.max(d)),
         );
+    centre_of((lo, hi))
+}
+
+/// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
+/// The GPU backends reduce the interval on the device.
+pub(crate) fn centre_of((lo, hi): (f64, f64)) -> (f64, f64) {
     if lo > hi {
         (0.0, 0.0)
     } else {

@@ -763,8 +763,9 @@ fn adjoints_match_the_direct_sum() {
 }
 
 /// Points, inputs and outputs in device buffers of the plan's context (one transform and a
-/// stack of three, forward and adjoint), against the direct sum; buffers shorter than the
-/// stack are refused with a length error, longer ones accepted.
+/// stack of three, forward and adjoint; type 3, whose extents the device reduces), against
+/// the direct sum; buffers shorter than the stack are refused with a length error, longer
+/// ones accepted.
 #[test]
 fn device_buffers() {
     use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
@@ -868,6 +869,24 @@ fn device_buffers() {
             r => panic!("a short input buffer gave {r:?}"),
         }
     }
+    // Type 3 from device buffers: the extents are reduced on the device.
+    let sp: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..150).map(|_| 5.0 + 9.0 * rng.next()).collect())
+        .collect();
+    let sb: Vec<Buffer<f64>> = sp.iter().map(|v| buffer(v, 0)).collect();
+    let spr: Vec<&[f64]> = sp.iter().map(|v| &v[..]).collect();
+    let c: Vec<Complex64> = (0..m)
+        .map(|_| Complex64::new(rng.next(), rng.next()))
+        .collect();
+    let mut p3 = ClPlan::<f64>::new_type3(2, -1, 1, 1e-10, ClOptions::default()).unwrap();
+    p3.set_points_type3_device(&[&xb[0], &xb[1]], &[&sb[0], &sb[1]])
+        .unwrap();
+    let cin = buffer(&flat(&c), 0);
+    let mut fout = buffer(&[0.0; 300], 0);
+    p3.execute_device(&cin, &mut fout).unwrap();
+    let want = direct::type3(&xr, &c, &spr, -1, &(0..150).collect::<Vec<_>>());
+    let e = direct::rel_error(&fetch(&fout, 150), &want);
+    assert!(e <= 1e-9, "type 3 from device buffers: {e:e}");
     // Coordinates of unequal lengths.
     let short = buffer(&x[1][1..], 0);
     let mut p = ClPlan::<f64>::new(

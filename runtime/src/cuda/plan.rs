@@ -688,19 +688,12 @@ impl<T: CudaFloat> CudaPlan<T> {
             .chain((0..dim).map(|d| (tgt[d], k)))
             .collect();
         let boxes = extents(&stream, &self.common, &arrays)?;
-        let centre = |(lo, hi): (f64, f64)| {
-            if lo > hi {
-                (0.0, 0.0)
-            } else {
-                ((lo + hi) / 2.0, (hi - lo) / 2.0)
-            }
-        };
         // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
         let mut n = Vec::with_capacity(dim);
         let (mut cx, mut cs, mut ig, mut hg) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
         for d in 0..dim {
-            let (c0, xh) = centre(boxes[d]);
-            let (c1, sh) = centre(boxes[dim + d]);
+            let (c0, xh) = crate::type3::centre_of(boxes[d]);
+            let (c1, sh) = crate::type3::centre_of(boxes[dim + d]);
             let (xs, ss) = crate::type3::safe_extents(xh, sh);
             let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
             if !want.is_finite() || want > 1e9 {

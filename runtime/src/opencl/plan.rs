@@ -15,12 +15,15 @@ use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::grid::{ClGrid, ClModes, ClSpreadModule};
 use super::launch::{
-    alloc, build, copy, elements, kernel_of, launch, mem, opt_mem, read, upload, write, zero, Arg,
-    ELEMENT_GROUP,
+    alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, upload, write,
+    zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
-use nudt_gen::cuda::{common_module_in, fourier_quadrature, names, CudaMethod, GridRole};
+use nudt_gen::cuda::{
+    common_module_in, fourier_quadrature, names, CudaMethod, GridRole, ELEMENT_THREADS,
+    MINMAX_BLOCKS,
+};
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
 use opencl3::kernel::Kernel;
@@ -88,6 +91,7 @@ enum Engine<T: ClFloat> {
 /// What a type 3 plan needs besides the spread module: the phase kernels and the kernel's
 /// Fourier quadrature (nodes, weights) for the post-factors.
 struct Type3Kernels {
+    minmax: Kernel,
     sources: Kernel,
     targets: Kernel,
     qz: Buffer<f64>,
@@ -164,6 +168,68 @@ fn check_coords<T: ClFloat>(
         return Err(NudtError::TooManyPoints(m).into());
     }
     Ok(m)
+}
+
+/// Checks one point set in device buffers (`dim` of them, all of one length) and returns its
+/// size.
+fn device_coords<T>(
+    dim: usize,
+    coords: &[&Buffer<T>],
+    names: [&'static str; 3],
+) -> OpenClResult<usize> {
+    if coords.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: coords.len(),
+        }
+        .into());
+    }
+    let lens = coords
+        .iter()
+        .map(|c| elements(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let m = lens[0];
+    if let Some(d) = lens.iter().position(|&l| l != m) {
+        return Err(NudtError::Length {
+            what: format!("{} coordinates (device buffer)", names[d]),
+            expected: m,
+            got: lens[d],
+        }
+        .into());
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
+/// Bounding interval `(lo, hi)` of each device array of `n` coordinates, by the min/max
+/// kernel: one partial per work-group, finished here (`lo > hi` for an empty array).
+fn extents<T>(
+    dev: &ClDevice,
+    minmax: &Kernel,
+    arrays: &[(&Buffer<T>, usize)],
+) -> OpenClResult<Vec<(f64, f64)>> {
+    let group = ELEMENT_THREADS as usize;
+    arrays
+        .iter()
+        .map(|&(x, n)| {
+            if n == 0 {
+                return Ok((f64::INFINITY, f64::NEG_INFINITY));
+            }
+            let groups = n.div_ceil(group).min(MINMAX_BLOCKS as usize);
+            let part = alloc::<f64>(dev, 2 * groups)?;
+            let args = [Arg::U64(n as u64), mem(x), mem(&part)];
+            enqueue(dev, minmax, groups * group, group, 1, &args)?;
+            let mut host = vec![0.0f64; 2 * groups];
+            read(dev, &part, &mut host)?;
+            Ok(host
+                .chunks(2)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v[0]), hi.max(v[1]))
+                }))
+        })
+        .collect()
 }
 
 impl<T: ClFloat> ClPlan<T> {
@@ -255,6 +321,7 @@ impl<T: ClFloat> ClPlan<T> {
         let (engine, t3) = if ty == TransformType::Type3 {
             let (qz, qw) = fourier_quadrature(&kernel);
             let t3 = Type3Kernels {
+                minmax: kernel_of(&common, names::MINMAX)?,
                 sources: kernel_of(&common, names::T3_SOURCES)?,
                 targets: kernel_of(&common, names::T3_TARGETS)?,
                 nq: qz.len(),
@@ -327,37 +394,42 @@ impl<T: ClFloat> ClPlan<T> {
             }
             .into());
         };
-        if coords.len() != self.dim {
-            return Err(NudtError::Coordinates {
-                expected: self.dim,
-                got: coords.len(),
-            }
-            .into());
-        }
-        let lens = coords
-            .iter()
-            .map(|c| elements(c))
-            .collect::<Result<Vec<_>, _>>()?;
-        let m = lens[0];
-        if let Some(d) = lens.iter().position(|&l| l != m) {
-            return Err(NudtError::Length {
-                what: format!("{} coordinates (device buffer)", ["x", "y", "z"][d]),
-                expected: m,
-                got: lens[d],
-            }
-            .into());
-        }
-        if m > u32::MAX as usize / 2 {
-            return Err(NudtError::TooManyPoints(m).into());
-        }
+        let m = device_coords(self.dim, coords, ["x", "y", "z"])?;
         u.grid.set_points(&self.dev, coords, m)
     }
 
-    /// Sets the sources `x` and target frequencies `s` of a type 3 plan: plans both grids
-    /// from the sets' extents, rescales both sets and computes their phase factors on the
-    /// device, and sorts both. The grids of the last point sets (kernels, FFT, buffers) are
-    /// kept when the new sets need the same sizes.
+    /// Sets the sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies
+    /// them to the device, then as [`Self::set_points_type3_device`].
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
+        self.check_type3()?;
+        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        let up = |v: &[&[T]]| -> OpenClResult<Vec<Buffer<T>>> {
+            v.iter().map(|c| upload(&self.dev, c)).collect()
+        };
+        let (x, s) = (up(sources)?, up(targets)?);
+        let (xr, sr): (Vec<_>, Vec<_>) = (x.iter().collect(), s.iter().collect());
+        self.prepare_type3(&xr, &sr, m, k)
+    }
+
+    /// Sets the sources and target frequencies of a type 3 plan from device buffers of the
+    /// plan's context (one per dimension each, `T`; each set's buffers all of one length:
+    /// its size). Plans both grids from the sets' extents (reduced on the device), rescales
+    /// both sets and computes their phase factors on the device, and sorts both. The grids of
+    /// the last point sets (kernels, FFT, buffers) are kept when the new sets need the same
+    /// sizes. Values are not checked: a non-finite coordinate gives NaN results.
+    pub fn set_points_type3_device(
+        &mut self,
+        sources: &[&Buffer<T>],
+        targets: &[&Buffer<T>],
+    ) -> OpenClResult<()> {
+        self.check_type3()?;
+        let m = device_coords(self.dim, sources, ["x", "y", "z"])?;
+        let k = device_coords(self.dim, targets, ["s", "t", "u"])?;
+        self.prepare_type3(sources, targets, m, k)
+    }
+
+    fn check_type3(&self) -> OpenClResult<()> {
         if self.ty != TransformType::Type3 {
             return Err(NudtError::WrongType {
                 expected: 3,
@@ -365,8 +437,17 @@ impl<T: ClFloat> ClPlan<T> {
             }
             .into());
         }
-        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        Ok(())
+    }
+
+    /// Type 3 set-points from `m` sources `x` and `k` targets `s` on the device.
+    fn prepare_type3(
+        &mut self,
+        x: &[&Buffer<T>],
+        s: &[&Buffer<T>],
+        m: usize,
+        k: usize,
+    ) -> OpenClResult<()> {
         let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
             Engine::Type3(t) => Some(t),
             _ => None,
@@ -375,12 +456,18 @@ impl<T: ClFloat> ClPlan<T> {
         let kernel = self.kernel;
         let sigma = kernel.upsampling.0;
         let w = kernel.width as f64;
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+        let arrays: Vec<(&Buffer<T>, usize)> = (0..dim)
+            .map(|d| (x[d], m))
+            .chain((0..dim).map(|d| (s[d], k)))
+            .collect();
+        let boxes = extents(&self.dev, &t3.minmax, &arrays)?;
         // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
         let (mut n, mut cx, mut cs, mut ig, mut hg) =
             ([1; 3], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
         for d in 0..dim {
-            let (c0, xh) = crate::type3::centre(sources[d]);
-            let (c1, sh) = crate::type3::centre(targets[d]);
+            let (c0, xh) = crate::type3::centre_of(boxes[d]);
+            let (c1, sh) = crate::type3::centre_of(boxes[dim + d]);
             let (xs, ss) = crate::type3::safe_extents(xh, sh);
             let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
             if !want.is_finite() || want > 1e9 {
@@ -415,18 +502,13 @@ impl<T: ClFloat> ClPlan<T> {
                 (sgrid, inner, agrid)
             }
         };
-        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
         let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
         let sgn = Arg::F64(self.isign.signum() as f64);
-        let x: Vec<Buffer<T>> = sources
-            .iter()
-            .map(|c| upload(&dev, c))
-            .collect::<Result<_, _>>()?;
         let y: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, m)).collect::<Result<_, _>>()?;
         let pre = alloc::<T>(&dev, 2 * m)?;
         if m > 0 {
             let mut args = vec![Arg::U32(m as u32), Arg::I32(dim as i32)];
-            args.extend((0..3).map(|d| opt_mem(x.get(d))));
+            args.extend((0..3).map(|d| opt_mem(x.get(d).copied())));
             args.extend(f64s(cx));
             args.extend(f64s(ig));
             args.extend(f64s(cs));
@@ -435,15 +517,11 @@ impl<T: ClFloat> ClPlan<T> {
             args.push(mem(&pre));
             launch(&dev, &t3.sources, m, ELEMENT_GROUP, 1, &args)?;
         }
-        let s: Vec<Buffer<T>> = targets
-            .iter()
-            .map(|c| upload(&dev, c))
-            .collect::<Result<_, _>>()?;
         let u: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, k)).collect::<Result<_, _>>()?;
         let post = alloc::<T>(&dev, 2 * k)?;
         if k > 0 {
             let mut args = vec![Arg::U32(k as u32), Arg::I32(dim as i32)];
-            args.extend((0..3).map(|d| opt_mem(s.get(d))));
+            args.extend((0..3).map(|d| opt_mem(s.get(d).copied())));
             args.extend(f64s(cs));
             args.extend(f64s(hg));
             args.extend(f64s(cx));
