@@ -132,29 +132,40 @@ impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
     }
 }
 
+/// The size of a point set of `dim` arrays of lengths `lens` (all equal, within the sort's
+/// 32-bit indices), or the error naming the array that differs.
+fn set_size(dim: usize, lens: &[usize], names: [&'static str; 3]) -> OpenClResult<usize> {
+    if lens.len() != dim {
+        return Err(NudtError::Coordinates {
+            expected: dim,
+            got: lens.len(),
+        }
+        .into());
+    }
+    let m = lens[0];
+    if let Some(d) = lens.iter().position(|&l| l != m) {
+        return Err(NudtError::Length {
+            what: format!("{} coordinates", names[d]),
+            expected: m,
+            got: lens[d],
+        }
+        .into());
+    }
+    if m > u32::MAX as usize / 2 {
+        return Err(NudtError::TooManyPoints(m).into());
+    }
+    Ok(m)
+}
+
 /// Checks one point set (`dim` arrays of equal length, finite values) and returns its size.
 fn check_coords<T: ClFloat>(
     dim: usize,
     coords: &[&[T]],
     names: [&'static str; 3],
 ) -> OpenClResult<usize> {
-    if coords.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: coords.len(),
-        }
-        .into());
-    }
-    let m = coords[0].len();
+    let lens: Vec<usize> = coords.iter().map(|c| c.len()).collect();
+    let m = set_size(dim, &lens, names)?;
     for (d, c) in coords.iter().enumerate() {
-        if c.len() != m {
-            return Err(NudtError::Length {
-                what: format!("{} coordinates", names[d]),
-                expected: m,
-                got: c.len(),
-            }
-            .into());
-        }
         if let Some(index) = c.iter().position(|x| !x.is_finite()) {
             return Err(NudtError::NonFinite {
                 what: names[d],
@@ -163,9 +174,6 @@ fn check_coords<T: ClFloat>(
             }
             .into());
         }
-    }
-    if m > u32::MAX as usize / 2 {
-        return Err(NudtError::TooManyPoints(m).into());
     }
     Ok(m)
 }
@@ -177,30 +185,11 @@ fn device_coords<T>(
     coords: &[&Buffer<T>],
     names: [&'static str; 3],
 ) -> OpenClResult<usize> {
-    if coords.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: coords.len(),
-        }
-        .into());
-    }
     let lens = coords
         .iter()
         .map(|c| elements(c))
         .collect::<Result<Vec<_>, _>>()?;
-    let m = lens[0];
-    if let Some(d) = lens.iter().position(|&l| l != m) {
-        return Err(NudtError::Length {
-            what: format!("{} coordinates (device buffer)", names[d]),
-            expected: m,
-            got: lens[d],
-        }
-        .into());
-    }
-    if m > u32::MAX as usize / 2 {
-        return Err(NudtError::TooManyPoints(m).into());
-    }
-    Ok(m)
+    set_size(dim, &lens, names)
 }
 
 /// Bounding interval `(lo, hi)` of each device array of `n` coordinates, by the min/max
