@@ -225,11 +225,21 @@ pub const OD_MAX_ROW: usize = 32;
 /// [`choose_spread_method`] picks SM there (a width-`w` footprint is too small to share out),
 /// and the 1D output-driven kernel, run only when asked for, uses those bins.
 pub const OD_BIN_SIDE: [usize; 3] = [0, 16, 4];
-/// Threads per block of the bin sort's prefix sums.
-pub const SCAN_THREADS: u32 = 1024;
-/// Bins one block of the prefix sums' first phase takes (4 per thread): the bins of a grid
-/// make `ceil(nbins / SCAN_TILE)` tiles.
-pub const SCAN_TILE: usize = 4 * SCAN_THREADS as usize;
+/// Threads per block of the bin sort's prefix sums in `dialect`: CUDA's scan shuffles inside
+/// warps, and a block of 1024 takes the most bins per tile; OpenCL's doubles over local
+/// memory in a group of [`ELEMENT_THREADS`], a size the backend already asks of every device.
+pub fn scan_threads(dialect: Dialect) -> u32 {
+    match dialect {
+        Dialect::Cuda => 1024,
+        Dialect::OpenCl { .. } => ELEMENT_THREADS,
+    }
+}
+
+/// Bins one block of the prefix sums' first phase takes in `dialect` (4 per thread): the bins
+/// of a grid make `ceil(nbins / scan_tile)` tiles.
+pub fn scan_tile(dialect: Dialect) -> usize {
+    4 * scan_threads(dialect) as usize
+}
 /// Most bins whose counters the tiled bin count keeps in shared memory (48 KiB of `u32`).
 pub const LOCAL_BINS: usize = 12288;
 /// Points per thread of one tile of the tiled bin count.
@@ -909,10 +919,10 @@ pub fn spread_module(spec: &CudaSpreadSpec) -> Result<CudaSource, GenError> {
 fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenError> {
     let header = dialect.header(precision, false)?;
     Ok(match dialect {
-        Dialect::OpenCl { fp64: true } if precision == Precision::F32 => {
+        Dialect::OpenCl { fp64: true, .. } if precision == Precision::F32 => {
             format!("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n{header}")
         }
-        Dialect::OpenCl { fp64: false } => return Err(GenError::Fp64Unsupported),
+        Dialect::OpenCl { fp64: false, .. } => return Err(GenError::Fp64Unsupported),
         _ => header,
     })
 }
@@ -1089,7 +1099,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
     ctx.insert("ctype", ctype(precision));
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
-    ctx.insert("scan_threads", &SCAN_THREADS);
+    ctx.insert("scan_threads", &scan_threads(dialect));
     ctx.insert("element_threads", &ELEMENT_THREADS);
     let source = render("common", COMMON, &ctx)?;
     let el = |name| CudaKernel {
@@ -1101,12 +1111,12 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
     };
     let scan = |name, grid| CudaKernel {
         name,
-        block_threads: SCAN_THREADS,
+        block_threads: scan_threads(dialect),
         dynamic_smem: 0,
         grid,
         params: Vec::new(),
     };
-    let mut kernels = vec![
+    let kernels = vec![
         scan(names::BIN_SCAN_TILES, "ceil(nbins / SCAN_TILE) blocks"),
         scan(names::BIN_SCAN_TOTALS, "one block"),
         el(names::BIN_SCAN_ADD),
@@ -1124,9 +1134,6 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<CudaSo
         el(names::T3_SOURCES),
         el(names::T3_TARGETS),
     ];
-    if dialect != Dialect::Cuda {
-        kernels.retain(|k| !k.name.starts_with("nudt_bin_scan"));
-    }
     let name = match dialect {
         Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
         d => format!("nudt_common_{}_{}", precision.type_name(), d.name()),
@@ -1330,7 +1337,10 @@ mod tests {
     #[test]
     fn opencl_modules_render_without_cuda_syntax() {
         let arch = GpuArch::h100();
-        let cl = Dialect::OpenCl { fp64: true };
+        let cl = Dialect::OpenCl {
+            fp64: true,
+            ptx: false,
+        };
         for dim in 1..=3 {
             let s = CudaSpreadSpec::new(dim, es(7), Precision::F32, &arch).unwrap();
             let m = spread_module_in(&s, cl).unwrap();
@@ -1358,8 +1368,11 @@ mod tests {
                 3
             );
             let c = common_module_in(Precision::F64, cl).unwrap();
-            // No warp-shuffle scans in OpenCL C 1.2; its min/max reduces through local memory.
-            assert!(c.kernel(names::BIN_SCAN_TILES).is_none());
+            // OpenCL C 1.2 has no warp shuffles: its scan and min/max reduce through local
+            // memory, in groups every device takes.
+            let scan = c.kernel(names::BIN_SCAN_TILES).unwrap();
+            assert_eq!(scan.block_threads, ELEMENT_THREADS);
+            assert_eq!(c.kernel(names::BIN_SCAN_TOTALS).unwrap().params.len(), 6);
             assert_eq!(c.kernel(names::MINMAX).unwrap().params.len(), 3);
             for src in [&m, &c] {
                 for k in &src.kernels {
@@ -1376,8 +1389,35 @@ mod tests {
                     assert!(!src.source.contains(cuda), "{cuda} in {}", src.name);
                 }
             }
+            // NVIDIA's compiler: the native reductions in place of compare-and-swap loops.
+            let nv = Dialect::OpenCl {
+                fp64: true,
+                ptx: true,
+            };
+            for p in [Precision::F32, Precision::F64] {
+                let s = CudaSpreadSpec::new(dim, es(7), p, &arch).unwrap();
+                let t = if p == Precision::F32 { "f32" } else { "f64" };
+                let (cas, ptx) = (
+                    spread_module_in(&s, cl).unwrap(),
+                    spread_module_in(&s, nv).unwrap(),
+                );
+                assert!(cas.source.contains("cmpxchg") && !cas.source.contains("asm"));
+                assert!(!ptx.source.contains("cmpxchg"));
+                for space in ["global", "shared"] {
+                    assert!(ptx
+                        .source
+                        .contains(&format!("red.{space}.add.{t} [%0], %1;")));
+                }
+                assert_ne!(cas.name, ptx.name);
+            }
             assert!(matches!(
-                spread_module_in(&s, Dialect::OpenCl { fp64: false }),
+                spread_module_in(
+                    &s,
+                    Dialect::OpenCl {
+                        fp64: false,
+                        ptx: false
+                    }
+                ),
                 Err(GenError::Fp64Unsupported)
             ));
         }

@@ -209,7 +209,9 @@ static void bin_scan(const std::vector<unsigned>& counts, unsigned maxsub, std::
     const unsigned nb = counts.size(), ntiles = std::max(1u, (nb + SCAN_TILE - 1) / SCAN_TILE);
     std::vector<uint2> tiles(ntiles, make_uint2(0xdeadbeefu, 0xdeadbeefu));
     LAUNCH(nudt_bin_scan_tiles, ntiles, 1, nb, counts.data(), maxsub, start.data(), substart.data(), tiles.data());
-    LAUNCH(nudt_bin_scan_totals, 1, 1, ntiles, tiles.data(), nb, start.data(), substart.data());
+    unsigned nsub = 0xdeadbeefu;
+    LAUNCH(nudt_bin_scan_totals, 1, 1, ntiles, tiles.data(), nb, start.data(), substart.data(), &nsub);
+    if (nsub != substart[nb]) { printf("FAIL subproblem count %u, not %u\n", nsub, substart[nb]); exit(1); }
     if (ntiles > 1) LAUNCH(nudt_bin_scan_add, blocks(nb, THREADS_nudt_bin_scan_add), 1, nb, tiles.data(), start.data(), substart.data());
 }
 "#;
@@ -457,7 +459,7 @@ int main() {
         std::vector<unsigned> start(1, 0), substart(1, 0);
         for (auto& t : tiles) t = make_uint2((unsigned)(urand() * 5000), (unsigned)(urand() * 50));
         const std::vector<uint2> sums = tiles;
-        LAUNCH(nudt_bin_scan_totals, 1, 1, nt, tiles.data(), 0u, start.data(), substart.data());
+        LAUNCH(nudt_bin_scan_totals, 1, 1, nt, tiles.data(), 0u, start.data(), substart.data(), substart.data());
         unsigned ec = 0, es = 0;
         for (unsigned i = 0; i < nt; i++) {
             if (tiles[i].x != ec || tiles[i].y != es) { printf("FAIL tile sums at %u\n", i); return 1; }

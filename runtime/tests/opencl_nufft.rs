@@ -524,7 +524,6 @@ fn empty_sets_and_single_modes() {
 #[test]
 fn programs_are_cached_on_disk() {
     use nudt_gen::cuda::{common_module_in, CudaSource};
-    use nudt_gen::gpu::Dialect;
     use nudt_runtime::opencl::{cache_dir, load_program, ProgramOrigin};
     if !have_fp64() {
         return;
@@ -533,8 +532,7 @@ fn programs_are_cached_on_disk() {
         panic!("the OpenCL program cache is off (NUDT_OPENCL_CACHE=off): nothing to test");
     };
     let dev = ClDevice::first().unwrap();
-    let common =
-        common_module_in(nudt_gen::Precision::F64, Dialect::OpenCl { fp64: true }).unwrap();
+    let common = common_module_in(nudt_gen::Precision::F64, dev.info.dialect()).unwrap();
     let tag = format!(
         "nudt_cache_test_{}_{}",
         std::process::id(),

@@ -278,7 +278,10 @@ pub fn run(args: Args) -> Result<()> {
         return super::gen_cuda::emit(&super::gen_cuda::CudaJob {
             dialect: match args.target {
                 Target::Cuda => Dialect::Cuda,
-                _ => Dialect::OpenCl { fp64: true },
+                _ => Dialect::OpenCl {
+                    fp64: true,
+                    ptx: false,
+                },
             },
             dims: &dims,
             kernel,

@@ -102,10 +102,11 @@ impl FftDevice {
     }
 
     /// An OpenCL device from its `CL_DEVICE_MAX_WORK_GROUP_SIZE`, `CL_DEVICE_LOCAL_MEM_SIZE`
-    /// and whether it has `cl_khr_fp64`.
+    /// and whether it has `cl_khr_fp64`. The FFT adds nothing by atomics, so its source is
+    /// the same on every vendor's compiler (no inline PTX).
     pub fn opencl(max_work_group: usize, local_mem: usize, fp64: bool) -> Self {
         FftDevice {
-            dialect: Dialect::OpenCl { fp64 },
+            dialect: Dialect::OpenCl { fp64, ptx: false },
             max_threads: max_work_group.min(u32::MAX as usize) as u32,
             local_bytes: local_mem,
         }

@@ -14,8 +14,11 @@ const OPENCL: &str = include_str!("../../../templates/gpu/dialect/opencl.h.tera"
 pub enum Dialect {
     /// CUDA C++ as NVRTC compiles it (`extern "C"` kernels, dynamic shared memory).
     Cuda,
-    /// OpenCL C 1.2; `fp64` says whether the device has `cl_khr_fp64` (doubles).
-    OpenCl { fp64: bool },
+    /// OpenCL C 1.2; `fp64` says whether the device has `cl_khr_fp64` (doubles), `ptx`
+    /// whether its compiler takes inline PTX (NVIDIA's, on sm_60 and later): floating-point
+    /// atomic adds are then the native `red` instructions, where OpenCL C 1.2 has only
+    /// compare-and-swap loops.
+    OpenCl { fp64: bool, ptx: bool },
 }
 
 impl Dialect {
@@ -23,8 +26,22 @@ impl Dialect {
     pub fn name(self) -> &'static str {
         match self {
             Dialect::Cuda => "cuda",
-            Dialect::OpenCl { fp64: true } => "opencl",
-            Dialect::OpenCl { fp64: false } => "opencl-fp32",
+            Dialect::OpenCl {
+                fp64: true,
+                ptx: false,
+            } => "opencl",
+            Dialect::OpenCl {
+                fp64: false,
+                ptx: false,
+            } => "opencl-fp32",
+            Dialect::OpenCl {
+                fp64: true,
+                ptx: true,
+            } => "opencl-ptx",
+            Dialect::OpenCl {
+                fp64: false,
+                ptx: true,
+            } => "opencl-fp32-ptx",
         }
     }
 
@@ -46,12 +63,13 @@ impl Dialect {
     /// or 64 where `wide_index`. A double-precision header for an OpenCL device without
     /// `cl_khr_fp64` is refused.
     pub fn header(self, precision: Precision, wide_index: bool) -> Result<String, GenError> {
-        if precision == Precision::F64 && self == (Dialect::OpenCl { fp64: false }) {
+        if precision == Precision::F64 && matches!(self, Dialect::OpenCl { fp64: false, .. }) {
             return Err(GenError::Fp64Unsupported);
         }
-        let real = match precision {
-            Precision::F32 => "float",
-            Precision::F64 => "double",
+        // The C type, and PTX's type and register constraint of inline assembly.
+        let (real, ptx_type, ptx_reg) = match precision {
+            Precision::F32 => ("float", "f32", "f"),
+            Precision::F64 => ("double", "f64", "d"),
         };
         let idx = match (self, wide_index) {
             (_, false) => "unsigned",
@@ -65,6 +83,9 @@ impl Dialect {
         let mut ctx = Context::new();
         ctx.insert("real", real);
         ctx.insert("idx", idx);
+        ctx.insert("ptx", &matches!(self, Dialect::OpenCl { ptx: true, .. }));
+        ctx.insert("ptx_type", ptx_type);
+        ctx.insert("ptx_reg", ptx_reg);
         Tera::one_off(body, &ctx, false).map_err(|e| GenError::Render(format!("{e:?}")))
     }
 }

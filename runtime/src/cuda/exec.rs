@@ -9,9 +9,10 @@ use crate::uniform::ModeOrder;
 use cudarc::cufft::sys::cufftResult;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
-    names, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole, SubproblemFit, COUNT_ITEMS,
-    LOCAL_BINS, MINMAX_BLOCKS, SCAN_TILE,
+    names, scan_tile, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole, SubproblemFit,
+    COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
+use nudt_gen::gpu::Dialect;
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
 
@@ -151,7 +152,7 @@ struct Sorted {
     /// Points per bin (`nbins`).
     counts: CudaSlice<u32>,
     /// Totals of each tile of the prefix sums, then their offsets: (points, subproblems)
-    /// per tile of [`SCAN_TILE`] bins.
+    /// per tile of [`scan_tile`] bins.
     scan_tiles: CudaSlice<u32>,
     /// First sorted point of each bin, and of each bin's subproblems (`nbins + 1` each; the
     /// last entries are the totals).
@@ -202,7 +203,7 @@ impl Sorted {
 
 /// Tiles of the prefix sums over `nbins` bins (at least one).
 fn scan_tiles(nbins: usize) -> usize {
-    nbins.div_ceil(SCAN_TILE).max(1)
+    nbins.div_ceil(scan_tile(Dialect::Cuda)).max(1)
 }
 
 /// A fine grid on the device: sizes, spread module and (once set) sorted points.
@@ -453,6 +454,7 @@ impl<T: CudaFloat> GridDev<T> {
                 Arg::U32(nbins as u32),
                 Arg::U64(starts),
                 Arg::U64(sub_starts),
+                Arg::U64(at::<u32>(sub_starts, nbins)),
             ],
         )?;
         // Kernels with a thread per bin.

@@ -4,6 +4,7 @@
 use super::error::{cl, OpenClError, OpenClResult};
 use nudt_gen::cuda::LocalMemory;
 use nudt_gen::fft::FftDevice;
+use nudt_gen::gpu::Dialect;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
@@ -21,11 +22,22 @@ pub struct ClDeviceInfo {
     pub local_mem: usize,
     /// Whether `cl_khr_fp64` is present.
     pub fp64: bool,
+    /// Whether the compiler takes inline PTX with floating-point reductions: NVIDIA's
+    /// platform on a GPU of compute capability 6.0 or later (`cl_nv_device_attribute_query`).
+    pub ptx: bool,
     /// `CL_DRIVER_VERSION`, part of the program cache's key.
     pub driver: String,
 }
 
 impl ClDeviceInfo {
+    /// The dialect the NUFFT's modules are generated in for this device.
+    pub fn dialect(&self) -> Dialect {
+        Dialect::OpenCl {
+            fp64: self.fp64,
+            ptx: self.ptx,
+        }
+    }
+
     /// The limits the FFT generator plans for.
     pub fn fft_device(&self) -> FftDevice {
         FftDevice::opencl(self.max_work_group, self.local_mem, self.fp64)
@@ -119,6 +131,13 @@ impl ClDevice {
     }
 
     fn open(device: Device, platform: String) -> OpenClResult<ClDevice> {
+        let extensions = device.extensions().map_err(cl("clGetDeviceInfo"))?;
+        let has = |name: &str| extensions.split_whitespace().any(|e| e == name);
+        let ptx = platform.contains("NVIDIA")
+            && has("cl_nv_device_attribute_query")
+            && device
+                .compute_capability_major_nv()
+                .is_ok_and(|major| major >= 6);
         let info = ClDeviceInfo {
             platform,
             name: device.name().map_err(cl("clGetDeviceInfo"))?,
@@ -126,11 +145,8 @@ impl ClDevice {
                 .max_work_group_size()
                 .map_err(cl("clGetDeviceInfo"))?,
             local_mem: device.local_mem_size().map_err(cl("clGetDeviceInfo"))? as usize,
-            fp64: device
-                .extensions()
-                .map_err(cl("clGetDeviceInfo"))?
-                .split_whitespace()
-                .any(|e| e == "cl_khr_fp64"),
+            fp64: has("cl_khr_fp64"),
+            ptx,
             driver: device.driver_version().map_err(cl("clGetDeviceInfo"))?,
         };
         let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;

@@ -8,15 +8,16 @@ use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
 use super::fft::{ClFft, ClFloat};
 use super::launch::{
-    alloc, build, enqueue, kernel_of, launch, mem, opt_mem, read, upload, zero, Arg, ELEMENT_GROUP,
+    alloc, build, enqueue, kernel_of, launch, mem, opt_mem, upload, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
-    names, spread_module_in, CudaMethod, CudaSpreadSpec, GridRole, SubproblemFit, GM_THREADS,
-    SM_THREADS,
+    names, scan_threads, scan_tile, spread_module_in, CudaMethod, CudaSpreadSpec, GridRole,
+    SubproblemFit, GM_THREADS, SM_THREADS,
 };
 use nudt_gen::fft::FftDirection;
+use nudt_gen::gpu::Dialect;
 use nudt_gen::{KernelSpec, Precision};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -33,6 +34,8 @@ pub(crate) struct ClSpreadModule {
     fit: SubproblemFit,
     /// Methods asked for (spreading, interpolation; `None`: choose per point set).
     want: [Option<CudaMethod>; 2],
+    /// The device's dialect, which sizes the common module's prefix sums.
+    dialect: Dialect,
 }
 
 impl ClSpreadModule {
@@ -54,13 +57,14 @@ impl ClSpreadModule {
                 why,
             });
         }
-        let src =
-            spread_module_in(&spec, dev.info.fft_device().dialect).map_err(|e| dev.refusal(e))?;
+        let dialect = dev.info.dialect();
+        let src = spread_module_in(&spec, dialect).map_err(|e| dev.refusal(e))?;
         Ok(ClSpreadModule {
             spec: src.spec.clone().expect("spread modules carry their spec"),
             program: build(dev, &src)?,
             fit,
             want,
+            dialect,
         })
     }
 }
@@ -73,19 +77,26 @@ struct Sorted {
     pts: Buffer<u8>,
     /// First sorted point of each bin (`nbins + 1`, the last the total).
     bin_start: Buffer<u32>,
-    /// The subproblems' bins and first points, and their count (one value).
+    /// The subproblems' bins and first points (room for `sub_bound`), and their count (one
+    /// value, on the device).
     sub_bin: Buffer<u32>,
     sub_first: Buffer<u32>,
     nsub_dev: Buffer<u32>,
-    nsub: usize,
+    /// Groups the subproblem kernels are launched with ([`CudaSpreadSpec::subproblem_bound`]).
+    sub_bound: usize,
     spread: CudaMethod,
     interp: CudaMethod,
 }
 
-/// The kernels of one grid.
+/// The kernels of one grid, and the prefix sums' work-group size and bins per tile.
 struct Kernels {
     bin_count: Kernel,
     bin_scatter: Kernel,
+    scan_tiles: Kernel,
+    scan_totals: Kernel,
+    scan_add: Kernel,
+    scan_threads: usize,
+    scan_tile: usize,
     subprob_map: Kernel,
     spread_gm: Kernel,
     spread_sm: Kernel,
@@ -119,7 +130,7 @@ impl<T: ClFloat> ClGrid<T> {
             return Err(NudtError::GridOverflow.into());
         }
         let spec = module.spec.clone();
-        let program = &module.program;
+        let (program, dialect) = (&module.program, module.dialect);
         Ok(ClGrid {
             n,
             nb: std::array::from_fn(|d| n[d].div_ceil(spec.bins[d])),
@@ -128,6 +139,11 @@ impl<T: ClFloat> ClGrid<T> {
             k: Kernels {
                 bin_count: kernel_of(program, names::BIN_COUNT)?,
                 bin_scatter: kernel_of(program, names::BIN_SCATTER)?,
+                scan_tiles: kernel_of(common, names::BIN_SCAN_TILES)?,
+                scan_totals: kernel_of(common, names::BIN_SCAN_TOTALS)?,
+                scan_add: kernel_of(common, names::BIN_SCAN_ADD)?,
+                scan_threads: scan_threads(dialect) as usize,
+                scan_tile: scan_tile(dialect),
                 subprob_map: kernel_of(common, names::SUBPROB_MAP)?,
                 spread_gm: kernel_of(program, names::SPREAD_GM)?,
                 spread_sm: kernel_of(program, names::SPREAD_SM)?,
@@ -157,14 +173,20 @@ impl<T: ClFloat> ClGrid<T> {
     }
 
     /// Sorts the `m` points whose coordinates (radians, any finite value) lie in `x`, one
-    /// device array per dimension: each point's bin and rank by atomics; the bins' starts and
-    /// their subproblems' by prefix sums on the host (OpenCL C 1.2 has no warp shuffles for
-    /// the CUDA template's scan), then a scatter of the point records into bin order and the
-    /// subproblem lists on the device.
+    /// device array per dimension, all on the device: each point's bin and rank by atomics;
+    /// the bins' starts and their subproblems' by the common module's prefix sums; a scatter
+    /// of the point records into bin order and the subproblem lists. The subproblem kernels
+    /// are launched for [`CudaSpreadSpec::subproblem_bound`] groups and read the true count
+    /// on the device, so the host waits for nothing but the queue's end.
     pub fn set_points(&mut self, dev: &ClDevice, x: &[&Buffer<T>], m: usize) -> OpenClResult<()> {
         self.sorted = None;
         let nbins = self.nb.iter().product::<usize>();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
+        let sub_bound = if self.fit.sm || self.fit.od {
+            self.spec.subproblem_bound(m, nbins)
+        } else {
+            0
+        };
         let rank = alloc::<u32>(dev, m)?;
         let mut counts = alloc::<u32>(dev, nbins)?;
         zero(dev, &mut counts, nbins)?;
@@ -184,48 +206,35 @@ impl<T: ClFloat> ClGrid<T> {
                 i(nb[2]),
             ]
         };
-        let mut c = vec![0u32; nbins];
         if m > 0 {
             let mut args = Vec::from(geometry());
             args.extend([mem(&rank), mem(&counts)]);
             launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
-            read(dev, &counts, &mut c)?;
         }
-        let maxsub = self.spec.max_subproblem;
-        let (mut starts, mut sub_starts) = (Vec::with_capacity(nbins + 1), Vec::new());
-        let (mut acc, mut subs) = (0u32, 0u32);
-        for v in c {
-            starts.push(acc);
-            sub_starts.push(subs);
-            acc += v;
-            subs += v.div_ceil(maxsub as u32);
-        }
-        starts.push(acc);
-        sub_starts.push(subs);
-        let nsub = subs as usize;
         let sorted = Sorted {
             m,
             pts: alloc::<u8>(dev, m * self.spec.point_bytes())?,
-            bin_start: upload(dev, &starts)?,
-            sub_bin: alloc::<u32>(dev, nsub)?,
-            sub_first: alloc::<u32>(dev, nsub)?,
-            nsub_dev: upload(dev, &[subs])?,
-            nsub,
+            bin_start: alloc::<u32>(dev, nbins + 1)?,
+            sub_bin: alloc::<u32>(dev, sub_bound)?,
+            sub_first: alloc::<u32>(dev, sub_bound)?,
+            nsub_dev: alloc::<u32>(dev, 1)?,
+            sub_bound,
             spread,
             interp,
         };
+        let sub_start = alloc::<u32>(dev, nbins + 1)?;
+        self.scan(dev, nbins, &counts, &sorted, &sub_start)?;
         if m > 0 {
             let mut args = Vec::from(geometry());
             args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.pts)]);
             launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
         }
-        if m > 0 && (self.fit.sm || self.fit.od) {
-            let sub_starts = upload(dev, &sub_starts)?;
+        if m > 0 && sub_bound > 0 {
             let args = [
                 Arg::U32(nbins as u32),
                 mem(&sorted.bin_start),
-                mem(&sub_starts),
-                Arg::U32(maxsub as u32),
+                mem(&sub_start),
+                Arg::U32(self.spec.max_subproblem as u32),
                 mem(&sorted.sub_bin),
                 mem(&sorted.sub_first),
             ];
@@ -233,6 +242,50 @@ impl<T: ClFloat> ClGrid<T> {
         }
         dev.queue.finish().map_err(cl("clFinish"))?;
         self.sorted = Some(sorted);
+        Ok(())
+    }
+
+    /// The prefix sums of the bin `counts` into `s.bin_start` and `sub_start` (the
+    /// subproblems' starts), and the subproblem count into `s.nsub_dev`: sums inside tiles,
+    /// sums of the tiles' totals, the tiles' offsets added (as the CUDA backend runs them).
+    fn scan(
+        &self,
+        dev: &ClDevice,
+        nbins: usize,
+        counts: &Buffer<u32>,
+        s: &Sorted,
+        sub_start: &Buffer<u32>,
+    ) -> OpenClResult<()> {
+        let (threads, tile) = (self.k.scan_threads, self.k.scan_tile);
+        let ntiles = nbins.div_ceil(tile).max(1);
+        let tiles = alloc::<u32>(dev, 2 * ntiles)?;
+        let args = [
+            Arg::U32(nbins as u32),
+            mem(counts),
+            Arg::U32(self.spec.max_subproblem as u32),
+            mem(&s.bin_start),
+            mem(sub_start),
+            mem(&tiles),
+        ];
+        enqueue(dev, &self.k.scan_tiles, ntiles * threads, threads, 1, &args)?;
+        let args = [
+            Arg::U32(ntiles as u32),
+            mem(&tiles),
+            Arg::U32(nbins as u32),
+            mem(&s.bin_start),
+            mem(sub_start),
+            mem(&s.nsub_dev),
+        ];
+        enqueue(dev, &self.k.scan_totals, threads, threads, 1, &args)?;
+        if ntiles > 1 {
+            let args = [
+                Arg::U32(nbins as u32),
+                mem(&tiles),
+                mem(&s.bin_start),
+                mem(sub_start),
+            ];
+            launch(dev, &self.k.scan_add, nbins, ELEMENT_GROUP, 1, &args)?;
+        }
         Ok(())
     }
 
@@ -304,7 +357,7 @@ impl<T: ClFloat> ClGrid<T> {
         args.extend([i(self.nb[1]), i(self.nb[2])]);
         args.extend(strides);
         args.push(Arg::Local(local));
-        enqueue(dev, k, s.nsub.max(1) * threads, threads, 1, &args)
+        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, 1, &args)
     }
 }
 

@@ -294,8 +294,8 @@ impl<T: ClFloat> ClPlan<T> {
             None => ClDevice::first()?,
         };
         let m3: [usize; 3] = std::array::from_fn(|d| modes.get(d).copied().unwrap_or(1));
-        let common_src = common_module_in(T::PRECISION, dev.info.fft_device().dialect)
-            .map_err(|e| dev.refusal(e))?;
+        let common_src =
+            common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
         let common = build(&dev, &common_src)?;
         let roles: &[GridRole] = match ty {
             TransformType::Type1 => &[GridRole::Spread],
