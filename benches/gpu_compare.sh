@@ -16,7 +16,7 @@
 #
 # Timing: nudt's set-points are the first call on a fresh plan made after an earlier plan of
 # the same size was dropped (its buffers come from the memory the pool kept: any later plan of
-# a process), beside it the first call on a plan made with the pool emptied (it maps its
+# a process; the median of three such plans), beside it the first call on a plan made with the pool emptied (it maps its
 # buffers, as the first plan of a process does) and the median of three more on one plan; its execute is the mean
 # of 5 (device arrays in and out, CUDA events). cuFINUFFT's are its perftest's means of 5
 # runs, each on a fresh plan (its own protocol), for every method; "best" is the method with

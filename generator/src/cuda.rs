@@ -929,7 +929,8 @@ fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenEr
 
 /// Renders the spread module of one spec in `dialect`. OpenCL C gets every kernel but the
 /// tiled bin count: its bin count takes one atomic per point (OpenCL C 1.2 has no warp votes
-/// to aggregate them), and its SM spreading adds to the shared box by compare-and-swap loops.
+/// to aggregate them), and its floating-point atomics are compare-and-swap loops unless the
+/// dialect takes inline PTX.
 /// The subproblem kernels' local memory is sized at launch in both dialects (`dynamic_smem`
 /// of their launch description: CUDA's dynamic shared memory, an OpenCL `__local` argument).
 pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {

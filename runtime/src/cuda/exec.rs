@@ -2,11 +2,10 @@
 //! the generated kernels), the mode map (corrections and mode copies), and cuFFT plans.
 
 use super::device::{blocks, load_module, Arg, Kernel};
-use super::error::{cufft, driver, CudaError, CudaResult};
-use super::memory::{alloc, release_freed_memory};
+use super::error::{driver, CudaError, CudaResult};
+use super::memory::alloc;
 use super::CudaFloat;
 use crate::uniform::ModeOrder;
-use cudarc::cufft::sys::cufftResult;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
     names, scan_tile, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole, SubproblemFit,
@@ -684,16 +683,11 @@ impl<T: CudaFloat> ModeMapDev<T> {
         let mut cf = Vec::new();
         for d in 0..3 {
             let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                let step = 2.0 * std::f64::consts::PI / n[d] as f64;
-                (0..modes[d])
-                    .map(|i| {
-                        let k = order.mode(i, modes[d]);
-                        (
-                            k.rem_euclid(n[d] as i64) as i32,
-                            T::of(1.0 / ft.at(step * k as f64)),
-                        )
-                    })
-                    .unzip()
+                let (g, c) = crate::uniform::mode_axis(&ft, modes[d], n[d], order);
+                (
+                    g.into_iter().map(|v| v as i32).collect(),
+                    c.into_iter().map(T::of).collect(),
+                )
             } else {
                 (vec![0], vec![T::one()])
             };
@@ -776,97 +770,5 @@ impl<T: CudaFloat> ModeMapDev<T> {
             (blocks(self.len(), k.threads), ntr as u32),
             &self.args(stream, modes, grid, gstride),
         )
-    }
-}
-
-/// Batched in-place complex FFTs of one grid shape (cuFFT `plan_many`), for a full batch and,
-/// if `ntransf` is not a multiple of it, the remainder.
-pub(crate) struct FftPlans {
-    ctx: Arc<CudaContext>,
-    plans: Vec<(usize, cudarc::cufft::sys::cufftHandle)>,
-}
-
-impl FftPlans {
-    pub fn new<T: CudaFloat>(
-        stream: &Arc<CudaStream>,
-        n: &[usize],
-        batches: &[usize],
-    ) -> CudaResult<Self> {
-        let ctx = stream.context().clone();
-        ctx.bind_to_thread()
-            .map_err(|e| driver("cuCtxSetCurrent", e))?;
-        let dims: Vec<i32> = n
-            .iter()
-            .map(|&v| i32::try_from(v).map_err(|_| crate::NudtError::GridOverflow))
-            .collect::<Result<_, _>>()?;
-        let dist: i32 = n
-            .iter()
-            .try_fold(1usize, |a, &b| a.checked_mul(b))
-            .and_then(|v| i32::try_from(v).ok())
-            .ok_or(crate::NudtError::GridOverflow)?;
-        let mut me = FftPlans {
-            ctx,
-            plans: Vec::new(),
-        };
-        for &b in batches {
-            if b == 0 || me.plans.iter().any(|p| p.0 == b) {
-                continue;
-            }
-            let plan = || {
-                let mut dims = dims.clone();
-                // SAFETY: `dims` holds `rank` sizes; null embeds mean the plain contiguous
-                // layout.
-                unsafe {
-                    cudarc::cufft::result::plan_many(
-                        dims.len() as i32,
-                        dims.as_mut_ptr(),
-                        std::ptr::null_mut(),
-                        1,
-                        dist,
-                        std::ptr::null_mut(),
-                        1,
-                        dist,
-                        T::FFT_TYPE,
-                        b as i32,
-                    )
-                }
-            };
-            // cuFFT allocates its work area outside the pool, which may be keeping memory
-            // that plans freed: on a failed allocation the pool gives it back, once.
-            let h = match plan() {
-                Err(e) if e.0 == cufftResult::CUFFT_ALLOC_FAILED => {
-                    release_freed_memory(stream)?;
-                    plan()
-                }
-                r => r,
-            }
-            .map_err(|e| cufft("cufftPlanMany", e))?;
-            me.plans.push((b, h));
-            // SAFETY: a live plan and the plan's stream.
-            unsafe { cudarc::cufft::result::set_stream(h, stream.cu_stream() as _) }
-                .map_err(|e| cufft("cufftSetStream", e))?;
-        }
-        Ok(me)
-    }
-
-    /// In-place FFTs of `batch` grids at `data`: `e^{isign·2πi jk/n}`.
-    pub fn exec<T: CudaFloat>(&self, data: u64, batch: usize, isign: i32) -> CudaResult<()> {
-        let (_, h) =
-            self.plans.iter().find(|p| p.0 == batch).ok_or_else(|| {
-                CudaError::Unsupported(format!("no cuFFT plan for batch {batch}"))
-            })?;
-        let dir = if isign < 0 { -1 } else { 1 };
-        // SAFETY: `data` holds `batch` contiguous grids of the planned shape.
-        unsafe { T::exec_fft(*h, data, dir) }.map_err(|e| cufft("cufftExec", e))
-    }
-}
-
-impl Drop for FftPlans {
-    fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
-        for (_, h) in self.plans.drain(..) {
-            // SAFETY: each plan was created by this object and is destroyed once.
-            let _ = unsafe { cudarc::cufft::result::destroy(h) };
-        }
     }
 }

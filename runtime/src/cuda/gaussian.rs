@@ -7,9 +7,10 @@
 //! bin sort and shared-memory methods of the ES path do not apply: one thread per source
 //! scatters with global atomics, one thread per target gathers.
 
+use super::cufft_plans::FftPlans;
 use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaResult};
-use super::exec::{checked_len, memset0, ptr, CommonFns, FftPlans};
+use super::exec::{checked_len, memset0, ptr, CommonFns};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;

@@ -7,9 +7,10 @@
 //! disk beside the compiled modules ([`cache_dir`]), so later plans of that size decide
 //! without timing, and without compiling the generated FFT when cuFFT won.
 
+use super::cufft_plans::FftPlans;
 use super::device::{cache_dir, driver_version};
 use super::error::{driver, CudaError, CudaResult};
-use super::exec::{memset0, FftPlans};
+use super::exec::memset0;
 use super::fft_gen::GenFft;
 use super::CudaFloat;
 use cudarc::driver::sys::CUevent_flags;

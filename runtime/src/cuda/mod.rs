@@ -34,6 +34,7 @@
 //!
 //! Device data is interleaved complex: a `CudaSlice<T>` of `2·len` reals.
 
+mod cufft_plans;
 mod device;
 mod error;
 mod exec;

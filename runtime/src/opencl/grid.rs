@@ -389,16 +389,11 @@ impl<T: ClFloat> ClModes<T> {
         let (mut gi, mut cf) = (Vec::new(), Vec::new());
         for d in 0..3 {
             let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                let step = 2.0 * std::f64::consts::PI / n[d] as f64;
-                (0..modes[d])
-                    .map(|i| {
-                        let k = order.mode(i, modes[d]);
-                        (
-                            k.rem_euclid(n[d] as i64) as i32,
-                            T::of(1.0 / ft.at(step * k as f64)),
-                        )
-                    })
-                    .unzip()
+                let (g, c) = crate::uniform::mode_axis(&ft, modes[d], n[d], order);
+                (
+                    g.into_iter().map(|v| v as i32).collect(),
+                    c.into_iter().map(T::of).collect(),
+                )
             } else {
                 (vec![0], vec![T::one()])
             };

@@ -1,8 +1,10 @@
 //! The OpenCL backend (feature `opencl`): NUFFTs of types 1, 2 and 3 ([`ClPlan`]: bin sort,
 //! spreading and interpolation by GM-sort, SM and output-driven subproblems, corrections and
 //! type 3 phase factors, rendered in OpenCL C from the CUDA backend's templates) on the
-//! generated FFT ([`ClFft`]). What OpenCL C 1.2 lacks, the bin sort does otherwise: one atomic
-//! per point for the counts (no warp votes) and the prefix sums on the host (no shuffles).
+//! generated FFT ([`ClFft`]). What OpenCL C 1.2 lacks is done otherwise: one atomic per point
+//! for the bin counts (no warp votes), a block scan over local memory (no shuffles), and
+//! floating-point atomic adds by compare-and-swap, or as inline PTX on NVIDIA's platform
+//! ([`ClDeviceInfo::dialect`]).
 //!
 //! The ICD loader (`libOpenCL.so`) is opened at run time (opencl3's `dynamic` feature), so a
 //! build with the feature runs anywhere; where the loader, a platform or a device is missing,
