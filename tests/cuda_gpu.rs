@@ -748,6 +748,71 @@ fn device_buffers_and_user_stream() {
     ));
 }
 
+/// cuFFT plans pass from a dropped NUFFT plan to the next of its shape (the process's shelf),
+/// onto another stream, while a second live plan of that shape makes its own; a type 3 plan
+/// whose grids change size with its points takes others. Every result against the direct
+/// sum: a handle left with its old owner's work area (freed) or stream would fail here, or
+/// in the sanitizer's run.
+#[test]
+fn cufft_plans_pass_between_plans() {
+    let Some(_gpu) = gpu("cufft_plans_pass_between_plans") else {
+        return;
+    };
+    let ctx = nudt::cuda::open(0).unwrap();
+    let (modes, m, ntr) = ([40usize, 36], 2000, 3);
+    let mut rng = Rng::new(31);
+    let x = rng.coords(2, m, -3.0, 3.0);
+    let c = rng.complexes(m * ntr);
+    let which: Vec<usize> = (0..modes.iter().product()).collect();
+    let exact: Vec<Complex64> = c
+        .chunks(m)
+        .flat_map(|ct| direct::type1(&refs(&x), ct, &modes, default_order(), -1, &which))
+        .collect();
+    // Batches of two: cuFFT plans for batch 2 and for the remainder, 1, sharing a work area.
+    let plan = |stream: Option<_>| {
+        let o = CudaOptions {
+            stream,
+            max_batch: 2,
+            fft: FftEngine::CuFft,
+            ..opts()
+        };
+        let mut p = CudaPlan::<f64>::new(TransformType::Type1, &modes, -1, ntr, 1e-9, o).unwrap();
+        p.set_points(&refs(&x)).unwrap();
+        p
+    };
+    let run = |p: &mut CudaPlan<f64>| {
+        let mut f = vec![Complex64::default(); exact.len()];
+        p.execute(&c, &mut f).unwrap();
+        let e = rel(&f, &exact);
+        assert!(e < 1e-8, "{e:.2e}");
+    };
+    let mut first = plan(None);
+    run(&mut first);
+    drop(first);
+    let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
+    let mut shelved = plan(Some(s1));
+    let mut made = plan(Some(s2));
+    for _ in 0..2 {
+        run(&mut shelved);
+        run(&mut made);
+    }
+    drop(shelved);
+    run(&mut made);
+    // Type 3: a wider set of targets needs larger grids, then the first size comes back.
+    let src = rng.coords(2, m, -3.0, 3.0);
+    let cs = rng.complexes(m);
+    let mut t3 = CudaPlan::<f64>::new_type3(2, 1, 1, 1e-9, opts()).unwrap();
+    for half in [20.0, 45.0, 20.0] {
+        let tgt = rng.coords(2, 700, -half, half);
+        t3.set_points_type3(&refs(&src), &refs(&tgt)).unwrap();
+        let mut f = vec![Complex64::default(); 700];
+        t3.execute(&cs, &mut f).unwrap();
+        let all: Vec<usize> = (0..700).collect();
+        let e = rel(&f, &direct::type3(&refs(&src), &cs, &refs(&tgt), 1, &all));
+        assert!(e < 1e-8, "type 3, targets in ±{half}: {e:.2e}");
+    }
+}
+
 #[test]
 fn bad_input_gives_typed_errors() {
     let Some(_gpu) = gpu("bad_input_gives_typed_errors") else {
