@@ -48,3 +48,26 @@ pub enum NudtError {
 }
 
 pub type Result<T> = std::result::Result<T, NudtError>;
+
+/// Checks the lengths (complex values) of a stack of `ntransf` inputs and outputs, `got`,
+/// against one transform's, `one`; a mismatch is a [`NudtError::Length`] naming `what`. A
+/// stack whose length would overflow is a length error too, since no array has it. Every
+/// backend's `execute` and `execute_adjoint` check through here.
+pub(crate) fn check_stack(
+    got: [usize; 2],
+    one: [usize; 2],
+    ntransf: usize,
+    what: [&str; 2],
+) -> Result<()> {
+    for d in 0..2 {
+        let expected = one[d].saturating_mul(ntransf);
+        if got[d] != expected {
+            return Err(NudtError::Length {
+                what: what[d].into(),
+                expected,
+                got: got[d],
+            });
+        }
+    }
+    Ok(())
+}

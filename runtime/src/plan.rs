@@ -486,24 +486,12 @@ impl<T: Float> Plan<T> {
             return Err(NudtError::PointsNotSet);
         }
         let (a, b) = self.lengths(adjoint);
-        // Plans of any ntransf can be made; a batch whose arrays could not exist is a length
-        // error, not an overflow.
-        let batch = |n: usize| n.saturating_mul(self.ntransf);
-        let (ea, eb) = (batch(a), batch(b));
-        if input.len() != ea {
-            return Err(NudtError::Length {
-                what: "input".into(),
-                expected: ea,
-                got: input.len(),
-            });
-        }
-        if output.len() != eb {
-            return Err(NudtError::Length {
-                what: "output".into(),
-                expected: eb,
-                got: output.len(),
-            });
-        }
+        crate::error::check_stack(
+            [input.len(), output.len()],
+            [a, b],
+            self.ntransf,
+            ["input", "output"],
+        )?;
         Ok((a, b))
     }
 

@@ -899,28 +899,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             (a, b) if adjoint => (b, a),
             ab => ab,
         };
-        // As the CPU plan: a stack whose arrays could not exist (the product overflows) is a
-        // length error, since no slice has that length.
-        let (ea, eb) = (
-            a.saturating_mul(self.ntransf),
-            b.saturating_mul(self.ntransf),
-        );
-        if input != ea {
-            return Err(NudtError::Length {
-                what: "input".into(),
-                expected: ea,
-                got: input,
-            }
-            .into());
-        }
-        if output != eb {
-            return Err(NudtError::Length {
-                what: "output".into(),
-                expected: eb,
-                got: output,
-            }
-            .into());
-        }
+        crate::error::check_stack([input, output], [a, b], self.ntransf, ["input", "output"])?;
         Ok((a, b))
     }
 

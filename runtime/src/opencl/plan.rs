@@ -88,6 +88,20 @@ enum Engine<T: ClFloat> {
     Type3(Box<Type3<T>>),
 }
 
+impl<T: ClFloat> Engine<T> {
+    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
+    fn uniform(&mut self) -> OpenClResult<&mut Uniform<T>> {
+        match self {
+            Engine::Uniform(u) => Ok(u),
+            _ => Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into()),
+        }
+    }
+}
+
 /// What a type 3 plan needs besides the spread module: the phase kernels and the kernel's
 /// Fourier quadrature (nodes, weights) for the post-factors.
 struct Type3Kernels {
@@ -355,13 +369,7 @@ impl<T: ClFloat> ClPlan<T> {
     /// Sets the nonuniform points of a type 1 or 2 plan (radians, any finite value) and
     /// bin-sorts them on the device.
     pub fn set_points(&mut self, coords: &[&[T]]) -> OpenClResult<()> {
-        let Engine::Uniform(u) = &mut self.engine else {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into());
-        };
+        let u = self.engine.uniform()?;
         let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
         let x: Vec<Buffer<T>> = coords
             .iter()
@@ -376,13 +384,7 @@ impl<T: ClFloat> ClPlan<T> {
     /// not checked: a non-finite coordinate gives NaN results. The plan keeps no reference
     /// to them.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
-        let Engine::Uniform(u) = &mut self.engine else {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into());
-        };
+        let u = self.engine.uniform()?;
         let m = device_coords(self.dim, coords, ["x", "y", "z"])?;
         u.grid.set_points(&self.dev, coords, m)
     }
@@ -567,16 +569,7 @@ impl<T: ClFloat> ClPlan<T> {
             return Err(NudtError::PointsNotSet.into());
         };
         let (what_in, what_out) = self.io_names(adjoint);
-        for (what, got, one) in [(what_in, input, a), (what_out, output, b)] {
-            if Some(got) != one.checked_mul(self.ntransf) {
-                return Err(NudtError::Length {
-                    what: what.into(),
-                    expected: one.saturating_mul(self.ntransf),
-                    got,
-                }
-                .into());
-            }
-        }
+        crate::error::check_stack([input, output], [a, b], self.ntransf, [what_in, what_out])?;
         Ok((a, b))
     }
 
