@@ -204,7 +204,11 @@ mod bench {
         };
         let stream = ctx.default_stream();
         let upload = |v: &[T]| stream.clone_htod(v).map_err(driver_err("clone_htod"));
-        let dx: Vec<_> = x.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
+        // Shared: a type 1/2 plan holds the coordinate arrays it sorted.
+        let dx: Vec<_> = x
+            .iter()
+            .map(|v| upload(v).map(std::sync::Arc::new))
+            .collect::<Result<_, _>>()?;
         let ds: Vec<_> = s.iter().map(|v| upload(v)).collect::<Result<_, _>>()?;
         let din = upload(&input)?;
         let mut dout = stream
@@ -225,12 +229,12 @@ mod bench {
             }
         };
         let set_points = |plan: &mut CudaPlan<T>| -> Result<f64, CudaError> {
-            let rx: Vec<&_> = dx.iter().collect();
             if p.ty == TransformType::Type3 {
+                let rx: Vec<&_> = dx.iter().map(|a| a.as_ref()).collect();
                 let rs: Vec<&_> = ds.iter().collect();
                 plan.set_points_type3_device(&rx, &rs)?;
             } else {
-                plan.set_points_device(&rx)?;
+                plan.set_points_device(&dx)?;
             }
             Ok(plan.timings()?.setpts_ms as f64)
         };

@@ -22,7 +22,7 @@ use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, FftEng
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The GPU, held for one test: `None` (after printing why) when there is no device. Tests
 /// hold it while they run, so that they take turns on the device: one test's allocations
@@ -723,9 +723,10 @@ fn device_buffers_and_user_stream() {
         ..opts()
     };
     let mut plan = CudaPlan::<f32>::new(TransformType::Type1, &modes, -1, 1, 1e-5, o).unwrap();
-    let dx = stream.clone_htod(&x[0]).unwrap();
-    let dy = stream.clone_htod(&x[1]).unwrap();
-    plan.set_points_device(&[&dx, &dy]).unwrap();
+    // The plan is the arrays' only owner: it reads them again at execute.
+    let dx = Arc::new(stream.clone_htod(&x[0]).unwrap());
+    let dy = Arc::new(stream.clone_htod(&x[1]).unwrap());
+    plan.set_points_device(&[dx, dy]).unwrap();
     let flat: Vec<f32> = c.iter().flat_map(|v| [v.re, v.im]).collect();
     let dc = stream.clone_htod(&flat).unwrap();
     let mut df = stream.alloc_zeros::<f32>(2 * 32 * 24).unwrap();

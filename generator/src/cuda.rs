@@ -8,8 +8,8 @@
 //!
 //! Two modules cover a plan:
 //! * the *spread module* ([`spread_module`]), one per [`CudaSpreadSpec`]: bin sort (bin index
-//!   and rank by warp-aggregated atomics, scatter of one record per point to its sorted
-//!   slot), spreading GM-sort (one thread per sorted point, global atomics) and SM (one block
+//!   and rank by warp-aggregated atomics, scatter of each point's index to its sorted slot;
+//!   the kernels read coordinates and strengths through the index), spreading GM-sort (one thread per sorted point, global atomics) and SM (one block
 //!   per bin subproblem, shared-memory accumulation, then atomic adds of the padded bin),
 //!   interpolation GM-sort and SM;
 //! * the *common module* ([`common_module`]), one per precision: the bin sort's prefix sums
@@ -557,23 +557,6 @@ impl CudaSpreadSpec {
         }
     }
 
-    /// Bytes of one sorted-point record (`struct Pt` of the spread module: the point's index,
-    /// then its coordinates): 8, 16 or 32, so that no record straddles a 32-byte sector.
-    pub fn point_bytes(&self) -> usize {
-        let t = scalar_bytes(self.precision);
-        (4usize.next_multiple_of(t) + self.dim * t).next_multiple_of(self.point_align())
-    }
-
-    /// Alignment of a sorted-point record: 8 for the 8-byte 1D f32 record, else 16.
-    pub fn point_align(&self) -> usize {
-        let t = scalar_bytes(self.precision);
-        if 4usize.next_multiple_of(t) + self.dim * t <= 8 {
-            8
-        } else {
-            16
-        }
-    }
-
     /// Subproblem blocks the SM and output-driven kernels are launched with for `m` points in
     /// `nbins` bins: an upper bound of `Σ ⌈count/max_subproblem⌉` over the non-empty bins (at
     /// most `min(nbins, m)` of them), so that the host needs no count back from the sort;
@@ -1016,16 +999,7 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
     ctx.insert("od_threads", &spec.od_threads());
     ctx.insert("od_pencils", &(spec.od_box == OdBox::Pencils));
     ctx.insert("od_batch", &OD_BATCH);
-    ctx.insert("point_bytes", &spec.point_bytes());
-    ctx.insert("point_align", &spec.point_align());
-    // The record's padding as named fields, so that the scatter writes every byte of it.
-    let t = scalar_bytes(spec.precision);
-    let index_pad = usize::from(t == 8);
-    ctx.insert("index_pad", &index_pad);
-    ctx.insert(
-        "tail_pad",
-        &((spec.point_bytes() - 4 * (1 + index_pad) - spec.dim * t) / t),
-    );
+    ctx.insert("od_ahead", &u8::from(spec.dim == 2));
     ctx.insert("local_bins", &LOCAL_BINS);
     ctx.insert("count_items", &COUNT_ITEMS);
     let source = render("spread", SPREAD, &ctx)?;

@@ -242,7 +242,6 @@ static int cell_of(T x, int n) {
     return c >= n ? c - n : c;
 }
 int main() {
-    static_assert(sizeof(Pt) == PT_BYTES, "record size differs from CudaSpreadSpec::point_bytes");
     const int n[3] = {N0, N1, N2};
     const int nb[3] = {(N0 + B0 - 1) / B0, (N1 + B1 - 1) / B1, (N2 + B2 - 1) / B2};
     const unsigned nbins = nb[0] * nb[1] * nb[2];
@@ -291,20 +290,15 @@ int main() {
     std::vector<unsigned> start(nbins + 1, 0xdeadbeefu), substart(nbins + 1, 0xdeadbeefu);
     bin_scan(counts, MAXSUB, start, substart);
     if (start != scan(counts, 1) || substart != scan(counts, MAXSUB)) { printf("FAIL prefix sums\n"); return 1; }
-    std::vector<Pt> pts(NPTS);
-    memset(pts.data(), 0xff, sizeof(Pt) * NPTS);
-    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), pts.data());
+    std::vector<unsigned> idx(NPTS, ~0u);
+    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), idx.data());
     {
         std::vector<int> seen(NPTS, 0);
         for (unsigned b = 0; b < nbins; b++)
             for (unsigned p = start[b]; p < start[b + 1]; p++) {
-                const unsigned j = pts[p].j;
+                const unsigned j = idx[p];
                 if (j >= NPTS || seen[j]++) { printf("FAIL permutation at %u\n", p); return 1; }
-                T xs[3] = {0, 0, 0};
-                for (int d = 0; d < DIM; d++) {
-                    xs[d] = pts[p].x[d];
-                    if (!(xs[d] == x[d][j])) { printf("FAIL record %u: coordinate %d\n", p, d); return 1; }
-                }
+                const T xs[3] = {x[0][j], x[1][j], x[2][j]};
                 if (bin_of_point(xs) != b) { printf("FAIL point %u in bin %u, belongs to %u\n", p, b, bin_of_point(xs)); return 1; }
             }
     }
@@ -350,9 +344,9 @@ int main() {
     }
     for (auto& v : ref) refmax = std::max(refmax, std::abs(v));
     std::vector<T2> ggm(ntr * glen, T2{0, 0}), gsm(ntr * glen, T2{0, 0}), god(ntr * glen, T2{0, 0});
-    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, pts.data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
-    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
-    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
+    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
     double egm = 0, esm = 0, eod = 0;
     for (int i = 0; i < ntr * glen; i++) {
         egm = std::max(egm, std::abs(std::complex<double>(ggm[i].x, ggm[i].y) - ref[i]));
@@ -364,8 +358,8 @@ int main() {
     std::vector<T2> grid(ntr * glen);
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> ogm(ntr * NPTS, T2{0, 0}), osm(ntr * NPTS, T2{0, 0});
-    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, pts.data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
-    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), pts.data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
+    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
     double igm = 0, ism = 0, imax = 0;
     for (int j = 0; j < NPTS; j++) {
         int i0[3] = {0, 0, 0}; double xg[3] = {0, 0, 0};
@@ -727,14 +721,13 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
     };
     let nbins: usize = (0..3).map(|d| case.n[d].div_ceil(spec.bins[d])).product();
     let defines = format!(
-        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n#define PT_BYTES {}\n#define SUB_BOUND {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
+        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n#define SUB_BOUND {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
         case.n[0],
         case.n[1],
         case.n[2],
         kernel.beta,
         u8::from(case.kind == KernelKind::Es),
         bound,
-        spec.point_bytes(),
         spec.subproblem_bound(npts, nbins),
         launch_defines(&[&common, &spread]),
     );

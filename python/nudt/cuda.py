@@ -286,6 +286,9 @@ class Plan(PlanBase):
                              writes=True)
 
     def _set_points(self, src, tgt):
+        # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
+        # order), so the plan holds the arrays, as cufinufft's does.
+        self._points = src
         self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
                          self._streams(src + tgt))
 
@@ -309,8 +312,10 @@ class Plan(PlanBase):
     def setpts(self, x, y=None, z=None, s=None, t=None, u=None):
         """Sets the nonuniform points (device arrays of the plan's real dtype): ``x[, y[,
         z]]`` (M each; sources for types 1 and 3, targets for type 2), and for type 3 the
-        target frequencies ``s[, t[, u]]``. The plan keeps no reference to them: it sorts
-        copies on the GPU."""
+        target frequencies ``s[, t[, u]]``. Types 1 and 2 sort the points' order only and
+        read the coordinates at every execute: the plan keeps a reference to ``x[, y[, z]]``
+        until the next ``setpts``, and they must not change meanwhile (as in cufinufft).
+        Type 3 rescales copies of both sets."""
         super().setpts(x, y, z, s, t, u)
 
     def execute(self, data, out=None):

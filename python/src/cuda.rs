@@ -103,10 +103,13 @@ fn setpts<T: CudaFloat>(
     let c = unsafe { slices::<T>(&stream, coords, ["x", "y", "z"])? };
     let t = unsafe { slices::<T>(&stream, targets, ["s", "t", "u"])? };
     ordered(plan, streams, |plan| {
-        let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
         if plan.transform_type() == TransformType::Type3 {
+            let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
             plan.set_points_type3_device(&c, &t)
         } else {
+            // The plan reads the coordinates at every execute; `nudt.cuda.Plan` keeps the
+            // arrays themselves alive until the next setpts.
+            let c: Vec<_> = c.into_iter().map(Arc::new).collect();
             plan.set_points_device(&c)
         }
     })

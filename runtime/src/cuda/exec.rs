@@ -143,9 +143,13 @@ impl CommonFns {
 /// and never waits on the host.
 struct Sorted {
     m: usize,
-    /// One record per point in bin order (`CudaSpreadSpec::point_bytes` bytes each: index,
-    /// cells and Horner variables), at least `m` of them.
-    pts: CudaSlice<u8>,
+    /// Device addresses of the points' coordinates, one array per dimension (0 past `dim`),
+    /// read through `idx` by every spreading and interpolation kernel. Their owner keeps them
+    /// alive and unchanged while the points are set (the plan: its own copies, or the
+    /// caller's arrays it holds).
+    coords: [u64; 3],
+    /// The points' indices in bin order, at least `m`.
+    idx: CudaSlice<u32>,
     /// Each point's rank inside its bin, at least `m`.
     rank: CudaSlice<u32>,
     /// Points per bin (`nbins`).
@@ -167,20 +171,17 @@ struct Sorted {
 }
 
 impl Sorted {
-    /// Buffers for `m` points of `point_bytes` each, `nbins` bins and `sub_bound` subproblems.
+    /// Buffers for `m` points, `nbins` bins and `sub_bound` subproblems.
     fn alloc(
         stream: &Arc<CudaStream>,
         m: usize,
-        point_bytes: usize,
         nbins: usize,
         sub_bound: usize,
     ) -> CudaResult<Self> {
-        let bytes = m
-            .checked_mul(point_bytes)
-            .ok_or(crate::NudtError::GridOverflow)?;
         Ok(Sorted {
             m,
-            pts: alloc::<u8>(stream, bytes, "sorted points")?,
+            coords: [0; 3],
+            idx: alloc::<u32>(stream, m, "sorted point indices")?,
             rank: alloc::<u32>(stream, m, "bin ranks")?,
             counts: alloc::<u32>(stream, nbins, "bin counts")?,
             scan_tiles: alloc::<u32>(stream, 2 * scan_tiles(nbins), "prefix-sum tiles")?,
@@ -194,9 +195,20 @@ impl Sorted {
         })
     }
 
+    /// The sorted points as the kernels take them: indices in bin order, then the
+    /// coordinate arrays.
+    fn point_args(&self, stream: &CudaStream) -> [Arg; 4] {
+        [
+            Arg::U64(ptr(&self.idx, stream)),
+            Arg::U64(self.coords[0]),
+            Arg::U64(self.coords[1]),
+            Arg::U64(self.coords[2]),
+        ]
+    }
+
     /// Whether these buffers hold `m` points, `nbins` bins and `sub_bound` subproblems.
     fn fits(&self, m: usize, nbins: usize, sub_bound: usize) -> bool {
-        self.rank.len() >= m && self.counts.len() >= nbins && self.sub_bin.len() >= sub_bound
+        self.idx.len() >= m && self.counts.len() >= nbins && self.sub_bin.len() >= sub_bound
     }
 }
 
@@ -365,10 +377,12 @@ impl<T: CudaFloat> GridDev<T> {
 
     /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device:
     /// bin and rank per point (one kernel; through a shared-memory histogram per tile of points
-    /// when the bins are few enough), the prefix sums of bins and subproblems (one
-    /// block), the records scattered to their slots, and the subproblem lists. Everything is
-    /// queued on `stream`; nothing is read back and, when the last point set was at least as
-    /// large, nothing is allocated.
+    /// when the bins are few enough), the prefix sums of bins and subproblems (three
+    /// launches), the indices scattered to their slots, and the subproblem lists. The
+    /// coordinates stay where they are: the grid keeps their addresses, and the caller keeps
+    /// them alive and unchanged while these points are set. Everything is queued on
+    /// `stream`; nothing is read back and, when the last point set was at least as large,
+    /// nothing is allocated.
     pub fn set_points(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -390,10 +404,11 @@ impl<T: CudaFloat> GridDev<T> {
             Some(s) if s.fits(m, nbins, sub_bound) => s,
             old => {
                 drop(old);
-                Sorted::alloc(stream, m, self.spec.point_bytes(), nbins, sub_bound)?
+                Sorted::alloc(stream, m, nbins, sub_bound)?
             }
         };
         s.m = m;
+        s.coords = coords;
         s.sub_bound = sub_bound;
         s.spread = spread;
         s.interp = interp;
@@ -471,10 +486,10 @@ impl<T: CudaFloat> GridDev<T> {
             )?;
         }
         if m > 0 {
-            let pts = ptr(&s.pts, stream);
+            let idx = ptr(&s.idx, stream);
             launch_points(
                 &self.fns.bin_scatter,
-                &[Arg::U64(rank), Arg::U64(starts), Arg::U64(pts)],
+                &[Arg::U64(rank), Arg::U64(starts), Arg::U64(idx)],
             )?;
         }
         if m > 0 && (self.fit.sm || self.fit.od) {
@@ -501,15 +516,16 @@ impl<T: CudaFloat> GridDev<T> {
     }
 
     /// The leading arguments of the subproblem kernels: subproblem lists, their count on the
-    /// device, bin starts and the sorted records.
+    /// device, bin starts and the sorted points.
     fn subproblem_args(&self, s: &Sorted, stream: &CudaStream) -> Vec<Arg> {
-        vec![
+        let mut args = vec![
             Arg::U64(ptr(&s.sub_bin, stream)),
             Arg::U64(ptr(&s.sub_first, stream)),
             Arg::U64(at::<u32>(ptr(&s.sub_start, stream), self.nbins)),
             Arg::U64(ptr(&s.bin_start, stream)),
-            Arg::U64(ptr(&s.pts, stream)),
-        ]
+        ];
+        args.extend(s.point_args(stream));
+        args
     }
 
     /// Adds `ntr` strength vectors at `c` (stride M) onto `ntr` zeroed grids at `grid`.
@@ -541,7 +557,6 @@ impl<T: CudaFloat> GridDev<T> {
         }
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let pts = Arg::U64(ptr(&s.pts, stream));
         match method {
             CudaMethod::Sm if !self.fit.sm => Err(CudaError::Unsupported(format!(
                 "SM spreading needs {} bytes of shared memory per block",
@@ -568,9 +583,9 @@ impl<T: CudaFloat> GridDev<T> {
                 kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
             CudaMethod::GmSort => {
-                let args = [
-                    Arg::U32(s.m as u32),
-                    pts,
+                let mut args = vec![Arg::U32(s.m as u32)];
+                args.extend(s.point_args(stream));
+                args.extend([
                     Arg::U64(c),
                     Arg::U64(grid),
                     i(n[0]),
@@ -579,7 +594,7 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::I32(ntr as i32),
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
-                ];
+                ]);
                 self.fns.spread_gm.launch(
                     stream,
                     (blocks(s.m, self.fns.spread_gm.threads), 1),
@@ -634,9 +649,9 @@ impl<T: CudaFloat> GridDev<T> {
                     .launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
             CudaMethod::GmSort => {
-                let args = [
-                    Arg::U32(s.m as u32),
-                    Arg::U64(ptr(&s.pts, stream)),
+                let mut args = vec![Arg::U32(s.m as u32)];
+                args.extend(s.point_args(stream));
+                args.extend([
                     Arg::U64(grid),
                     Arg::U64(out),
                     i(n[0]),
@@ -645,7 +660,7 @@ impl<T: CudaFloat> GridDev<T> {
                     Arg::I32(ntr as i32),
                     Arg::U64(s.m as u64),
                     Arg::U64(self.len() as u64),
-                ];
+                ]);
                 self.fns.interp_gm.launch(
                     stream,
                     (blocks(s.m, self.fns.interp_gm.threads), 1),

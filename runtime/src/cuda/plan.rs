@@ -155,6 +155,9 @@ enum Engine<T: CudaFloat> {
     Gaussian(Box<GaussDev<T>>),
 }
 
+/// A device array of coordinates a plan holds between set-points and execute.
+type HeldCoords<T> = Arc<dyn DevicePtr<T> + Send + Sync>;
+
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
 pub struct CudaPlan<T: CudaFloat> {
     ty: TransformType,
@@ -180,6 +183,9 @@ pub struct CudaPlan<T: CudaFloat> {
     /// Device copies of host coordinates (`set_points`), inputs and outputs (grown on
     /// demand).
     coords: Vec<CudaSlice<T>>,
+    /// The caller's coordinate arrays of [`Self::set_points_device`]: the sort keeps only
+    /// the points' order, so every execute reads the coordinates from these.
+    held: Vec<HeldCoords<T>>,
     /// Device copies of host type 3 targets.
     targets: Vec<CudaSlice<T>>,
     din: Option<CudaSlice<T>>,
@@ -496,6 +502,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             num_points: 0,
             num_targets: 0,
             coords: Vec::new(),
+            held: Vec::new(),
             targets: Vec::new(),
             din: None,
             dout: None,
@@ -534,6 +541,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.check_uniform()?;
         let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
         self.bind()?;
+        self.held.clear();
         let mut dev = std::mem::take(&mut self.coords);
         let p = upload_coords(&self.stream, &mut dev, coords, m, "coordinates");
         self.coords = dev;
@@ -541,13 +549,23 @@ impl<T: CudaFloat> CudaPlan<T> {
     }
 
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
-    /// radians). Their values are not checked: a non-finite coordinate gives NaN results.
-    pub fn set_points_device<C: DevicePtr<T>>(&mut self, coords: &[&C]) -> CudaResult<()> {
+    /// radians), as cuFINUFFT's `setpts` takes them: the plan sorts only the points' order
+    /// (a 4-byte index each) and reads the coordinates from these arrays at every execute,
+    /// so it holds them until the next set-points or its drop; they must not change
+    /// meanwhile (a change gives wrong results, not undefined behaviour). Their values are
+    /// not checked: a non-finite coordinate gives NaN results.
+    pub fn set_points_device<C: DevicePtr<T> + Send + Sync + 'static>(
+        &mut self,
+        coords: &[Arc<C>],
+    ) -> CudaResult<()> {
         self.check_uniform()?;
-        let m = check_device_coords(self.dim, coords, ["x", "y", "z"])?;
+        let refs: Vec<&C> = coords.iter().map(|c| c.as_ref()).collect();
+        let m = check_device_coords(self.dim, &refs, ["x", "y", "z"])?;
         self.bind()?;
+        self.held = coords.iter().map(|c| c.clone() as HeldCoords<T>).collect();
         let stream = self.stream.clone();
-        let guards: Vec<_> = coords.iter().map(|c| c.device_ptr(&stream)).collect();
+        let held = self.held.clone();
+        let guards: Vec<_> = held.iter().map(|c| c.device_ptr(&stream)).collect();
         let mut p = [0u64; 3];
         for (d, g) in guards.iter().enumerate() {
             p[d] = g.0;
@@ -1012,6 +1030,17 @@ impl<T: CudaFloat> CudaPlan<T> {
 
     /// The transform, or its adjoint, between device addresses (validated lengths).
     fn run(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
+        // The held coordinates are read by this work: their guards order it after the
+        // caller's writes and keep a drop of the arrays after it.
+        let stream = self.stream.clone();
+        let held = self.held.clone();
+        let guards: Vec<_> = held.iter().map(|c| c.device_ptr(&stream)).collect();
+        let r = self.run_held(input, output, adjoint);
+        drop(guards);
+        r
+    }
+
+    fn run_held(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
         let (a, b) = match self.lengths() {
             (a, b) if adjoint => (b, a),
             ab => ab,
@@ -1140,6 +1169,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             ptr(&g, &stream),
             2 * len * std::mem::size_of::<T>(),
         )?;
+        let _held: Vec<_> = self.held.iter().map(|c| c.device_ptr(&stream)).collect();
         u.grid.spread_with(
             Some(method),
             &stream,

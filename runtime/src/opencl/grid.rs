@@ -69,12 +69,14 @@ impl ClSpreadModule {
     }
 }
 
-/// Points sorted into bins: one record per point (its index and coordinates, the generated
-/// `Pt` struct of [`CudaSpreadSpec::point_bytes`] bytes), in bin order, and the subproblems
-/// (at most `max_subproblem` points of one bin each) of the SM and output-driven kernels.
-struct Sorted {
+/// Points sorted into bins: their indices in bin order (the kernels read the coordinates
+/// through them), the coordinate buffers themselves, and the subproblems (at most
+/// `max_subproblem` points of one bin each) of the SM and output-driven kernels.
+struct Sorted<T> {
     m: usize,
-    pts: Buffer<u8>,
+    idx: Buffer<u32>,
+    /// One buffer per dimension: the plan's own, or another reference to the caller's.
+    coords: Vec<Buffer<T>>,
     /// First sorted point of each bin (`nbins + 1`, the last the total).
     bin_start: Buffer<u32>,
     /// The subproblems' bins and first points (room for `sub_bound`), and their count (one
@@ -114,7 +116,7 @@ pub(crate) struct ClGrid<T> {
     fit: SubproblemFit,
     want: [Option<CudaMethod>; 2],
     k: Kernels,
-    sorted: Option<Sorted>,
+    sorted: Option<Sorted<T>>,
     _t: PhantomData<T>,
 }
 
@@ -175,10 +177,11 @@ impl<T: ClFloat> ClGrid<T> {
     /// Sorts the `m` points whose coordinates (radians, any finite value) lie in `x`, one
     /// device array per dimension, all on the device: each point's bin and rank by atomics;
     /// the bins' starts and their subproblems' by the common module's prefix sums; a scatter
-    /// of the point records into bin order and the subproblem lists. The subproblem kernels
+    /// of the point indices into bin order and the subproblem lists. The grid keeps `x`:
+    /// spreading and interpolation read the coordinates from it. The subproblem kernels
     /// are launched for [`CudaSpreadSpec::subproblem_bound`] groups and read the true count
     /// on the device, so the host waits for nothing but the queue's end.
-    pub fn set_points(&mut self, dev: &ClDevice, x: &[&Buffer<T>], m: usize) -> OpenClResult<()> {
+    pub fn set_points(&mut self, dev: &ClDevice, x: Vec<Buffer<T>>, m: usize) -> OpenClResult<()> {
         self.sorted = None;
         let nbins = self.nb.iter().product::<usize>();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
@@ -192,7 +195,7 @@ impl<T: ClFloat> ClGrid<T> {
         zero(dev, &mut counts, nbins)?;
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let xs = |d: usize| opt_mem(x.get(d).copied());
+        let xs = |d: usize| opt_mem(x.get(d));
         let geometry = || {
             [
                 Arg::U32(m as u32),
@@ -213,7 +216,8 @@ impl<T: ClFloat> ClGrid<T> {
         }
         let sorted = Sorted {
             m,
-            pts: alloc::<u8>(dev, m * self.spec.point_bytes())?,
+            idx: alloc::<u32>(dev, m)?,
+            coords: Vec::new(),
             bin_start: alloc::<u32>(dev, nbins + 1)?,
             sub_bin: alloc::<u32>(dev, sub_bound)?,
             sub_first: alloc::<u32>(dev, sub_bound)?,
@@ -226,7 +230,7 @@ impl<T: ClFloat> ClGrid<T> {
         self.scan(dev, nbins, &counts, &sorted, &sub_start)?;
         if m > 0 {
             let mut args = Vec::from(geometry());
-            args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.pts)]);
+            args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.idx)]);
             launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
         }
         if m > 0 && sub_bound > 0 {
@@ -241,7 +245,10 @@ impl<T: ClFloat> ClGrid<T> {
             launch(dev, &self.k.subprob_map, nbins, ELEMENT_GROUP, 1, &args)?;
         }
         dev.queue.finish().map_err(cl("clFinish"))?;
-        self.sorted = Some(sorted);
+        self.sorted = Some(Sorted {
+            coords: x,
+            ..sorted
+        });
         Ok(())
     }
 
@@ -253,7 +260,7 @@ impl<T: ClFloat> ClGrid<T> {
         dev: &ClDevice,
         nbins: usize,
         counts: &Buffer<u32>,
-        s: &Sorted,
+        s: &Sorted<T>,
         sub_start: &Buffer<u32>,
     ) -> OpenClResult<()> {
         let (threads, tile) = (self.k.scan_threads, self.k.scan_tile);
@@ -318,13 +325,13 @@ impl<T: ClFloat> ClGrid<T> {
 
     /// Launches kernel `k` of `method` (with its threads per group and bytes of local
     /// memory) from `from` to `to` over the sorted points `s`: GM-sort grid-stride over the
-    /// points (count, records, input, output, grid, one transform); the subproblem kernels one
-    /// group per subproblem (lists, bin starts, records, input, output, grid and bins,
-    /// strides, local memory).
+    /// points (count, points, input, output, grid, one transform); the subproblem kernels one
+    /// group per subproblem (lists, bin starts, points, input, output, grid and bins,
+    /// strides, local memory). The points are the indices in bin order and the coordinates.
     fn run(
         &self,
         dev: &ClDevice,
-        s: &Sorted,
+        s: &Sorted<T>,
         method: CudaMethod,
         (k, threads, local): (&Kernel, usize, usize),
         from: &Buffer<T>,
@@ -336,9 +343,17 @@ impl<T: ClFloat> ClGrid<T> {
         let i = |v: usize| Arg::I32(v as i32);
         let strides = [Arg::U64(s.m as u64), Arg::U64(self.len() as u64)];
         let grid = [i(self.n[0]), i(self.n[1]), i(self.n[2])];
+        let points = [
+            mem(&s.idx),
+            opt_mem(s.coords.first()),
+            opt_mem(s.coords.get(1)),
+            opt_mem(s.coords.get(2)),
+        ];
         let mut args = Vec::new();
         if method == CudaMethod::GmSort {
-            args.extend([Arg::U32(s.m as u32), mem(&s.pts), mem(from), mem(to)]);
+            args.push(Arg::U32(s.m as u32));
+            args.extend(points);
+            args.extend([mem(from), mem(to)]);
             args.extend(grid);
             args.push(Arg::I32(1));
             args.extend(strides);
@@ -349,10 +364,9 @@ impl<T: ClFloat> ClGrid<T> {
             mem(&s.sub_first),
             mem(&s.nsub_dev),
             mem(&s.bin_start),
-            mem(&s.pts),
-            mem(from),
-            mem(to),
         ]);
+        args.extend(points);
+        args.extend([mem(from), mem(to)]);
         args.extend(grid);
         args.extend([i(self.nb[1]), i(self.nb[2])]);
         args.extend(strides);

@@ -190,6 +190,15 @@ pub(crate) fn elements<E>(b: &Buffer<E>) -> OpenClResult<usize> {
     Ok(bytes / std::mem::size_of::<E>().max(1))
 }
 
+/// Another owner of `b`'s memory object (OpenCL counts its references): how a plan holds
+/// the caller's coordinate buffers, which its kernels read at every execute.
+pub(crate) fn share<E>(b: &Buffer<E>) -> OpenClResult<Buffer<E>> {
+    // SAFETY: `b` holds a live memory object; the new owner's drop releases this retain.
+    unsafe { opencl3::memory::retain_mem_object(b.get()) }
+        .map_err(|e| cl("clRetainMemObject")(opencl3::error_codes::ClError(e)))?;
+    Ok(Buffer::new(b.get()))
+}
+
 pub(crate) fn zero<E: Copy + Default>(
     dev: &ClDevice,
     b: &mut Buffer<E>,

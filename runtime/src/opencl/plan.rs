@@ -15,8 +15,8 @@ use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::grid::{ClGrid, ClModes, ClSpreadModule};
 use super::launch::{
-    alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, upload, write,
-    zero, Arg, ELEMENT_GROUP,
+    alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
+    write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
@@ -375,18 +375,20 @@ impl<T: ClFloat> ClPlan<T> {
             .iter()
             .map(|c| upload(&self.dev, c))
             .collect::<Result<_, _>>()?;
-        u.grid
-            .set_points(&self.dev, &x.iter().collect::<Vec<_>>(), m)
+        u.grid.set_points(&self.dev, x, m)
     }
 
     /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
     /// per dimension, `T` radians, all of one length: the number of points). Their values are
-    /// not checked: a non-finite coordinate gives NaN results. The plan keeps no reference
-    /// to them.
+    /// not checked: a non-finite coordinate gives NaN results. The plan sorts only the
+    /// points' order and reads the coordinates from these buffers at every execute: it
+    /// holds a reference to each (OpenCL counts them) until the next set-points, and they
+    /// must not change meanwhile.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
         let u = self.engine.uniform()?;
         let m = device_coords(self.dim, coords, ["x", "y", "z"])?;
-        u.grid.set_points(&self.dev, coords, m)
+        let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
+        u.grid.set_points(&self.dev, held, m)
     }
 
     /// Sets the sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies
@@ -527,10 +529,8 @@ impl<T: ClFloat> ClPlan<T> {
             args.push(mem(&post));
             launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
         }
-        sgrid.set_points(&dev, &y.iter().collect::<Vec<_>>(), m)?;
-        inner
-            .grid
-            .set_points(&dev, &u.iter().collect::<Vec<_>>(), k)?;
+        sgrid.set_points(&dev, y, m)?;
+        inner.grid.set_points(&dev, u, k)?;
         self.engine = Engine::Type3(Box::new(Type3 {
             spread: sgrid,
             agrid,
