@@ -24,7 +24,9 @@
 //! ```
 //!
 //! Points may also be set from device arrays (`set_points_device`, `set_points_type3_device`),
-//! as cuFINUFFT takes them. The sort keeps its buffers between point sets of the same size and
+//! as cuFINUFFT takes them. The sort keeps only a 4-byte index per point and the kernels read
+//! the coordinates through it, so a type 1/2 plan holds the arrays it was given (`Arc`s) until
+//! its next set-points. The sort keeps its buffers between point sets of the same size and
 //! never waits on the host; type 3 reads back only the two bounding boxes.
 //!
 //! Type 3 runs FINUFFT's scheme by default; `CudaOptions::type3 =
