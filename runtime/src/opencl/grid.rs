@@ -190,12 +190,24 @@ impl<T: ClFloat> ClGrid<T> {
         } else {
             0
         };
+        let sorted = Sorted {
+            m,
+            idx: alloc::<u32>(dev, m)?,
+            coords: x,
+            bin_start: alloc::<u32>(dev, nbins + 1)?,
+            sub_bin: alloc::<u32>(dev, sub_bound)?,
+            sub_first: alloc::<u32>(dev, sub_bound)?,
+            nsub_dev: alloc::<u32>(dev, 1)?,
+            sub_bound,
+            spread,
+            interp,
+        };
         let rank = alloc::<u32>(dev, m)?;
         let mut counts = alloc::<u32>(dev, nbins)?;
         zero(dev, &mut counts, nbins)?;
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        let xs = |d: usize| opt_mem(x.get(d));
+        let xs = |d: usize| opt_mem(sorted.coords.get(d));
         let geometry = || {
             [
                 Arg::U32(m as u32),
@@ -214,18 +226,6 @@ impl<T: ClFloat> ClGrid<T> {
             args.extend([mem(&rank), mem(&counts)]);
             launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
         }
-        let sorted = Sorted {
-            m,
-            idx: alloc::<u32>(dev, m)?,
-            coords: Vec::new(),
-            bin_start: alloc::<u32>(dev, nbins + 1)?,
-            sub_bin: alloc::<u32>(dev, sub_bound)?,
-            sub_first: alloc::<u32>(dev, sub_bound)?,
-            nsub_dev: alloc::<u32>(dev, 1)?,
-            sub_bound,
-            spread,
-            interp,
-        };
         let sub_start = alloc::<u32>(dev, nbins + 1)?;
         self.scan(dev, nbins, &counts, &sorted, &sub_start)?;
         if m > 0 {
@@ -245,10 +245,7 @@ impl<T: ClFloat> ClGrid<T> {
             launch(dev, &self.k.subprob_map, nbins, ELEMENT_GROUP, 1, &args)?;
         }
         dev.queue.finish().map_err(cl("clFinish"))?;
-        self.sorted = Some(Sorted {
-            coords: x,
-            ..sorted
-        });
+        self.sorted = Some(sorted);
         Ok(())
     }
 
