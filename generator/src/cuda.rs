@@ -1346,7 +1346,7 @@ mod tests {
             );
             for k in [names::SPREAD_SM, names::SPREAD_OD, names::INTERP_SM] {
                 let k = m.kernel(k).unwrap();
-                assert_eq!(k.params.len(), 14, "{:?}", k.params);
+                assert_eq!(k.params.len(), 17, "{:?}", k.params);
                 assert!(k.dynamic_smem > 0);
             }
             assert_eq!(
@@ -1517,12 +1517,13 @@ mod tests {
         }
         assert!(m.describe_json().contains("\"smem_bytes\""));
         let gm = m.kernel(names::SPREAD_GM).unwrap();
-        assert_eq!(gm.params.len(), 10, "{:?}", gm.params);
+        assert_eq!(gm.params.len(), 13, "{:?}", gm.params);
         assert_eq!(gm.params[0].class(), "u32");
         assert_eq!(gm.params[1].class(), "ptr");
-        assert_eq!(gm.params[5].class(), "i32");
-        assert_eq!(gm.params[9].class(), "u64");
-        assert_eq!(gm.params[9].name, "gstride");
+        assert_eq!(gm.params[1].name, "idx");
+        assert_eq!(gm.params[7].class(), "i32");
+        assert_eq!(gm.params[12].class(), "u64");
+        assert_eq!(gm.params[12].name, "gstride");
         let t3 = c.kernel(names::T3_TARGETS).unwrap();
         assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
         for k in m.kernels.iter().chain(&c.kernels) {
