@@ -314,7 +314,9 @@ class Plan(PlanBase):
         z]]`` (M each; sources for types 1 and 3, targets for type 2), and for type 3 the
         target frequencies ``s[, t[, u]]``. Types 1 and 2 sort the points' order only and
         read the coordinates at every execute: the plan keeps a reference to ``x[, y[, z]]``
-        until the next ``setpts``, and they must not change meanwhile (as in cufinufft).
+        until the next ``setpts``, and they must not be written meanwhile (as in
+        cufinufft: the kernels trust the sort, and a moved point would be spread outside
+        its bin's box in shared memory); call ``setpts`` again after changing them.
         Type 3 rescales copies of both sets."""
         super().setpts(x, y, z, s, t, u)
 

@@ -551,9 +551,11 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
     /// radians), as cuFINUFFT's `setpts` takes them: the plan sorts only the points' order
     /// (a 4-byte index each) and reads the coordinates from these arrays at every execute,
-    /// so it holds them until the next set-points or its drop; they must not change
-    /// meanwhile (a change gives wrong results, not undefined behaviour). Their values are
-    /// not checked: a non-finite coordinate gives NaN results.
+    /// so it holds them until the next set-points or its drop. Holding a clone of each `Arc`
+    /// also keeps safe code from writing them meanwhile (`Arc::get_mut` refuses): the
+    /// kernels trust the sort, and a point moved out of its bin would be spread outside the
+    /// bin's shared-memory box. Their values are not checked: a non-finite coordinate gives
+    /// NaN results.
     pub fn set_points_device<C: DevicePtr<T> + Send + Sync + 'static>(
         &mut self,
         coords: &[Arc<C>],

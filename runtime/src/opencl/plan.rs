@@ -383,7 +383,8 @@ impl<T: ClFloat> ClPlan<T> {
     /// not checked: a non-finite coordinate gives NaN results. The plan sorts only the
     /// points' order and reads the coordinates from these buffers at every execute: it
     /// holds a reference to each (OpenCL counts them) until the next set-points, and they
-    /// must not change meanwhile.
+    /// must not be written meanwhile: the kernels trust the sort, and a moved point would be
+    /// spread outside its bin's box in local memory.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
         let u = self.engine.uniform()?;
         let m = device_coords(self.dim, coords, ["x", "y", "z"])?;
