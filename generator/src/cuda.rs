@@ -9,8 +9,9 @@
 //! Two modules cover a plan:
 //! * the *spread module* ([`spread_module`]), one per [`CudaSpreadSpec`]: bin sort (bin index
 //!   and rank by warp-aggregated atomics, scatter of each point's index to its sorted slot;
-//!   the kernels read coordinates and strengths through the index), spreading GM-sort (one thread per sorted point, global atomics) and SM (one block
-//!   per bin subproblem, shared-memory accumulation, then atomic adds of the padded bin),
+//!   the kernels read coordinates and strengths through the index), spreading GM-sort (one
+//!   thread per sorted point, global atomics), SM (one block per bin subproblem,
+//!   shared-memory accumulation, then atomic adds of the padded bin) and output-driven,
 //!   interpolation GM-sort and SM;
 //! * the *common module* ([`common_module`]), one per precision: the bin sort's prefix sums
 //!   (bin starts and subproblem starts in one pass), subproblem lists, deconvolution + mode

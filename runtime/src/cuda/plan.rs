@@ -13,7 +13,9 @@ use crate::float::{interleaved, interleaved_mut};
 use crate::uniform::ModeOrder;
 use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
+};
 use nudt_gen::cuda::GridRole;
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
@@ -157,6 +159,15 @@ enum Engine<T: CudaFloat> {
 
 /// A device array of coordinates a plan holds between set-points and execute.
 type HeldCoords<T> = Arc<dyn DevicePtr<T> + Send + Sync>;
+
+/// Addresses of held coordinate arrays for work queued on `stream`, with their guards: kept
+/// until the work is queued, they order it after the owners' writes and a drop after it.
+fn guard_held<'a, T>(
+    held: &'a [HeldCoords<T>],
+    stream: &'a CudaStream,
+) -> Vec<(u64, SyncOnDrop<'a>)> {
+    held.iter().map(|c| c.device_ptr(stream)).collect()
+}
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
 pub struct CudaPlan<T: CudaFloat> {
@@ -567,7 +578,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.held = coords.iter().map(|c| c.clone() as HeldCoords<T>).collect();
         let stream = self.stream.clone();
         let held = self.held.clone();
-        let guards: Vec<_> = held.iter().map(|c| c.device_ptr(&stream)).collect();
+        let guards = guard_held(&held, &stream);
         let mut p = [0u64; 3];
         for (d, g) in guards.iter().enumerate() {
             p[d] = g.0;
@@ -1032,11 +1043,10 @@ impl<T: CudaFloat> CudaPlan<T> {
 
     /// The transform, or its adjoint, between device addresses (validated lengths).
     fn run(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
-        // The held coordinates are read by this work: their guards order it after the
-        // caller's writes and keep a drop of the arrays after it.
+        // The held coordinates are read by this work.
         let stream = self.stream.clone();
         let held = self.held.clone();
-        let guards: Vec<_> = held.iter().map(|c| c.device_ptr(&stream)).collect();
+        let guards = guard_held(&held, &stream);
         let r = self.run_held(input, output, adjoint);
         drop(guards);
         r
@@ -1171,7 +1181,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             ptr(&g, &stream),
             2 * len * std::mem::size_of::<T>(),
         )?;
-        let _held: Vec<_> = self.held.iter().map(|c| c.device_ptr(&stream)).collect();
+        let _held = guard_held(&self.held, &stream);
         u.grid.spread_with(
             Some(method),
             &stream,
