@@ -12,7 +12,7 @@
 //! ```sh
 //! cargo run --release --no-default-features --features cuda --example cuda_bench -- [--quick] [--out FILE]
 //!     [--csv FILE] [--only SUBSTRING] [--method auto|gm-sort|sm|output-driven|gaussian]
-//!     [--bins B0,B1[,B2]]
+//!     [--bins B0,B1[,B2]] [--sort one|two]
 //! ```
 //! Prints a markdown table (and writes it to FILE; `--csv` writes the rows as CSV). Points uniform in [-π, π)^d, strengths
 //! complex uniform; type 3 targets uniform in [-K/2, K/2)^d with K = M^(1/d) (benches/problems.toml).
@@ -128,11 +128,13 @@ mod bench {
         direct::rel_error(&got, &exact)
     }
 
-    /// Command-line overrides: bin sides for every problem, and one method instead of all.
+    /// Command-line overrides: bin sides for every problem, one method instead of all, and
+    /// the sort's passes.
     struct Config {
         reps: usize,
         bins: Option<[usize; 3]>,
         method: Option<String>,
+        two_pass_sort: Option<bool>,
     }
 
     fn driver_err(
@@ -217,6 +219,7 @@ mod bench {
         let make = |method: Option<CudaMethod>, type3| {
             let opts = CudaOptions {
                 bins: cfg.bins,
+                two_pass_sort: cfg.two_pass_sort,
                 spread_method: method.filter(|_| p.ty != TransformType::Type2),
                 interp_method: method.filter(|_| p.ty == TransformType::Type2),
                 type3,
@@ -369,10 +372,26 @@ mod bench {
             .iter()
             .position(|a| a == "--method")
             .and_then(|i| args.get(i + 1).cloned());
+        let two_pass_sort = match args
+            .iter()
+            .position(|a| a == "--sort")
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str)
+        {
+            None => None,
+            Some("one") => Some(false),
+            Some("two") => Some(true),
+            Some(other) => {
+                return Err(CudaError::Unsupported(format!(
+                    "--sort takes one or two, not {other}"
+                )))
+            }
+        };
         let cfg = Config {
             reps: 5,
             bins,
             method,
+            two_pass_sort,
         };
         let reps = cfg.reps;
         let ctx = nudt::cuda::open(0)?;

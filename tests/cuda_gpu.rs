@@ -318,6 +318,40 @@ fn gpu_matches_direct_sum_f32() {
     }
 }
 
+/// The two-pass bin sort (by buckets of bins, then by bin), which the plans take
+/// automatically only past L2's size, forced on small problems: types 1–3 in 1–3 D meet the
+/// same bounds against the direct sum. Its entries go to the fine grids where those are large
+/// enough (2D, 3D) and to a buffer of their own where not (1D).
+#[test]
+fn two_pass_sort_matches_direct_sum() {
+    if let Some(_gpu) = gpu("two_pass_sort_matches_direct_sum") {
+        let o = CudaOptions {
+            two_pass_sort: Some(true),
+            ..opts()
+        };
+        matrix::<f64>(&[1e-3, 1e-6, 1e-9], "f64 two-pass", o.clone());
+        matrix::<f32>(&[1e-3, 1e-5], "f32 two-pass", o.clone());
+        // More bins than the second pass's hash slots in every tile (128³ cells in 4³ bins,
+        // buckets of 32 bins, 5·10^4 points): entries whose slot another bin took place
+        // themselves. Type 1 against the direct sum on sampled modes.
+        let modes = [64usize, 64, 64];
+        let mut rng = Rng::new(77);
+        let x = rng.coords(3, 50_000, -3.2, 3.2);
+        let c = rng.complexes(50_000);
+        let o = CudaOptions {
+            spread_method: Some(CudaMethod::OutputDriven),
+            bins: Some([4, 4, 4]),
+            ..o
+        };
+        let which: Vec<usize> = (0..modes.iter().product::<usize>()).step_by(1311).collect();
+        let exact = direct::type1(&refs(&x), &c, &modes, ModeOrder::Cmcl, 1, &which);
+        let got = gpu_type1::<f64>(&x, &c, &modes, 1, 1e-6, o).unwrap();
+        let got: Vec<Complex64> = which.iter().map(|&i| got[i]).collect();
+        let err = rel(&got, &exact);
+        assert!(err < 1e-5, "3D two-pass sort over many bins: {err:.2e}");
+    }
+}
+
 /// The plans' fine-grid FFT forced onto the generated FFT, then onto cuFFT, meets the same
 /// bounds against the direct sum (types 1–3, 1–3 D, both precisions); the automatic choice
 /// times both once and leaves its verdict in the disk cache.
@@ -572,6 +606,15 @@ fn sanitizer_small_run_of_each_method() {
                 let e3 = direct::type3(&refs(&x), &c, &refs(&s), -1, &all(300));
                 assert!(rel(&g3, &e3) < 10.0 * tol, "{dim}D {method:?} type 3");
             }
+            // The two-pass sort, with the methods chosen for the points.
+            let o = CudaOptions {
+                two_pass_sort: Some(true),
+                ..opts()
+            };
+            let g1 = gpu_type1::<T>(&x, &c, &modes, 1, tol, o.clone()).unwrap();
+            let g2 = gpu_type2::<T>(&x, &f, &modes, 1, tol, o).unwrap();
+            assert!(rel(&g1, &e1) < 10.0 * tol, "{dim}D two-pass sort, type 1");
+            assert!(rel(&g2, &e2) < 10.0 * tol, "{dim}D two-pass sort, type 2");
             // The Gaussian-gridding type 3: two transforms, in batches of one as above.
             let s = rng.coords(dim, 300, -8.0, 8.0);
             let c2 = rng.complexes(2 * 1500);

@@ -251,6 +251,45 @@ pub fn scan_tile(dialect: Dialect) -> usize {
 pub const LOCAL_BINS: usize = 12288;
 /// Points per thread of one tile of the tiled bin count.
 pub const COUNT_ITEMS: usize = 16;
+/// Most buckets of the two-pass sort's first pass: few enough that a tile of
+/// `COUNT_ITEMS * ELEMENT_THREADS` points puts several in each (one global atomic per bucket
+/// and tile), and that their partly written sectors fit any L2.
+pub const SORT_BUCKETS: usize = 1024;
+
+/// Threads per block of the two-pass sort's second pass: large tiles
+/// (`COUNT_ITEMS * SORT_THREADS` entries) put more points in each bin a tile reserves room
+/// for with one atomic. (The first pass takes [`ELEMENT_THREADS`]: on an H100 its 10^8
+/// points took 3.2 ms in blocks of 256 and 3.5 ms in blocks of 1024.)
+pub const SORT_THREADS: u32 = 1024;
+/// Hash slots of the second pass's shared-memory histogram (a power of two, at least twice
+/// the bins of a bucket where the buckets are full: 2·10^6 bins make buckets of 2048).
+pub const SORT_SLOTS: usize = 4096;
+
+/// How set-points orders the points by bin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortPasses {
+    /// Each index scattered straight to its bin.
+    One,
+    /// Scattered first to buckets of `2^shift` consecutive bins, then within them to bins.
+    Two { shift: u32 },
+}
+
+/// The sort for `m` points in `nbins` bins on a GPU with `l2_bytes` of L2: `want` if given
+/// (`true`: two passes), else two passes where the sorted index array (4 bytes a point) is
+/// larger than L2 and the bins more than [`SORT_BUCKETS`]. A one-pass scatter writes a few
+/// bytes into each bin's open sector, and while the indices fit L2 those sectors fill there;
+/// beyond it they go back to DRAM partly written (see the template's two-pass sort).
+pub fn sort_passes(m: usize, nbins: usize, l2_bytes: usize, want: Option<bool>) -> SortPasses {
+    let two = want.unwrap_or(nbins > SORT_BUCKETS && 4 * m > l2_bytes);
+    if !two || nbins <= 1 {
+        return SortPasses::One;
+    }
+    let shift = nbins
+        .div_ceil(SORT_BUCKETS)
+        .next_power_of_two()
+        .trailing_zeros();
+    SortPasses::Two { shift }
+}
 /// Blocks of the bounding-interval reduction: each leaves one partial (min, max).
 pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
@@ -881,6 +920,8 @@ pub mod names {
     pub const BIN_COUNT: &str = "nudt_bin_count";
     pub const BIN_COUNT_LOCAL: &str = "nudt_bin_count_local";
     pub const BIN_SCATTER: &str = "nudt_bin_scatter";
+    pub const BIN_BUCKET: &str = "nudt_bin_bucket";
+    pub const BIN_PLACE: &str = "nudt_bin_place";
     pub const SPREAD_GM: &str = "nudt_spread_gm";
     pub const SPREAD_SM: &str = "nudt_spread_sm";
     pub const INTERP_GM: &str = "nudt_interp_gm";
@@ -1003,6 +1044,9 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
     ctx.insert("od_ahead", &u8::from(spec.dim == 2));
     ctx.insert("local_bins", &LOCAL_BINS);
     ctx.insert("count_items", &COUNT_ITEMS);
+    ctx.insert("sort_buckets", &SORT_BUCKETS);
+    ctx.insert("sort_slots", &SORT_SLOTS);
+    ctx.insert("sort_threads", &SORT_THREADS);
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
     let mut kernels = vec![
@@ -1025,6 +1069,21 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
             block_threads: ELEMENT_THREADS,
             dynamic_smem: 0,
             grid: "ceil(M / block), grid-stride",
+            params: Vec::new(),
+        },
+        CudaKernel {
+            name: names::BIN_BUCKET,
+            block_threads: ELEMENT_THREADS,
+            dynamic_smem: 0,
+            grid:
+                "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; at most SORT_BUCKETS buckets",
+            params: Vec::new(),
+        },
+        CudaKernel {
+            name: names::BIN_PLACE,
+            block_threads: SORT_THREADS,
+            dynamic_smem: 0,
+            grid: "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride",
             params: Vec::new(),
         },
         CudaKernel {
@@ -1064,7 +1123,11 @@ pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaS
         },
     ];
     if dialect != Dialect::Cuda {
-        kernels.retain(|k| k.name != names::BIN_COUNT_LOCAL);
+        // Tiled counts and the two-pass sort lean on warp votes and shared-memory atomics
+        // the OpenCL dialect does without.
+        kernels.retain(|k| {
+            ![names::BIN_COUNT_LOCAL, names::BIN_BUCKET, names::BIN_PLACE].contains(&k.name)
+        });
     }
     let name = match dialect {
         Dialect::Cuda => spec.name(),

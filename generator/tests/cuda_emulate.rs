@@ -1,6 +1,7 @@
 //! The generated CUDA kernels, run on the CPU: each module is compiled as C++ with an
 //! emulation header and driven through the same sequence the runtime launches — both bin
-//! counts, the prefix sums of bins and subproblems, the scatter of point records, the
+//! counts, the prefix sums of bins and subproblems, the scatter of point indices (and the
+//! two-pass sort's bucket and place kernels), the
 //! subproblem lists, GM-sort, SM and output-driven spreading, GM-sort and SM interpolation,
 //! mode copies — then checked against direct spreading/interpolation with the exact kernel.
 //!
@@ -60,6 +61,7 @@ inline double2 make_double2(double a, double b) { double2 r; r.x = a; r.y = b; r
 inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r; r.x = a; r.y = b; return r; }
 // Threads switch only at barriers and warp collectives, so a read-modify-write is atomic.
 template <class V> V atomicAdd(V* p, V v) { V o = *p; *p = o + v; return o; }
+inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) { unsigned o = *p; if (o == cmp) *p = v; return o; }
 inline void sincos(double x, double* s, double* c) { *s = std::sin(x); *c = std::cos(x); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __ffs(int v) { return __builtin_ffs(v); }
@@ -290,18 +292,43 @@ int main() {
     std::vector<unsigned> start(nbins + 1, 0xdeadbeefu), substart(nbins + 1, 0xdeadbeefu);
     bin_scan(counts, MAXSUB, start, substart);
     if (start != scan(counts, 1) || substart != scan(counts, MAXSUB)) { printf("FAIL prefix sums\n"); return 1; }
-    std::vector<unsigned> idx(NPTS, ~0u);
-    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), idx.data());
-    {
+    // The sorted indices: a permutation of the points, each inside its bin's range.
+    auto check_sorted = [&](const char* which, const std::vector<unsigned>& idx) {
         std::vector<int> seen(NPTS, 0);
         for (unsigned b = 0; b < nbins; b++)
             for (unsigned p = start[b]; p < start[b + 1]; p++) {
                 const unsigned j = idx[p];
-                if (j >= NPTS || seen[j]++) { printf("FAIL permutation at %u\n", p); return 1; }
+                if (j >= NPTS || seen[j]++) { printf("FAIL %s: permutation at %u\n", which, p); return false; }
                 const T xs[3] = {x[0][j], x[1][j], x[2][j]};
-                if (bin_of_point(xs) != b) { printf("FAIL point %u in bin %u, belongs to %u\n", p, b, bin_of_point(xs)); return 1; }
+                if (bin_of_point(xs) != b) { printf("FAIL %s: point %u in bin %u, belongs to %u\n", which, p, b, bin_of_point(xs)); return false; }
             }
+        return true;
+    };
+    // The two-pass sort (counts only, buckets of 4 bins, then bins), as the runtime launches
+    // it past L2, with the fill counters zeroed before each pass.
+    {
+        std::vector<unsigned> cnt(nbins, 0), idx2(NPTS, ~0u);
+        std::vector<uint2> part(NPTS, make_uint2(~0u, ~0u));
+        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], (unsigned*)nullptr, cnt.data());
+        if (cnt != want_counts) { printf("FAIL nudt_bin_count without ranks: bin counts\n"); return 1; }
+        const unsigned shift = 2, nbuckets = (nbins + 3) / 4;
+        if (nbuckets > SORT_BUCKETS) { printf("FAIL the case has more buckets than the sort takes\n"); return 1; }
+        std::fill(cnt.begin(), cnt.end(), 0u);
+        LAUNCH(nudt_bin_bucket, blocks(NPTS, THREADS_nudt_bin_bucket * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbuckets, shift, start.data(), cnt.data(), part.data());
+        for (unsigned p = 0; p < NPTS; p++) {
+            const unsigned j = part[p].x, b = part[p].y;
+            const T xs[3] = {x[0][j], x[1][j], x[2][j]};
+            if (j >= NPTS || b != bin_of_point(xs) || p < start[(b >> shift) << shift] || p >= start[std::min(((b >> shift) + 1) << shift, nbins)]) {
+                printf("FAIL nudt_bin_bucket: entry %u (point %u, bin %u) outside its bucket\n", p, j, b); return 1;
+            }
+        }
+        std::fill(cnt.begin(), cnt.end(), 0u);
+        LAUNCH(nudt_bin_place, blocks(NPTS, THREADS_nudt_bin_place * COUNT_ITEMS), 1, NPTS, part.data(), start.data(), cnt.data(), idx2.data());
+        if (!check_sorted("two-pass sort", idx2)) return 1;
     }
+    std::vector<unsigned> idx(NPTS, ~0u);
+    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), idx.data());
+    if (!check_sorted("nudt_bin_scatter", idx)) return 1;
     // Subproblem lists, launched like the subproblem kernels for the runtime's upper bound.
     const unsigned total = substart[nbins];
     if (total > SUB_BOUND) { printf("FAIL %u subproblems past the bound %u\n", total, (unsigned)SUB_BOUND); return 1; }

@@ -8,8 +8,8 @@ use super::CudaFloat;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::cuda::{
-    names, scan_tile, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole, SubproblemFit,
-    COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
+    names, scan_tile, sort_passes, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole,
+    SortPasses, SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
 use nudt_gen::gpu::Dialect;
 use nudt_gen::KernelSpec;
@@ -52,6 +52,8 @@ pub(crate) struct SpreadFns {
     bin_count: Kernel,
     bin_count_local: Kernel,
     bin_scatter: Kernel,
+    bin_bucket: Kernel,
+    bin_place: Kernel,
     spread_gm: Kernel,
     spread_sm: Kernel,
     spread_od: Kernel,
@@ -150,7 +152,8 @@ struct Sorted {
     coords: [u64; 3],
     /// The points' indices in bin order, at least `m`.
     idx: CudaSlice<u32>,
-    /// Each point's rank inside its bin, at least `m`.
+    /// Each point's rank inside its bin: at least `m` for the one-pass sort, which alone
+    /// keeps them.
     rank: CudaSlice<u32>,
     /// Points per bin (`nbins`).
     counts: CudaSlice<u32>,
@@ -171,10 +174,12 @@ struct Sorted {
 }
 
 impl Sorted {
-    /// Buffers for `m` points, `nbins` bins and `sub_bound` subproblems.
+    /// Buffers for `m` points (`ranks` of them ranked), `nbins` bins and `sub_bound`
+    /// subproblems.
     fn alloc(
         stream: &Arc<CudaStream>,
         m: usize,
+        ranks: usize,
         nbins: usize,
         sub_bound: usize,
     ) -> CudaResult<Self> {
@@ -182,7 +187,7 @@ impl Sorted {
             m,
             coords: [0; 3],
             idx: alloc::<u32>(stream, m, "sorted point indices")?,
-            rank: alloc::<u32>(stream, m, "bin ranks")?,
+            rank: alloc::<u32>(stream, ranks, "bin ranks")?,
             counts: alloc::<u32>(stream, nbins, "bin counts")?,
             scan_tiles: alloc::<u32>(stream, 2 * scan_tiles(nbins), "prefix-sum tiles")?,
             bin_start: alloc::<u32>(stream, nbins + 1, "bin starts")?,
@@ -206,9 +211,13 @@ impl Sorted {
         ]
     }
 
-    /// Whether these buffers hold `m` points, `nbins` bins and `sub_bound` subproblems.
-    fn fits(&self, m: usize, nbins: usize, sub_bound: usize) -> bool {
-        self.idx.len() >= m && self.counts.len() >= nbins && self.sub_bin.len() >= sub_bound
+    /// Whether these buffers hold `m` points (`ranks` of them ranked), `nbins` bins and
+    /// `sub_bound` subproblems.
+    fn fits(&self, m: usize, ranks: usize, nbins: usize, sub_bound: usize) -> bool {
+        self.idx.len() >= m
+            && self.rank.len() >= ranks
+            && self.counts.len() >= nbins
+            && self.sub_bin.len() >= sub_bound
     }
 }
 
@@ -232,6 +241,8 @@ pub(crate) struct GridDev<T> {
     /// Methods requested by the options (spreading, interpolation; `None`: choose per point
     /// set).
     want: [Option<CudaMethod>; 2],
+    want_two_pass: Option<bool>,
+    l2_bytes: usize,
     _t: std::marker::PhantomData<T>,
 }
 
@@ -270,11 +281,15 @@ pub(crate) struct GridModule {
     /// Methods requested by the options (spreading, interpolation; `None`: choose per point
     /// set).
     want: [Option<CudaMethod>; 2],
+    /// The sort asked for by the options (`Some(true)`: two passes; `None`: by size), and
+    /// the L2 the automatic choice weighs the points against.
+    want_two_pass: Option<bool>,
+    l2_bytes: usize,
 }
 
 impl GridModule {
     /// The spread module of `dim`-D grids for `kernel` in `T`, its bins shaped for `role`;
-    /// `bins` overrides them.
+    /// `bins` overrides them, `want_two_pass` the choice of sort ([`sort_passes`]).
     #[allow(clippy::too_many_arguments)]
     pub fn new<T: CudaFloat>(
         ctx: &Arc<CudaContext>,
@@ -285,6 +300,7 @@ impl GridModule {
         bins: Option<[usize; 3]>,
         want_spread: Option<CudaMethod>,
         want_interp: Option<CudaMethod>,
+        want_two_pass: Option<bool>,
     ) -> CudaResult<Self> {
         let local = arch.local_memory();
         let limit = local.per_block.max(48 << 10);
@@ -305,6 +321,8 @@ impl GridModule {
             bin_count: k(names::BIN_COUNT)?,
             bin_count_local: k(names::BIN_COUNT_LOCAL)?,
             bin_scatter: k(names::BIN_SCATTER)?,
+            bin_bucket: k(names::BIN_BUCKET)?,
+            bin_place: k(names::BIN_PLACE)?,
             spread_gm: k(names::SPREAD_GM)?,
             spread_sm: k(names::SPREAD_SM)?,
             spread_od: k(names::SPREAD_OD)?,
@@ -323,6 +341,8 @@ impl GridModule {
             fns,
             fit,
             want,
+            want_two_pass,
+            l2_bytes: arch.l2_bytes,
         })
     }
 }
@@ -354,6 +374,8 @@ impl<T: CudaFloat> GridDev<T> {
             fit: module.fit,
             sorted: None,
             want: module.want,
+            want_two_pass: module.want_two_pass,
+            l2_bytes: module.l2_bytes,
             _t: std::marker::PhantomData,
         })
     }
@@ -376,23 +398,29 @@ impl<T: CudaFloat> GridDev<T> {
     }
 
     /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device:
-    /// bin and rank per point (one kernel; through a shared-memory histogram per tile of points
-    /// when the bins are few enough), the prefix sums of bins and subproblems (three
-    /// launches), the indices scattered to their slots, and the subproblem lists. The
-    /// coordinates stay where they are: the grid keeps their addresses, and the caller keeps
-    /// them alive and unchanged while these points are set. Everything is queued on
-    /// `stream`; nothing is read back and, when the last point set was at least as large,
-    /// nothing is allocated.
+    /// the points per bin (one kernel; per point also its rank inside its bin for the one-pass
+    /// sort, through a shared-memory histogram per tile of points when the bins are few
+    /// enough), the prefix sums of bins and subproblems (three launches), the indices placed
+    /// in bin order (see [`SortPasses`]), and the subproblem lists. The coordinates stay where
+    /// they are: the grid keeps their addresses, and the caller keeps them alive and unchanged
+    /// while these points are set. `scratch` (address, bytes) is device memory free until the
+    /// sort's work has run, e.g. the fine grids: the two-pass sort keeps its 8 bytes a point
+    /// there when they fit, else in a buffer of its own freed after it. Everything is queued
+    /// on `stream`; nothing is read back and, when the last point set was at least as large,
+    /// nothing is allocated past that buffer.
     pub fn set_points(
         &mut self,
         stream: &Arc<CudaStream>,
         common: &CommonFns,
         coords: [u64; 3],
         m: usize,
+        scratch: (u64, usize),
     ) -> CudaResult<()> {
         let old = self.sorted.take();
         let nbins = self.nbins();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
+        let passes = sort_passes(m, nbins, self.l2_bytes, self.want_two_pass);
+        let ranks = if passes == SortPasses::One { m } else { 0 };
         // The subproblem lists whenever a subproblem kernel can run: any method may then be
         // asked for (`spread_with`, cross-checks) without sorting again.
         let sub_bound = if self.fit.sm || self.fit.od {
@@ -401,10 +429,10 @@ impl<T: CudaFloat> GridDev<T> {
             0
         };
         let mut s = match old {
-            Some(s) if s.fits(m, nbins, sub_bound) => s,
+            Some(s) if s.fits(m, ranks, nbins, sub_bound) => s,
             old => {
                 drop(old);
-                Sorted::alloc(stream, m, nbins, sub_bound)?
+                Sorted::alloc(stream, m, ranks, nbins, sub_bound)?
             }
         };
         s.m = m;
@@ -417,6 +445,7 @@ impl<T: CudaFloat> GridDev<T> {
         let starts = ptr(&s.bin_start, stream);
         let sub_starts = ptr(&s.sub_start, stream);
         let counts = ptr(&s.counts, stream);
+        let idx = ptr(&s.idx, stream);
         memset0(stream, counts, 4 * nbins)?;
         let xs = [
             Arg::U64(coords[0]),
@@ -424,27 +453,32 @@ impl<T: CudaFloat> GridDev<T> {
             Arg::U64(coords[2]),
         ];
         let geometry = [i(n[0]), i(n[1]), i(n[2]), i(nb[1]), i(nb[2])];
-        let launch_points = |k: &Kernel, tail: &[Arg]| {
+        let point_args = |tail: &[Arg]| {
             let mut args = vec![Arg::U32(m as u32)];
             args.extend_from_slice(&xs);
             args.extend_from_slice(&geometry);
             args.extend_from_slice(tail);
-            k.launch(stream, (blocks(m, k.threads), 1), &args)
+            args
         };
-        let rank = ptr(&s.rank, stream);
-        if m > 0 && nbins <= LOCAL_BINS {
-            let k = &self.fns.bin_count_local;
-            let mut args = vec![Arg::U32(m as u32)];
-            args.extend_from_slice(&xs);
-            args.extend_from_slice(&geometry);
-            args.extend_from_slice(&[Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)]);
-            k.launch(
-                stream,
-                (blocks(m, k.threads * COUNT_ITEMS as u32), 1),
-                &args,
-            )?;
+        // Kernels with a thread per point, and with a tile of COUNT_ITEMS points per thread.
+        let per_point =
+            |k: &Kernel, args: &[Arg]| k.launch(stream, (blocks(m, k.threads), 1), args);
+        let per_tile = |k: &Kernel, args: &[Arg]| {
+            k.launch(stream, (blocks(m, k.threads * COUNT_ITEMS as u32), 1), args)
+        };
+        // The one-pass sort ranks each point in the count; the two-pass sort only counts.
+        let rank = match passes {
+            SortPasses::One => ptr(&s.rank, stream),
+            SortPasses::Two { .. } => 0,
+        };
+        if m > 0 && nbins <= LOCAL_BINS && rank != 0 {
+            let tail = [Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)];
+            per_tile(&self.fns.bin_count_local, &point_args(&tail))?;
         } else if m > 0 {
-            launch_points(&self.fns.bin_count, &[Arg::U64(rank), Arg::U64(counts)])?;
+            per_point(
+                &self.fns.bin_count,
+                &point_args(&[Arg::U64(rank), Arg::U64(counts)]),
+            )?;
         }
         let (tiles, ntiles) = (ptr(&s.scan_tiles, stream), scan_tiles(nbins));
         common.bin_scan_tiles.launch(
@@ -485,12 +519,45 @@ impl<T: CudaFloat> GridDev<T> {
                 ],
             )?;
         }
-        if m > 0 {
-            let idx = ptr(&s.idx, stream);
-            launch_points(
+        match passes {
+            _ if m == 0 => {}
+            SortPasses::One => per_point(
                 &self.fns.bin_scatter,
-                &[Arg::U64(rank), Arg::U64(starts), Arg::U64(idx)],
-            )?;
+                &point_args(&[Arg::U64(rank), Arg::U64(starts), Arg::U64(idx)]),
+            )?,
+            SortPasses::Two { shift } => {
+                // (index, bin) of each point in bucket order, in `scratch` or a buffer
+                // dropped (stream-ordered) once the second pass is queued. The counts are
+                // read by the prefix sums only, so they serve as the passes' fill counters.
+                let own;
+                let part = if scratch.1 >= 8 * m {
+                    scratch.0
+                } else {
+                    own = alloc::<u64>(stream, m, "two-pass sort entries")?;
+                    ptr(&own, stream)
+                };
+                let nbuckets = nbins.div_ceil(1 << shift);
+                memset0(stream, counts, 4 * nbuckets)?;
+                let tail = [
+                    Arg::U32(nbuckets as u32),
+                    Arg::U32(shift),
+                    Arg::U64(starts),
+                    Arg::U64(counts),
+                    Arg::U64(part),
+                ];
+                per_tile(&self.fns.bin_bucket, &point_args(&tail))?;
+                memset0(stream, counts, 4 * nbins)?;
+                per_tile(
+                    &self.fns.bin_place,
+                    &[
+                        Arg::U32(m as u32),
+                        Arg::U64(part),
+                        Arg::U64(starts),
+                        Arg::U64(counts),
+                        Arg::U64(idx),
+                    ],
+                )?;
+            }
         }
         if m > 0 && (self.fit.sm || self.fit.od) {
             launch_bins(

@@ -42,6 +42,10 @@ pub struct CudaOptions {
     /// Each side must be at least 1 and a bin's padded box (`side + w − 1` per dimension)
     /// must fit the GPU's shared memory per block; otherwise planning is a typed error.
     pub bins: Option<[usize; 3]>,
+    /// The bin sort: `Some(true)` in two passes (by buckets of bins, then by bin),
+    /// `Some(false)` in one; `None` takes two where the points' sorted indices outgrow the
+    /// GPU's L2 (`nudt_gen::cuda::sort_passes`). Results are the same either way.
+    pub two_pass_sort: Option<bool>,
     /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
     /// At most [`MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
     pub max_batch: usize,
@@ -71,6 +75,7 @@ impl Default for CudaOptions {
             spread_method: None,
             interp_method: None,
             bins: None,
+            two_pass_sort: None,
             max_batch: 0,
             arch: None,
             type3: Type3Method::Finufft,
@@ -122,6 +127,15 @@ impl<T: CudaFloat> UniformDev<T> {
             fft,
             work,
         })
+    }
+
+    /// The fine grids as scratch memory for a sort (address, bytes): unused between
+    /// executes, and every use is ordered on the plan's stream.
+    fn scratch(&self, stream: &CudaStream) -> (u64, usize) {
+        (
+            ptr(&self.work, stream),
+            self.work.len() * std::mem::size_of::<T>(),
+        )
     }
 }
 
@@ -446,6 +460,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                 opts.bins,
                 opts.spread_method,
                 opts.interp_method,
+                opts.two_pass_sort,
             )
         };
         let t3 = if ty == TransformType::Type3 && gauss.is_none() {
@@ -604,7 +619,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
         };
-        u.grid.set_points(&self.stream, &self.common, p, m)?;
+        let scratch = u.scratch(&self.stream);
+        u.grid
+            .set_points(&self.stream, &self.common, p, m, scratch)?;
         self.num_points = m;
         self.record(1)
     }
@@ -862,8 +879,11 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         let py = [p3(&t.y, 0), p3(&t.y, 1), p3(&t.y, 2)];
         let pu = [p3(&t.u, 0), p3(&t.u, 1), p3(&t.u, 2)];
-        t.spread.set_points(&stream, &self.common, py, m)?;
-        t.inner.grid.set_points(&stream, &self.common, pu, k)?;
+        let scratch = t.inner.scratch(&stream);
+        t.spread.set_points(&stream, &self.common, py, m, scratch)?;
+        t.inner
+            .grid
+            .set_points(&stream, &self.common, pu, k, scratch)?;
         self.engine = Engine::Type3(t);
         self.num_points = m;
         self.num_targets = k;
