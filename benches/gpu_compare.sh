@@ -13,6 +13,7 @@
 #             "built PATH" last. This repository neither holds nor builds peer code.
 # OUTDIR      where the logs, CSVs and the table (compare.md) go.
 # --quick     a tenth of the points (the problem names keep their full sizes).
+# ONLY=TEXT   (environment) only the problems whose names contain TEXT.
 #
 # Timing: nudt's set-points are the first call on a fresh plan made after an earlier plan of
 # the same size was dropped (its buffers come from the memory the pool kept: any later plan of
@@ -62,12 +63,14 @@ idle=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -
 echo "== nudt cuda_bench" >&2
 bargs=(--csv "$OUT/nudt.csv" --out "$OUT/nudt.md")
 [ -n "$QUICK" ] && bargs+=(--quick)
+[ -n "${ONLY:-}" ] && bargs+=(--only "$ONLY")
 "$BENCH" "${bargs[@]}" 2> "$OUT/nudt.log" > /dev/null || { tail -20 "$OUT/nudt.log" >&2; exit 1; }
 
 echo "== cuFINUFFT cuperftest" >&2
 echo "problem,method,setpts_ms,exec_ms,peak_used_mib" > "$OUT/cufinufft.csv"
 for row in "${ROWS[@]}"; do
   IFS='|' read -r name prec ty sizes m tol methods <<< "$row"
+  [[ -n "${ONLY:-}" && "$name" != *"$ONLY"* ]] && continue
   read -r n1 n2 n3 <<< "$sizes"
   m=$((m / div))
   # Type 3: N1·N2·N3 targets; the quick variant keeps the same tenth of them.
