@@ -1701,3 +1701,13 @@ fn gen_cuda_writes_kernels_that_compile_to_ptx() {
         }
     }
 }
+
+/// A build without the CUDA backend says so when asked to tune it.
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn tune_cuda_without_the_backend_is_a_usage_error() {
+    assert_usage_error(
+        nudt().args(["tune", "--backend", "cuda", "--quick"]),
+        &["--backend cuda", "--features cuda"],
+    );
+}

@@ -1415,3 +1415,82 @@ fn widen_all<T: CudaFloat>(v: &[Vec<T>]) -> Vec<Vec<f64>> {
         .map(|d| d.iter().map(|c| c.to_f64().unwrap()).collect())
         .collect()
 }
+
+/// `nudt tune --backend cuda`: without a GPU, a typed error that says so; with one, a quick
+/// 1D tune saves a profile of the four kinds of 1D plan (types 1 and 2, f32 and f64), each
+/// choice at most the planner's own time, and a plan made in a process that sees the profile
+/// (a child run of this test, given the profile's cache directory) takes its bins and method,
+/// unless its options name a method.
+#[cfg(feature = "cli")]
+#[test]
+fn tune_saves_a_profile_that_plans_take() {
+    use nudt::cuda::profile::CudaProfile;
+    use nudt::gen::Precision;
+    const CHILD: &str = "NUDT_TEST_TUNED_PLAN";
+    let test = "tune_saves_a_profile_that_plans_take";
+    if std::env::var_os(CHILD).is_some() {
+        let ctx = nudt::cuda::open(0).unwrap();
+        let arch = nudt::cuda::detect_arch(&ctx).unwrap();
+        let (path, p) = nudt::cuda::profile::for_gpu(&arch).expect("the tuned profile");
+        let t1 = TransformType::Type1;
+        for (ty, method) in [(t1, 0), (TransformType::Type2, 1)] {
+            let c = p.choice(1, ty, Precision::F64).expect("a 1D f64 choice");
+            let mut plan = CudaPlan::<f64>::new(ty, &[1000], 1, 1, 1e-6, opts()).unwrap();
+            assert_eq!(plan.profile(), Some(path));
+            assert_eq!(plan.bins(), c.bins);
+            plan.set_points(&[&[0.1, -2.0, 3.0][..]]).unwrap();
+            let m = plan.methods().unwrap();
+            assert_eq!([m.0, m.1][method], c.method());
+        }
+        let o = CudaOptions {
+            spread_method: Some(CudaMethod::GmSort),
+            ..opts()
+        };
+        let plan = CudaPlan::<f64>::new(t1, &[1000], 1, 1, 1e-6, o).unwrap();
+        assert!(plan.profile().is_none());
+        println!("plans took {}", path.display());
+        return;
+    }
+    let gpu = gpu(test);
+    let dir = std::env::temp_dir().join(format!("nudt-tune-cuda-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nudt"))
+        .args(["tune", "--backend", "cuda", "--quick", "--dims", "1"])
+        .env("XDG_CACHE_HOME", &dir)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if gpu.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("error: no GPU to tune"), "{text}");
+        return;
+    }
+    assert!(out.status.success(), "{text}");
+    println!("{text}");
+    let saved: Vec<_> = std::fs::read_dir(dir.join("nudt"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    let p = CudaProfile::parse(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
+    assert_eq!(p.choice.len(), 4, "{p:?}");
+    for c in &p.choice {
+        assert!(c.dim == 1 && c.ms <= c.default_ms, "{c:?}");
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .env("XDG_CACHE_HOME", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&child.stdout).into_owned()
+        + &String::from_utf8_lossy(&child.stderr);
+    assert!(
+        child.status.success() && text.contains("1 passed"),
+        "{text}"
+    );
+}

@@ -13,6 +13,8 @@ mod problem;
 mod profile;
 mod transform;
 mod tune;
+#[cfg(feature = "cuda")]
+mod tune_cuda;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use nudt::gen::cuda::GpuArch;

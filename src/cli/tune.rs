@@ -21,26 +21,40 @@ use std::time::Instant;
   nudt tune --dims 3 --threads 4     tune 3-D only, on 4 threads
   nudt tune --output my.toml         save the profile elsewhere
   nudt gen --target rust --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels
+  nudt tune --backend cuda --quick   the GPU's bins and methods (a build with --features cuda)
 
 For each dimension it times type 1 (spreading) under both schedules and several tile sides,
 type 2 (interpolation) under each tile side, and upsampling 1.25 against 2, each as the median
-of a few plan + setpts + execute runs. It keeps the fastest type 1 + type 2 total.")]
+of a few plan + setpts + execute runs. It keeps the fastest type 1 + type 2 total.
+With --backend cuda it times each GPU spreading and interpolation method with its bins and
+with each bin side halved and doubled (types 1 and 2, f32 and f64, GPU time of set-points +
+execute) and keeps, per kind of plan, the fastest where it beats the planner's choice by 3%;
+CUDA plans on that GPU model then take it (CudaOptions::use_profile).")]
 pub struct Args {
     /// Smaller problems and fewer repeats (well under a minute on 2 cores)
     #[arg(long)]
-    quick: bool,
+    pub(super) quick: bool,
     /// Dimensions to tune
     #[arg(long, value_delimiter = ',', default_value = "1,2,3", value_parser = clap::value_parser!(u8).range(1..=3))]
-    dims: Vec<u8>,
-    /// Worker threads (default: all cores)
+    pub(super) dims: Vec<u8>,
+    /// Worker threads (default: all cores; the CPU backend)
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Write the profile here instead of the cache directory
     #[arg(long, short = 'o', value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub(super) output: Option<PathBuf>,
     /// Print the table only; save nothing
     #[arg(long)]
-    no_save: bool,
+    pub(super) no_save: bool,
+    /// What to tune: this machine's CPU code, or the CUDA backend on GPU 0
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    backend: Backend,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    Cpu,
+    Cuda,
 }
 
 const TOL: f64 = 1e-6;
@@ -149,6 +163,14 @@ struct Row {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if args.backend == Backend::Cuda {
+        #[cfg(feature = "cuda")]
+        return super::tune_cuda::run(&args);
+        #[cfg(not(feature = "cuda"))]
+        return Err(fail!(
+            "--backend cuda: this build has no CUDA backend; build with `--features cuda`"
+        ));
+    }
     let arch = nudt::plan::this_machine().clone();
     let mut dims: Vec<usize> = args.dims.iter().map(|&d| d as usize).collect();
     dims.sort_unstable();

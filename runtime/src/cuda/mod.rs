@@ -46,6 +46,7 @@ mod gaussian;
 mod grid_fft;
 mod memory;
 mod plan;
+pub mod profile;
 
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream};

@@ -19,6 +19,7 @@ use cudarc::driver::{
 use nudt_gen::cuda::GridRole;
 use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
 use num_complex::Complex;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Options of a GPU plan; `CudaOptions::default()` is what a cuFINUFFT user expects.
@@ -51,6 +52,10 @@ pub struct CudaOptions {
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
+    /// Take this GPU's `nudt tune --backend cuda` profile ([`super::profile`]), when there
+    /// is one, for the bins and method of type 1 and 2 plans whose options leave both open
+    /// (not with an `arch` override).
+    pub use_profile: bool,
     /// How type 3 is computed: FINUFFT's scheme with the plan's kernel (the default), or
     /// Gaussian gridding with Capozzoli et al.'s parameters, as the CPU's option of that name.
     pub type3: Type3Method,
@@ -78,6 +83,7 @@ impl Default for CudaOptions {
             two_pass_sort: None,
             max_batch: 0,
             arch: None,
+            use_profile: true,
             type3: Type3Method::Finufft,
             fft: FftEngine::Auto,
         }
@@ -217,6 +223,8 @@ pub struct CudaPlan<T: CudaFloat> {
     dout: Option<CudaSlice<T>>,
     events: [CudaEvent; 4],
     recorded: [bool; 2],
+    /// The CUDA tuning profile whose bins and method this plan took, if any.
+    profile: Option<&'static Path>,
 }
 
 fn check_coords<T: CudaFloat>(
@@ -450,6 +458,27 @@ impl<T: CudaFloat> CudaPlan<T> {
         } else {
             None
         };
+        // This GPU's tuned bins and method, where the options leave both to the planner (the
+        // bins were measured with the method).
+        let (mut bins, mut spread, mut interp) =
+            (opts.bins, opts.spread_method, opts.interp_method);
+        let mut profile = None;
+        let tuned = (opts.use_profile && opts.arch.is_none())
+            .then(|| super::profile::for_gpu(&arch))
+            .flatten()
+            .and_then(|(path, p)| Some((path, p.choice(dim, ty, T::PRECISION)?)));
+        if let Some((path, c)) = tuned {
+            let method = if ty == TransformType::Type1 {
+                &mut spread
+            } else {
+                &mut interp
+            };
+            if bins.is_none() && method.is_none() {
+                bins = Some(c.bins());
+                *method = Some(c.method());
+                profile = Some(path);
+            }
+        }
         let module = |role: GridRole| {
             GridModule::new::<T>(
                 &ctx,
@@ -457,9 +486,9 @@ impl<T: CudaFloat> CudaPlan<T> {
                 dim,
                 kernel,
                 role,
-                opts.bins,
-                opts.spread_method,
-                opts.interp_method,
+                bins,
+                spread,
+                interp,
                 opts.two_pass_sort,
             )
         };
@@ -534,6 +563,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             dout: None,
             events,
             recorded: [false; 2],
+            profile,
         })
     }
 
@@ -1233,6 +1263,12 @@ impl<T: CudaFloat> CudaPlan<T> {
             setpts_ms: ms(0)?,
             execute_ms: ms(1)?,
         })
+    }
+
+    /// The `nudt tune --backend cuda` profile whose bins and method this plan took, if any
+    /// ([`CudaOptions::use_profile`]).
+    pub fn profile(&self) -> Option<&'static Path> {
+        self.profile
     }
 
     /// Waits for all work queued by this plan.

@@ -1,0 +1,395 @@
+//! `nudt tune --backend cuda`: times each spreading (type 1) and interpolation (type 2)
+//! method with its default bins and with each side halved and doubled, on one representative
+//! problem per dimension and precision, and saves the fastest (set-points + execute, GPU
+//! time) where it beats the planner's own choice, in this GPU's profile.
+
+use super::tune::Args;
+use super::{describe_gpu, fail, median, outln, Context, Result, Rng};
+use nudt::cuda::profile::{self, CudaChoice, CudaProfile, CudaTrial};
+use nudt::cuda::{CudaFloat, CudaMethod, CudaOptions, CudaPlan};
+use nudt::gen::Precision;
+use nudt::num_complex::Complex;
+use nudt::TransformType;
+use std::f64::consts::PI;
+
+/// Tolerances of the representative problems: where cuFINUFFT's benchmarks run each
+/// precision.
+const TOL_F64: f64 = 1e-6;
+const TOL_F32: f64 = 1e-5;
+/// A configuration replaces the planner's choice only when it is this much faster.
+const MARGIN: f64 = 0.03;
+
+/// A representative problem of one dimension: modes and points (`benches/gpu_compare.sh`'s
+/// sizes; a tenth of the points with `--quick`).
+fn workload(dim: usize, quick: bool) -> (Vec<usize>, usize) {
+    let m = if quick { 1_000_000 } else { 10_000_000 };
+    match dim {
+        1 => (vec![1_000_000], m),
+        2 => (vec![1000, 1000], m),
+        _ => (vec![100, 100, 100], m),
+    }
+}
+
+/// Bin shapes around `d`: itself, then each side halved and doubled.
+fn bin_candidates(d: &[usize]) -> Vec<Vec<usize>> {
+    let mut v = vec![d.to_vec()];
+    for i in 0..d.len() {
+        for side in [d[i] / 2, d[i] * 2] {
+            let mut b = d.to_vec();
+            b[i] = side.max(1);
+            if !v.contains(&b) {
+                v.push(b);
+            }
+        }
+    }
+    v
+}
+
+/// What one configuration measured, and the bins and method its plan ran.
+struct Timed {
+    setpts_ms: f64,
+    execute_ms: f64,
+    bins: Vec<usize>,
+    method: CudaMethod,
+}
+
+/// One timed configuration.
+struct Row {
+    dim: usize,
+    ty: u8,
+    precision: &'static str,
+    method: CudaMethod,
+    bins: Vec<usize>,
+    setpts_ms: f64,
+    execute_ms: f64,
+    default: bool,
+    chosen: bool,
+}
+
+impl Row {
+    fn total(&self) -> f64 {
+        self.setpts_ms + self.execute_ms
+    }
+}
+
+/// The problem's data in `T`.
+struct Problem<T: CudaFloat> {
+    modes: Vec<usize>,
+    x: Vec<Vec<T>>,
+    c: Vec<Complex<T>>,
+    f: Vec<Complex<T>>,
+}
+
+impl Problem<f64> {
+    fn new(dim: usize, quick: bool, rng: &mut Rng) -> Self {
+        let (modes, m) = workload(dim, quick);
+        Problem {
+            x: (0..dim)
+                .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
+                .collect(),
+            c: (0..m).map(|_| rng.complex_normal()).collect(),
+            f: (0..modes.iter().product::<usize>())
+                .map(|_| rng.complex_normal())
+                .collect(),
+            modes,
+        }
+    }
+
+    /// The same data rounded to f32.
+    fn to_f32(&self) -> Problem<f32> {
+        let c32 = |v: &[Complex<f64>]| {
+            v.iter()
+                .map(|z| Complex::new(z.re as f32, z.im as f32))
+                .collect()
+        };
+        Problem {
+            modes: self.modes.clone(),
+            x: self
+                .x
+                .iter()
+                .map(|v| v.iter().map(|&x| x as f32).collect())
+                .collect(),
+            c: c32(&self.c),
+            f: c32(&self.f),
+        }
+    }
+}
+
+impl<T: CudaFloat> Problem<T> {
+    /// Median GPU milliseconds (set-points, execute) of `repeats` runs on one plan, after one
+    /// unmeasured run (a plan's first set-points allocates), with the bins and method used;
+    /// `None` where the plan refuses the configuration (a bin box beyond shared memory).
+    fn time(
+        &self,
+        ty: TransformType,
+        tol: f64,
+        opts: CudaOptions,
+        repeats: usize,
+    ) -> Result<Option<Timed>> {
+        let mut plan = match CudaPlan::<T>::new(ty, &self.modes, 1, 1, tol, opts) {
+            Ok(p) => p,
+            Err(nudt::cuda::CudaError::Unsupported(_)) => return Ok(None),
+            Err(e) => return Err(fail!("CUDA plan: {e}")),
+        };
+        let xs: Vec<&[T]> = self.x.iter().map(|v| &v[..]).collect();
+        let (input, out_len) = match ty {
+            TransformType::Type1 => (&self.c, self.f.len()),
+            _ => (&self.f, self.c.len()),
+        };
+        let mut out = vec![Complex::<T>::default(); out_len];
+        let (mut sp, mut ex) = (Vec::new(), Vec::new());
+        for rep in 0..=repeats {
+            plan.set_points(&xs).context("set-points")?;
+            plan.execute(input, &mut out).context("execute")?;
+            let t = plan.timings().context("GPU timings")?;
+            if rep > 0 {
+                sp.push(f64::from(t.setpts_ms));
+                ex.push(f64::from(t.execute_ms));
+            }
+        }
+        let (spread, interp) = plan.methods().expect("points are set");
+        let method = if ty == TransformType::Type1 {
+            spread
+        } else {
+            interp
+        };
+        Ok(Some(Timed {
+            setpts_ms: median(&sp),
+            execute_ms: median(&ex),
+            bins: plan.bins(),
+            method,
+        }))
+    }
+}
+
+/// Times one (dimension, type, precision): the planner's choice, then every method and bin
+/// shape; marks the choice in `rows` and returns it.
+fn tune_one<T: CudaFloat>(
+    p: &Problem<T>,
+    ty: TransformType,
+    repeats: usize,
+    rows: &mut Vec<Row>,
+) -> Result<CudaChoice> {
+    let dim = p.modes.len();
+    let (precision, tol) = match T::PRECISION {
+        Precision::F32 => ("f32", TOL_F32),
+        Precision::F64 => ("f64", TOL_F64),
+    };
+    let t_num = if ty == TransformType::Type1 { 1 } else { 2 };
+    let base = CudaOptions {
+        // Measure the planner itself, not the profile being replaced.
+        use_profile: false,
+        ..CudaOptions::default()
+    };
+    let first = rows.len();
+    let push = |rows: &mut Vec<Row>, timed: Option<Timed>, default| {
+        if let Some(t) = timed {
+            rows.push(Row {
+                dim,
+                ty: t_num,
+                precision,
+                method: t.method,
+                bins: t.bins,
+                setpts_ms: t.setpts_ms,
+                execute_ms: t.execute_ms,
+                default,
+                chosen: false,
+            });
+        }
+    };
+    let auto = p.time(ty, tol, base.clone(), repeats)?;
+    if auto.is_none() {
+        return Err(fail!(
+            "{dim}-D type {t_num} {precision}: the planner's own choice was refused"
+        ));
+    }
+    push(rows, auto, true);
+    let methods: &[CudaMethod] = if ty == TransformType::Type1 {
+        &[CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven]
+    } else {
+        &[CudaMethod::GmSort, CudaMethod::Sm]
+    };
+    for &method in methods {
+        let with = |bins: Option<[usize; 3]>| CudaOptions {
+            bins,
+            spread_method: Some(method).filter(|_| t_num == 1),
+            interp_method: Some(method).filter(|_| t_num == 2),
+            ..base.clone()
+        };
+        // The method's own bins, then the shapes around them.
+        let Some(own) = p.time(ty, tol, with(None), repeats)? else {
+            continue;
+        };
+        let around = bin_candidates(&own.bins);
+        push(rows, Some(own), false);
+        for b in around.into_iter().skip(1) {
+            let bins = std::array::from_fn(|d| b.get(d).copied().unwrap_or(1));
+            push(rows, p.time(ty, tol, with(Some(bins)), repeats)?, false);
+        }
+    }
+    let best = (first..rows.len())
+        .min_by(|&a, &b| rows[a].total().total_cmp(&rows[b].total()))
+        .expect("the planner's choice ran");
+    // Timing noise is a few percent: keep the planner's choice unless clearly beaten.
+    let pick = if rows[best].total() < (1.0 - MARGIN) * rows[first].total() {
+        best
+    } else {
+        first
+    };
+    rows[pick].chosen = true;
+    let r = &rows[pick];
+    Ok(CudaChoice {
+        dim,
+        ty: t_num,
+        precision: precision.into(),
+        method: r.method.name().into(),
+        bins: r.bins.clone(),
+        ms: r.total(),
+        default_ms: rows[first].total(),
+    })
+}
+
+pub fn run(args: &Args) -> Result<()> {
+    let ctx = nudt::cuda::open(0).map_err(|e| fail!("no GPU to tune: {e}"))?;
+    let arch = nudt::cuda::detect_arch(&ctx).context("GPU")?;
+    let out_path = match (&args.output, args.no_save) {
+        (_, true) => None,
+        (Some(p), false) => Some(p.clone()),
+        (None, false) => Some(profile::default_path(&arch).ok_or_else(|| {
+            fail!(
+                "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
+            )
+        })?),
+    };
+    let mut dims: Vec<usize> = args.dims.iter().map(|&d| d as usize).collect();
+    dims.sort_unstable();
+    dims.dedup();
+    let repeats = if args.quick { 3 } else { 5 };
+    outln!(
+        "nudt {} tune --backend cuda{}",
+        env!("CARGO_PKG_VERSION"),
+        if args.quick { " --quick" } else { "" }
+    );
+    outln!("GPU: {} ({})", describe_gpu(&arch), profile::gpu_key(&arch));
+    outln!(
+        "problems: types 1 and 2, uniform points, f64 at {TOL_F64:e} and f32 at {TOL_F32:e}, GPU time of set-points + execute, median of {repeats}\n"
+    );
+    let mut rows = Vec::new();
+    let mut choices = Vec::new();
+    let mut rng = Rng::new(7);
+    for &dim in &dims {
+        let p64 = Problem::new(dim, args.quick, &mut rng);
+        let p32 = p64.to_f32();
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            choices.push(tune_one(&p64, ty, repeats, &mut rows)?);
+            choices.push(tune_one(&p32, ty, repeats, &mut rows)?);
+        }
+    }
+    print_table(&rows, &choices);
+    let profile = CudaProfile {
+        format: profile::FORMAT,
+        nudt: env!("CARGO_PKG_VERSION").into(),
+        gpu: profile::gpu_key(&arch),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        quick: args.quick,
+        choice: choices,
+        trial: rows
+            .iter()
+            .map(|r| CudaTrial {
+                dim: r.dim,
+                ty: r.ty,
+                precision: r.precision.into(),
+                method: r.method.name().into(),
+                bins: r.bins.clone(),
+                setpts_ms: r.setpts_ms,
+                execute_ms: r.execute_ms,
+            })
+            .collect(),
+    };
+    if let Some(path) = out_path {
+        profile::save(&profile, &path).map_err(|e| fail!("{e}"))?;
+        outln!(
+            "\nsaved {}; CUDA plans on this GPU model now take its choices",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[Row], choices: &[CudaChoice]) {
+    outln!(
+        "{:>3}  {:>4}  {:>4}  {:<13} {:<12} {:>10} {:>10} {:>10}  note",
+        "dim",
+        "type",
+        "prec",
+        "method",
+        "bins",
+        "setpts ms",
+        "exec ms",
+        "total ms"
+    );
+    for r in rows {
+        let mut note = Vec::new();
+        if r.default {
+            note.push("planner's choice");
+        }
+        if r.chosen {
+            note.push("<- chosen");
+        }
+        let bins: Vec<String> = r.bins.iter().map(usize::to_string).collect();
+        outln!(
+            "{:>3}  {:>4}  {:>4}  {:<13} {:<12} {:>10.3} {:>10.3} {:>10.3}  {}",
+            r.dim,
+            r.ty,
+            r.precision,
+            r.method.name(),
+            bins.join("x"),
+            r.setpts_ms,
+            r.execute_ms,
+            r.total(),
+            note.join(", ")
+        );
+    }
+    outln!();
+    for c in choices {
+        outln!(
+            "chosen for {}-D type {} {}: {} with bins {:?}, {:.3} ms against {:.3} ms for the planner's choice ({:.2}×)",
+            c.dim,
+            c.ty,
+            c.precision,
+            c.method,
+            c.bins,
+            c.ms,
+            c.default_ms,
+            c.default_ms / c.ms
+        );
+    }
+    outln!(
+        "(a configuration replaces the planner's choice only when at least {:.0}% faster)",
+        MARGIN * 100.0
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bin_candidates_halve_and_double_each_side_once() {
+        assert_eq!(
+            bin_candidates(&[4, 4, 4]),
+            vec![
+                vec![4, 4, 4],
+                vec![2, 4, 4],
+                vec![8, 4, 4],
+                vec![4, 2, 4],
+                vec![4, 8, 4],
+                vec![4, 4, 2],
+                vec![4, 4, 8],
+            ]
+        );
+        assert_eq!(bin_candidates(&[1]), vec![vec![1], vec![2]]);
+    }
+}
