@@ -36,16 +36,16 @@ pub struct Args {
     pub(super) quick: bool,
     /// Dimensions to tune
     #[arg(long, value_delimiter = ',', default_value = "1,2,3", value_parser = clap::value_parser!(u8).range(1..=3))]
-    pub(super) dims: Vec<u8>,
+    dims: Vec<u8>,
     /// Worker threads (default: all cores; the CPU backend)
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Write the profile here instead of the cache directory
     #[arg(long, short = 'o', value_name = "FILE")]
-    pub(super) output: Option<PathBuf>,
+    output: Option<PathBuf>,
     /// Print the table only; save nothing
     #[arg(long)]
-    pub(super) no_save: bool,
+    no_save: bool,
     /// What to tune: this machine's CPU code, or the CUDA backend on GPU 0
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     backend: Backend,
@@ -55,6 +55,47 @@ pub struct Args {
 enum Backend {
     Cpu,
     Cuda,
+}
+
+impl Args {
+    /// Where to save the profile: `--output`, else `default` (the cache directory's), or
+    /// nowhere with `--no-save`.
+    pub(super) fn out_path(&self, default: Option<PathBuf>) -> Result<Option<PathBuf>> {
+        match (&self.output, self.no_save) {
+            (_, true) => Ok(None),
+            (Some(p), false) => Ok(Some(p.clone())),
+            (None, false) => default.map(Some).ok_or_else(|| {
+                fail!(
+                    "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
+                )
+            }),
+        }
+    }
+
+    /// The dimensions to tune, in order, once each.
+    pub(super) fn dims(&self) -> Vec<usize> {
+        let mut dims: Vec<usize> = self.dims.iter().map(|&d| d as usize).collect();
+        dims.sort_unstable();
+        dims.dedup();
+        dims
+    }
+}
+
+/// A representative problem's data: `m` points uniform in [−π, π)^d, their strengths and the
+/// modes' coefficients (complex normal).
+pub(super) fn uniform_problem(
+    modes: &[usize],
+    m: usize,
+    rng: &mut Rng,
+) -> (Vec<Vec<f64>>, Vec<Complex64>, Vec<Complex64>) {
+    let x = (0..modes.len())
+        .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
+        .collect();
+    let c = (0..m).map(|_| rng.complex_normal()).collect();
+    let f = (0..modes.iter().product::<usize>())
+        .map(|_| rng.complex_normal())
+        .collect();
+    (x, c, f)
 }
 
 const TOL: f64 = 1e-6;
@@ -172,18 +213,8 @@ pub fn run(args: Args) -> Result<()> {
         ));
     }
     let arch = nudt::plan::this_machine().clone();
-    let mut dims: Vec<usize> = args.dims.iter().map(|&d| d as usize).collect();
-    dims.sort_unstable();
-    dims.dedup();
-    let out_path = match (&args.output, args.no_save) {
-        (_, true) => None,
-        (Some(p), false) => Some(p.clone()),
-        (None, false) => Some(profile::default_path(&arch).ok_or_else(|| {
-            fail!(
-                "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
-            )
-        })?),
-    };
+    let dims = args.dims();
+    let out_path = args.out_path(profile::default_path(&arch))?;
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let repeats = if args.quick { 3 } else { 5 };
     outln!(
@@ -227,14 +258,11 @@ pub fn run(args: Args) -> Result<()> {
     for (dim, tiles) in tiles_of {
         let (modes, m) = workload(dim, args.quick);
         bar.set_message(format!("{dim}-D: generating {m} points"));
+        let (x, c, f) = uniform_problem(&modes, m, &mut rng);
         let bench = Bench {
-            x: (0..dim)
-                .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
-                .collect(),
-            c: (0..m).map(|_| rng.complex_normal()).collect(),
-            f: (0..modes.iter().product::<usize>())
-                .map(|_| rng.complex_normal())
-                .collect(),
+            x,
+            c,
+            f,
             modes,
             repeats,
             threads: args.threads,

@@ -3,14 +3,13 @@
 //! problem per dimension and precision, and saves the fastest (set-points + execute, GPU
 //! time) where it beats the planner's own choice, in this GPU's profile.
 
-use super::tune::Args;
+use super::tune::{uniform_problem, Args};
 use super::{describe_gpu, fail, median, outln, Context, Result, Rng};
 use nudt::cuda::profile::{self, CudaChoice, CudaProfile, CudaTrial};
 use nudt::cuda::{CudaFloat, CudaMethod, CudaOptions, CudaPlan};
 use nudt::gen::Precision;
 use nudt::num_complex::Complex;
 use nudt::TransformType;
-use std::f64::consts::PI;
 
 /// Tolerances of the representative problems: where cuFINUFFT's benchmarks run each
 /// precision.
@@ -83,16 +82,8 @@ struct Problem<T: CudaFloat> {
 impl Problem<f64> {
     fn new(dim: usize, quick: bool, rng: &mut Rng) -> Self {
         let (modes, m) = workload(dim, quick);
-        Problem {
-            x: (0..dim)
-                .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
-                .collect(),
-            c: (0..m).map(|_| rng.complex_normal()).collect(),
-            f: (0..modes.iter().product::<usize>())
-                .map(|_| rng.complex_normal())
-                .collect(),
-            modes,
-        }
+        let (x, c, f) = uniform_problem(&modes, m, rng);
+        Problem { modes, x, c, f }
     }
 
     /// The same data rounded to f32.
@@ -252,18 +243,8 @@ fn tune_one<T: CudaFloat>(
 pub fn run(args: &Args) -> Result<()> {
     let ctx = nudt::cuda::open(0).map_err(|e| fail!("no GPU to tune: {e}"))?;
     let arch = nudt::cuda::detect_arch(&ctx).context("GPU")?;
-    let out_path = match (&args.output, args.no_save) {
-        (_, true) => None,
-        (Some(p), false) => Some(p.clone()),
-        (None, false) => Some(profile::default_path(&arch).ok_or_else(|| {
-            fail!(
-                "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
-            )
-        })?),
-    };
-    let mut dims: Vec<usize> = args.dims.iter().map(|&d| d as usize).collect();
-    dims.sort_unstable();
-    dims.dedup();
+    let out_path = args.out_path(profile::default_path(&arch))?;
+    let dims = args.dims();
     let repeats = if args.quick { 3 } else { 5 };
     outln!(
         "nudt {} tune --backend cuda{}",
