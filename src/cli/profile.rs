@@ -68,7 +68,12 @@ pub fn merge_existing(new: &mut Profile, path: &Path) -> Merged {
 
 /// Writes `profile` to `path` atomically, creating its directory.
 pub fn save(profile: &Profile, path: &Path) -> Result<()> {
-    let text = profile.to_toml().map_err(|e| fail!("profile: {e}"))?;
+    save_text(&profile.to_toml().map_err(|e| fail!("profile: {e}"))?, path)
+}
+
+/// Writes a profile's TOML `text` (the CPU's or a GPU's) to `path` atomically, creating its
+/// directory.
+pub fn save_text(text: &str, path: &Path) -> Result<()> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir)

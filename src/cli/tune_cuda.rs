@@ -290,7 +290,8 @@ pub fn run(args: &Args) -> Result<()> {
             .collect(),
     };
     if let Some(path) = out_path {
-        profile::save(&profile, &path).map_err(|e| fail!("{e}"))?;
+        let text = profile.to_toml().map_err(|e| fail!("profile: {e}"))?;
+        super::profile::save_text(&text, &path)?;
         outln!(
             "\nsaved {}; CUDA plans on this GPU model now take its choices",
             path.display()

@@ -471,7 +471,7 @@ impl<T: CudaFloat> GridDev<T> {
             SortPasses::One => ptr(&s.rank, stream),
             SortPasses::Two { .. } => 0,
         };
-        if m > 0 && nbins <= LOCAL_BINS && rank != 0 {
+        if m > 0 && nbins <= LOCAL_BINS && passes == SortPasses::One {
             let tail = [Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)];
             per_tile(&self.fns.bin_count_local, &point_args(&tail))?;
         } else if m > 0 {

@@ -4,7 +4,7 @@
 //! the planner ([`super::CudaOptions::use_profile`]); types 1 and 2 only, since type 3 sizes
 //! its grids from the points.
 
-use crate::profile::{cache_dir, store_cached};
+use crate::profile::cache_dir;
 use nudt_gen::cuda::{CudaMethod, GpuArch};
 use nudt_gen::{Precision, TransformType};
 use serde::{Deserialize, Serialize};
@@ -173,20 +173,6 @@ pub fn gpu_key(arch: &GpuArch) -> String {
 /// Where the profile of `arch` lives by default.
 pub fn default_path(arch: &GpuArch) -> Option<PathBuf> {
     cache_dir().map(|d| d.join(format!("cuda-{}.toml", gpu_key(arch))))
-}
-
-/// Writes `p` to `path` atomically (a reader never sees half a file).
-pub fn save(p: &CudaProfile, path: &Path) -> Result<(), String> {
-    let text = p.to_toml()?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    store_cached(path, text.as_bytes());
-    if std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str()) {
-        return Err(format!("{}: could not write the profile", path.display()));
-    }
-    Ok(())
 }
 
 /// The profile of `arch`'s GPU and its path, read once per process and GPU key. A missing,
