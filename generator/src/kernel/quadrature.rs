@@ -73,12 +73,13 @@ impl FourierSeries {
         2.0 * a * s
     }
 
-    /// ψ̂(2πk/n) for k = 0 ..= kmax: the correction factors of a fine grid of size n.
+    /// `out[i] = ψ̂(2πk/n)` for `k = first + i`: correction factors of a fine grid of size n.
     ///
     /// A 1-D grid of a million modes would need tens of millions of cosines; instead each
     /// node's phase is advanced by one rotation per k, and recomputed exactly every 64 steps
-    /// so rounding cannot accumulate.
-    pub fn on_grid(&self, n: usize, kmax: usize) -> Vec<f64> {
+    /// so rounding cannot accumulate. Pieces of a table are independent, so callers may fill
+    /// them in parallel.
+    pub fn on_grid(&self, n: usize, first: usize, out: &mut [f64]) {
         const RESEED: usize = 64;
         let step = 2.0 * std::f64::consts::PI / n as f64;
         let a = self.half_width;
@@ -87,12 +88,12 @@ impl FourierSeries {
             .iter()
             .map(|z| (step * a * z).sin_cos())
             .collect();
-        let mut out = Vec::with_capacity(kmax + 1);
         let mut phase = vec![(0.0, 1.0); self.nodes.len()];
-        for k in 0..=kmax {
-            if k % RESEED == 0 {
+        for (i, o) in out.iter_mut().enumerate() {
+            if i % RESEED == 0 {
+                let k = (first + i) as f64;
                 for (p, z) in phase.iter_mut().zip(&self.nodes) {
-                    *p = (step * k as f64 * a * z).sin_cos();
+                    *p = (step * k * a * z).sin_cos();
                 }
             }
             let s: f64 = phase
@@ -100,12 +101,11 @@ impl FourierSeries {
                 .zip(&self.weighted)
                 .map(|((_, c), wt)| wt * c)
                 .sum();
-            out.push(2.0 * a * s);
+            *o = 2.0 * a * s;
             for (p, (rs, rc)) in phase.iter_mut().zip(&rot) {
                 *p = (p.0 * rc + p.1 * rs, p.1 * rc - p.0 * rs);
             }
         }
-        out
     }
 
     /// ψ̂ on `[−omega_max, omega_max]` as a Chebyshev series, for evaluating it at many
@@ -240,10 +240,21 @@ mod tests {
         let spec = KernelSpec::for_width(KernelKind::Es, 9, Upsampling::TWO).unwrap();
         let ft = spec.fourier();
         let n = 3000;
-        let grid = ft.on_grid(n, 1500);
+        let mut grid = vec![0.0; 1501];
+        ft.on_grid(n, 0, &mut grid);
+        // A piece starting mid-table, as parallel callers fill it.
+        let mut piece = vec![0.0; 200];
+        ft.on_grid(n, 700, &mut piece);
         for k in [0, 1, 63, 64, 65, 777, 1500] {
             let exact = ft.at(2.0 * std::f64::consts::PI * k as f64 / n as f64);
             assert!((grid[k] - exact).abs() < 1e-13 * exact.abs(), "k = {k}");
+        }
+        for k in [700, 763, 764, 777, 899] {
+            let exact = ft.at(2.0 * std::f64::consts::PI * k as f64 / n as f64);
+            assert!(
+                (piece[k - 700] - exact).abs() < 1e-13 * exact.abs(),
+                "k = {k}"
+            );
         }
     }
 
