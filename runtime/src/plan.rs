@@ -169,8 +169,17 @@ pub fn physical_memory() -> Option<usize> {
     Some(kb.saturating_mul(1024))
 }
 
+/// The first non-finite value of `v`, if any, as an error. On every core of the caller's
+/// pool, by chunks (2-D, 10⁷ points: 4 ms; rayon's `position_first` over single elements
+/// took 70 ms).
 fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
-    match v.iter().position(|x| !x.is_finite()) {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let first = v
+        .par_chunks(CHUNK)
+        .enumerate()
+        .find_map_first(|(i, c)| c.iter().position(|x| !x.is_finite()).map(|p| i * CHUNK + p));
+    match first {
         Some(index) => Err(NudtError::NonFinite {
             what,
             index,
@@ -392,7 +401,7 @@ impl<T: Float> Plan<T> {
                 actual: 3,
             });
         }
-        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        let m = self.run(|| check_coords(self.dim, coords, ["x", "y", "z"]))?;
         let pool = self.pool.clone();
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
@@ -413,8 +422,8 @@ impl<T: Float> Plan<T> {
                 actual: self.type_number(),
             });
         }
-        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        let m = self.run(|| check_coords(self.dim, sources, ["x", "y", "z"]))?;
+        let k = self.run(|| check_coords(self.dim, targets, ["s", "t", "u"]))?;
         if self.opts.upsampling.is_none() {
             // σ is open: choose it now that the space–bandwidth product is known.
             let half = |v: &[T]| crate::type3::centre(v).1;
