@@ -96,12 +96,13 @@ fn f32_matrix_within_ten_times_tolerance() {
     matrix::<f32>(&F32_TOLS, "f32", Options::default());
 }
 
-/// σ anywhere in [1.25, 2] (the type 3 planner picks 1.4 and 1.5 too): the width and shape
-/// rules hold between FINUFFT's two factors, for the PSWF and the ES kernel.
+/// σ anywhere in [1.25, 2.5] (the type 3 planner picks 1.4 and 1.5 too, the type 1/2 planner
+/// 2.2–2.35 for dense 2-D and 3-D problems): the width and shape rules hold between and past
+/// FINUFFT's two factors, for the PSWF and the ES kernel.
 #[test]
 fn every_upsampling_factor_within_ten_times_tolerance() {
     for kernel in [nudt::KernelKind::Pswf, nudt::KernelKind::Es] {
-        for sigma in [1.25, 1.4, 1.5, 1.75, 2.0] {
+        for sigma in [1.25, 1.4, 1.5, 1.75, 2.0, 2.25, 2.5] {
             let opts = Options {
                 kernel,
                 upsampling: Some(nudt::Upsampling::new(sigma).unwrap()),
@@ -110,6 +111,52 @@ fn every_upsampling_factor_within_ten_times_tolerance() {
             let name = format!("{kernel:?} σ = {sigma}");
             matrix::<f64>(&F64_TOLS, &format!("f64 {name}"), opts.clone());
             matrix::<f32>(&F32_TOLS[..5], &format!("f32 {name}"), opts);
+        }
+    }
+}
+
+/// Points outnumbering the grid points, in 2-D and 3-D: the planner raises σ above 2 at the
+/// same width (`choose_upsampling_uniform`), and the error must then stay within the
+/// tolerance itself, across it, against the direct sum — and below σ = 2's error on the same
+/// data at the widths the benchmarks use.
+#[test]
+fn dense_problems_take_a_larger_sigma_and_stay_within_tolerance() {
+    use nudt::{Plan, TransformType, Upsampling};
+    for dim in 2..=3 {
+        let modes = if dim == 2 {
+            vec![24, 17]
+        } else {
+            vec![10, 9, 12]
+        };
+        let m = if dim == 2 { 3000 } else { 10_000 };
+        let mut rng = Rng::new(7 + dim as u64);
+        let x = rng.coords(dim, m, -std::f64::consts::PI, std::f64::consts::PI);
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        for tol in [1e-3, 1e-6, 1e-9] {
+            let xs = cast::<f64>(&x);
+            let mut plan =
+                Plan::<f64>::new(TransformType::Type1, &modes, 1, 1, tol, Options::default())
+                    .unwrap();
+            plan.set_points(&refs(&xs)).unwrap();
+            let sigma = plan.kernel().upsampling.0;
+            assert!(
+                sigma > 2.0 && sigma <= 2.5,
+                "{dim}-D tol {tol:e}: σ = {sigma}"
+            );
+            let e1 = type1_error::<f64>(&x, &c, &modes, 1, tol, Options::default());
+            let e2 = type2_error::<f64>(&x, &f, &modes, -1, tol, Options::default());
+            let label = format!("{dim}-D tol {tol:e} σ = {sigma}: {e1:.2e}, {e2:.2e}");
+            assert!(e1 <= tol && e2 <= tol, "{label}");
+            if tol == 1e-6 {
+                let two = Options {
+                    upsampling: Some(Upsampling::TWO),
+                    ..Options::default()
+                };
+                let t1 = type1_error::<f64>(&x, &c, &modes, 1, tol, two.clone());
+                let t2 = type2_error::<f64>(&x, &f, &modes, -1, tol, two);
+                assert!(e1 < t1 && e2 < t2, "{label}; σ = 2: {t1:.2e}, {t2:.2e}");
+            }
         }
     }
 }

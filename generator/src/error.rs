@@ -25,7 +25,7 @@ pub enum GenError {
     },
     #[error("kernel width must be between 2 and 16, got {0}")]
     Width(usize),
-    #[error("upsampling factor must be between 1.25 and 2, got {0}")]
+    #[error("upsampling factor must be between 1.25 and 2.5, got {0}")]
     Upsampling(f64),
     #[error("mode count {0} along a dimension must be at least 1")]
     Modes(usize),

@@ -16,8 +16,9 @@ use std::sync::{Arc, OnceLock};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     pub kernel: KernelKind,
-    /// Fine-grid upsampling σ; `None` lets the planner choose (σ = 2 for types 1 and 2; for
-    /// type 3, by a cost model once the points are known).
+    /// Fine-grid upsampling σ; `None` lets the planner choose once the points are known: for
+    /// types 1 and 2, σ = 2, or up to 2.35 in 2-D and 3-D when the points outnumber the grid
+    /// points (the same width, less aliasing); for type 3, by a cost model.
     pub upsampling: Option<Upsampling>,
     pub strategy: Strategy,
     pub mode_order: ModeOrder,
@@ -126,6 +127,26 @@ impl Default for Options {
             use_profile: true,
         }
     }
+}
+
+/// A type 1/2 engine: the fine grid for `kernel` and the mode map onto it.
+fn uniform_engine<T: Float>(
+    modes: &[usize],
+    kernel: KernelSpec,
+    opts: &Options,
+    arch: &Arch,
+) -> Result<Engine<T>> {
+    let n = modes
+        .iter()
+        .map(|&m| gplan::fine_size(m, &kernel))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    check_grid::<T>(&n)?;
+    let grid = FineGrid::new(n, kernel, opts.strategy, arch, opts.tile_side)?;
+    Ok(Engine::Uniform(Box::new(Uniform::new(
+        modes,
+        grid,
+        opts.mode_order,
+    ))))
 }
 
 /// The machine this process runs on, detected once.
@@ -355,15 +376,7 @@ impl<T: Float> Plan<T> {
         };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
-            _ => {
-                let n = modes
-                    .iter()
-                    .map(|&m| gplan::fine_size(m, &kernel))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                check_grid::<T>(&n)?;
-                let grid = FineGrid::new(n, kernel, opts.strategy, &arch, opts.tile_side)?;
-                Engine::Uniform(Box::new(Uniform::new(modes, grid, opts.mode_order)))
-            }
+            _ => uniform_engine(modes, kernel, &opts, &arch)?,
         };
         Ok(Plan {
             ty,
@@ -402,6 +415,7 @@ impl<T: Float> Plan<T> {
             });
         }
         let m = self.run(|| check_coords(self.dim, coords, ["x", "y", "z"]))?;
+        self.fit_upsampling(m)?;
         let pool = self.pool.clone();
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
@@ -411,6 +425,39 @@ impl<T: Float> Plan<T> {
             None => u.grid.set_points(coords),
         }
         self.num_points = m;
+        Ok(())
+    }
+
+    /// Where σ is the planner's to choose, the one for `m` points
+    /// ([`gplan::choose_upsampling_uniform`]: above 2 in 2-D and 3-D when the points
+    /// outnumber the grid points), rebuilding the grid if it changes. A grid that would not
+    /// fit leaves σ as it is.
+    fn fit_upsampling(&mut self, m: usize) -> Result<()> {
+        if self.opts.upsampling.is_some() || self.dim < 2 {
+            return Ok(());
+        }
+        let kind = self.opts.kernel;
+        let two = KernelSpec::for_tolerance(kind, self.tol, Upsampling::TWO, T::PRECISION)?;
+        let grid_points: usize = self
+            .modes
+            .iter()
+            .map(|&n| gplan::fine_size(n, &two))
+            .product::<std::result::Result<usize, _>>()?;
+        let sigma = if m >= grid_points {
+            gplan::choose_upsampling_uniform(kind, self.tol, T::PRECISION, self.dim)
+        } else {
+            Upsampling::TWO
+        };
+        if sigma == self.kernel.upsampling {
+            return Ok(());
+        }
+        let kernel = KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?;
+        let arch = self.opts.arch.clone().unwrap_or_default();
+        let (modes, opts) = (&self.modes, &self.opts);
+        if let Ok(engine) = self.run(|| uniform_engine(modes, kernel, opts, &arch)) {
+            self.engine = engine;
+            self.kernel = kernel;
+        }
         Ok(())
     }
 

@@ -137,7 +137,7 @@ impl Profile {
             }
             if Upsampling::new(c.upsampfac).is_err() {
                 return Err(format!(
-                    "dim {}: upsampfac must be between 1.25 and 2, got {}",
+                    "dim {}: upsampfac must be between 1.25 and 2.5, got {}",
                     c.dim, c.upsampfac
                 ));
             }

@@ -70,7 +70,7 @@ pub struct Args {
     /// Spreading kernel
     #[arg(long, value_enum, default_value_t = KernelArg::Pswf)]
     kernel: KernelArg,
-    /// Upsampling factor the kernel is shaped for, 1.25 to 2 [default: 2, or the profile's]
+    /// Upsampling factor the kernel is shaped for, 1.25 to 2.5 [default: 2, or the profile's]
     #[arg(long, value_parser = parse_sigma)]
     upsampfac: Option<f64>,
     /// Schedule behind `spread` [default: the profile's, else source-driven]

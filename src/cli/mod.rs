@@ -300,9 +300,9 @@ impl KernelArg {
     }
 }
 
-/// Parses `--upsampfac`: 1.25 to 2.
+/// Parses `--upsampfac`: 1.25 to 2.5.
 pub fn parse_sigma(s: &str) -> std::result::Result<f64, String> {
-    let bad = || format!("expected a number from 1.25 to 2, got '{s}'");
+    let bad = || format!("expected a number from 1.25 to 2.5, got '{s}'");
     let v: f64 = s.parse().map_err(|_| bad())?;
     Upsampling::new(v).map(|u| u.0).map_err(|_| bad())
 }

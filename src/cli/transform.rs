@@ -92,7 +92,7 @@ pub struct Args {
     /// Worker threads, --backend cpu (default: all cores)
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
-    /// Upsampling factor of the fine grid, 1.25 to 2 [default: the planner's choice]
+    /// Upsampling factor of the fine grid, 1.25 to 2.5 [default: the planner's choice]
     #[arg(long, value_parser = parse_sigma)]
     upsampfac: Option<f64>,
     /// Spreading kernel
