@@ -166,10 +166,11 @@ pub fn choose_upsampling_type3(
 /// The errors of the axes add up: at σ = 2 and 1e-6 the measured error grows from 4.4e-7 (1-D)
 /// to 7.5e-7 (2-D) and 7–9.6e-7 (3-D), where ducc0, which raises σ with the dimension
 /// (2.24 and 2.4 at 1e-6), stays at 3.4–4.8e-7. The error falls as `e^{−π√(1−1/σ)·w}`, so
-/// `√(1−1/σ) = √(1/2) + ln(dim)/(π w)` divides it by `dim` at the same width: σ ≈ 2.2 in 2-D
-/// and 2.35 in 3-D at width 7 (measured: 3.1–4.1e-7 at σ = 2.25). Only the grid grows, by
-/// `(σ/2)^dim`, which the planner accepts where the points outnumber the grid points: there
-/// spreading costs more than the FFT (10⁷ points on a 200³ grid: +7% total). Tolerances
+/// `√(1−1/σ) = √(1/2) + ln(dim)/(π w)` divides it by `dim` at the same width: σ = 2.25 in 2-D
+/// and 2.35 in 3-D at width 7 (`nudt bench`, BENCHMARKS.md: 3.4–3.6e-7 and 2.6–3.6e-7). Only
+/// the grid grows, by `(σ/2)^dim`, which the planner accepts where the points outnumber the
+/// grid points: there spreading costs more than the FFT (10⁷ points on a 240³ grid instead of
+/// 200³: about 7% of a 3-D execute, timed with an uncommitted timer). Tolerances
 /// within 10 ε of the precision, where rounding rather than aliasing bounds the error, keep
 /// σ = 2, and so does any σ that would need a wider kernel.
 pub fn choose_upsampling_uniform(
