@@ -406,6 +406,15 @@ fn rel(a: &[Complex64], b: &[Complex64]) -> f64 {
     direct::rel_error(a, b)
 }
 
+/// CPU options at the GPU planner's σ = 2. Left open, the CPU raises σ for dense 2-D/3-D
+/// points (`choose_upsampling_uniform`), and the fine grids would no longer compare point by point.
+fn cpu_opts() -> Options {
+    Options {
+        upsampling: Some(nudt::Upsampling::TWO),
+        ..Options::default()
+    }
+}
+
 fn cpu_type1<T: CudaFloat>(
     x: &[Vec<f64>],
     c: &[Complex64],
@@ -413,8 +422,7 @@ fn cpu_type1<T: CudaFloat>(
     tol: f64,
 ) -> Vec<Complex64> {
     let xt = cast::<T>(x);
-    let mut p =
-        Plan::<T>::new(TransformType::Type1, modes, -1, 1, tol, Options::default()).unwrap();
+    let mut p = Plan::<T>::new(TransformType::Type1, modes, -1, 1, tol, cpu_opts()).unwrap();
     p.set_points(&refs(&xt)).unwrap();
     let mut f = vec![Complex::<T>::default(); modes.iter().product()];
     p.execute(&cast_c::<T>(c), &mut f).unwrap();
@@ -428,7 +436,7 @@ fn cpu_type2<T: CudaFloat>(
     tol: f64,
 ) -> Vec<Complex64> {
     let xt = cast::<T>(x);
-    let mut p = Plan::<T>::new(TransformType::Type2, modes, 1, 1, tol, Options::default()).unwrap();
+    let mut p = Plan::<T>::new(TransformType::Type2, modes, 1, 1, tol, cpu_opts()).unwrap();
     p.set_points(&refs(&xt)).unwrap();
     let mut c = vec![Complex::<T>::default(); x[0].len()];
     p.execute(&cast_c::<T>(f), &mut c).unwrap();
@@ -489,8 +497,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
         // The fine grids themselves, method against method and against the CPU schedules.
         let xt = cast::<T>(&x);
         let ct = cast_c::<T>(&c);
-        let mut cpu =
-            Plan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, Options::default()).unwrap();
+        let mut cpu = Plan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, cpu_opts()).unwrap();
         cpu.set_points(&refs(&xt)).unwrap();
         let cg = widen(&cpu.spread_only(nudt::Strategy::SourceDriven, &ct).unwrap());
         let mut g = CudaPlan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, opts()).unwrap();
