@@ -160,3 +160,32 @@ fn dense_problems_take_a_larger_sigma_and_stay_within_tolerance() {
         }
     }
 }
+
+/// f64 plans from 1e-7 up keep the sorted points' Horner variables in f32
+/// (`narrow_horner_variables`); each schedule then widens them per tile. Both spreading
+/// schedules and interpolation must stay within the tolerance itself against the direct sum,
+/// in every dimension. (Full precision, below 1e-7, is the matrix's.)
+#[test]
+fn narrow_horner_variables_keep_every_schedule_within_tolerance() {
+    use nudt::Strategy;
+    for dim in 1..=3 {
+        let (x, modes, m) = problem(dim, 40 + dim as u64);
+        let mut rng = Rng::new(50 + dim as u64);
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        for tol in [1e-6, 1e-7] {
+            for strategy in [Strategy::SourceDriven, Strategy::TargetDriven] {
+                let opts = Options {
+                    strategy,
+                    ..Options::default()
+                };
+                let e1 = type1_error::<f64>(&x, &c, &modes, 1, tol, opts.clone());
+                let e2 = type2_error::<f64>(&x, &f, &modes, -1, tol, opts);
+                assert!(
+                    e1 <= tol && e2 <= tol,
+                    "{dim}-D tol {tol:e} {strategy:?}: {e1:.2e}, {e2:.2e}"
+                );
+            }
+        }
+    }
+}

@@ -195,6 +195,19 @@ pub fn choose_upsampling_uniform(
     }
 }
 
+/// Whether an f64 plan of tolerance `tol` may keep its sorted points' Horner variables in f32.
+///
+/// The sort stores `t ∈ [−1, 1)` per point and dimension, the largest of its streams (24 of a
+/// 3-D f64 point's 32 bytes). Rounded to f32, `t` moves by at most 2⁻²⁵ and a kernel value by
+/// at most `max|φ'|·2⁻²⁵`, a few 1e-8 of `φ(0)`. Measured against the direct sum (`nudt bench`,
+/// 10⁶ points, 2-D and 3-D): no change at 1e-6, 3.1 → 3.2e-8 at 1e-7, and below that a floor
+/// near 8e-9 (2.3 → 8.4e-9 at 1e-8, 3.5e-10 → 7.5e-9 at 1e-9). From 1e-7 up that floor stays
+/// under a tenth of the tolerance. Kernels wider than the registry's (the type 3 Gaussian
+/// gridding's windows) were not measured and keep full precision.
+pub fn narrow_horner_variables(kernel: &KernelSpec, tol: f64, precision: Precision) -> bool {
+    precision == Precision::F64 && tol >= 1e-7 && kernel.width <= crate::kernel::MAX_WIDTH
+}
+
 /// The σ a type 3's planner weighs: FINUFFT's two and two between them where the kernel
 /// narrows by a point at common tolerances.
 pub const TYPE3_SIGMAS: [f64; 4] = [2.0, 1.5, 1.4, 1.25];
@@ -271,6 +284,23 @@ mod tests {
         assert!(pick(1e-5, 3, Precision::F32) > 2.0);
         // Near the floor of the precision, σ = 2 regardless.
         assert_eq!(pick(1e-6, 3, Precision::F32), 2.0);
+    }
+
+    #[test]
+    fn horner_variables_narrow_only_for_f64_from_1e_7_with_tabled_kernels() {
+        let k = |tol| {
+            KernelSpec::for_tolerance(KernelKind::Pswf, tol, Upsampling::TWO, Precision::F64)
+                .unwrap()
+        };
+        assert!(narrow_horner_variables(&k(1e-6), 1e-6, Precision::F64));
+        assert!(narrow_horner_variables(&k(1e-7), 1e-7, Precision::F64));
+        assert!(!narrow_horner_variables(&k(1e-8), 1e-8, Precision::F64));
+        assert!(!narrow_horner_variables(&k(1e-6), 1e-6, Precision::F32));
+        let wide = KernelSpec {
+            width: crate::kernel::MAX_WIDTH + 1,
+            ..k(1e-6)
+        };
+        assert!(!narrow_horner_variables(&wide, 1e-6, Precision::F64));
     }
 
     #[test]

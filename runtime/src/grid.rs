@@ -19,14 +19,18 @@ pub struct FineGrid<T: Float> {
     requested: Strategy,
     strategy: Strategy,
     max_block_points: usize,
+    /// Whether the sort keeps the Horner variables in f32 (`plan::narrow_horner_variables`).
+    narrow: bool,
     tiles: Option<Tiles<T>>,
     arch: Arch,
 }
 
 impl<T: Float> FineGrid<T> {
+    /// A grid of `n` points for `kernel`, serving a plan of tolerance `tol`.
     pub fn new(
         n: Vec<usize>,
         kernel: KernelSpec,
+        tol: f64,
         strategy: Strategy,
         arch: &Arch,
         tile_side: Option<usize>,
@@ -60,6 +64,7 @@ impl<T: Float> FineGrid<T> {
             (fns, table)
         };
         let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
+        let narrow = plan::narrow_horner_variables(&kernel, tol, T::PRECISION);
         Ok(FineGrid {
             side: vec![side; dim],
             n,
@@ -69,6 +74,7 @@ impl<T: Float> FineGrid<T> {
             requested: strategy,
             strategy,
             max_block_points: 1 << 15,
+            narrow,
             tiles: None,
             arch: arch.clone(),
         })
@@ -90,7 +96,7 @@ impl<T: Float> FineGrid<T> {
     /// Bins the points (radians, finite, any range) and picks the spreading schedule.
     pub fn set_points(&mut self, coords: &[&[T]]) {
         let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
-        let tiles = Tiles::bin(grid, coords);
+        let tiles = Tiles::bin(grid, coords, self.narrow);
         self.strategy = plan::choose_strategy(self.requested);
         self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
         self.tiles = Some(tiles);

@@ -69,7 +69,7 @@ impl<T: Float> Type3Engine<T> {
     ) -> Result<Self> {
         Ok(match method {
             Type3Method::Finufft => Type3Engine::Finufft(NonUniform::new(
-                src, tgt, kernel, isign, strategy, arch, side,
+                src, tgt, kernel, tol, isign, strategy, arch, side,
             )?),
             Type3Method::GaussianCapozzoli => Type3Engine::Gaussian(GaussianType3::new(
                 src, tgt, tol, isign, strategy, arch, side,
@@ -133,6 +133,7 @@ impl Default for Options {
 fn uniform_engine<T: Float>(
     modes: &[usize],
     kernel: KernelSpec,
+    tol: f64,
     opts: &Options,
     arch: &Arch,
 ) -> Result<Engine<T>> {
@@ -141,7 +142,7 @@ fn uniform_engine<T: Float>(
         .map(|&m| gplan::fine_size(m, &kernel))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     check_grid::<T>(&n)?;
-    let grid = FineGrid::new(n, kernel, opts.strategy, arch, opts.tile_side)?;
+    let grid = FineGrid::new(n, kernel, tol, opts.strategy, arch, opts.tile_side)?;
     Ok(Engine::Uniform(Box::new(Uniform::new(
         modes,
         grid,
@@ -376,7 +377,7 @@ impl<T: Float> Plan<T> {
         };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
-            _ => uniform_engine(modes, kernel, &opts, &arch)?,
+            _ => uniform_engine(modes, kernel, tol, &opts, &arch)?,
         };
         Ok(Plan {
             ty,
@@ -453,8 +454,8 @@ impl<T: Float> Plan<T> {
         }
         let kernel = KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?;
         let arch = self.opts.arch.clone().unwrap_or_default();
-        let (modes, opts) = (&self.modes, &self.opts);
-        if let Ok(engine) = self.run(|| uniform_engine(modes, kernel, opts, &arch)) {
+        let (modes, tol, opts) = (&self.modes, self.tol, &self.opts);
+        if let Ok(engine) = self.run(|| uniform_engine(modes, kernel, tol, opts, &arch)) {
             self.engine = engine;
             self.kernel = kernel;
         }

@@ -186,10 +186,12 @@ pub struct NonUniform<T: Float> {
 
 impl<T: Float> NonUniform<T> {
     /// Plans the grids for these sources and targets and bins both.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         sources: &[&[T]],
         targets: &[&[T]],
         kernel: KernelSpec,
+        tol: f64,
         isign: i32,
         strategy: Strategy,
         arch: &Arch,
@@ -206,7 +208,7 @@ impl<T: Float> NonUniform<T> {
         let scaled = |v: &[T], c: f64, f: f64| -> Vec<T> {
             v.par_iter().map(|&v| T::of((v.wide() - c) * f)).collect()
         };
-        let mut spread = FineGrid::new(n.clone(), kernel, strategy, arch, tile_side)?;
+        let mut spread = FineGrid::new(n.clone(), kernel, tol, strategy, arch, tile_side)?;
         spread.set_points(
             &(sources.iter().zip(&axes))
                 .map(|(x, a)| scaled(x, a.cx, a.inv_gamma))
@@ -220,7 +222,7 @@ impl<T: Float> NonUniform<T> {
             .map(|&nd| plan::fine_size(nd, &kernel))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         crate::plan::check_grid::<T>(&inner_n)?;
-        let mut inner_grid = FineGrid::new(inner_n, kernel, strategy, arch, tile_side)?;
+        let mut inner_grid = FineGrid::new(inner_n, kernel, tol, strategy, arch, tile_side)?;
         inner_grid.set_points(
             &(targets.iter().zip(&axes))
                 .map(|(s, a)| scaled(s, a.cs, a.h_gamma))

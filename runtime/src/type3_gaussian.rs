@@ -171,9 +171,9 @@ impl<T: Float> GaussianType3<T> {
         fn refs<T>(v: &[Vec<T>]) -> Vec<&[T]> {
             v.iter().map(|c| &c[..]).collect()
         }
-        let mut src_grid = FineGrid::new(n.clone(), win, strategy, arch, tile_side)?;
+        let mut src_grid = FineGrid::new(n.clone(), win, eps, strategy, arch, tile_side)?;
         src_grid.set_points(&refs(&src_scaled));
-        let mut tgt_grid = FineGrid::new(n.clone(), win, strategy, arch, tile_side)?;
+        let mut tgt_grid = FineGrid::new(n.clone(), win, eps, strategy, arch, tile_side)?;
         tgt_grid.set_points(&refs(&tgt_scaled));
         Ok(GaussianType3 {
             fft: FftNd::new(&n),
