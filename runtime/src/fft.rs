@@ -72,6 +72,10 @@ impl<T: Float> FftNd<T> {
     /// then; type 2 the innermost first, so they are still inputs; either way whole blocks
     /// of lines drop out. A fine grid twice the modes per axis then takes 1.75 axes' work
     /// in 3D instead of 3, and 1.5 in 2D instead of 2.
+    ///
+    /// The spectrum side (type 1's outputs, type 2's inputs) is laid out by
+    /// [`FftNd::spectrum_position`]: a long 1-D transform leaves it transposed, which saves
+    /// the four-step's transpose and its scratch the size of the grid.
     pub fn process_pruned(
         &self,
         data: &mut [Complex<T>],
@@ -82,6 +86,16 @@ impl<T: Float> FftNd<T> {
         self.run(data, direction, Some((needed, side)));
     }
 
+    /// Position of spectrum index `k` in [`FftNd::process_pruned`]'s layout: `k` itself,
+    /// except for a long 1-D transform split `n1 × n2`, which keeps it at entry
+    /// `(k mod n1, k div n1)` of the row-major `n1 × n2` matrix.
+    pub fn spectrum_position(&self, k: usize) -> usize {
+        match self.long {
+            Some((n1, n2)) => (k % n1) * n2 + k / n1,
+            None => k,
+        }
+    }
+
     fn run(
         &self,
         data: &mut [Complex<T>],
@@ -89,14 +103,17 @@ impl<T: Float> FftNd<T> {
         prune: Option<(&[Vec<bool>], Needed)>,
     ) {
         if let Some((n1, n2)) = self.long {
-            // One axis: nothing to prune.
+            // One axis: nothing to prune, but the spectrum may stay transposed.
             let cell = match direction {
                 FftDirection::Forward => &self.long_forward,
                 FftDirection::Inverse => &self.long_inverse,
             };
-            return cell
-                .get_or_init(|| FourStep::new(n1, n2, direction))
-                .process(data);
+            let four = cell.get_or_init(|| FourStep::new(n1, n2, direction));
+            return match prune {
+                None => four.process(data),
+                Some((_, Needed::Outputs)) => four.natural_to_transposed(data),
+                Some((_, Needed::Inputs)) => four.transposed_to_natural(data),
+            };
         }
         let plans = self.plans(direction);
         let d = self.dims.len();
@@ -199,7 +216,8 @@ pub struct FourStep<T: FftNum> {
     /// tables to within two roundings (computed in f64), where successive powers would drift.
     coarse: Vec<Complex<T>>,
     fine: Vec<Complex<T>>,
-    /// Holds the transposed result before it is copied back.
+    /// Holds the transposed result before it is copied back: [`FourStep::process`] only; the
+    /// NUFFT's grids take the transposed spectrum as it is.
     scratch: Mutex<Vec<Complex<T>>>,
 }
 
@@ -234,28 +252,10 @@ impl<T: Float> FourStep<T> {
         }
     }
 
+    /// Natural order in, natural order out.
     pub fn process(&self, data: &mut [Complex<T>]) {
         let (n1, n2) = (self.n1, self.n2);
-        strided(self.columns.as_ref(), data, n1, n2);
-        data.par_chunks_mut(n2).enumerate().for_each_init(
-            || vec![Complex::default(); self.rows.get_inplace_scratch_len()],
-            |scratch, (k1, row)| {
-                // e = j2·k1 mod n, kept as hi·n2 + lo while j2 steps (k1 < n1, so k1 = 0·n2 + k1).
-                let (mut hi, mut lo) = (0, 0);
-                for v in row.iter_mut() {
-                    *v = *v * self.coarse[hi] * self.fine[lo];
-                    lo += k1;
-                    while lo >= n2 {
-                        lo -= n2;
-                        hi += 1;
-                    }
-                    if hi >= n1 {
-                        hi -= n1;
-                    }
-                }
-                self.rows.process_with_scratch(row, scratch);
-            },
-        );
+        self.natural_to_transposed(data);
         let mut out = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
         crate::float::resize_parallel(&mut out, n1 * n2);
         // Transpose in blocks of output rows: each task reads a strip of columns.
@@ -274,6 +274,50 @@ impl<T: Float> FourStep<T> {
         data.par_chunks_mut(1 << 16)
             .zip(out.par_chunks(1 << 16))
             .for_each(|(d, o)| d.copy_from_slice(o));
+    }
+
+    /// The first three steps: natural order in, output `k1 + n1·k2` at entry `(k1, k2)`.
+    pub fn natural_to_transposed(&self, data: &mut [Complex<T>]) {
+        strided(self.columns.as_ref(), data, self.n1, self.n2);
+        self.twiddled_rows(data, true);
+    }
+
+    /// The inverse arrangement: input `k1 + n1·k2` at entry `(k1, k2)`, natural order out.
+    /// With `x[n2·j1 + j2]`, the exponent `(n2·j1 + j2)(k1 + n1·k2)` splits as
+    /// `n2·j1·k1 + j2·k1 + n1·j2·k2 (mod n)`: rows over `k2`, the twiddle `ω^{j2·k1}`, then
+    /// columns over `k1`.
+    pub fn transposed_to_natural(&self, data: &mut [Complex<T>]) {
+        self.twiddled_rows(data, false);
+        strided(self.columns.as_ref(), data, self.n1, self.n2);
+    }
+
+    /// Each row `k1`: entry `j2` times `ω^{j2·k1}`, and the row transform, in the order asked.
+    fn twiddled_rows(&self, data: &mut [Complex<T>], twiddle_first: bool) {
+        let (n1, n2) = (self.n1, self.n2);
+        data.par_chunks_mut(n2).enumerate().for_each_init(
+            || vec![Complex::default(); self.rows.get_inplace_scratch_len()],
+            |scratch, (k1, row)| {
+                if !twiddle_first {
+                    self.rows.process_with_scratch(row, scratch);
+                }
+                // e = j2·k1 mod n, kept as hi·n2 + lo while j2 steps (k1 < n1, so k1 = 0·n2 + k1).
+                let (mut hi, mut lo) = (0, 0);
+                for v in row.iter_mut() {
+                    *v = *v * self.coarse[hi] * self.fine[lo];
+                    lo += k1;
+                    while lo >= n2 {
+                        lo -= n2;
+                        hi += 1;
+                    }
+                    if hi >= n1 {
+                        hi -= n1;
+                    }
+                }
+                if twiddle_first {
+                    self.rows.process_with_scratch(row, scratch);
+                }
+            },
+        );
     }
 }
 
@@ -318,6 +362,40 @@ mod tests {
                     .sum()
             })
             .collect()
+    }
+
+    /// The pruned paths of a long 1-D transform leave the spectrum transposed: type 1's
+    /// outputs and type 2's inputs sit at `spectrum_position(k)`. Checked against rustfft's
+    /// single transform in both directions, on a square and a lopsided split.
+    #[test]
+    fn long_transforms_keep_the_spectrum_at_its_position() {
+        for n in [1 << 16, 3 * 5 * 7 * 11 * 13 * 17] {
+            let plan = FftNd::<f64>::new(&[n]);
+            let x: Vec<Complex<f64>> = (0..n)
+                .map(|i| Complex::new((i as f64 * 0.61).cos(), (i as f64 * 0.29).sin()))
+                .collect();
+            let rel = |got: &[Complex<f64>], want: &[Complex<f64>]| {
+                let err: f64 = got.iter().zip(want).map(|(a, b)| (a - b).norm_sqr()).sum();
+                (err / want.iter().map(|b| b.norm_sqr()).sum::<f64>()).sqrt()
+            };
+            let all = [vec![true; n]];
+            for dir in [FftDirection::Forward, FftDirection::Inverse] {
+                let mut want = x.clone();
+                FftPlanner::new().plan_fft(n, dir).process(&mut want);
+                // Type 1's side: natural input, spectrum out at its positions.
+                let mut y = x.clone();
+                plan.process_pruned(&mut y, dir, &all, Needed::Outputs);
+                let got: Vec<_> = (0..n).map(|k| y[plan.spectrum_position(k)]).collect();
+                assert!(rel(&got, &want) < 1e-14, "n = {n} outputs");
+                // Type 2's side: the spectrum in at its positions, natural output.
+                let mut y = vec![Complex::default(); n];
+                for (k, v) in x.iter().enumerate() {
+                    y[plan.spectrum_position(k)] = *v;
+                }
+                plan.process_pruned(&mut y, dir, &all, Needed::Inputs);
+                assert!(rel(&y, &want) < 1e-14, "n = {n} inputs");
+            }
+        }
     }
 
     #[test]

@@ -126,7 +126,14 @@ pub(crate) fn direction(isign: i32) -> FftDirection {
 
 impl<T: Float> Uniform<T> {
     pub fn new(modes: &[usize], grid: FineGrid<T>, order: ModeOrder) -> Self {
-        let map = ModeMap::new(modes, &grid, order);
+        let fft = FftNd::new(&grid.n);
+        let mut map = ModeMap::new(modes, &grid, order);
+        // A long 1-D FFT leaves its spectrum transposed (`FftNd::spectrum_position`).
+        if grid.n.len() == 1 {
+            map.gidx[0]
+                .iter_mut()
+                .for_each(|g| *g = fft.spectrum_position(*g));
+        }
         let needed = (0..grid.n.len())
             .map(|a| {
                 let mut v = vec![false; grid.n[a]];
@@ -137,7 +144,7 @@ impl<T: Float> Uniform<T> {
             })
             .collect();
         Uniform {
-            fft: FftNd::new(&grid.n),
+            fft,
             map,
             needed,
             grid,
