@@ -85,7 +85,8 @@ pub fn cufft_size(want: usize) -> Option<usize> {
 /// third of one core's L2 — NUDT measured the best total time near there, since the buffer,
 /// the points' data and the kernel tables then share L2 without evicting each other. The side
 /// is rounded down to a multiple of 8 (whole cache lines along the contiguous dimension),
-/// and never below `w`, which the source-driven colouring needs.
+/// and never below `w`, which the source-driven colouring needs. In 2-D and 3-D it stays at
+/// most [`MAX_FIXED_SIDE`].
 pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &Arch) -> usize {
     let bytes_per_point = 2 * match precision {
         Precision::F32 => 4,
@@ -93,9 +94,18 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
     };
     let budget = (arch.l2 / 3).max(4096) / bytes_per_point;
     let padded = (budget as f64).powf(1.0 / dim as f64).floor() as usize;
-    let side = padded.saturating_sub(kernel.width - 1) / 8 * 8;
+    let mut side = padded.saturating_sub(kernel.width - 1) / 8 * 8;
+    if dim >= 2 {
+        side = side.min(MAX_FIXED_SIDE);
+    }
     side.max(kernel.width).max(8)
 }
+
+/// Longest tile side whose tiles (the last of a row up to twice as long) keep the sorted
+/// points' offsets in 8 bits, so that a 32-bit fixed-point place keeps 24 fraction bits, f32's
+/// precision (the generated support's `Placement::Fixed`). 1-D tiles are far longer and keep
+/// f32 Horner variables beside their offsets instead.
+pub const MAX_FIXED_SIDE: usize = 128;
 
 /// The schedule for a concrete point set: source-driven, unless the caller asked otherwise.
 ///
