@@ -220,3 +220,39 @@ fn long_one_dimensional_transforms_match_the_direct_sum() {
         }
     }
 }
+
+/// 2-D and 3-D types 1 and 2 run slab by slab (one row of tiles along the first axis at a
+/// time): small tiles give several rows, a last row longer than the others, and slabs that
+/// overlap and wrap around the grid; one tile row gives a single slab that wraps onto itself.
+/// Both against the direct sum, with the whole-grid path (target-driven) beside them.
+#[test]
+fn slab_by_slab_transforms_match_the_direct_sum() {
+    use nudt::Strategy;
+    for dim in 2..=3 {
+        let (x, _, m) = problem(dim, 70 + dim as u64);
+        let modes = if dim == 2 { vec![41, 30] } else { vec![21, 14, 17] };
+        let mut rng = Rng::new(80 + dim as u64);
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        for (tile_side, strategy) in [
+            (Some(8), Strategy::SourceDriven),
+            (Some(12), Strategy::SourceDriven),
+            (Some(1 << 12), Strategy::SourceDriven),
+            (Some(8), Strategy::TargetDriven),
+        ] {
+            let opts = Options {
+                tile_side,
+                strategy,
+                ..Options::default()
+            };
+            let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-9, opts.clone());
+            let e2 = type2_error::<f64>(&x, &f, &modes, -1, 1e-9, opts.clone());
+            let s1 = type1_error::<f32>(&x, &c, &modes, -1, 1e-5, opts.clone());
+            let s2 = type2_error::<f32>(&x, &f, &modes, 1, 1e-5, opts);
+            assert!(
+                e1 < 1e-8 && e2 < 1e-8 && s1 < 1e-4 && s2 < 1e-4,
+                "{dim}-D side {tile_side:?} {strategy:?}: {e1:.1e} {e2:.1e} {s1:.1e} {s2:.1e}"
+            );
+        }
+    }
+}

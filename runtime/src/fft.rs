@@ -86,6 +86,15 @@ impl<T: Float> FftNd<T> {
         self.run(data, direction, Some((needed, side)));
     }
 
+    /// Transforms axis 0 alone of a 2-D array `dims = [n0, m]`: its `m` interleaved columns.
+    pub fn process_columns(&self, data: &mut [Complex<T>], direction: FftDirection) {
+        let (n, m) = (self.dims[0], self.dims[1..].iter().product::<usize>());
+        let fft = &self.plans(direction)[0];
+        if n > 1 {
+            strided(fft.as_ref(), data, n, m);
+        }
+    }
+
     /// Position of spectrum index `k` in [`FftNd::process_pruned`]'s layout: `k` itself,
     /// except for a long 1-D transform split `n1 × n2`, which keeps it at entry
     /// `(k mod n1, k div n1)` of the row-major `n1 × n2` matrix.

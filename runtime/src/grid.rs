@@ -133,6 +133,54 @@ impl<T: Float> FineGrid<T> {
         Ok(())
     }
 
+    /// Whether spreading and interpolation can run slab by slab ([`FineGrid::spread_row`]):
+    /// 2-D and 3-D grids with the source-driven schedule. Target-driven blocks read across
+    /// tile rows, and a 1-D grid is one row of planes of one point.
+    pub fn by_slabs(&self) -> bool {
+        self.n.len() >= 2 && self.strategy != Strategy::TargetDriven
+    }
+
+    /// Per tile row along the first dimension, the first grid plane of its padded slab
+    /// (wrapping) and its number of planes.
+    pub fn slab_rows(&self) -> Result<Vec<(i64, usize)>> {
+        let g = &self.tiles()?.grid;
+        Ok((0..g.ntiles[0]).map(|r| g.row_planes(r)).collect())
+    }
+
+    /// Spreads the strengths of tile row `row`'s points into `slab`, that row's padded planes
+    /// ([`FineGrid::slab_rows`]), overwritten.
+    pub fn spread_row(&self, c: &[Complex<T>], slab: &mut [Complex<T>], row: usize) -> Result<()> {
+        let tiles = self.tiles()?;
+        (self.fns.spread_row)(
+            tiles,
+            interleaved(c),
+            interleaved_mut(slab),
+            &self.table,
+            row,
+        );
+        Ok(())
+    }
+
+    /// Interpolates `slab`, tile row `row`'s padded planes, at that row's points into `out`
+    /// (original point order; the other points' values are left alone).
+    pub fn interp_row(
+        &self,
+        slab: &[Complex<T>],
+        out: &mut [Complex<T>],
+        row: usize,
+    ) -> Result<()> {
+        let tiles = self.tiles()?;
+        (self.fns.interp_row)(
+            tiles,
+            interleaved(slab),
+            interleaved_mut(out),
+            &self.table,
+            plan::INTERP_CHUNK,
+            row,
+        );
+        Ok(())
+    }
+
     /// Interpolates `grid` at the points into `out` (original point order).
     pub fn interp(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
         let tiles = self.tiles()?;

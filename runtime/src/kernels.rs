@@ -2,7 +2,10 @@
 //! instantiated through the same `spreader!` macro users call, plus the wide-Gaussian ones,
 //! and a registry that picks one.
 
-use crate::support::{interp, spread_source_driven, spread_target_driven, Real, TileKernel, Tiles};
+use crate::support::{
+    interp, interp_row, spread_source_driven, spread_source_driven_row, spread_target_driven, Real,
+    TileKernel, Tiles,
+};
 
 /// `(tiles, strengths, grid, table)`: spread onto the grid.
 pub type SpreadFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T]);
@@ -10,12 +13,18 @@ pub type SpreadFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T]);
 pub type SpreadBlocksFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 /// `(tiles, grid, values, table, points per task)`: interpolate from the grid.
 pub type InterpFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
+/// `(tiles, strengths, slab, table, row)`: spread one row of tiles into its slab.
+pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
+/// `(tiles, slab, values, table, points per task, row)`: interpolate one row's points.
+pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
 
 /// Type-erased entry points of one generated spreader.
 pub struct KernelFns<T: 'static> {
     pub spread_source_driven: SpreadFn<T>,
     pub spread_target_driven: SpreadBlocksFn<T>,
     pub interp: InterpFn<T>,
+    pub spread_row: SpreadRowFn<T>,
+    pub interp_row: InterpRowFn<T>,
     /// The Horner table baked into the module (PSWF kernel, σ = 2, at this width); empty for
     /// the wide Gaussian, whose table is built at run time ([`wide_table`]).
     pub table: &'static [T],
@@ -29,6 +38,8 @@ fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
         spread_source_driven: spread_source_driven::<T, K>,
         spread_target_driven: spread_target_driven::<T, K>,
         interp: interp::<T, K>,
+        spread_row: spread_source_driven_row::<T, K>,
+        interp_row: interp_row::<T, K>,
         table,
         table_columns: K::TABLE_COLUMNS,
     }

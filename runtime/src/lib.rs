@@ -15,6 +15,7 @@ mod oneshot;
 pub mod opencl;
 pub mod plan;
 pub mod profile;
+mod slabs;
 mod type3;
 mod type3_gaussian;
 mod uniform;

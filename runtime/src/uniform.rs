@@ -1,9 +1,12 @@
-//! Types 1 and 2 on one fine grid: spread → FFT → correct, and its transpose.
+//! Types 1 and 2 on one fine grid: spread → FFT → correct, and its transpose. 2-D and 3-D
+//! grids spread by the source-driven schedule go slab by slab ([`crate::slabs`]); 1-D grids
+//! and the target-driven schedule hold the whole grid.
 
 use crate::error::Result;
 use crate::fft::{FftNd, Needed};
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::slabs::{FirstAxis, Slabs};
 use nudt_gen::kernel::FourierSeries;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -112,7 +115,10 @@ pub struct Uniform<T: Float> {
     map: ModeMap<T>,
     /// Per grid axis, whether an index holds a mode: the FFT skips lines through none.
     needed: Vec<Vec<bool>>,
+    /// The whole fine grid, where it is held.
     work: Vec<Complex<T>>,
+    /// The slab-wise steps of 2-D and 3-D grids ([`FineGrid::by_slabs`]), made on first use.
+    slabs: Option<Box<Slabs<T>>>,
 }
 
 /// The FFT direction of the grid step for sign `isign` of the exponent.
@@ -149,11 +155,28 @@ impl<T: Float> Uniform<T> {
             needed,
             grid,
             work: Vec::new(),
+            slabs: None,
         }
+    }
+
+    /// The slab-wise steps with this grid's first-axis modes, when its points and schedule
+    /// allow them ([`FineGrid::by_slabs`]).
+    fn slabs(&mut self) -> Option<(&mut Slabs<T>, &FineGrid<T>, FirstAxis<'_, T>)> {
+        if !self.grid.by_slabs() {
+            return None;
+        }
+        let (n, map) = (&self.grid.n, &self.map);
+        let slabs = self
+            .slabs
+            .get_or_insert_with(|| Box::new(Slabs::new(n, &map.gidx, &map.corr)));
+        Some((slabs, &self.grid, (&map.gidx[0][..], &map.corr[0][..])))
     }
 
     /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform.
     pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
+        if let Some((slabs, grid, first)) = self.slabs() {
+            return slabs.type1(grid, first, c, f, direction(isign));
+        }
         crate::float::resize_parallel(&mut self.work, self.grid.len());
         self.grid.spread(c, &mut self.work)?;
         self.fft.process_pruned(
@@ -180,6 +203,9 @@ impl<T: Float> Uniform<T> {
 
     /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform.
     pub fn type2(&mut self, f: &[Complex<T>], c: &mut [Complex<T>], isign: i32) -> Result<()> {
+        if let Some((slabs, grid, first)) = self.slabs() {
+            return slabs.type2(grid, first, f, c, direction(isign));
+        }
         crate::float::resize_parallel(&mut self.work, self.grid.len());
         self.work
             .par_iter_mut()
