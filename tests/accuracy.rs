@@ -230,7 +230,11 @@ fn slab_by_slab_transforms_match_the_direct_sum() {
     use nudt::Strategy;
     for dim in 2..=3 {
         let (x, _, m) = problem(dim, 70 + dim as u64);
-        let modes = if dim == 2 { vec![41, 30] } else { vec![21, 14, 17] };
+        let modes = if dim == 2 {
+            vec![41, 30]
+        } else {
+            vec![21, 14, 17]
+        };
         let mut rng = Rng::new(80 + dim as u64);
         let c = rng.complexes(m);
         let f = rng.complexes(modes.iter().product());
