@@ -19,6 +19,15 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftDirection;
 
+/// One execute's slabs: per tile row its first plane and plane count ([`FineGrid::slab_rows`]),
+/// the first axis's length, points per plane and modes per plane.
+struct Geometry {
+    rows: Vec<(i64, usize)>,
+    n0: usize,
+    plane: usize,
+    m: usize,
+}
+
 /// The first axis's modes: their grid indices and corrections.
 pub type FirstAxis<'a, T> = (&'a [usize], &'a [T]);
 
@@ -76,16 +85,22 @@ impl<T: Float> Slabs<T> {
         self.at.len()
     }
 
-    /// Room for the longest slab of `rows`, and the column grid, zeroed.
-    fn buffers(&mut self, grid: &FineGrid<T>, rows: &[(i64, usize)]) {
-        let plane: usize = grid.n[1..].iter().product();
+    /// The slab rows of `grid`'s points, with room made for the longest slab and the column
+    /// grid (zeroed).
+    fn prepare(&mut self, grid: &FineGrid<T>) -> Result<Geometry> {
+        let rows = grid.slab_rows()?;
+        let (n0, plane, m) = (
+            grid.n[0],
+            grid.n[1..].iter().product::<usize>(),
+            self.width(),
+        );
         let longest = rows.iter().map(|r| r.1).max().unwrap_or(0);
         resize_parallel(&mut self.slab, longest * plane);
-        let columns = grid.n[0] * self.width();
-        resize_parallel(&mut self.columns_data, columns);
+        resize_parallel(&mut self.columns_data, n0 * m);
         self.columns_data
             .par_iter_mut()
             .for_each(|v| *v = Complex::default());
+        Ok(Geometry { rows, n0, plane, m })
     }
 
     /// Type 1: the corrected modes of the spread strengths `c` into `f`, whose first-axis
@@ -98,13 +113,7 @@ impl<T: Float> Slabs<T> {
         f: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
-        let rows = grid.slab_rows()?;
-        self.buffers(grid, &rows);
-        let (n0, plane, m) = (
-            grid.n[0],
-            grid.n[1..].iter().product::<usize>(),
-            self.width(),
-        );
+        let Geometry { rows, n0, plane, m } = self.prepare(grid)?;
         for (r, &(first, planes)) in rows.iter().enumerate() {
             let slab = &mut self.slab[..planes * plane];
             grid.spread_row(c, slab, r)?;
@@ -149,13 +158,7 @@ impl<T: Float> Slabs<T> {
         c: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
-        let rows = grid.slab_rows()?;
-        self.buffers(grid, &rows);
-        let (n0, plane, m) = (
-            grid.n[0],
-            grid.n[1..].iter().product::<usize>(),
-            self.width(),
-        );
+        let Geometry { rows, n0, plane, m } = self.prepare(grid)?;
         // User rows of the first axis land on distinct column rows.
         let mut user_row = vec![None; n0];
         gidx0
