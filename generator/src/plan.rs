@@ -205,15 +205,19 @@ pub fn choose_upsampling_uniform(
     }
 }
 
-/// Whether an f64 plan of tolerance `tol` may keep its sorted points' Horner variables in f32.
+/// Whether an f64 plan of tolerance `tol` may keep its sorted points' places at f32's
+/// resolution: in the generated support's fixed point (24 fraction bits of a grid step), or
+/// as f32 Horner variables where tiles are too long for it.
 ///
-/// The sort stores `t ∈ [−1, 1)` per point and dimension, the largest of its streams (24 of a
-/// 3-D f64 point's 32 bytes). Rounded to f32, `t` moves by at most 2⁻²⁵ and a kernel value by
-/// at most `max|φ'|·2⁻²⁵`, a few 1e-8 of `φ(0)`. Measured against the direct sum (`nudt bench`,
-/// 10⁶ points, 2-D and 3-D): no change at 1e-6, 3.1 → 3.2e-8 at 1e-7, and below that a floor
-/// near 8e-9 (2.3 → 8.4e-9 at 1e-8, 3.5e-10 → 7.5e-9 at 1e-9). From 1e-7 up that floor stays
-/// under a tenth of the tolerance. Kernels wider than the registry's (the type 3 Gaussian
-/// gridding's windows) were not measured and keep full precision.
+/// The sort stores per point and dimension where the kernel's support starts, the largest of
+/// its streams (24 of a 3-D f64 point's 32 bytes as f64 `t ∈ [−1, 1)`). At f32's resolution
+/// `t` moves by about 2⁻²⁴ and a kernel value by `max|φ'|·2⁻²⁴`, a few 1e-8 of `φ(0)`.
+/// Measured against the direct sum (`nudt bench`, 10⁶ points, 2-D and 3-D, f32 variables):
+/// no change at 1e-6, 3.1 → 3.2e-8 at 1e-7, and below that a floor near 8e-9 (2.3 → 8.4e-9 at
+/// 1e-8, 3.5e-10 → 7.5e-9 at 1e-9); with the fixed-point places 3.6e-8 (2-D) and 2.6e-8
+/// (3-D) at 1e-7. From 1e-7 up the floor stays under a tenth of the tolerance. Kernels wider
+/// than the registry's (the type 3 Gaussian gridding's windows) were not measured and keep
+/// full precision.
 pub fn narrow_horner_variables(kernel: &KernelSpec, tol: f64, precision: Precision) -> bool {
     precision == Precision::F64 && tol >= 1e-7 && kernel.width <= crate::kernel::MAX_WIDTH
 }
