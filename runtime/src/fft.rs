@@ -86,9 +86,11 @@ impl<T: Float> FftNd<T> {
         self.run(data, direction, Some((needed, side)));
     }
 
-    /// Transforms axis 0 alone of a 2-D array `dims = [n0, m]`: its `m` interleaved columns.
+    /// With a 1-D plan of length `n`: transforms the columns of `data`, a row-major array of
+    /// `n` rows (its `data.len() / n` interleaved columns, each of length `n`).
     pub fn process_columns(&self, data: &mut [Complex<T>], direction: FftDirection) {
-        let (n, m) = (self.dims[0], self.dims[1..].iter().product::<usize>());
+        let n = self.dims[0];
+        let m = data.len() / n.max(1);
         let fft = &self.plans(direction)[0];
         if n > 1 {
             strided(fft.as_ref(), data, n, m);

@@ -35,7 +35,7 @@ pub type FirstAxis<'a, T> = (&'a [usize], &'a [T]);
 pub struct Slabs<T: Float> {
     /// Transform of one plane (the grid's axes after the first).
     plane: FftNd<T>,
-    /// Transform of the mode columns along the first axis: `[n₀, modes per plane]`.
+    /// Transform of the mode columns along the first axis (length `n₀`).
     columns: FftNd<T>,
     /// Per user mode of a plane (row-major over the later axes), its entry in a transformed
     /// plane.
@@ -70,7 +70,7 @@ impl<T: Float> Slabs<T> {
             })
             .collect();
         Slabs {
-            columns: FftNd::new(&[n[0], at.len()]),
+            columns: FftNd::new(&n[..1]),
             plane,
             at,
             corr: c,
