@@ -251,3 +251,25 @@ fn gaussian_type3_with_the_seeds_parameters_reaches_1e10() {
         assert!(e <= tol, "tol {tol:e}: {e:e}");
     }
 }
+
+#[test]
+fn plans_run_on_the_threads_they_ask_for() {
+    let plan = |threads| {
+        let opts = Options {
+            threads: Some(threads),
+            ..Options::default()
+        };
+        Plan::<f64>::new(TransformType::Type1, &[8, 8], 1, 1, 1e-6, opts).unwrap()
+    };
+    let global = rayon::current_num_threads();
+    // The global pool's size runs on the global pool; another size on a pool of its own.
+    assert_eq!(plan(global).threads(), global);
+    assert_eq!(plan(global + 1).threads(), global + 1);
+    // A plan made inside another pool of its size keeps that size when it runs outside it.
+    let other = rayon::ThreadPoolBuilder::new()
+        .num_threads(global + 2)
+        .build()
+        .unwrap();
+    let made_inside = other.install(|| plan(global + 2));
+    assert_eq!(made_inside.threads(), global + 2);
+}
