@@ -312,6 +312,147 @@ fn bench_refuses_problems_too_large_for_memory_before_running_any() {
     );
 }
 
+/// A problems file of the `[[problem]]` tables given as (name, body) pairs.
+fn problems_file(dir: &Path, problems: &[(&str, &str)]) -> PathBuf {
+    let path = dir.join("problems.toml");
+    let text: String = problems
+        .iter()
+        .map(|(name, body)| format!("[[problem]]\nname = \"{name}\"\n{body}\n"))
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TINY: (&str, &str) = ("tiny", "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-6\n");
+
+/// The row of a bench table whose first cell is `name`.
+fn table_row<'a>(out: &'a str, name: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no row {name}:\n{out}"))
+}
+
+#[test]
+fn bench_measures_each_problem_in_its_own_process() {
+    let dir = tmp();
+    let big = (
+        "big",
+        "type = 1\nmodes = [1000, 1000]\npoints = 1000000\ntol = 1e-6\n",
+    );
+    let file = problems_file(dir.path(), &[big, TINY]);
+    let bench = |extra: &[&str]| {
+        let mut cmd = nudt();
+        cmd.arg("bench").arg("--problems").arg(&file);
+        cmd.args(["--repeats", "1", "--sample", "5", "--threads", "2"])
+            .args(extra);
+        cmd
+    };
+    let (code, out, err) = run(&mut bench(&[]));
+    assert_eq!(code, 0, "{err}");
+    for name in ["big", "tiny"] {
+        assert!(table_row(&out, name).ends_with(" MB"), "{out}");
+    }
+
+    let (code, out, err) = run(&mut bench(&["--json"]));
+    assert_eq!(code, 0, "{err}");
+    let peak: Vec<f64> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["peak_rss_bytes"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{v}"))
+        })
+        .collect();
+    assert_eq!(peak.len(), 2, "{out}");
+    // In one process, tiny's peak would start from what glibc kept of big's data (about half
+    // of big's peak); in a process of its own it is the program's few MB.
+    assert!(
+        peak[1] < peak[0] / 4.0,
+        "tiny {} vs big {}",
+        peak[1],
+        peak[0]
+    );
+}
+
+#[test]
+fn bench_reports_a_failing_problem_and_runs_the_others() {
+    let dir = tmp();
+    // Valid in the file, refused by the plan: f32 cannot reach 1e-12.
+    let unreachable = (
+        "unreachable",
+        "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-12\nprecision = \"f32\"\n",
+    );
+    let file = problems_file(dir.path(), &[unreachable, TINY]);
+    let bench = |extra: &[&str]| {
+        let mut cmd = nudt();
+        cmd.arg("bench").arg("--problems").arg(&file);
+        cmd.args(["--repeats", "1", "--sample", "5"]).args(extra);
+        cmd
+    };
+    let (code, out, err) = run(&mut bench(&[]));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("1 problem(s) failed") && err.contains("f32 can reach"),
+        "{err}"
+    );
+    assert!(table_row(&out, "unreachable").contains("failed"), "{out}");
+    assert!(table_row(&out, "tiny").ends_with(" MB"), "{out}");
+    assert!(
+        out.contains("unreachable: problem 'unreachable': tolerance 1e-12"),
+        "{out}"
+    );
+
+    // A child's error reads as the same problem's error in one process.
+    let errors: Vec<serde_json::Value> = [&["--json"][..], &["--json", "--one-process"]]
+        .iter()
+        .map(|extra| {
+            let (code, out, err) = run(&mut bench(extra));
+            assert_eq!(code, 2, "{err}");
+            let lines: Vec<serde_json::Value> = out
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(lines.len(), 2, "{out}");
+            assert!(lines[1]["peak_rss_bytes"].as_f64().unwrap() > 0.0, "{out}");
+            lines[0]["error"].clone()
+        })
+        .collect();
+    assert!(
+        errors[0].as_str().unwrap().contains("f32 can reach"),
+        "{errors:?}"
+    );
+    assert_eq!(errors[0], errors[1]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn bench_reports_a_problem_whose_process_dies() {
+    let dir = tmp();
+    // 240 MB of points, then 480 MB of strengths: past the 600 MB address space below, so the
+    // allocation fails and aborts the problem's process.
+    let hog = (
+        "hog",
+        "type = 1\nmodes = [16]\npoints = 30000000\ntol = 1e-6\n",
+    );
+    let file = problems_file(dir.path(), &[hog, TINY]);
+    let (code, out, err) = run(Command::new("sh")
+        .args(["-c", "ulimit -v 600000 && exec \"$0\" \"$@\""])
+        .arg(assert_cmd::cargo::cargo_bin("nudt"))
+        .arg("bench")
+        .arg("--problems")
+        .arg(&file)
+        .args(["--repeats", "1", "--sample", "5", "--threads", "2"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("hog: its process ended") && err.contains("memory allocation"),
+        "{err}"
+    );
+    assert!(table_row(&out, "hog").contains("failed"), "{out}");
+    assert!(table_row(&out, "tiny").ends_with(" MB"), "{out}");
+}
+
 #[test]
 fn bench_json_into_a_closed_pipe_exits_quietly() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("nudt"))
@@ -407,17 +548,71 @@ print(json.dumps({"name": "2d-t1", "plan_s": 0.001, "setpts_s": 0.002, "execute_
 }
 
 #[test]
-fn bench_compare_without_finufft_is_a_clear_error() {
+fn bench_compare_runs_the_peer_once_per_problem() {
     let dir = tmp();
+    let calls = dir.path().join("calls.txt");
     let script = fake_peer(
         dir.path(),
-        "import sys\nprint('{\"error\": \"finufft not installed: No module named finufft\"}')\nsys.exit(3)\n",
+        &format!(
+            r#"import json, sys
+name = sys.argv[sys.argv.index("--only") + 1]
+with open({calls:?}, "a") as f:
+    f.write(name + "\n")
+if name == "2d-t3":
+    sys.exit("2d-t3 went wrong")
+print(json.dumps({{"name": name, "plan_s": 0.001, "setpts_s": 0.002, "execute_s": 0.5,
+                  "total_s": 0.503, "points_per_s": 1234.0, "rel_error": 2e-7,
+                  "peak_rss_bytes": 5e7, "peer": "finufft"}}))
+"#
+        ),
+    );
+    let (code, out, err) = run(nudt()
+        .args([
+            "bench",
+            "--only",
+            "2d-t1,1d-t1,2d-t3",
+            "--scale",
+            "0.001",
+            "--repeats",
+            "1",
+            "--sample",
+            "5",
+            "--compare",
+            "finufft",
+            "--peer-script",
+        ])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&calls).unwrap(),
+        "1d-t1\n2d-t1\n2d-t3\n"
+    );
+    for name in ["1d-t1", "2d-t1"] {
+        assert!(table_row(&out, name).contains("503.0 ms"), "{out}");
+    }
+    // A problem the peer fails on after it worked is that problem's failure alone.
+    assert!(table_row(&out, "2d-t3").contains("failed"), "{out}");
+    assert!(
+        out.contains("2d-t3 (finufft)") && out.contains("2d-t3 went wrong"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_compare_without_finufft_is_a_clear_error() {
+    let dir = tmp();
+    let calls = dir.path().join("calls.txt");
+    let script = fake_peer(
+        dir.path(),
+        &format!(
+            "import sys\nopen({calls:?}, 'a').write('called\\n')\nprint('{{\"error\": \"finufft not installed: No module named finufft\"}}')\nsys.exit(3)\n"
+        ),
     );
     let mut cmd = nudt();
     cmd.args([
         "bench",
         "--only",
-        "2d-t1",
+        "2d-t1,2d-t3",
         "--scale",
         "0.001",
         "--repeats",
@@ -436,8 +631,9 @@ fn bench_compare_without_finufft_is_a_clear_error() {
         err.contains("--compare finufft") && err.contains("finufft not installed"),
         "{err}"
     );
-    // nudt's own results are still printed.
-    assert!(out.contains("2d-t1") && out.contains("points/s"), "{out}");
+    // nudt's own results are still printed; the peer ran no problem after its error.
+    assert!(out.contains("2d-t3") && out.contains("points/s"), "{out}");
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "called\n");
 }
 
 /// Whether python3 can import numpy and finufft (the real peer's needs); says the test

@@ -11,8 +11,11 @@ use super::{
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Peer {
@@ -44,7 +47,8 @@ problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial
 --dist overrides it; docs/benchmarks.md defines them), strengths complex normal; type 3 targets
 uniform in [-K/2, K/2)^d, K = points^(1/d) (or the distribution, scaled).
 Signs: +1 for types 1 and 3, -1 for type 2 (FINUFFT's defaults). Times are medians of --repeats
-runs of plan + setpts + execute; points/s = points / total.")]
+runs of plan + setpts + execute; points/s = points / total. Each problem runs in a process of
+its own, for nudt and for each peer, so that mem is that problem's peak alone.")]
 pub struct Args {
     /// Problems file (TOML, [[problem]] tables) instead of the built-in set
     #[arg(long, value_name = "FILE")]
@@ -85,7 +89,52 @@ pub struct Args {
     /// Draw throughput per problem into FILE (.svg or .png)
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Measure all problems in this process, not each in its own; memory peaks then include
+    /// what earlier problems left allocated
+    #[arg(long)]
+    one_process: bool,
 }
+
+/// What the table, the JSON lines and the chart show of one nudt run. Its fields are the
+/// run's keys in a JSON line, so a child process's line reads back into it.
+#[derive(Debug, Serialize, Deserialize)]
+struct Measured {
+    plan_s: f64,
+    setpts_s: f64,
+    execute_s: f64,
+    total_s: f64,
+    points_per_s: f64,
+    /// `None` when not checked (`--sample 0`): JSON null.
+    rel_error: Option<f64>,
+    peak_rss_bytes: Option<usize>,
+    width: usize,
+    sigma: f64,
+    fine_grid: Vec<usize>,
+    strategy: String,
+    tile_side: usize,
+}
+
+impl From<Measurement> for Measured {
+    fn from(m: Measurement) -> Self {
+        Measured {
+            plan_s: m.plan_s,
+            setpts_s: m.setpts_s,
+            execute_s: m.execute_s,
+            total_s: m.total_s,
+            points_per_s: m.points_per_s(),
+            rel_error: Some(m.rel_error).filter(|e| e.is_finite()),
+            peak_rss_bytes: m.peak_rss,
+            width: m.width,
+            sigma: m.sigma,
+            fine_grid: m.fine_grid,
+            strategy: strategy_name(m.strategy).into(),
+            tile_side: m.tile_side,
+        }
+    }
+}
+
+/// One problem's nudt figures, or why it has none.
+type Outcome = std::result::Result<Measured, String>;
 
 /// Largest `--scale`: 1000 times the shared problems' 10^7 points is already beyond any one
 /// machine's memory; what a problems file makes of it is checked per problem.
@@ -173,15 +222,7 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
     };
 
-    let bar = progress(problems.len(), args.json);
-    bar.set_prefix("nudt   ");
-    let mut ours: Vec<std::result::Result<Measurement, String>> = Vec::new();
-    for p in &problems {
-        bar.set_message(p.name.clone());
-        ours.push(problem::run(&p.scaled(args.scale), &cfg).map_err(|e| e.0));
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
+    let ours = measure(&args, &problems, &cfg)?;
 
     // A failed peer does not lose our results: they are printed, then the error is returned.
     let mut theirs: Vec<(Peer, PeerResults)> = Vec::new();
@@ -218,7 +259,7 @@ pub fn run(args: Args) -> Result<()> {
             name: "nudt".into(),
             values: ours
                 .iter()
-                .map(|m| m.as_ref().ok().map(|m| m.points_per_s() / 1e6))
+                .map(|m| m.as_ref().ok().map(|m| m.points_per_s / 1e6))
                 .collect(),
         }];
         for (peer, t) in &theirs {
@@ -260,6 +301,114 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// nudt's figures for every problem. Each problem runs in a child process of its own unless
+/// it is the only one or `--one-process` is given: glibc keeps what a problem freed, so in
+/// one process every later problem's peak memory would include what earlier ones left.
+fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig) -> Result<Vec<Outcome>> {
+    let exe = if problems.len() > 1 && !args.one_process {
+        Some(std::env::current_exe().map_err(|e| fail!("cannot find this program to rerun: {e}"))?)
+    } else {
+        None
+    };
+    let bar = progress(problems.len(), args.json);
+    bar.set_prefix("nudt   ");
+    let mut ours = Vec::new();
+    for p in problems {
+        bar.set_message(p.name.clone());
+        ours.push(match &exe {
+            Some(exe) => measure_in_child(exe, args, &p.name),
+            None => problem::run(&p.scaled(args.scale), cfg)
+                .map(Measured::from)
+                .map_err(|e| e.0),
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(ours)
+}
+
+/// The arguments that make `nudt bench` measure problem `name` alone, with this run's
+/// settings, as one JSON line (`--one-process` keeps the child from spawning children).
+fn child_args(args: &Args, name: &str) -> Vec<OsString> {
+    let strategy = args
+        .strategy
+        .to_possible_value()
+        .expect("no skipped variants");
+    let mut a: Vec<OsString> = [
+        "bench",
+        "--one-process",
+        "--json",
+        "--only",
+        name,
+        "--scale",
+        &args.scale.to_string(),
+        "--repeats",
+        &args.repeats.to_string(),
+        "--sample",
+        &args.sample.to_string(),
+        "--seed",
+        &args.seed.to_string(),
+        "--strategy",
+        strategy.get_name(),
+    ]
+    .map(OsString::from)
+    .to_vec();
+    if let Some(file) = &args.problems {
+        a.extend(["--problems".into(), file.into()]);
+    }
+    if let Some(t) = args.threads {
+        a.extend(["--threads".into(), t.to_string().into()]);
+    }
+    if let Some(d) = &args.dist {
+        a.extend(["--dist".into(), d.into()]);
+    }
+    a
+}
+
+/// Runs problem `name` in a child `nudt bench` and reads its JSON line back. A failure is
+/// the line's error, else [`child_failure`].
+fn measure_in_child(exe: &Path, args: &Args, name: &str) -> Outcome {
+    let out = Command::new(exe)
+        .args(child_args(args, name))
+        // Its stderr is read only for why it failed, which a backtrace would bury.
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let Some(line) = stdout
+        .lines()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+    else {
+        return Err(child_failure(
+            out.status,
+            &String::from_utf8_lossy(&out.stderr),
+        ));
+    };
+    if let Some(e) = line.get("error").and_then(Value::as_str) {
+        return Err(e.to_string());
+    }
+    serde_json::from_value(line).map_err(|e| format!("unreadable result from its process: {e}"))
+}
+
+/// Why a child printed no result, in one line: its own error, or, where it died (an
+/// allocation that failed, a panic), its exit status and message without Rust's `note:` hints.
+fn child_failure(status: ExitStatus, stderr: &str) -> String {
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note:"))
+        .collect();
+    let said = said.join("; ");
+    if let Some(own) = said.strip_prefix("error: ") {
+        own.to_string()
+    } else if said.is_empty() {
+        format!("its process ended ({status}) with no output")
+    } else {
+        format!("its process ended ({status}): {said}")
+    }
+}
+
 fn run_peer(args: &Args, peer: Peer, problems: &[Problem], threads: usize) -> Result<PeerResults> {
     // The peer reads the same file; the built-in set goes through a temporary copy.
     let tmp;
@@ -272,32 +421,55 @@ fn run_peer(args: &Args, peer: Peer, problems: &[Problem], threads: usize) -> Re
             tmp.clone()
         }
     };
-    let names: Vec<String> = problems.iter().map(|p| p.name.clone()).collect();
+    let result = run_peer_each(args, peer, problems, threads, &file);
+    if args.problems.is_none() {
+        let _ = std::fs::remove_file(&file);
+    }
+    result
+}
+
+/// Runs the peer once per problem, a fresh Python process each, so that each peak memory
+/// figure is that problem's alone. A failure on the first problem means the peer does not
+/// work at all (package missing, broken script): it is the peer's one error and nothing more
+/// runs. A later failure is that problem's.
+fn run_peer_each(
+    args: &Args,
+    peer: Peer,
+    problems: &[Problem],
+    threads: usize,
+    file: &Path,
+) -> Result<PeerResults> {
     let bar = progress(problems.len(), args.json);
     bar.set_prefix(format!("{:<7}", peer.name()));
-    let result = peer::run(
-        &PeerArgs {
+    let mut results = PeerResults::new();
+    for (i, p) in problems.iter().enumerate() {
+        bar.set_message(p.name.clone());
+        let one = peer::run(&PeerArgs {
             peer: peer.name(),
             dist: args.dist.as_deref(),
             script: args.peer_script.as_deref(),
-            problems: &file,
-            only: &names,
+            problems: file,
+            only: &p.name,
             threads,
             repeats: args.repeats as usize,
             sample: args.sample,
             scale: args.scale,
             seed: args.seed,
-        },
-        |name| {
-            bar.set_message(name.to_string());
-            bar.inc(1);
-        },
-    );
-    bar.finish_and_clear();
-    if args.problems.is_none() {
-        let _ = std::fs::remove_file(&file);
+        });
+        match one {
+            Ok(r) => results.extend(r),
+            Err(e) if i == 0 => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+            Err(e) => {
+                results.insert(p.name.clone(), Err(e.0));
+            }
+        }
+        bar.inc(1);
     }
-    result
+    bar.finish_and_clear();
+    Ok(results)
 }
 
 fn peer_f64(entry: Option<&std::result::Result<Value, String>>, key: &str) -> Option<f64> {
@@ -307,7 +479,7 @@ fn peer_f64(entry: Option<&std::result::Result<Value, String>>, key: &str) -> Op
 fn json_line(
     p: &Problem,
     scale: f64,
-    m: &std::result::Result<Measurement, String>,
+    m: &Outcome,
     theirs: &[(Peer, PeerResults)],
     threads: usize,
     args: &Args,
@@ -336,27 +508,10 @@ fn json_line(
     }
     match m {
         Ok(m) => {
-            let rel = if m.rel_error.is_finite() {
-                json!(m.rel_error)
-            } else {
-                Value::Null
+            let Value::Object(fields) = serde_json::to_value(m).expect("plain fields") else {
+                unreachable!("a struct serialises to an object")
             };
-            for (k, val) in [
-                ("plan_s", json!(m.plan_s)),
-                ("setpts_s", json!(m.setpts_s)),
-                ("execute_s", json!(m.execute_s)),
-                ("total_s", json!(m.total_s)),
-                ("points_per_s", json!(m.points_per_s())),
-                ("rel_error", rel),
-                ("peak_rss_bytes", json!(m.peak_rss)),
-                ("width", json!(m.width)),
-                ("sigma", json!(m.sigma)),
-                ("fine_grid", json!(m.fine_grid)),
-                ("strategy", json!(strategy_name(m.strategy))),
-                ("tile_side", json!(m.tile_side)),
-            ] {
-                o.insert(k.into(), val);
-            }
+            o.extend(fields);
         }
         Err(e) => {
             o.insert("error".into(), json!(e));
@@ -409,11 +564,10 @@ fn print_rows(rows: &[Vec<String>]) {
     }
 }
 
-fn err_cell(e: f64) -> String {
-    if e.is_finite() {
-        format!("{e:.1e}")
-    } else {
-        "-".into()
+fn err_cell(e: Option<f64>) -> String {
+    match e {
+        Some(e) if e.is_finite() => format!("{e:.1e}"),
+        _ => "-".into(),
     }
 }
 
@@ -424,12 +578,7 @@ fn mem_cell(bytes: Option<f64>) -> String {
     }
 }
 
-fn print_table(
-    problems: &[Problem],
-    scale: f64,
-    ours: &[std::result::Result<Measurement, String>],
-    theirs: &[(Peer, PeerResults)],
-) {
+fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Peer, PeerResults)]) {
     let mut head: Vec<String> = [
         "problem", "type", "modes", "points", "dist", "prec", "tol", "w", "σ", "strategy", "plan",
         "setpts", "execute", "total", "points/s", "error", "mem",
@@ -463,16 +612,14 @@ fn print_table(
             Ok(m) => row.extend([
                 m.width.to_string(),
                 format!("{}", m.sigma),
-                strategy_name(m.strategy)
-                    .trim_end_matches("-driven")
-                    .to_string(),
+                m.strategy.trim_end_matches("-driven").to_string(),
                 fmt_time(m.plan_s),
                 fmt_time(m.setpts_s),
                 fmt_time(m.execute_s),
                 fmt_time(m.total_s),
-                fmt_rate(m.points_per_s()),
+                fmt_rate(m.points_per_s),
                 err_cell(m.rel_error),
-                mem_cell(m.peak_rss.map(|b| b as f64)),
+                mem_cell(m.peak_rss_bytes.map(|b| b as f64)),
             ]),
             Err(e) => {
                 row.extend(std::iter::repeat_n("failed".to_string(), 10));
@@ -490,7 +637,7 @@ fn print_table(
                     row.extend([
                         "│".into(),
                         fmt_time(f("total_s")),
-                        err_cell(f("rel_error")),
+                        err_cell(v.get("rel_error").and_then(Value::as_f64)),
                         mem_cell(v.get("peak_rss_bytes").and_then(Value::as_f64)),
                         speedup,
                     ]);

@@ -1,5 +1,5 @@
 //! `bench --compare finufft,ducc0`: runs benches/peer.py (python3 + the peer's pip package) on
-//! the same problems and reads its one-JSON-object-per-line output.
+//! a problem and reads its one-JSON-object-per-line output.
 
 use super::{fail, Result};
 use serde_json::Value;
@@ -19,7 +19,8 @@ pub struct PeerArgs<'a> {
     pub dist: Option<&'a str>,
     pub script: Option<&'a Path>,
     pub problems: &'a Path,
-    pub only: &'a [String],
+    /// The problem to run (`--only`): one process per problem keeps its peak memory its own.
+    pub only: &'a str,
     pub threads: usize,
     pub repeats: usize,
     pub sample: usize,
@@ -50,8 +51,8 @@ fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
     ))
 }
 
-/// Runs the peer; `on_line` is called with each problem name as it finishes.
-pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults> {
+/// Runs the peer on `args.only`.
+pub fn run(args: &PeerArgs) -> Result<PeerResults> {
     let script = find_script(args.script)?;
     let python = std::env::var("NUDT_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut cmd = Command::new(&python);
@@ -61,7 +62,7 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
         .arg("--problems")
         .arg(args.problems)
         .arg("--only")
-        .arg(args.only.join(","))
+        .arg(args.only)
         .arg("--threads")
         .arg(args.threads.to_string())
         .arg("--repeats")
@@ -101,11 +102,9 @@ pub fn run(args: &PeerArgs, mut on_line: impl FnMut(&str)) -> Result<PeerResults
         let error = v.get("error").and_then(Value::as_str).map(str::to_string);
         match (name, error) {
             (Some(n), Some(e)) => {
-                on_line(&n);
                 results.insert(n, Err(e));
             }
             (Some(n), None) => {
-                on_line(&n);
                 results.insert(n, Ok(v));
             }
             (None, Some(e)) => global_error = Some(e),
