@@ -22,8 +22,8 @@ pub struct Options {
     pub upsampling: Option<Upsampling>,
     pub strategy: Strategy,
     pub mode_order: ModeOrder,
-    /// Worker threads; `None` uses rayon's global pool, as does its size when the plan is
-    /// made outside any pool.
+    /// Worker threads. `None` runs on rayon's global pool, and so does the global pool's own
+    /// size for a plan made outside any pool; another count gets a pool of the plan's own.
     pub threads: Option<usize>,
     /// Machine to tune for; `None` detects this one (once per process).
     pub arch: Option<Arch>,
