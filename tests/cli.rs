@@ -162,20 +162,8 @@ fn demo_without_a_sample_says_the_error_was_not_checked() {
 fn bench_json_lines_have_the_shared_keys() {
     let dir = tmp();
     let svg = dir.path().join("bench.svg");
-    let (code, out, err) = run(nudt()
-        .args([
-            "bench",
-            "--only",
-            "2d-t1,3d-t2",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--sample",
-            "10",
-            "--json",
-            "--plot",
-        ])
+    let (code, out, err) = run(bench_cmd("2d-t1,3d-t2", "0.001", "10")
+        .args(["--json", "--plot"])
         .arg(&svg));
     assert_eq!(code, 0, "{err}");
     let lines: Vec<serde_json::Value> = out
@@ -324,6 +312,24 @@ fn problems_file(dir: &Path, problems: &[(&str, &str)]) -> PathBuf {
 }
 
 const TINY: (&str, &str) = ("tiny", "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-6\n");
+
+/// `nudt bench` of the problems `only` with their points scaled by `scale`, one repeat and
+/// `sample` outputs checked: the quick run the bench tests build on.
+fn bench_cmd(only: &str, scale: &str, sample: &str) -> Command {
+    let mut cmd = nudt();
+    cmd.args([
+        "bench",
+        "--only",
+        only,
+        "--scale",
+        scale,
+        "--repeats",
+        "1",
+        "--sample",
+        sample,
+    ]);
+    cmd
+}
 
 /// The row of a bench table whose first cell is `name`.
 fn table_row<'a>(out: &'a str, name: &str) -> &'a str {
@@ -502,21 +508,8 @@ print(json.dumps({"name": "2d-t1", "plan_s": 0.001, "setpts_s": 0.002, "execute_
                   "total_s": 0.503, "points_per_s": 1234.0, "rel_error": 2e-7, "peer": "finufft"}))
 "#,
     );
-    let (code, out, err) = run(nudt()
-        .args([
-            "bench",
-            "--only",
-            "2d-t1",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--sample",
-            "5",
-            "--compare",
-            "finufft",
-            "--peer-script",
-        ])
+    let (code, out, err) = run(bench_cmd("2d-t1", "0.001", "5")
+        .args(["--compare", "finufft", "--peer-script"])
         .arg(&script));
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -524,22 +517,8 @@ print(json.dumps({"name": "2d-t1", "plan_s": 0.001, "setpts_s": 0.002, "execute_
         "{out}"
     );
 
-    let (code, out, err) = run(nudt()
-        .args([
-            "bench",
-            "--only",
-            "2d-t1",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--sample",
-            "5",
-            "--compare",
-            "finufft",
-            "--json",
-            "--peer-script",
-        ])
+    let (code, out, err) = run(bench_cmd("2d-t1", "0.001", "5")
+        .args(["--compare", "finufft", "--json", "--peer-script"])
         .arg(&script));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
@@ -566,21 +545,8 @@ print(json.dumps({{"name": name, "plan_s": 0.001, "setpts_s": 0.002, "execute_s"
 "#
         ),
     );
-    let (code, out, err) = run(nudt()
-        .args([
-            "bench",
-            "--only",
-            "2d-t1,1d-t1,2d-t3",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--sample",
-            "5",
-            "--compare",
-            "finufft",
-            "--peer-script",
-        ])
+    let (code, out, err) = run(bench_cmd("2d-t1,1d-t1,2d-t3", "0.001", "5")
+        .args(["--compare", "finufft", "--peer-script"])
         .arg(&script));
     assert_eq!(code, 0, "{err}");
     assert_eq!(
@@ -608,22 +574,9 @@ fn bench_compare_without_finufft_is_a_clear_error() {
             "import sys\nopen({calls:?}, 'a').write('called\\n')\nprint('{{\"error\": \"finufft not installed: No module named finufft\"}}')\nsys.exit(3)\n"
         ),
     );
-    let mut cmd = nudt();
-    cmd.args([
-        "bench",
-        "--only",
-        "2d-t1,2d-t3",
-        "--scale",
-        "0.001",
-        "--repeats",
-        "1",
-        "--sample",
-        "0",
-        "--compare",
-        "finufft",
-        "--peer-script",
-    ])
-    .arg(&script);
+    let mut cmd = bench_cmd("2d-t1,2d-t3", "0.001", "0");
+    cmd.args(["--compare", "finufft", "--peer-script"])
+        .arg(&script);
     let (code, out, err) = run(&mut cmd);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -661,17 +614,8 @@ fn bench_compare_both_peers_on_a_distribution() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
-    let (code, out, err) = run(nudt()
+    let (code, out, err) = run(bench_cmd("2d-t1,2d-t3", "0.0001", "10")
         .args([
-            "bench",
-            "--only",
-            "2d-t1,2d-t3",
-            "--scale",
-            "0.0001",
-            "--repeats",
-            "1",
-            "--sample",
-            "10",
             "--dist",
             "clustered",
             "--compare",
@@ -702,22 +646,8 @@ fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
-    let (code, out, err) = run(nudt()
-        .args([
-            "bench",
-            "--only",
-            "2d-t1",
-            "--scale",
-            "0.0001",
-            "--repeats",
-            "1",
-            "--sample",
-            "0",
-            "--compare",
-            "finufft",
-            "--json",
-            "--peer-script",
-        ])
+    let (code, out, err) = run(bench_cmd("2d-t1", "0.0001", "0")
+        .args(["--compare", "finufft", "--json", "--peer-script"])
         .arg(&script));
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
