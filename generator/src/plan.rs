@@ -83,16 +83,16 @@ pub fn cufft_size(want: usize) -> Option<usize> {
 ///
 /// Rule: a tile's padded buffer, `(side + w − 1)^d` complex values, should take about a
 /// third of one core's L2 — NUDT measured the best total time near there, since the buffer,
-/// the points' data and the kernel tables then share L2 without evicting each other. The side
-/// is rounded down to a multiple of 8 (whole cache lines along the contiguous dimension),
-/// and never below `w`, which the source-driven colouring needs. In 2-D and 3-D it stays at
-/// most [`MAX_FIXED_SIDE`].
+/// the points' data and the kernel tables then share L2 without evicting each other — but
+/// no more than a third of [`TILE_L2_CAP`]. The side is rounded down to a multiple of 8
+/// (whole cache lines along the contiguous dimension), and never below `w`, which the
+/// source-driven colouring needs. In 2-D and 3-D it stays at most [`MAX_FIXED_SIDE`].
 pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &Arch) -> usize {
     let bytes_per_point = 2 * match precision {
         Precision::F32 => 4,
         Precision::F64 => 8,
     };
-    let budget = (arch.l2 / 3).max(4096) / bytes_per_point;
+    let budget = (arch.l2.min(TILE_L2_CAP) / 3).max(4096) / bytes_per_point;
     let padded = (budget as f64).powf(1.0 / dim as f64).floor() as usize;
     let mut side = padded.saturating_sub(kernel.width - 1) / 8 * 8;
     if dim >= 2 {
@@ -100,6 +100,13 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
     }
     side.max(kernel.width).max(8)
 }
+
+/// The most L2 per core the tile rule ([`tile_side`]) counts. Larger L2s are not faster
+/// to work from: on a Xeon with 2 MiB per core, the tiles a third of it gives (1-D 43 680
+/// points, 3-D f64 24, f32 32) took 1-D and 3-D f32 transforms 12% and 20–25% longer than
+/// those of 1 MiB (21 840, 16, 24; `nudt bench`, BENCHMARKS.md), where each point's row
+/// updates miss L1 as often and wait longer on L2.
+pub const TILE_L2_CAP: usize = 1 << 20;
 
 /// Longest tile side whose tiles (the last of a row up to twice as long) keep the sorted
 /// points' offsets in 8 bits, so that a 32-bit fixed-point place keeps 24 fraction bits, f32's
@@ -346,5 +353,16 @@ mod tests {
         assert!((s + 6) * (s + 6) * 16 <= (1 << 20) / 3);
         assert!(s >= 64);
         assert!(tile_side(3, &k, Precision::F64, &arch) >= 8);
+        // A larger L2 counts as TILE_L2_CAP.
+        let big = Arch {
+            l2: 2 << 20,
+            ..Arch::default()
+        };
+        for dim in 1..=3 {
+            for p in [Precision::F32, Precision::F64] {
+                assert_eq!(tile_side(dim, &k, p, &big), tile_side(dim, &k, p, &arch));
+            }
+        }
+        assert_eq!(tile_side(3, &k, Precision::F64, &big), 16);
     }
 }
