@@ -140,11 +140,22 @@ impl<T: Float> FineGrid<T> {
         self.n.len() >= 2 && self.strategy != Strategy::TargetDriven
     }
 
-    /// Per tile row along the first dimension, the first grid plane of its padded slab
-    /// (wrapping) and its number of planes.
-    pub fn slab_rows(&self) -> Result<Vec<(i64, usize)>> {
-        let g = &self.tiles()?.grid;
-        Ok((0..g.ntiles[0]).map(|r| g.row_planes(r)).collect())
+    /// Per tile row along the first dimension that holds points: its index, the first grid
+    /// plane of its padded slab (wrapping) and its number of planes. A row without points
+    /// adds nothing to a type 1's grid and needs nothing of a type 2's, so the slab steps
+    /// skip it: a type 3's inner grid holds its targets in the middle `1/σ` of each axis,
+    /// and clustered points leave whole rows empty.
+    pub fn slab_rows(&self) -> Result<Vec<(usize, i64, usize)>> {
+        let tiles = self.tiles()?;
+        let g = &tiles.grid;
+        let per_row = g.num_tiles() / g.ntiles[0];
+        Ok((0..g.ntiles[0])
+            .filter(|&r| tiles.starts[(r + 1) * per_row] > tiles.starts[r * per_row])
+            .map(|r| {
+                let (first, planes) = g.row_planes(r);
+                (r, first, planes)
+            })
+            .collect())
     }
 
     /// Spreads the strengths of tile row `row`'s points into `slab`, that row's padded planes

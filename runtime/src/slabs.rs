@@ -19,10 +19,10 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftDirection;
 
-/// One execute's slabs: per tile row its first plane and plane count ([`FineGrid::slab_rows`]),
-/// the first axis's length, points per plane and modes per plane.
+/// One execute's slabs: per tile row with points its index, first plane and plane count
+/// ([`FineGrid::slab_rows`]), the first axis's length, points per plane and modes per plane.
 struct Geometry {
-    rows: Vec<(i64, usize)>,
+    rows: Vec<(usize, i64, usize)>,
     n0: usize,
     plane: usize,
     m: usize,
@@ -94,7 +94,7 @@ impl<T: Float> Slabs<T> {
             grid.n[1..].iter().product::<usize>(),
             self.width(),
         );
-        let longest = rows.iter().map(|r| r.1).max().unwrap_or(0);
+        let longest = rows.iter().map(|r| r.2).max().unwrap_or(0);
         resize_parallel(&mut self.slab, longest * plane);
         resize_parallel(&mut self.columns_data, n0 * m);
         self.columns_data
@@ -114,7 +114,7 @@ impl<T: Float> Slabs<T> {
         direction: FftDirection,
     ) -> Result<()> {
         let Geometry { rows, n0, plane, m } = self.prepare(grid)?;
-        for (r, &(first, planes)) in rows.iter().enumerate() {
+        for &(r, first, planes) in &rows {
             let slab = &mut self.slab[..planes * plane];
             grid.spread_row(c, slab, r)?;
             let (fft, needed) = (&self.plane, &self.needed);
@@ -178,7 +178,7 @@ impl<T: Float> Slabs<T> {
             });
         self.columns
             .process_columns(&mut self.columns_data, direction);
-        for (r, &(first, planes)) in rows.iter().enumerate() {
+        for &(r, first, planes) in &rows {
             let slab = &mut self.slab[..planes * plane];
             let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &self.columns_data);
             slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
