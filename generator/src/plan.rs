@@ -86,7 +86,8 @@ pub fn cufft_size(want: usize) -> Option<usize> {
 /// the points' data and the kernel tables then share L2 without evicting each other — but
 /// no more than a third of [`TILE_L2_CAP`]. The side is rounded down to a multiple of 8
 /// (whole cache lines along the contiguous dimension), and never below `w`, which the
-/// source-driven colouring needs. In 2-D and 3-D it stays at most [`MAX_FIXED_SIDE`].
+/// source-driven colouring needs. In 2-D and 3-D it stays at most [`MAX_FIXED_SIDE`], in 2-D
+/// at most [`MAX_2D_SIDE`].
 pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &Arch) -> usize {
     let bytes_per_point = 2 * match precision {
         Precision::F32 => 4,
@@ -98,6 +99,9 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
     if dim >= 2 {
         side = side.min(MAX_FIXED_SIDE);
     }
+    if dim == 2 {
+        side = side.min(MAX_2D_SIDE);
+    }
     side.max(kernel.width).max(8)
 }
 
@@ -107,6 +111,13 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
 /// those of 1 MiB (21 840, 16, 24; `nudt bench`, BENCHMARKS.md), where each point's row
 /// updates miss L1 as often and wait longer on L2.
 pub const TILE_L2_CAP: usize = 1 << 20;
+
+/// Longest 2-D tile side. A 2-D type 1 or 2 runs slab by slab, a tile row's slab being
+/// `side + w − 1` whole rows of the grid; with 64 instead of the L2 rule's 128, 2-D type 1
+/// execute on the Xeon fell 10% (260 against 290 ms, 10⁷ points on 2250², three runs) with
+/// type 2 level and set-points up to 10 ms longer (more tiles); on the EPYC sides 48–96
+/// were within noise of 128 (BENCHMARKS.md).
+pub const MAX_2D_SIDE: usize = 64;
 
 /// Longest tile side whose tiles (the last of a row up to twice as long) keep the sorted
 /// points' offsets in 8 bits, so that a 32-bit fixed-point place keeps 24 fraction bits, f32's
