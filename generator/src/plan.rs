@@ -107,7 +107,7 @@ pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &A
 
 /// The most L2 per core the tile rule ([`tile_side`]) counts. Larger L2s are not faster
 /// to work from: on a Xeon with 2 MiB per core, the tiles a third of it gives (1-D 43 680
-/// points, 3-D f64 24, f32 32) took 1-D and 3-D f32 transforms 12% and 20–25% longer than
+/// points, 3-D f64 24, f32 32) took 1-D and 3-D f32 transforms 14% and 20–30% longer than
 /// those of 1 MiB (21 840, 16, 24; `nudt bench`, BENCHMARKS.md), where each point's row
 /// updates miss L1 as often and wait longer on L2.
 pub const TILE_L2_CAP: usize = 1 << 20;
@@ -115,7 +115,7 @@ pub const TILE_L2_CAP: usize = 1 << 20;
 /// Longest 2-D tile side. A 2-D type 1 or 2 runs slab by slab, a tile row's slab being
 /// `side + w − 1` whole rows of the grid; with 64 instead of the L2 rule's 128, 2-D type 1
 /// execute on the Xeon fell 10% (260 against 290 ms, 10⁷ points on 2250², three runs) with
-/// type 2 level and set-points up to 10 ms longer (more tiles); on the EPYC sides 48–96
+/// type 2 level and set-points up to 13 ms longer (more tiles); on the EPYC sides 48–96
 /// were within noise of 128 (BENCHMARKS.md).
 pub const MAX_2D_SIDE: usize = 64;
 
