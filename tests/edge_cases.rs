@@ -300,3 +300,56 @@ fn plans_run_on_the_threads_they_ask_for() {
     let made_inside = other.install(|| plan(global + 2));
     assert_eq!(made_inside.threads(), global + 2);
 }
+
+/// Points on every node of the fine grid and a hair either side of it, so that every tile
+/// boundary (small tiles, 8 a side) has points whose support starts just before, at and
+/// just after it: the sort's tile of a cell, a floating-point quotient, must be exact there,
+/// or a point lands in the neighbouring tile at an offset outside its buffer.
+#[test]
+fn points_on_tile_boundaries() {
+    let mut rng = Rng::new(14);
+    for (modes, tol) in [
+        (vec![40], 1e-9),
+        (vec![24, 18], 1e-9),
+        (vec![10, 12, 9], 1e-9),
+        (vec![10, 12, 9], 1e-5),
+    ] {
+        let dim = modes.len();
+        let opts = Options {
+            tile_side: Some(8),
+            ..Options::default()
+        };
+        let plan = Plan::<f64>::new(TransformType::Type1, &modes, 1, 1, tol, opts.clone()).unwrap();
+        let n = plan.fine_grid();
+        let shifts = [0.0, -1e-9, 1e-9, 0.5];
+        let m = 4 * n.iter().max().unwrap() * 7;
+        let x: Vec<Vec<f64>> = (0..dim)
+            .map(|d| {
+                let step = [1, 5, 7][d];
+                (0..m)
+                    .map(|j| {
+                        let node = (j * step / shifts.len()) % n[d];
+                        2.0 * PI * (node as f64 + shifts[j % shifts.len()]) / n[d] as f64
+                    })
+                    .collect()
+            })
+            .collect();
+        let c = rng.complexes(m);
+        let f = rng.complexes(modes.iter().product());
+        let (e1, e2) = if tol < 1e-6 {
+            (
+                type1_error::<f64>(&x, &c, &modes, 1, tol, opts.clone()),
+                type2_error::<f64>(&x, &f, &modes, -1, tol, opts),
+            )
+        } else {
+            (
+                type1_error::<f32>(&x, &c, &modes, 1, tol, opts.clone()),
+                type2_error::<f32>(&x, &f, &modes, -1, tol, opts),
+            )
+        };
+        assert!(
+            e1 < 10.0 * tol && e2 < 10.0 * tol,
+            "{modes:?} at {tol:e}: {e1:e} {e2:e}"
+        );
+    }
+}
