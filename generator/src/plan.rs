@@ -187,6 +187,23 @@ pub fn choose_upsampling_type3(
         .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
 }
 
+/// The tolerance a type 3's kernel is chosen for when the caller asks for `tol` in `dim`
+/// dimensions. The kernel rules ([`KernelSpec::for_tolerance`]) are fitted to one stage on
+/// one axis; a type 3 has two stages (spreading at the sources, the inner type 2 at the
+/// targets) whose aliasing errors add over the axes, and the correction at the targets
+/// divides by the kernel's Fourier transform, which amplifies the inner stage's error
+/// towards the edge of the targets' band. With `tol` itself the 3-D type 3 benchmark (10⁶
+/// points, 1e-6) measured 4.8–5.9e-7 where ducc0's `nu2nu` measured 5.6–7.2e-8; with
+/// `tol/(2·dim)` width 10 at σ = 1.4, 9.3e-8; with `tol/(3·dim)` width 10 at σ = 1.5,
+/// 3.6e-8, and the 2-D benchmark 1.0e-7 against ducc0's 2.1e-7 (BENCHMARKS.md). Never below
+/// a thousand times the precision's epsilon, where rounding rather than the kernel bounds
+/// the error (f32 at σ = 1.25 and 1e-5 measured 1.6e-4 with the kernel for 1.2e-6: wider
+/// kernels only add rounding), nor above `tol`.
+pub fn type3_stage_tolerance(tol: f64, dim: usize, precision: Precision) -> f64 {
+    let floor = (1e3 * precision.epsilon()).min(tol);
+    (tol / (3 * dim.max(1)) as f64).max(floor)
+}
+
 /// Upsampling for a type 1 or 2 in `dim` dimensions whose points outnumber its fine grid's,
 /// when the caller leaves σ open: σ = 2, raised in 2-D and 3-D by just enough to keep the
 /// kernel's width and make the per-axis aliasing error `dim` times smaller.

@@ -484,28 +484,48 @@ impl<T: Float> Plan<T> {
         }
         let m = self.run(|| check_coords(self.dim, sources, ["x", "y", "z"]))?;
         let k = self.run(|| check_coords(self.dim, targets, ["s", "t", "u"]))?;
-        if self.opts.upsampling.is_none() {
-            // σ is open: choose it now that the space–bandwidth product is known.
-            let half = |v: &[T]| crate::type3::centre(v).1;
-            let extent: Vec<f64> = sources
-                .iter()
-                .zip(targets)
-                .map(|(x, s)| half(x) * half(s))
-                .collect();
-            let sigma = gplan::choose_upsampling_type3(
-                self.opts.kernel,
-                self.tol,
-                T::PRECISION,
-                &extent,
-                m + k,
-            );
-            self.kernel =
-                KernelSpec::for_tolerance(self.opts.kernel, self.tol, sigma, T::PRECISION)?;
-        }
+        // The kernel meets the tolerance over both stages and every axis.
+        let stage_tol = gplan::type3_stage_tolerance(self.tol, self.dim, T::PRECISION);
+        let sigma = match self.opts.upsampling {
+            Some(sigma) => sigma,
+            None => {
+                // σ is open: choose it now that the space–bandwidth product is known.
+                let half = |v: &[T]| crate::type3::centre(v).1;
+                let extent: Vec<f64> = sources
+                    .iter()
+                    .zip(targets)
+                    .map(|(x, s)| half(x) * half(s))
+                    .collect();
+                gplan::choose_upsampling_type3(
+                    self.opts.kernel,
+                    stage_tol,
+                    T::PRECISION,
+                    &extent,
+                    m + k,
+                )
+            }
+        };
+        // A σ the caller fixed may need a kernel wider than the widest for the stage
+        // tolerance: it then gets the kernel for the tolerance itself.
+        let kind = self.opts.kernel;
+        let (kernel, stage_tol) =
+            match KernelSpec::for_tolerance(kind, stage_tol, sigma, T::PRECISION) {
+                Ok(k) => (k, stage_tol),
+                Err(_) => (
+                    KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?,
+                    self.tol,
+                ),
+            };
+        self.kernel = kernel;
         let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
         let arch = self.opts.arch.clone().unwrap_or_default();
         let side = self.opts.tile_side;
-        let (method, tol) = (self.opts.type3, self.tol);
+        // Gaussian gridding sizes its windows from the caller's tolerance itself.
+        let method = self.opts.type3;
+        let tol = match method {
+            Type3Method::Finufft => stage_tol,
+            Type3Method::GaussianCapozzoli => self.tol,
+        };
         let nu = self.run(|| {
             Type3Engine::new(
                 method, sources, targets, kernel, tol, isign, strategy, &arch, side,
