@@ -510,7 +510,7 @@ impl<T: Float> Plan<T> {
         let kind = self.opts.kernel;
         let (kernel, stage_tol) =
             match KernelSpec::for_tolerance(kind, stage_tol, sigma, T::PRECISION) {
-                Ok(k) => (k, stage_tol),
+                Ok(kernel) => (kernel, stage_tol),
                 Err(_) => (
                     KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?,
                     self.tol,
