@@ -792,6 +792,56 @@ fn transform_round_trip_matches_the_library() {
     assert!(rel_err(&got2, &exact) < 1e-4);
 }
 
+/// The sort's loops carry an AVX-512 copy taken at run time (`NUDT_NO_AVX512` keeps the
+/// AVX2 original): both must place every point alike, so the transforms agree to the bit, and
+/// both are the true transform. On a CPU without AVX-512 both runs take the original.
+#[test]
+fn transform_is_the_same_with_and_without_the_sorts_avx512_copy() {
+    let dir = tmp();
+    let d = dir.path();
+    let m = 40_000;
+    let (x, c) = write_inputs(d, m);
+    let args = |out: &str| {
+        [
+            "transform",
+            "--type",
+            "1",
+            "--modes",
+            "96,80",
+            "--points",
+            "x.npy,y.npy",
+            "--strengths",
+            "c.npy",
+            "--tol",
+            "1e-6",
+            "--out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([out.to_string()])
+        .collect::<Vec<_>>()
+    };
+    let (code, _, err) = run(nudt().current_dir(d).args(args("wide.npy")));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(nudt()
+        .current_dir(d)
+        .env("NUDT_NO_AVX512", "1")
+        .args(args("narrow.npy")));
+    assert_eq!(code, 0, "{err}");
+    let (_, wide) = load_c64(&d.join("wide.npy"));
+    let (_, narrow) = load_c64(&d.join("narrow.npy"));
+    assert!(
+        wide == narrow,
+        "the AVX-512 sort changed the transform: {}",
+        rel_err(&wide, &narrow)
+    );
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let which: Vec<usize> = (0..wide.len()).step_by(101).collect();
+    let exact = nudt::direct::type1(&xs, &c, &[96, 80], nudt::ModeOrder::Cmcl, 1, &which);
+    let got: Vec<Complex64> = which.iter().map(|&i| wide[i]).collect();
+    assert!(rel_err(&got, &exact) < 1e-5, "{}", rel_err(&got, &exact));
+}
+
 #[test]
 fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
     let dir = tmp();
