@@ -37,17 +37,18 @@ impl ModeOrder {
 /// of `n` points, and its correction `1/ψ̂(2πk/n)`. ψ̂ is even, so it is tabulated once for
 /// |k| by phase rotation ([`FourierSeries::on_grid`]) and looked up: a cosine per quadrature
 /// node for every mode took a millisecond of a GPU type 3 set-points on 1 300-point axes.
-/// The table and the lookup run on every core: on one, a 1-D axis of 10⁶ modes took 10–20 ms
-/// of a 200 ms transform. Every backend's mode map is made here.
-pub(crate) fn mode_axis(
+/// The table and the lookup run on every core, into vectors allocated once at their length
+/// and in the plan's precision: on one core, a 1-D axis of 10⁶ modes took 10–20 ms of a
+/// 200 ms transform, and an unzip into f64 then a conversion to `T` another 5–8 ms of page
+/// faults and copies. Every backend's mode map is made here.
+pub(crate) fn mode_axis<T: Float>(
     ft: &FourierSeries,
     m: usize,
     n: usize,
     order: ModeOrder,
-) -> (Vec<usize>, Vec<f64>) {
-    /// Table entries per task: long enough to amortise a piece's first phases.
+) -> (Vec<usize>, Vec<T>) {
+    /// Table entries (and modes) per task: long enough to amortise a piece's first phases.
     const PIECE: usize = 1 << 13;
-    let k = |i: usize| order.mode(i, m);
     // Either order holds the modes −⌊m/2⌋ ..= ⌈m/2⌉ − 1.
     let kmax = m / 2;
     let mut table = vec![0.0; kmax + 1];
@@ -55,16 +56,18 @@ pub(crate) fn mode_axis(
         .par_chunks_mut(PIECE)
         .enumerate()
         .for_each(|(p, out)| ft.on_grid(n, p * PIECE, out));
-    (0..m)
-        .into_par_iter()
-        .map(|i| {
-            let k = k(i);
-            (
-                k.rem_euclid(n as i64) as usize,
-                1.0 / table[k.unsigned_abs() as usize],
-            )
-        })
-        .unzip()
+    let (mut gidx, mut corr) = (vec![0usize; m], vec![T::default(); m]);
+    gidx.par_chunks_mut(PIECE)
+        .zip(corr.par_chunks_mut(PIECE))
+        .enumerate()
+        .for_each(|(p, (g, c))| {
+            for (i, (g, c)) in g.iter_mut().zip(c).enumerate() {
+                let k = order.mode(p * PIECE + i, m);
+                *g = k.rem_euclid(n as i64) as usize;
+                *c = T::of(1.0 / table[k.unsigned_abs() as usize]);
+            }
+        });
+    (gidx, corr)
 }
 
 /// Where each user mode lives on the fine grid, and its correction factor `1/ψ̂(2πk/n)`.
@@ -88,12 +91,11 @@ impl<T: Float> ModeMap<T> {
         let mut axes: Vec<_> = (0..dim)
             .map(|d| mode_axis(&ft, modes[d], grid.n[d], order))
             .collect();
-        axes.resize_with(3, || (vec![0], vec![1.0]));
+        axes.resize_with(3, || (vec![0], vec![T::one()]));
         let mut gidx: [Vec<usize>; 3] = Default::default();
         let mut corr: [Vec<T>; 3] = Default::default();
         for (d, (g, c)) in axes.into_iter().enumerate() {
-            gidx[d] = g;
-            corr[d] = c.into_par_iter().map(T::of).collect();
+            (gidx[d], corr[d]) = (g, c);
         }
         ModeMap {
             gidx,
@@ -113,7 +115,8 @@ pub struct Uniform<T: Float> {
     pub grid: FineGrid<T>,
     fft: FftNd<T>,
     map: ModeMap<T>,
-    /// Per grid axis, whether an index holds a mode: the FFT skips lines through none.
+    /// Per grid axis, whether an index holds a mode: the FFT skips lines through none. Empty
+    /// in 1-D, where the one axis has no lines to skip.
     needed: Vec<Vec<bool>>,
     /// The whole fine grid, where it is held.
     work: Vec<Complex<T>>,
@@ -137,10 +140,12 @@ impl<T: Float> Uniform<T> {
         // A long 1-D FFT leaves its spectrum transposed (`FftNd::spectrum_position`).
         if grid.n.len() == 1 {
             map.gidx[0]
-                .iter_mut()
+                .par_iter_mut()
                 .for_each(|g| *g = fft.spectrum_position(*g));
         }
-        let needed = (0..grid.n.len())
+        // One axis is transformed whole: nothing to prune.
+        let pruned_axes = if grid.n.len() > 1 { grid.n.len() } else { 0 };
+        let needed = (0..pruned_axes)
             .map(|a| {
                 let mut v = vec![false; grid.n[a]];
                 for &g in &map.gidx[a] {

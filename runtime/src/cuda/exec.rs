@@ -766,10 +766,7 @@ impl<T: CudaFloat> ModeMapDev<T> {
         for d in 0..3 {
             let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
                 let (g, c) = crate::uniform::mode_axis(&ft, modes[d], n[d], order);
-                (
-                    g.into_iter().map(|v| v as i32).collect(),
-                    c.into_iter().map(T::of).collect(),
-                )
+                (g.into_iter().map(|v| v as i32).collect(), c)
             } else {
                 (vec![0], vec![T::one()])
             };
