@@ -452,18 +452,19 @@ pub fn run(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
 
 /// Plans, sets points and executes `cfg.repeats` times, then checks a sample of outputs.
 pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
-    reset_peak_rss();
     let mut rng = Rng::new(cfg.seed);
     let data = make_data(p, &mut rng);
     let dim = p.dim();
-    // Each array is narrowed and its f64 original dropped in turn, so the peak holds one
-    // copy of the data, as the peers' does.
+    // Each array is narrowed and its f64 original dropped in turn, so that the process holds
+    // one copy of the data, as the peers' do; the peak is counted from there (the caller's
+    // data and what nudt adds), on both sides alike.
     let Data { x, input, targets } = data;
     let x: Vec<Vec<T>> = x.into_iter().map(|v| narrow(&v)).collect();
     let wide_input = input;
     let input = narrow_c::<T>(&wide_input);
     drop(wide_input);
     let tgt: Vec<Vec<T>> = targets.into_iter().map(|v| narrow(&v)).collect();
+    reset_peak_rss();
     let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     let ts: Vec<&[T]> = tgt.iter().map(|v| &v[..]).collect();
     let n_out = match p.ty {
