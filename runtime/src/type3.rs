@@ -19,19 +19,32 @@ use num_complex::Complex;
 use rayon::prelude::*;
 
 /// Centre and half-extent of a set of coordinates along one dimension (in parallel: a type 3
-/// reads every coordinate of both sets for this before anything else can start).
+/// reads every coordinate of both sets for this before anything else can start). The
+/// coordinates are finite (the plan checks them), so the extremes are plain comparisons in
+/// eight lanes, which vectorise; `f64::min`'s NaN handling kept the loop scalar and the
+/// type 3 set-points' twelve passes over 10⁶ coordinates took 20–30 ms (2 threads, 3-D).
 pub(crate) fn centre<T: Float>(v: &[T]) -> (f64, f64) {
-    let (lo, hi) = v
-        .par_iter()
-        .with_min_len(1 << 14)
-        .fold(
-            || (f64::INFINITY, f64::NEG_INFINITY),
-            |(a, b), x| (a.min(x.wide()), b.max(x.wide())),
-        )
-        .reduce(
-            || (f64::INFINITY, f64::NEG_INFINITY),
-            |(a, b), (c, d)| (a.min(c), b.max(d)),
-        );
+    const LANES: usize = 8;
+    let span = |v: &[T]| {
+        let (mut lo, mut hi) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
+        let mut chunks = v.chunks_exact(LANES);
+        for c in &mut chunks {
+            for l in 0..LANES {
+                let x = c[l].wide();
+                lo[l] = if x < lo[l] { x } else { lo[l] };
+                hi[l] = if x > hi[l] { x } else { hi[l] };
+            }
+        }
+        for x in chunks.remainder() {
+            (lo[0], hi[0]) = (lo[0].min(x.wide()), hi[0].max(x.wide()));
+        }
+        let lo = lo.into_iter().fold(f64::INFINITY, f64::min);
+        (lo, hi.into_iter().fold(f64::NEG_INFINITY, f64::max))
+    };
+    let (lo, hi) = v.par_chunks(1 << 14).map(span).reduce(
+        || (f64::INFINITY, f64::NEG_INFINITY),
+        |(a, b), (c, d)| (a.min(c), b.max(d)),
+    );
     centre_of((lo, hi))
 }
 
@@ -205,8 +218,18 @@ impl<T: Float> NonUniform<T> {
             .collect::<Result<Vec<_>>>()?;
         let n: Vec<usize> = axes.iter().map(|a| a.n).collect();
         crate::plan::check_grid::<T>(&n)?;
+        // Into a vector of its length, chunk by chunk: a loop that vectorises, where a
+        // collected parallel map stayed scalar.
         let scaled = |v: &[T], c: f64, f: f64| -> Vec<T> {
-            v.par_iter().map(|&v| T::of((v.wide() - c) * f)).collect()
+            let mut out = vec![T::default(); v.len()];
+            out.par_chunks_mut(1 << 14)
+                .zip(v.par_chunks(1 << 14))
+                .for_each(|(o, v)| {
+                    for (o, &v) in o.iter_mut().zip(v) {
+                        *o = T::of((v.wide() - c) * f);
+                    }
+                });
+            out
         };
         let mut spread = FineGrid::new(n.clone(), kernel, tol, strategy, arch, tile_side)?;
         spread.set_points(
