@@ -4,11 +4,19 @@
 Usage:
     python3 benches/peer.py --peer finufft|ducc0 --problems FILE.toml [--only NAME[,NAME..]]
         [--threads N] [--repeats R] [--sample S] [--scale F] [--seed SEED] [--dist NAME]
+        [--data DIR]
 
 Problems file: TOML with a `[[problem]]` array (see benches/problems.toml). Keys: name, type
 (1, 2 or 3), modes (types 1/2), points, tol, precision ("f64" or "f32"), optional dim (else
 len(modes), else the leading "<d>d" of the name), optional distribution, optional gpu_only
 (such problems are skipped). `--dist` overrides every problem's distribution.
+
+Data: with `--data DIR` (what `nudt bench --compare` passes), the problem's data as nudt drew
+and transformed it, and the outputs it checked: DIR/points.npy (float64, (dim, M)),
+input.npy (complex128: strengths (M,), or type 2's coefficients in the modes' shape),
+targets.npy (type 3, float64 (dim, M)), sample.npy (int64 indices into the C-order output)
+and exact.npy (complex128, the direct sums there). Without it the script draws data of the
+same distribution with numpy's RNG and samples outputs of its own.
 
 Point distributions (docs/benchmarks.md defines them; src/cli/problem.rs draws the same ones
 with its own RNG, so only the distributions match, not the samples):
@@ -38,10 +46,10 @@ peak resident memory (VmHWM, reset through /proc/self/clear_refs once the proble
 ready in the peer's layout, the only copy kept) over data, plans and transforms, before the
 error check.
 
-Error: relative l2 error ||approx - exact|| / ||exact|| over a random sample of S outputs
-(default 100; 0 skips the check and reports rel_error null), against the direct sum in
-float64 numpy (chunked). Mode k of an axis of length N sits at index k + N//2 (the default
-mode order of both peers).
+Error: relative l2 error ||approx - exact|| / ||exact|| over the outputs and direct sums of
+`--data`, else over a random sample of S outputs (default 100; 0 skips the check and reports
+rel_error null) against the direct sum in float64 numpy (chunked). Mode k of an axis of
+length N sits at index k + N//2 (the default mode order of both peers, and nudt's).
 
 Output: one JSON object per problem per line on stdout, with keys name, type, dim, modes,
 points, targets (type 3 only), distribution, tol, precision, threads, repeats, plan_s,
@@ -167,6 +175,26 @@ def mode_grid(modes):
     return np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")], axis=1)
 
 
+def load_shared(d, p, dim, m):
+    """`--data DIR`: points, input, targets (or None), sample indices, direct sums."""
+    def load(name):
+        return np.load(os.path.join(d, name), allow_pickle=False)
+
+    t = p["type"]
+    x = load("points.npy")
+    data = load("input.npy")
+    targets = load("targets.npy") if t == 3 else None
+    sample, exact = load("sample.npy"), load("exact.npy")
+    want_in = tuple(int(n) for n in p["modes"]) if t == 2 else (m,)
+    shapes = [(x.shape, (dim, m)), (data.shape, want_in), (sample.shape, exact.shape)]
+    if targets is not None:
+        shapes.append((targets.shape, (dim, m)))
+    for got, want in shapes:
+        if got != want:
+            raise ValueError(f"--data {d}: array of shape {got} where {want} was expected")
+    return x, data, targets, sample, exact
+
+
 def rel_error(p, x, data, targets, out, isign, sample, rng):
     t = p["type"]
     if t == 1:
@@ -290,8 +318,10 @@ def run_problem(peer, p, args):
     single = p.get("precision", "f64") == "f32"
     rdt, cdt = (np.float32, np.complex64) if single else (np.float64, np.complex128)
     isign = -1 if t == 2 else 1
-    rng = np.random.default_rng(args.seed)
-    x, data, targets = make_data(p, dist, dim, m, rng)
+    if args.data:
+        x, data, targets, sample, exact = load_shared(args.data, p, dim, m)
+    else:
+        x, data, targets = make_data(p, dist, dim, m, np.random.default_rng(args.seed))
     # The peers see the data in the problem's precision, in their own layout, and the
     # process keeps only that copy (the check uses those same values): its peak memory is
     # then the caller's data and what the library adds, as nudt's is.
@@ -312,7 +342,10 @@ def run_problem(peer, p, args):
     peak = peak_rss_bytes()
 
     err = None  # --sample 0: no check, as nudt's own side reports it
-    if args.sample > 0:
+    if args.data:
+        approx = out.reshape(-1)[sample].astype(np.complex128)
+        err = float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
+    elif args.sample > 0:
         t0 = time.perf_counter()
         x, targets = peer.coords(pts)
         err = rel_error(p, x.astype(np.float64), dat.astype(np.complex128),
@@ -345,11 +378,15 @@ def parse_args(argv):
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dist", choices=DISTRIBUTIONS, help="override every problem's distribution")
+    ap.add_argument("--data", metavar="DIR",
+                    help="the data and checked outputs nudt shared (one problem: use --only)")
     args = ap.parse_args(argv)
     if args.threads < 1 or args.repeats < 1 or args.scale <= 0:
         ap.error("--threads, --repeats and --scale must be positive")
     if args.sample < 0:
         ap.error("--sample must be 0 (no error check) or more")
+    if args.data and (not args.only or "," in args.only):
+        ap.error("--data holds one problem's data: name that problem with --only")
     return args
 
 
@@ -379,7 +416,11 @@ def main(argv=None):
             log(f"skipping {p['name']} (gpu_only)")
             continue
         log(f"running {p['name']} ...")
-        print(json.dumps(run_problem(peer, p, args)), flush=True)
+        try:
+            rec = run_problem(peer, p, args)
+        except (OSError, ValueError) as e:  # unreadable or mismatched --data
+            rec = {"name": p["name"], "error": str(e)}
+        print(json.dumps(rec), flush=True)
     return 0
 
 

@@ -641,6 +641,74 @@ fn bench_compare_both_peers_on_a_distribution() {
 }
 
 #[test]
+fn bench_compare_shares_its_data_and_checked_outputs_with_the_peer() {
+    if !peers_present("numpy") {
+        return;
+    }
+    let dir = tmp();
+    let log = dir.path().join("shared.jsonl");
+    // The stand-in checks what it was handed against its own numpy direct sums at the shared
+    // indices (type 2: at points, sign -1; type 3: at targets, sign +1).
+    let script = fake_peer(
+        dir.path(),
+        &format!(
+            r#"import json, os, sys
+import numpy as np
+a = sys.argv
+name, d = a[a.index("--only") + 1], a[a.index("--data") + 1]
+load = lambda f: np.load(os.path.join(d, f))
+x, inp, s, e = load("points.npy"), load("input.npy"), load("sample.npy"), load("exact.npy")
+if name == "2d-t2":
+    k = np.stack(np.meshgrid(*[np.arange(n) - n // 2 for n in inp.shape], indexing="ij"))
+    k = k.reshape(2, -1)
+    ref = np.exp(-1j * (x[:, s].T @ k)) @ inp.reshape(-1)
+else:
+    ref = np.exp(1j * (load("targets.npy")[:, s].T @ x)) @ inp
+rec = {{"name": name, "files": sorted(os.listdir(d)), "points": list(x.shape),
+        "input": list(inp.shape), "sample": list(s.shape), "exact": list(e.shape),
+        "dtypes": [str(v.dtype) for v in (x, inp, s, e)],
+        "diff": float(np.abs(ref - e).max() / np.abs(e).max()), "dir": d}}
+open({log:?}, "a").write(json.dumps(rec) + "\n")
+print(json.dumps({{"name": name, "plan_s": 0.0, "setpts_s": 0.0, "execute_s": 0.5,
+                  "total_s": 0.5, "points_per_s": 1.0, "rel_error": 1e-7, "peer": "finufft"}}))
+"#
+        ),
+    );
+    let (code, out, err) = run(bench_cmd("2d-t2,2d-t3", "0.0001", "7")
+        .args(["--compare", "finufft", "--peer-script"])
+        .arg(&script));
+    assert_eq!(code, 0, "{err}");
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(recs.len(), 2, "{out}");
+    let dtypes = ["float64", "complex128", "int64", "complex128"];
+    for (r, name) in recs.iter().zip(["2d-t2", "2d-t3"]) {
+        assert_eq!(r["name"], name);
+        assert_eq!(r["dtypes"], serde_json::json!(dtypes), "{r}");
+        assert_eq!(r["sample"], serde_json::json!([7]), "{r}");
+        assert_eq!(r["exact"], serde_json::json!([7]), "{r}");
+        assert!(r["diff"].as_f64().unwrap() < 1e-10, "{r}");
+        // Each problem's data is gone once its peers ran.
+        assert!(!Path::new(r["dir"].as_str().unwrap()).exists(), "{r}");
+    }
+    let (t2, t3) = (&recs[0], &recs[1]);
+    assert_eq!(t2["points"], serde_json::json!([2, 1000]), "{t2}");
+    assert_eq!(t2["input"], serde_json::json!([1000, 1000]), "{t2}");
+    assert_eq!(t3["points"], serde_json::json!([2, 100]), "{t3}");
+    assert_eq!(t3["input"], serde_json::json!([100]), "{t3}");
+    assert!(
+        t3["files"]
+            .as_array()
+            .unwrap()
+            .contains(&"targets.npy".into()),
+        "{t3}"
+    );
+}
+
+#[test]
 fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
     if !finufft_present() {
         return;

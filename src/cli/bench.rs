@@ -93,6 +93,10 @@ pub struct Args {
     /// what earlier problems left allocated
     #[arg(long)]
     one_process: bool,
+    /// Where a child process writes its problem's data and checked outputs for the peers
+    /// (set by the parent `nudt bench`)
+    #[arg(long, value_name = "DIR", hide = true)]
+    share_data: Option<PathBuf>,
 }
 
 /// What the table, the JSON lines and the chart show of one nudt run. Its fields are the
@@ -220,19 +224,15 @@ pub fn run(args: Args) -> Result<()> {
         repeats: args.repeats as usize,
         sample: args.sample,
         seed: args.seed,
+        share: args.share_data.clone(),
     };
 
-    let ours = measure(&args, &problems, &cfg)?;
-
     // A failed peer does not lose our results: they are printed, then the error is returned.
-    let mut theirs: Vec<(Peer, PeerResults)> = Vec::new();
-    let mut peer_error = None;
-    for &peer in &args.compare {
-        match run_peer(&args, peer, &problems, threads) {
-            Ok(t) => theirs.push((peer, t)),
-            Err(e) => peer_error = peer_error.or(Some(e)),
-        }
-    }
+    let Runs {
+        ours,
+        theirs,
+        peer_error,
+    } = measure(&args, &problems, &cfg, threads)?;
 
     if args.json {
         for (p, m) in problems.iter().zip(&ours) {
@@ -301,30 +301,101 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// nudt's figures for every problem. Each problem runs in a child process of its own unless
-/// it is the only one or `--one-process` is given: glibc keeps what a problem freed, so in
-/// one process every later problem's peak memory would include what earlier ones left.
-fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig) -> Result<Vec<Outcome>> {
+/// What a run measured: nudt's figures, the peers' that ran, and the first peer that could
+/// not run at all.
+struct Runs {
+    ours: Vec<Outcome>,
+    theirs: Vec<(Peer, PeerResults)>,
+    peer_error: Option<super::Error>,
+}
+
+/// A directory removed with everything in it when dropped, on every way out of the run.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every problem in turn: nudt, then each peer on the data nudt shared ([`problem::RunConfig::
+/// share`]), so that all of them transform the same data and are checked at the same outputs
+/// against the same direct sums. One problem's data is on disk at a time. Each problem runs
+/// in a child process of its own unless it is the only one or `--one-process` is given:
+/// glibc keeps what a problem freed, so in one process every later problem's peak memory
+/// would include what earlier ones left. A peer that fails on the first problem does not
+/// work at all (package missing, broken script): that is its one error and it runs no more;
+/// a later failure is that problem's.
+fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig, threads: usize) -> Result<Runs> {
     let exe = if problems.len() > 1 && !args.one_process {
         Some(std::env::current_exe().map_err(|e| fail!("cannot find this program to rerun: {e}"))?)
     } else {
         None
     };
-    let bar = progress(problems.len(), args.json);
-    bar.set_prefix("nudt   ");
+    let shared = (!args.compare.is_empty() && args.sample > 0)
+        .then(|| TempDir(std::env::temp_dir().join(format!("nudt-bench-{}", std::process::id()))));
+    let peer_file = if args.compare.is_empty() {
+        None
+    } else {
+        Some(peer_problems_file(args)?)
+    };
+    let bar = progress(problems.len() * (1 + args.compare.len()), args.json);
     let mut ours = Vec::new();
-    for p in problems {
+    let mut theirs: Vec<(Peer, PeerResults)> = args
+        .compare
+        .iter()
+        .map(|&p| (p, PeerResults::new()))
+        .collect();
+    let mut dead: Vec<Option<super::Error>> = args.compare.iter().map(|_| None).collect();
+    for (i, p) in problems.iter().enumerate() {
         bar.set_message(p.name.clone());
+        bar.set_prefix("nudt   ");
+        let dir = shared.as_ref().map(|d| d.0.join(&p.name));
         ours.push(match &exe {
-            Some(exe) => measure_in_child(exe, args, &p.name),
-            None => problem::run(&p.scaled(args.scale), cfg)
-                .map(Measured::from)
-                .map_err(|e| e.0),
+            Some(exe) => measure_in_child(exe, args, &p.name, dir.as_deref()),
+            None => {
+                let cfg = RunConfig {
+                    share: dir.clone().or_else(|| cfg.share.clone()),
+                    ..cfg.clone()
+                };
+                problem::run(&p.scaled(args.scale), &cfg)
+                    .map(Measured::from)
+                    .map_err(|e| e.0)
+            }
         });
         bar.inc(1);
+        // Where nudt failed before sharing, the peers draw their own data.
+        let data = dir.as_deref().filter(|d| d.join("exact.npy").is_file());
+        for ((peer, results), dead) in theirs.iter_mut().zip(dead.iter_mut()) {
+            bar.set_prefix(format!("{:<7}", peer.name()));
+            if let (None, Some(file)) = (&dead, &peer_file) {
+                match run_peer(args, *peer, p, threads, file.path(), data) {
+                    Ok(r) => results.extend(r),
+                    Err(e) if i == 0 => *dead = Some(e),
+                    Err(e) => {
+                        results.insert(p.name.clone(), Err(e.0));
+                    }
+                }
+            }
+            bar.inc(1);
+        }
+        if let Some(d) = &dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
     bar.finish_and_clear();
-    Ok(ours)
+    let peer_error = dead.iter_mut().find_map(Option::take);
+    let theirs = theirs
+        .into_iter()
+        .zip(&dead)
+        .filter(|(_, d)| d.is_none())
+        .map(|(t, _)| t)
+        .collect();
+    Ok(Runs {
+        ours,
+        theirs,
+        peer_error,
+    })
 }
 
 /// The arguments that make `nudt bench` measure problem `name` alone, with this run's
@@ -365,11 +436,13 @@ fn child_args(args: &Args, name: &str) -> Vec<OsString> {
     a
 }
 
-/// Runs problem `name` in a child `nudt bench` and reads its JSON line back. A failure is
-/// the line's error, else [`child_failure`].
-fn measure_in_child(exe: &Path, args: &Args, name: &str) -> Outcome {
+/// Runs problem `name` in a child `nudt bench` (sharing its data into `share`) and reads its
+/// JSON line back. A failure is the line's error, else [`child_failure`].
+fn measure_in_child(exe: &Path, args: &Args, name: &str, share: Option<&Path>) -> Outcome {
+    let share = share.map(|d| [OsString::from("--share-data"), d.into()]);
     let out = Command::new(exe)
         .args(child_args(args, name))
+        .args(share.into_iter().flatten())
         // Its stderr is read only for why it failed, which a backtrace would bury.
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
@@ -409,67 +482,63 @@ fn child_failure(status: ExitStatus, stderr: &str) -> String {
     }
 }
 
-fn run_peer(args: &Args, peer: Peer, problems: &[Problem], threads: usize) -> Result<PeerResults> {
-    // The peer reads the same file; the built-in set goes through a temporary copy.
-    let tmp;
-    let file = match &args.problems {
-        Some(p) => p.clone(),
-        None => {
-            tmp = std::env::temp_dir().join(format!("nudt-problems-{}.toml", std::process::id()));
-            std::fs::write(&tmp, problem::DEFAULT_PROBLEMS)
-                .map_err(|e| fail!("{}: cannot write: {e}", tmp.display()))?;
-            tmp.clone()
-        }
-    };
-    let result = run_peer_each(args, peer, problems, threads, &file);
-    if args.problems.is_none() {
-        let _ = std::fs::remove_file(&file);
-    }
-    result
+/// The problems file the peers read: `--problems`, or a temporary copy of the built-in set.
+enum PeerProblems {
+    Given(PathBuf),
+    Copy(TempFile),
 }
 
-/// Runs the peer once per problem, a fresh Python process each, so that each peak memory
-/// figure is that problem's alone. A failure on the first problem means the peer does not
-/// work at all (package missing, broken script): it is the peer's one error and nothing more
-/// runs. A later failure is that problem's.
-fn run_peer_each(
+/// A file removed when dropped.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+impl PeerProblems {
+    fn path(&self) -> &Path {
+        match self {
+            PeerProblems::Given(p) => p,
+            PeerProblems::Copy(t) => &t.0,
+        }
+    }
+}
+
+fn peer_problems_file(args: &Args) -> Result<PeerProblems> {
+    if let Some(p) = &args.problems {
+        return Ok(PeerProblems::Given(p.clone()));
+    }
+    let tmp = std::env::temp_dir().join(format!("nudt-problems-{}.toml", std::process::id()));
+    std::fs::write(&tmp, problem::DEFAULT_PROBLEMS)
+        .map_err(|e| fail!("{}: cannot write: {e}", tmp.display()))?;
+    Ok(PeerProblems::Copy(TempFile(tmp)))
+}
+
+/// Runs the peer on problem `p` in a fresh Python process, so that its peak memory figure
+/// is that problem's alone; on the data in `data` where nudt shared it.
+fn run_peer(
     args: &Args,
     peer: Peer,
-    problems: &[Problem],
+    p: &Problem,
     threads: usize,
     file: &Path,
+    data: Option<&Path>,
 ) -> Result<PeerResults> {
-    let bar = progress(problems.len(), args.json);
-    bar.set_prefix(format!("{:<7}", peer.name()));
-    let mut results = PeerResults::new();
-    for (i, p) in problems.iter().enumerate() {
-        bar.set_message(p.name.clone());
-        let one = peer::run(&PeerArgs {
-            peer: peer.name(),
-            dist: args.dist.as_deref(),
-            script: args.peer_script.as_deref(),
-            problems: file,
-            only: &p.name,
-            threads,
-            repeats: args.repeats as usize,
-            sample: args.sample,
-            scale: args.scale,
-            seed: args.seed,
-        });
-        match one {
-            Ok(r) => results.extend(r),
-            Err(e) if i == 0 => {
-                bar.finish_and_clear();
-                return Err(e);
-            }
-            Err(e) => {
-                results.insert(p.name.clone(), Err(e.0));
-            }
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    Ok(results)
+    peer::run(&PeerArgs {
+        peer: peer.name(),
+        dist: args.dist.as_deref(),
+        script: args.peer_script.as_deref(),
+        problems: file,
+        only: &p.name,
+        threads,
+        repeats: args.repeats as usize,
+        sample: args.sample,
+        scale: args.scale,
+        seed: args.seed,
+        data,
+    })
 }
 
 fn peer_f64(entry: Option<&std::result::Result<Value, String>>, key: &str) -> Option<f64> {

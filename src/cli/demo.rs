@@ -79,6 +79,7 @@ pub fn run(args: Args) -> Result<()> {
         repeats: 3,
         sample: args.sample,
         seed: 2024,
+        share: None,
     };
     for (case, title) in cases() {
         let case = case.scaled(args.scale);

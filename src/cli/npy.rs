@@ -1,5 +1,6 @@
-//! NumPy `.npy` input and output for `nudt transform` (npyz): real coordinate arrays, complex
-//! data arrays in either precision and either memory order, atomic writes.
+//! NumPy `.npy` input and output (npyz) for `nudt transform` — real coordinate arrays, complex
+//! data arrays in either precision and either memory order, atomic writes — and for the data
+//! `nudt bench` shares with its peers.
 
 use super::{fail, write_atomic, Result};
 use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
@@ -195,6 +196,36 @@ pub fn write_complex<T: NpyComplex>(
 ) -> Result<()> {
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     write_atomic(path, option, |w| T::write(w, &shape, data))
+}
+
+/// Writes equal-length `rows` as one float64 array of shape `(rows, len)`, row after row
+/// (no joined copy: a benchmark's coordinates are hundreds of MB).
+pub fn write_rows(path: &Path, what: &str, rows: &[Vec<f64>]) -> Result<()> {
+    let shape = [rows.len() as u64, rows.first().map_or(0, Vec::len) as u64];
+    write_atomic(path, what, |w| {
+        let mut out = npyz::WriteOptions::<f64>::new()
+            .default_dtype()
+            .shape(&shape)
+            .writer(w)
+            .begin_nd()?;
+        for row in rows {
+            out.extend(row.iter().copied())?;
+        }
+        out.finish()
+    })
+}
+
+/// Writes indices as an int64 vector, numpy's index type.
+pub fn write_indices(path: &Path, what: &str, idx: &[usize]) -> Result<()> {
+    write_atomic(path, what, |w| {
+        let mut out = npyz::WriteOptions::<i64>::new()
+            .default_dtype()
+            .shape(&[idx.len() as u64])
+            .writer(w)
+            .begin_nd()?;
+        out.extend(idx.iter().map(|&i| i as i64))?;
+        out.finish()
+    })
 }
 
 #[cfg(test)]

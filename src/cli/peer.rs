@@ -26,6 +26,8 @@ pub struct PeerArgs<'a> {
     pub sample: usize,
     pub scale: f64,
     pub seed: u64,
+    /// The data and checked outputs nudt shared for this problem (the script's `--data`).
+    pub data: Option<&'a Path>,
 }
 
 /// The script: `--peer-script`, else benches/peer.py under the working directory,
@@ -74,6 +76,12 @@ pub fn run(args: &PeerArgs) -> Result<PeerResults> {
         .arg("--seed")
         .arg(args.seed.to_string())
         .args(args.dist.map(|d| ["--dist", d]).into_iter().flatten())
+        .args(
+            args.data
+                .map(|d| [std::ffi::OsStr::new("--data"), d.as_os_str()])
+                .into_iter()
+                .flatten(),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -2,13 +2,14 @@
 //! and one timed run of nudt on them with the error against the direct sum. Shared by
 //! `demo`, `bench` and `tune`.
 
-use super::{fail, median, Context, Result, Rng};
+use super::{fail, median, npy, Context, Result, Rng};
 use nudt::gen::KernelKind;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{direct, Float, ModeOrder, Options, Plan, Strategy, TransformType};
 use rayon::prelude::*;
 use serde::Deserialize;
 use std::f64::consts::PI;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The problem set shipped in `benches/`, compiled in.
@@ -234,7 +235,7 @@ pub fn parse_problems(text: &str, file: &str) -> Result<Vec<Problem>> {
 }
 
 /// Reads a problems file, or the built-in set when `path` is `None`.
-pub fn load_problems(path: Option<&std::path::Path>) -> Result<Vec<Problem>> {
+pub fn load_problems(path: Option<&Path>) -> Result<Vec<Problem>> {
     match path {
         None => parse_problems(DEFAULT_PROBLEMS, "benches/problems.toml (built in)"),
         Some(p) => {
@@ -253,6 +254,8 @@ pub struct RunConfig {
     /// Outputs checked against the direct sum (0: no check).
     pub sample: usize,
     pub seed: u64,
+    /// Where to write the data and the checked outputs for the peers to read ([`share`]).
+    pub share: Option<PathBuf>,
 }
 
 impl Default for RunConfig {
@@ -262,6 +265,7 @@ impl Default for RunConfig {
             repeats: 3,
             sample: 100,
             seed: 42,
+            share: None,
         }
     }
 }
@@ -519,11 +523,11 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
             .iter()
             .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
             .collect();
+        let tw: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
         let exact = match p.ty {
             1 => direct::type1(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
             2 => type2_reference(&xr, &inw, &p.modes, p.isign(), &which),
             _ => {
-                let tw: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
                 let tr: Vec<&[f64]> = tw.iter().map(|v| &v[..]).collect();
                 direct::type3(&xr, &inw, &tr, p.isign(), &which)
             }
@@ -532,6 +536,14 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
             .iter()
             .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
             .collect();
+        if let Some(dir) = &cfg.share {
+            let input_shape = if p.ty == 2 {
+                p.modes.clone()
+            } else {
+                vec![inw.len()]
+            };
+            share(dir, &xw, (&inw, &input_shape), &tw, &which, &exact)?;
+        }
         (direct::rel_error(&got, &exact), which.len())
     } else {
         (f64::NAN, 0)
@@ -553,6 +565,35 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         peak_rss,
         sample,
     })
+}
+
+/// Writes into `dir` what `nudt bench` hands its peers (benches/peer.py `--data`), so that all
+/// of them transform the same data and have their errors measured at the same outputs
+/// against the same direct sums: the sources (`points.npy`, shape `(dim, M)`), the input
+/// (`input.npy`: strengths, or the modes' coefficients in their shape), type 3's targets
+/// (`targets.npy`), the indices of the checked outputs into the output in C order
+/// (`sample.npy`) and the direct sums there (`exact.npy`). Everything is written in f64 from
+/// the values this run transformed, which for an f32 problem are already rounded to f32:
+/// the peers' cast gives them back exactly. Data drawn apart, with the outputs sampled apart,
+/// let the errors of two libraries differ by the sampling alone (3-D type 1: 2.7e-7 and
+/// 4.1e-7 for FINUFFT at 100 and 20 samples of its own).
+fn share(
+    dir: &Path,
+    points: &[Vec<f64>],
+    (input, input_shape): (&[Complex64], &[usize]),
+    targets: &[Vec<f64>],
+    which: &[usize],
+    exact: &[Complex64],
+) -> Result<()> {
+    const WHAT: &str = "data shared with the peers";
+    std::fs::create_dir_all(dir).context(format!("{WHAT}: {}", dir.display()))?;
+    npy::write_rows(&dir.join("points.npy"), WHAT, points)?;
+    npy::write_complex(&dir.join("input.npy"), WHAT, input_shape, input)?;
+    if !targets.is_empty() {
+        npy::write_rows(&dir.join("targets.npy"), WHAT, targets)?;
+    }
+    npy::write_indices(&dir.join("sample.npy"), WHAT, which)?;
+    npy::write_complex(&dir.join("exact.npy"), WHAT, &[exact.len()], exact)
 }
 
 /// Type 2 direct sum at the points `which`, separably: per point, one table of phases per
