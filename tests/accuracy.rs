@@ -240,6 +240,31 @@ fn long_one_dimensional_transforms_match_the_direct_sum() {
     }
 }
 
+/// 1-D f64 plans at tolerances from 1e-7 keep each sorted point's offset in 16 bits where
+/// its tiles are at most 2¹⁶ points long (the tile rule's), and in 32 bits where a side set
+/// by hand makes them longer: both against the direct sum.
+#[test]
+fn one_dimensional_offsets_in_16_and_32_bits_match_the_direct_sum() {
+    let modes = [50_000];
+    let m = 1500;
+    let mut rng = Rng::new(91);
+    let x = rng.coords(1, m, -std::f64::consts::PI, std::f64::consts::PI);
+    let c = rng.complexes(m);
+    let f = rng.complexes(modes[0]);
+    for tile_side in [None, Some(70_000)] {
+        let opts = Options {
+            tile_side,
+            ..Options::default()
+        };
+        let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-6, opts.clone());
+        let e2 = type2_error::<f64>(&x, &f, &modes, -1, 1e-6, opts);
+        assert!(
+            e1 < 1e-6 && e2 < 1e-6,
+            "side {tile_side:?}: {e1:.1e} {e2:.1e}"
+        );
+    }
+}
+
 /// 2-D and 3-D types 1 and 2 run slab by slab (one row of tiles along the first axis at a
 /// time): small tiles give several rows, a last row longer than the others, and slabs that
 /// overlap and wrap around the grid; one tile row gives a single slab that wraps onto itself.
