@@ -175,10 +175,17 @@ def mode_grid(modes):
     return np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")], axis=1)
 
 
+class DataError(Exception):
+    """`--data` that cannot be read or does not fit the problem: that problem's error."""
+
+
 def load_shared(d, p, dim, m):
     """`--data DIR`: points, input, targets (or None), sample indices, direct sums."""
     def load(name):
-        return np.load(os.path.join(d, name), allow_pickle=False)
+        try:
+            return np.load(os.path.join(d, name), allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise DataError(f"--data {d}: {e}") from e
 
     t = p["type"]
     x = load("points.npy")
@@ -191,7 +198,7 @@ def load_shared(d, p, dim, m):
         shapes.append((targets.shape, (dim, m)))
     for got, want in shapes:
         if got != want:
-            raise ValueError(f"--data {d}: array of shape {got} where {want} was expected")
+            raise DataError(f"--data {d}: array of shape {got} where {want} was expected")
     return x, data, targets, sample, exact
 
 
@@ -418,7 +425,7 @@ def main(argv=None):
         log(f"running {p['name']} ...")
         try:
             rec = run_problem(peer, p, args)
-        except (OSError, ValueError) as e:  # unreadable or mismatched --data
+        except DataError as e:
             rec = {"name": p["name"], "error": str(e)}
         print(json.dumps(rec), flush=True)
     return 0

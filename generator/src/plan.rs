@@ -243,10 +243,13 @@ pub fn choose_upsampling_uniform(
 
 /// How fast a kernel's aliasing error falls with σ against the width rules' `e^{−π√(1−1/σ)·w}`
 /// ([`choose_upsampling_uniform`]): the rms over an axis's modes of the aliased transform
-/// against the transform at the mode, summed from the PSWF's transform at width 7 (4.0, 2.0
-/// and 1.2e-7 at σ = 2, 2.25 and 2.5; κ = 0.81–0.83, and 0.75–0.85 at widths 4–8). With
-/// κ = 1 the rule chose σ = 2.35 in 3-D, whose error (2.8e-7 on the benchmark, against the
-/// direct sum at the same outputs) stayed above FINUFFT's 2.6e-7 (BENCHMARKS.md).
+/// against the transform at the mode, summed from the PSWF's transform. At width 7 over 100
+/// modes it is 4.3, 2.2 and 1.2e-7 at σ = 2, 2.25 and 2.5 (κ = 0.83 and 0.85; 0.77–0.87 at
+/// widths 4–8), and κ = 0.81–0.83 with the band taken as a continuum; the test
+/// `the_aliasing_decay_is_the_kernels` recomputes them and checks that the rule's σ divides
+/// the per-axis error by the dimension. With κ = 1 the rule chose σ = 2.35 in 3-D, whose
+/// error (2.8e-7 on the benchmark, against the direct sum at the same outputs) stayed above
+/// FINUFFT's 2.6e-7 (BENCHMARKS.md).
 const ALIAS_DECAY: f64 = 0.81;
 
 /// Whether an f64 plan of tolerance `tol` may keep its sorted points' places at f32's
@@ -313,6 +316,78 @@ mod tests {
         // Near the precision floor σ = 2 regardless.
         let s = choose_upsampling_type3(KernelKind::Pswf, 1e-10, Precision::F64, &[1e4], 10);
         assert_eq!(s.0, 2.0);
+    }
+
+    /// The rms over the `modes` of an axis on `n` points of the kernel's aliased transform
+    /// against its transform at the mode: the per-axis aliasing error of a type 1 or 2.
+    fn aliasing(spec: &KernelSpec, modes: usize, n: usize) -> f64 {
+        let (z, wt) = crate::kernel::gauss_legendre(400);
+        let shape = spec.shape();
+        let weighted: Vec<(f64, f64)> = z
+            .iter()
+            .zip(&wt)
+            .map(|(&z, &w)| (z, w * shape.eval(z)))
+            .collect();
+        let a = spec.half_width();
+        let ft = |omega: f64| -> f64 {
+            weighted
+                .iter()
+                .map(|(z, w)| w * (omega * a * z).cos())
+                .sum()
+        };
+        let tau = 2.0 * std::f64::consts::PI;
+        let sum: f64 = (0..=modes / 2)
+            .map(|k| {
+                let omega = tau * k as f64 / n as f64;
+                let aliased: f64 = (1..=3)
+                    .map(|m| {
+                        ft(omega + tau * m as f64).powi(2) + ft(omega - tau * m as f64).powi(2)
+                    })
+                    .sum();
+                aliased / ft(omega).powi(2)
+            })
+            .sum();
+        (sum / (modes / 2 + 1) as f64).sqrt()
+    }
+
+    /// [`ALIAS_DECAY`] from the kernel's own transform: κ between σ = 2 and `sigma`.
+    fn decay(width: usize, sigma: f64) -> f64 {
+        let spec = |s: f64| KernelSpec::for_width(KernelKind::Pswf, width, Upsampling(s)).unwrap();
+        let modes = 100;
+        let n = |s: f64| (s * modes as f64).round() as usize;
+        let (e2, es) = (
+            aliasing(&spec(2.0), modes, n(2.0)),
+            aliasing(&spec(sigma), modes, n(sigma)),
+        );
+        let root = |s: f64| (1.0 - 1.0 / s).sqrt();
+        (e2 / es).ln() / (std::f64::consts::PI * width as f64 * (root(sigma) - root(2.0)))
+    }
+
+    #[test]
+    fn the_aliasing_decay_is_the_kernels() {
+        // Width 7, the benchmark's at 1e-6: the constant against the kernel's transform.
+        for sigma in [2.25, 2.5] {
+            let k = decay(7, sigma);
+            assert!((k - ALIAS_DECAY).abs() < 0.05, "σ = {sigma}: κ = {k:.3}");
+        }
+        for w in 4..=8 {
+            let k = decay(w, 2.5);
+            assert!((0.75..0.88).contains(&k), "width {w}: κ = {k:.3}");
+        }
+        // The rule's σ divides the per-axis error by the dimension.
+        let error = |s: f64| {
+            let spec = KernelSpec::for_width(KernelKind::Pswf, 7, Upsampling(s)).unwrap();
+            aliasing(&spec, 100, (s * 100.0).round() as usize)
+        };
+        let two = error(2.0);
+        for dim in 2..=3 {
+            let s = choose_upsampling_uniform(KernelKind::Pswf, 1e-6, Precision::F64, dim).0;
+            assert!(
+                error(s) <= two / dim as f64,
+                "{dim}-D σ = {s}: {:.3e} against {two:.3e}",
+                error(s)
+            );
+        }
     }
 
     #[test]

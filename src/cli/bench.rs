@@ -332,12 +332,10 @@ fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig, threads: usize) -
     } else {
         None
     };
-    let shared = (!args.compare.is_empty() && args.sample > 0)
-        .then(|| TempDir(std::env::temp_dir().join(format!("nudt-bench-{}", std::process::id()))));
-    let peer_file = if args.compare.is_empty() {
+    let peers = if args.compare.is_empty() {
         None
     } else {
-        Some(peer_problems_file(args)?)
+        Some(PeerFiles::new(args)?)
     };
     let bar = progress(problems.len() * (1 + args.compare.len()), args.json);
     let mut ours = Vec::new();
@@ -350,7 +348,10 @@ fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig, threads: usize) -
     for (i, p) in problems.iter().enumerate() {
         bar.set_message(p.name.clone());
         bar.set_prefix("nudt   ");
-        let dir = shared.as_ref().map(|d| d.0.join(&p.name));
+        let dir = peers
+            .as_ref()
+            .filter(|_| args.sample > 0)
+            .map(|f| f.dir.0.join(&p.name));
         ours.push(match &exe {
             Some(exe) => measure_in_child(exe, args, &p.name, dir.as_deref()),
             None => {
@@ -368,8 +369,8 @@ fn measure(args: &Args, problems: &[Problem], cfg: &RunConfig, threads: usize) -
         let data = dir.as_deref().filter(|d| d.join("exact.npy").is_file());
         for ((peer, results), dead) in theirs.iter_mut().zip(dead.iter_mut()) {
             bar.set_prefix(format!("{:<7}", peer.name()));
-            if let (None, Some(file)) = (&dead, &peer_file) {
-                match run_peer(args, *peer, p, threads, file.path(), data) {
+            if let (None, Some(files)) = (&dead, &peers) {
+                match run_peer(args, *peer, p, threads, &files.problems, data) {
                     Ok(r) => results.extend(r),
                     Err(e) if i == 0 => *dead = Some(e),
                     Err(e) => {
@@ -482,38 +483,30 @@ fn child_failure(status: ExitStatus, stderr: &str) -> String {
     }
 }
 
-/// The problems file the peers read: `--problems`, or a temporary copy of the built-in set.
-enum PeerProblems {
-    Given(PathBuf),
-    Copy(TempFile),
+/// What the peers read besides their arguments, in one temporary directory of this run:
+/// the problems file (`--problems`, or a copy of the built-in set) and each problem's shared
+/// data in a folder of its name.
+struct PeerFiles {
+    dir: TempDir,
+    problems: PathBuf,
 }
 
-/// A file removed when dropped.
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+impl PeerFiles {
+    fn new(args: &Args) -> Result<Self> {
+        let dir = TempDir(std::env::temp_dir().join(format!("nudt-bench-{}", std::process::id())));
+        std::fs::create_dir_all(&dir.0)
+            .map_err(|e| fail!("{}: cannot create: {e}", dir.0.display()))?;
+        let problems = match &args.problems {
+            Some(p) => p.clone(),
+            None => {
+                let copy = dir.0.join("problems.toml");
+                std::fs::write(&copy, problem::DEFAULT_PROBLEMS)
+                    .map_err(|e| fail!("{}: cannot write: {e}", copy.display()))?;
+                copy
+            }
+        };
+        Ok(PeerFiles { dir, problems })
     }
-}
-
-impl PeerProblems {
-    fn path(&self) -> &Path {
-        match self {
-            PeerProblems::Given(p) => p,
-            PeerProblems::Copy(t) => &t.0,
-        }
-    }
-}
-
-fn peer_problems_file(args: &Args) -> Result<PeerProblems> {
-    if let Some(p) = &args.problems {
-        return Ok(PeerProblems::Given(p.clone()));
-    }
-    let tmp = std::env::temp_dir().join(format!("nudt-problems-{}.toml", std::process::id()));
-    std::fs::write(&tmp, problem::DEFAULT_PROBLEMS)
-        .map_err(|e| fail!("{}: cannot write: {e}", tmp.display()))?;
-    Ok(PeerProblems::Copy(TempFile(tmp)))
 }
 
 /// Runs the peer on problem `p` in a fresh Python process, so that its peak memory figure

@@ -537,12 +537,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
             .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
             .collect();
         if let Some(dir) = &cfg.share {
-            let input_shape = if p.ty == 2 {
-                p.modes.clone()
-            } else {
-                vec![inw.len()]
-            };
-            share(dir, &xw, (&inw, &input_shape), &tw, &which, &exact)?;
+            share(dir, p, &xw, &inw, &tw, &which, &exact)?;
         }
         (direct::rel_error(&got, &exact), which.len())
     } else {
@@ -579,8 +574,9 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
 /// 4.1e-7 for FINUFFT at 100 and 20 samples of its own).
 fn share(
     dir: &Path,
+    p: &Problem,
     points: &[Vec<f64>],
-    (input, input_shape): (&[Complex64], &[usize]),
+    input: &[Complex64],
     targets: &[Vec<f64>],
     which: &[usize],
     exact: &[Complex64],
@@ -588,7 +584,12 @@ fn share(
     const WHAT: &str = "data shared with the peers";
     std::fs::create_dir_all(dir).context(format!("{WHAT}: {}", dir.display()))?;
     npy::write_rows(&dir.join("points.npy"), WHAT, points)?;
-    npy::write_complex(&dir.join("input.npy"), WHAT, input_shape, input)?;
+    let input_shape = if p.ty == 2 {
+        p.modes.clone()
+    } else {
+        vec![input.len()]
+    };
+    npy::write_complex(&dir.join("input.npy"), WHAT, &input_shape, input)?;
     if !targets.is_empty() {
         npy::write_rows(&dir.join("targets.npy"), WHAT, targets)?;
     }
