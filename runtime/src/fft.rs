@@ -97,6 +97,56 @@ impl<T: Float> FftNd<T> {
         }
     }
 
+    /// As [`FftNd::process_columns`], for an array whose rows lie in different buffers (row
+    /// `i` is `rows[i]`, all of one length); only the rows `keep` says are written back.
+    /// A type 1's slabs keep their columns partly in the caller's output ([`crate::slabs`]).
+    pub fn process_row_columns(
+        &self,
+        rows: &mut [&mut [Complex<T>]],
+        keep: &[bool],
+        direction: FftDirection,
+    ) {
+        let n = self.dims[0];
+        assert!(
+            rows.len() == n && keep.len() == n,
+            "one row per point of the axis"
+        );
+        let m = rows.first().map_or(0, |r| r.len());
+        assert!(rows.iter().all(|r| r.len() == m), "rows of one length");
+        let fft = &self.plans(direction)[0];
+        let ptrs: Vec<SyncPtr<Complex<T>>> =
+            rows.iter_mut().map(|r| SyncPtr(r.as_mut_ptr())).collect();
+        (0..m.div_ceil(COLUMN_BATCH)).into_par_iter().for_each_init(
+            || {
+                (
+                    vec![Complex::default(); n * COLUMN_BATCH],
+                    vec![Complex::default(); fft.get_inplace_scratch_len()],
+                )
+            },
+            |(cols, scratch), b| {
+                let c0 = b * COLUMN_BATCH;
+                let nc = COLUMN_BATCH.min(m - c0);
+                for (i, row) in ptrs.iter().enumerate() {
+                    for c in 0..nc {
+                        // SAFETY: every row holds `m` entries (checked above) and stays
+                        // borrowed by `rows` for the call; batch `b` alone touches columns
+                        // c0..c0+nc.
+                        cols[c * n + i] = unsafe { *row.get().add(c0 + c) };
+                    }
+                }
+                for c in 0..nc {
+                    fft.process_with_scratch(&mut cols[c * n..(c + 1) * n], scratch);
+                }
+                for (i, row) in ptrs.iter().enumerate().filter(|&(i, _)| keep[i]) {
+                    for c in 0..nc {
+                        // SAFETY: as above.
+                        unsafe { *row.get().add(c0 + c) = cols[c * n + i] };
+                    }
+                }
+            },
+        );
+    }
+
     /// Position of spectrum index `k` in [`FftNd::process_pruned`]'s layout: `k` itself,
     /// except for a long 1-D transform split `n1 × n2`, which keeps it at entry
     /// `(k mod n1, k div n1)` of the row-major `n1 × n2` matrix.
@@ -333,7 +383,7 @@ impl<T: Float> FourStep<T> {
 }
 
 struct SyncPtr<T>(*mut T);
-// SAFETY: used only for disjoint column batches (see `strided`).
+// SAFETY: used only for disjoint column batches (see `strided`, `process_row_columns`).
 unsafe impl<T> Send for SyncPtr<T> {}
 unsafe impl<T> Sync for SyncPtr<T> {}
 impl<T> SyncPtr<T> {

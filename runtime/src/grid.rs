@@ -205,3 +205,66 @@ impl<T: Float> FineGrid<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::support::{Order, TileGrid, Tiles};
+
+    /// The tile of coordinate `x` (radians) along an axis of `n` points cut into tiles of
+    /// `side` (`ntiles` of them) for a kernel of width `w`: the cell at the centre of the
+    /// support, `⌈x·n/2π − w/2⌉ + ⌊w/2⌋` folded into the grid, decides it (support.rs's
+    /// layout comment).
+    fn tile_of(x: f64, n: usize, side: usize, ntiles: usize, w: usize) -> usize {
+        let turns = x / (2.0 * std::f64::consts::PI);
+        let xg = (turns - turns.floor()) * n as f64;
+        let i0 = (xg - w as f64 / 2.0).ceil() as i64;
+        let cell = (i0 + (w / 2) as i64).rem_euclid(n as i64) as usize;
+        ((2 * cell + 1) / (2 * side)).min(ntiles - 1)
+    }
+
+    /// Sorts of more points than one block of 2¹⁶ keep the low bits of each index and a
+    /// table per (tile, block): every tile's indices, decoded, must be its points' in
+    /// increasing order (the sort is stable), and all of them together each point once.
+    #[test]
+    fn blocked_orders_give_back_every_points_index() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut uniform = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let m = 300_000;
+        for (n, side) in [(vec![96], 32), (vec![40, 36], 16), (vec![24, 20, 28], 8)] {
+            let dim = n.len();
+            let w = 7;
+            let coords: Vec<Vec<f64>> = (0..dim)
+                .map(|_| (0..m).map(|_| 8.0 * (uniform() - 0.5)).collect())
+                .collect();
+            let refs: Vec<&[f64]> = coords.iter().map(|v| &v[..]).collect();
+            let grid = TileGrid::new(&n, w, &vec![side; dim]);
+            let tiles = Tiles::<f64>::bin(grid.clone(), &refs, true);
+            assert!(matches!(tiles.order, Order::Blocked { .. }), "{dim}-D");
+            let mut seen = vec![false; m];
+            let mut decoded = Vec::new();
+            for id in 0..grid.num_tiles() {
+                let range = tiles.starts[id]..tiles.starts[id + 1];
+                let idx = tiles.order.indices(range, &mut decoded);
+                assert!(idx.windows(2).all(|p| p[0] < p[1]), "{dim}-D tile {id}");
+                let tc = grid.tile_coords(id);
+                for &j in idx {
+                    let j = j as usize;
+                    assert!(
+                        !std::mem::replace(&mut seen[j], true),
+                        "{dim}-D point {j} twice"
+                    );
+                    for d in 0..dim {
+                        let t = tile_of(coords[d][j], n[d], grid.side[d], grid.ntiles[d], w);
+                        assert_eq!(t, tc[d], "{dim}-D point {j} in tile {id}");
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s), "{dim}-D");
+        }
+    }
+}
