@@ -106,45 +106,11 @@ impl<T: Float> FftNd<T> {
         keep: &[bool],
         direction: FftDirection,
     ) {
-        let n = self.dims[0];
         assert!(
-            rows.len() == n && keep.len() == n,
+            rows.len() == self.dims[0] && keep.len() == rows.len(),
             "one row per point of the axis"
         );
-        let m = rows.first().map_or(0, |r| r.len());
-        assert!(rows.iter().all(|r| r.len() == m), "rows of one length");
-        let fft = &self.plans(direction)[0];
-        let ptrs: Vec<SyncPtr<Complex<T>>> =
-            rows.iter_mut().map(|r| SyncPtr(r.as_mut_ptr())).collect();
-        (0..m.div_ceil(COLUMN_BATCH)).into_par_iter().for_each_init(
-            || {
-                (
-                    vec![Complex::default(); n * COLUMN_BATCH],
-                    vec![Complex::default(); fft.get_inplace_scratch_len()],
-                )
-            },
-            |(cols, scratch), b| {
-                let c0 = b * COLUMN_BATCH;
-                let nc = COLUMN_BATCH.min(m - c0);
-                for (i, row) in ptrs.iter().enumerate() {
-                    for c in 0..nc {
-                        // SAFETY: every row holds `m` entries (checked above) and stays
-                        // borrowed by `rows` for the call; batch `b` alone touches columns
-                        // c0..c0+nc.
-                        cols[c * n + i] = unsafe { *row.get().add(c0 + c) };
-                    }
-                }
-                for c in 0..nc {
-                    fft.process_with_scratch(&mut cols[c * n..(c + 1) * n], scratch);
-                }
-                for (i, row) in ptrs.iter().enumerate().filter(|&(i, _)| keep[i]) {
-                    for c in 0..nc {
-                        // SAFETY: as above.
-                        unsafe { *row.get().add(c0 + c) = cols[c * n + i] };
-                    }
-                }
-            },
-        );
+        transform_columns(self.plans(direction)[0].as_ref(), rows, Some(keep));
     }
 
     /// Position of spectrum index `k` in [`FftNd::process_pruned`]'s layout: `k` itself,
@@ -224,16 +190,33 @@ pub enum Needed {
     Inputs,
 }
 
-/// Transforms the `stride` interleaved columns of a block of shape `(n, stride)`.
+/// Transforms the columns of a row-major block of `n` rows of `stride` values each.
 fn strided<T: FftNum + Default>(
     fft: &dyn Fft<T>,
     block: &mut [Complex<T>],
     n: usize,
     stride: usize,
 ) {
-    let batches = stride.div_ceil(COLUMN_BATCH);
-    let shared = SyncPtr(block.as_mut_ptr());
-    (0..batches).into_par_iter().for_each_init(
+    if stride == 0 {
+        return;
+    }
+    let mut rows: Vec<&mut [Complex<T>]> = block.chunks_mut(stride).take(n).collect();
+    transform_columns(fft, &mut rows, None);
+}
+
+/// Transforms with `fft` (of length `rows.len()`) the columns of an array whose row `i` is
+/// `rows[i]`, all of one length: batches of [`COLUMN_BATCH`] columns are gathered into
+/// contiguous scratch, transformed, and written back to the rows `keep` says (all without).
+fn transform_columns<T: FftNum + Default>(
+    fft: &dyn Fft<T>,
+    rows: &mut [&mut [Complex<T>]],
+    keep: Option<&[bool]>,
+) {
+    let n = rows.len();
+    let m = rows.first().map_or(0, |r| r.len());
+    assert!(rows.iter().all(|r| r.len() == m), "rows of one length");
+    let ptrs: Vec<SyncPtr<Complex<T>>> = rows.iter_mut().map(|r| SyncPtr(r.as_mut_ptr())).collect();
+    (0..m.div_ceil(COLUMN_BATCH)).into_par_iter().for_each_init(
         || {
             (
                 vec![Complex::default(); n * COLUMN_BATCH],
@@ -242,21 +225,24 @@ fn strided<T: FftNum + Default>(
         },
         |(cols, scratch), b| {
             let c0 = b * COLUMN_BATCH;
-            let nc = COLUMN_BATCH.min(stride - c0);
-            let base = shared.get();
-            for i in 0..n {
+            let nc = COLUMN_BATCH.min(m - c0);
+            for (i, row) in ptrs.iter().enumerate() {
                 for c in 0..nc {
-                    // SAFETY: batch `b` alone touches columns c0..c0+nc of this block.
-                    cols[c * n + i] = unsafe { *base.add(i * stride + c0 + c) };
+                    // SAFETY: every row holds `m` entries (checked above) and stays borrowed
+                    // by `rows` for the call; batch `b` alone touches columns c0..c0+nc.
+                    cols[c * n + i] = unsafe { *row.get().add(c0 + c) };
                 }
             }
             for c in 0..nc {
                 fft.process_with_scratch(&mut cols[c * n..(c + 1) * n], scratch);
             }
-            for i in 0..n {
+            for (i, row) in ptrs.iter().enumerate() {
+                if keep.is_some_and(|k| !k[i]) {
+                    continue;
+                }
                 for c in 0..nc {
                     // SAFETY: as above.
-                    unsafe { *base.add(i * stride + c0 + c) = cols[c * n + i] };
+                    unsafe { *row.get().add(c0 + c) = cols[c * n + i] };
                 }
             }
         },
@@ -383,7 +369,7 @@ impl<T: Float> FourStep<T> {
 }
 
 struct SyncPtr<T>(*mut T);
-// SAFETY: used only for disjoint column batches (see `strided`, `process_row_columns`).
+// SAFETY: used only for disjoint column batches (see `transform_columns`).
 unsafe impl<T> Send for SyncPtr<T> {}
 unsafe impl<T> Sync for SyncPtr<T> {}
 impl<T> SyncPtr<T> {
