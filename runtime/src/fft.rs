@@ -214,7 +214,10 @@ fn transform_columns<T: FftNum + Default>(
 ) {
     let n = rows.len();
     let m = rows.first().map_or(0, |r| r.len());
-    assert!(rows.iter().all(|r| r.len() == m), "rows of one length");
+    assert!(
+        fft.len() == n && rows.iter().all(|r| r.len() == m),
+        "a row per point of the transform, all of one length"
+    );
     let ptrs: Vec<SyncPtr<Complex<T>>> = rows.iter_mut().map(|r| SyncPtr(r.as_mut_ptr())).collect();
     (0..m.div_ceil(COLUMN_BATCH)).into_par_iter().for_each_init(
         || {
