@@ -31,8 +31,8 @@ pub fn next_smooth(n: usize) -> Option<usize> {
     best
 }
 
-/// Fine-grid size for `modes` modes along one dimension: the smallest smooth number at
-/// least `max(σN, 2w)`.
+/// Fine-grid size for `modes` modes along one dimension, on every backend: at least
+/// `max(σN, 2w)` points, rounded up by [`fft_size`].
 pub fn fine_size(modes: usize, kernel: &KernelSpec) -> Result<usize, GenError> {
     if modes == 0 {
         return Err(GenError::Modes(modes));
@@ -42,22 +42,15 @@ pub fn fine_size(modes: usize, kernel: &KernelSpec) -> Result<usize, GenError> {
         return Err(GenError::GridOverflow { modes });
     }
     let want = (want as usize).max(2 * kernel.width);
-    next_smooth(want).ok_or(GenError::GridOverflow { modes })
+    fft_size(want).ok_or(GenError::GridOverflow { modes })
 }
 
-/// [`fine_size`] for a GPU grid: the same lower bound, rounded up by [`cufft_size`].
-pub fn fine_size_cufft(modes: usize, kernel: &KernelSpec) -> Result<usize, GenError> {
-    let cpu = fine_size(modes, kernel)?;
-    let want = ((kernel.upsampling.0 * modes as f64).ceil() as usize).max(2 * kernel.width);
-    Ok(cufft_size(want).unwrap_or(cpu))
-}
-
-/// Fine-grid size for a GPU grid that cuFFT transforms: [`next_smooth`], unless a size
-/// `2^a·q` with odd `q ≤ 7` is at most 3% larger and the grid has at least 1024 points per
-/// dimension. cuFFT runs such sizes in fewer passes over memory: on an H100 a 4050² f64
+/// An FFT-friendly size of at least `want` points: [`next_smooth`], unless a size `2^a·q`
+/// with odd `q ≤ 7` is at most 3% larger and the grid has at least 1024 points per
+/// dimension. FFTs run such sizes in fewer passes over memory: on an H100 cuFFT's 4050² f64
 /// transform (`2·3⁴·5²`) takes four kernels and 0.85 ms, where 4096² needs two. Below 1024
-/// points the transform is cheap beside spreading, and the CPU's size is kept.
-pub fn cufft_size(want: usize) -> Option<usize> {
+/// points the transform is cheap beside spreading, and the smooth size is kept.
+pub fn fft_size(want: usize) -> Option<usize> {
     let smooth = next_smooth(want)?;
     if want < 1024 {
         return Some(smooth);
@@ -286,12 +279,12 @@ mod tests {
     use crate::params::{KernelKind, Upsampling};
 
     #[test]
-    fn cufft_sizes_prefer_few_passes_when_cheap() {
-        assert_eq!(cufft_size(4016), Some(4096));
-        assert_eq!(cufft_size(2000), Some(2048));
-        assert_eq!(cufft_size(200), Some(200));
-        assert_eq!(cufft_size(2_000_000), Some(2_000_000));
-        assert_eq!(cufft_size(1500), Some(1536));
+    fn fft_sizes_prefer_few_passes_when_cheap() {
+        assert_eq!(fft_size(4016), Some(4096));
+        assert_eq!(fft_size(2000), Some(2048));
+        assert_eq!(fft_size(200), Some(200));
+        assert_eq!(fft_size(2_000_000), Some(2_000_000));
+        assert_eq!(fft_size(1500), Some(1536));
     }
 
     #[test]

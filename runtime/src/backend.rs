@@ -24,6 +24,7 @@
 use crate::error::NudtError;
 use crate::float::Float;
 use crate::plan::{Options, Plan};
+use crate::planner::Recipe;
 use nudt_gen::{KernelSpec, TransformType};
 use num_complex::Complex;
 
@@ -251,7 +252,10 @@ pub trait NufftPlan<T: Float> {
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(())
     }
-    /// What the plan chose.
+    /// What the plan layer chose: kernel, tolerances, grids and limits, the same on every
+    /// backend for the same problem (a type 3's grids once its points are set).
+    fn recipe(&self) -> Recipe;
+    /// Where it runs and what the backend chose to run it with.
     fn report(&self) -> PlanReport;
 }
 
@@ -376,6 +380,9 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
     ) -> Result<(), BackendError> {
         Ok(Plan::execute_adjoint(self, input, output)?)
     }
+    fn recipe(&self) -> Recipe {
+        Plan::recipe(self)
+    }
     fn report(&self) -> PlanReport {
         PlanReport {
             method: Some(
@@ -438,6 +445,9 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
     }
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
+    }
+    fn recipe(&self) -> Recipe {
+        crate::cuda::CudaPlan::recipe(self)
     }
     fn report(&self) -> PlanReport {
         PlanReport {
@@ -509,6 +519,9 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         output: &mut [Complex<T>],
     ) -> Result<(), BackendError> {
         Ok(crate::opencl::ClPlan::execute_adjoint(self, input, output)?)
+    }
+    fn recipe(&self) -> Recipe {
+        crate::opencl::ClPlan::recipe(self)
     }
     fn report(&self) -> PlanReport {
         let d = &self.device().info;

@@ -14,6 +14,7 @@ mod oneshot;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod plan;
+pub mod planner;
 pub mod profile;
 mod slabs;
 mod type3;
@@ -29,5 +30,6 @@ pub use error::{NudtError, Result};
 pub use float::Float;
 pub use nudt_gen::{Arch, KernelKind, Strategy, TransformType, Upsampling};
 pub use oneshot::{type1, type2, type3};
-pub use plan::{Options, Plan, Type3Method};
+pub use plan::{Options, Plan};
+pub use planner::{Recipe, Type3Method};
 pub use uniform::ModeOrder;

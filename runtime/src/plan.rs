@@ -4,10 +4,13 @@
 use crate::error::{NudtError, Result};
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::planner::type3::Geometry;
+use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
+use crate::planner::{sigma, Problem, Recipe, Type3Method};
 use crate::type3::NonUniform;
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
-use nudt_gen::{plan as gplan, Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
+use nudt_gen::{Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
 use num_complex::Complex;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -38,17 +41,6 @@ pub struct Options {
     pub use_profile: bool,
 }
 
-/// Type 3 algorithms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Type3Method {
-    /// FINUFFT's: spread, inner type 2, correct — with the plan's kernel (PSWF by default).
-    #[default]
-    Finufft,
-    /// Lee–Greengard Gaussian gridding with Capozzoli et al.'s parameters (Table 1, eq. 6):
-    /// wide windows, one FFT, no inner NUFFT.
-    GaussianCapozzoli,
-}
-
 /// A type 3 engine of either method.
 enum Type3Engine<T: Float> {
     Finufft(NonUniform<T>),
@@ -56,28 +48,6 @@ enum Type3Engine<T: Float> {
 }
 
 impl<T: Float> Type3Engine<T> {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        method: Type3Method,
-        src: &[&[T]],
-        tgt: &[&[T]],
-        kernel: KernelSpec,
-        tol: f64,
-        isign: i32,
-        strategy: Strategy,
-        arch: &Arch,
-        side: Option<usize>,
-    ) -> Result<Self> {
-        Ok(match method {
-            Type3Method::Finufft => Type3Engine::Finufft(NonUniform::new(
-                src, tgt, kernel, tol, isign, strategy, arch, side,
-            )?),
-            Type3Method::GaussianCapozzoli => Type3Engine::Gaussian(GaussianType3::new(
-                src, tgt, tol, isign, strategy, arch, side,
-            )?),
-        })
-    }
-
     fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         match self {
             Type3Engine::Finufft(e) => e.execute(c, f, isign),
@@ -130,19 +100,15 @@ impl Default for Options {
     }
 }
 
-/// A type 1/2 engine: the fine grid for `kernel` and the mode map onto it.
+/// A type 1/2 engine: the fine grid `n` for `kernel` and the mode map onto it.
 fn uniform_engine<T: Float>(
     modes: &[usize],
+    n: Vec<usize>,
     kernel: KernelSpec,
     tol: f64,
     opts: &Options,
     arch: &Arch,
 ) -> Result<Engine<T>> {
-    let n = modes
-        .iter()
-        .map(|&m| gplan::fine_size(m, &kernel))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    check_grid::<T>(&n)?;
     let grid = FineGrid::new(n, kernel, tol, opts.strategy, arch, opts.tile_side)?;
     Ok(Engine::Uniform(Box::new(Uniform::new(
         modes,
@@ -155,85 +121,6 @@ fn uniform_engine<T: Float>(
 pub fn this_machine() -> &'static Arch {
     static ARCH: OnceLock<Arch> = OnceLock::new();
     ARCH.get_or_init(Arch::detect)
-}
-
-/// Refuses fine grids that overflow or could not fit in memory.
-pub(crate) fn check_grid<T>(n: &[usize]) -> Result<()> {
-    let points = n
-        .iter()
-        .try_fold(1usize, |a, &b| a.checked_mul(b))
-        .ok_or(NudtError::GridOverflow)?;
-    let bytes = points
-        .checked_mul(2 * std::mem::size_of::<T>())
-        .ok_or(NudtError::GridOverflow)?;
-    let available = physical_memory().unwrap_or(usize::MAX / 2);
-    if bytes > available {
-        return Err(NudtError::GridTooLarge {
-            points,
-            bytes,
-            available,
-        });
-    }
-    Ok(())
-}
-
-/// This machine's memory (MemTotal, Linux), the figure plans check their grids against;
-/// `None` where the system does not say. Public so that tools sizing their own data (the
-/// CLI's benchmark) apply the same limit.
-pub fn physical_memory() -> Option<usize> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb = info
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<usize>()
-        .ok()?;
-    Some(kb.saturating_mul(1024))
-}
-
-/// The first non-finite value of `v`, if any, as an error. On every core of the caller's
-/// pool, by chunks (2-D, 10⁷ points: 4 ms; rayon's `position_first` over single elements
-/// took 70 ms).
-fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16;
-    let first = v
-        .par_chunks(CHUNK)
-        .enumerate()
-        .find_map_first(|(i, c)| c.iter().position(|x| !x.is_finite()).map(|p| i * CHUNK + p));
-    match first {
-        Some(index) => Err(NudtError::NonFinite {
-            what,
-            index,
-            value: v[index].wide(),
-        }),
-        None => Ok(()),
-    }
-}
-
-fn check_coords<T: Float>(dim: usize, coords: &[&[T]], names: [&'static str; 3]) -> Result<usize> {
-    if coords.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: coords.len(),
-        });
-    }
-    let m = coords[0].len();
-    for (d, c) in coords.iter().enumerate() {
-        if c.len() != m {
-            return Err(NudtError::Length {
-                what: format!("{} coordinates", names[d]),
-                expected: m,
-                got: c.len(),
-            });
-        }
-        check_finite(names[d], c)?;
-    }
-    if m > u32::MAX as usize {
-        return Err(NudtError::TooManyPoints(m));
-    }
-    Ok(m)
 }
 
 enum Engine<T: Float> {
@@ -257,14 +144,11 @@ enum Engine<T: Float> {
 /// plan.execute(&c, &mut f).unwrap();
 /// ```
 pub struct Plan<T: Float> {
-    ty: TransformType,
-    dim: usize,
-    isign: i32,
-    ntransf: usize,
-    tol: f64,
+    problem: Problem,
     opts: Options,
     kernel: KernelSpec,
-    modes: Vec<usize>,
+    /// The tolerance `kernel` was chosen for (type 3: a stage's share).
+    kernel_tol: f64,
     engine: Engine<T>,
     num_points: usize,
     num_targets: usize,
@@ -294,13 +178,17 @@ impl<T: Float> Plan<T> {
         tol: f64,
         opts: Options,
     ) -> Result<Self> {
-        if ty == TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            });
-        }
-        Self::build(ty, modes, isign, ntransf, tol, opts)
+        let problem = Problem::uniform(
+            ty,
+            modes,
+            isign,
+            ntransf,
+            tol,
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+        )?;
+        Self::build(problem, opts)
     }
 
     /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -311,34 +199,21 @@ impl<T: Float> Plan<T> {
         tol: f64,
         opts: Options,
     ) -> Result<Self> {
-        Self::build(
-            TransformType::Type3,
-            &vec![1; dim],
+        let problem = Problem::type3(
+            dim,
             isign,
             ntransf,
             tol,
-            opts,
-        )
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+            opts.type3,
+        )?;
+        Self::build(problem, opts)
     }
 
-    fn build(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: Options,
-    ) -> Result<Self> {
-        let dim = modes.len();
-        if !(1..=3).contains(&dim) {
-            return Err(nudt_gen::GenError::Dimension(dim).into());
-        }
-        if isign != 1 && isign != -1 {
-            return Err(NudtError::Sign(isign));
-        }
-        if ntransf == 0 {
-            return Err(NudtError::ZeroTransforms);
-        }
+    fn build(mut problem: Problem, opts: Options) -> Result<Self> {
+        let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
         // This machine's tuned choice for the dimension, for a type 1/2 plan that leaves
         // something to the planner.
         let tuned = match crate::profile::this_machines() {
@@ -370,8 +245,8 @@ impl<T: Float> Plan<T> {
             }
             profile = used.then_some(path);
         }
-        let sigma = opts.upsampling.unwrap_or(Upsampling::TWO);
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
+        problem.upsampling = opts.upsampling;
+        let kernel = sigma::initial_kernel(&problem)?;
         if let Some(side) = opts.tile_side.as_mut() {
             // A tuned side is for the tuned width; the schedules need at least this width.
             *side = (*side).max(kernel.width);
@@ -389,16 +264,15 @@ impl<T: Float> Plan<T> {
         };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
-            _ => uniform_engine(modes, kernel, tol, &opts, &arch)?,
+            _ => {
+                let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
+                uniform_engine(&problem.modes, n, kernel, tol, &opts, &arch)?
+            }
         };
         Ok(Plan {
-            ty,
-            dim,
-            isign,
-            ntransf,
-            tol,
+            problem,
             kernel,
-            modes: modes.to_vec(),
+            kernel_tol: tol,
             engine,
             num_points: 0,
             num_targets: 0,
@@ -421,13 +295,8 @@ impl<T: Float> Plan<T> {
     /// Sets the nonuniform points of a type 1 or 2 plan: one array per dimension, in radians
     /// (any finite value; the transform is 2π-periodic). Bins them for every later execute.
     pub fn set_points(&mut self, coords: &[&[T]]) -> Result<()> {
-        if self.ty == TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            });
-        }
-        let m = self.run(|| check_coords(self.dim, coords, ["x", "y", "z"]))?;
+        crate::planner::validate::check_type(1, self.problem.ty)?;
+        let m = self.run(|| check_coords(self.dim(), coords, SOURCES))?;
         self.fit_upsampling(m)?;
         let pool = self.pool.clone();
         let Engine::Uniform(u) = &mut self.engine else {
@@ -441,33 +310,17 @@ impl<T: Float> Plan<T> {
         Ok(())
     }
 
-    /// Where σ is the planner's to choose, the one for `m` points
-    /// ([`gplan::choose_upsampling_uniform`]: above 2 in 2-D and 3-D when the points
-    /// outnumber the grid points), rebuilding the grid if it changes. A grid that would not
-    /// fit leaves σ as it is.
+    /// Where σ is the planner's to choose, the one for `m` points ([`sigma::refit_uniform`]),
+    /// rebuilding the grid if it changes.
     fn fit_upsampling(&mut self, m: usize) -> Result<()> {
-        if self.opts.upsampling.is_some() || self.dim < 2 {
+        let Some((kernel, n)) =
+            sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, physical_memory())?
+        else {
             return Ok(());
-        }
-        let kind = self.opts.kernel;
-        let two = KernelSpec::for_tolerance(kind, self.tol, Upsampling::TWO, T::PRECISION)?;
-        let grid_points: usize = self
-            .modes
-            .iter()
-            .map(|&n| gplan::fine_size(n, &two))
-            .product::<std::result::Result<usize, _>>()?;
-        let sigma = if m >= grid_points {
-            gplan::choose_upsampling_uniform(kind, self.tol, T::PRECISION, self.dim)
-        } else {
-            Upsampling::TWO
         };
-        if sigma == self.kernel.upsampling {
-            return Ok(());
-        }
-        let kernel = KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?;
         let arch = self.opts.arch.clone().unwrap_or_default();
-        let (modes, tol, opts) = (&self.modes, self.tol, &self.opts);
-        if let Ok(engine) = self.run(|| uniform_engine(modes, kernel, tol, opts, &arch)) {
+        let (modes, tol, opts) = (&self.problem.modes, self.problem.tol, &self.opts);
+        if let Ok(engine) = self.run(|| uniform_engine(modes, n, kernel, tol, opts, &arch)) {
             self.engine = engine;
             self.kernel = kernel;
         }
@@ -476,88 +329,60 @@ impl<T: Float> Plan<T> {
 
     /// Sets sources `x` and target frequencies `s` of a type 3 plan.
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<()> {
-        if self.ty != TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 3,
-                actual: self.type_number(),
-            });
-        }
-        let m = self.run(|| check_coords(self.dim, sources, ["x", "y", "z"]))?;
-        let k = self.run(|| check_coords(self.dim, targets, ["s", "t", "u"]))?;
-        // The kernel meets the tolerance over both stages and every axis.
-        let stage_tol = gplan::type3_stage_tolerance(self.tol, self.dim, T::PRECISION);
-        let sigma = match self.opts.upsampling {
-            Some(sigma) => sigma,
-            None => {
-                // σ is open: choose it now that the space–bandwidth product is known.
-                let half = |v: &[T]| crate::type3::centre(v).1;
-                let extent: Vec<f64> = sources
-                    .iter()
-                    .zip(targets)
-                    .map(|(x, s)| half(x) * half(s))
-                    .collect();
-                gplan::choose_upsampling_type3(
-                    self.opts.kernel,
-                    stage_tol,
-                    T::PRECISION,
-                    &extent,
-                    m + k,
+        crate::planner::validate::check_type(3, self.problem.ty)?;
+        let dim = self.dim();
+        let m = self.run(|| check_coords(dim, sources, SOURCES))?;
+        let k = self.run(|| check_coords(dim, targets, TARGETS))?;
+        let bounds = |v: &[&[T]]| self.run(|| v.iter().map(|c| crate::type3::bounds(c)).collect());
+        let (xb, sb): (Vec<_>, Vec<_>) = (bounds(sources), bounds(targets));
+        let (isign, strategy) = (self.problem.isign, self.opts.strategy);
+        let arch = self.opts.arch.clone().unwrap_or_default();
+        let side = self.opts.tile_side;
+        let (nu, kernel, kernel_tol) = match self.problem.type3 {
+            Type3Method::Finufft => {
+                let extent = crate::planner::type3::extents(&xb, &sb);
+                let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
+                let geometry = Geometry::new::<T>(&xb, &sb, &kernel, physical_memory())?;
+                let nu = self.run(|| {
+                    NonUniform::new(
+                        sources, targets, geometry, kernel, stage_tol, isign, strategy, &arch, side,
+                    )
+                })?;
+                (Type3Engine::Finufft(nu), kernel, stage_tol)
+            }
+            // Gaussian gridding sizes its windows from the caller's tolerance itself.
+            Type3Method::GaussianCapozzoli => {
+                let tol = self.problem.tol;
+                let g = self.run(|| {
+                    GaussianType3::new(sources, targets, tol, isign, strategy, &arch, side)
+                })?;
+                (
+                    Type3Engine::Gaussian(g),
+                    crate::type3_gaussian::window_for(tol),
+                    tol,
                 )
             }
         };
-        // A σ the caller fixed may need a kernel wider than the widest for the stage
-        // tolerance: it then gets the kernel for the tolerance itself.
-        let kind = self.opts.kernel;
-        let (kernel, stage_tol) =
-            match KernelSpec::for_tolerance(kind, stage_tol, sigma, T::PRECISION) {
-                Ok(kernel) => (kernel, stage_tol),
-                Err(_) => (
-                    KernelSpec::for_tolerance(kind, self.tol, sigma, T::PRECISION)?,
-                    self.tol,
-                ),
-            };
         self.kernel = kernel;
-        let (kernel, isign, strategy) = (self.kernel, self.isign, self.opts.strategy);
-        let arch = self.opts.arch.clone().unwrap_or_default();
-        let side = self.opts.tile_side;
-        // Gaussian gridding sizes its windows from the caller's tolerance itself.
-        let method = self.opts.type3;
-        let tol = match method {
-            Type3Method::Finufft => stage_tol,
-            Type3Method::GaussianCapozzoli => self.tol,
-        };
-        let nu = self.run(|| {
-            Type3Engine::new(
-                method, sources, targets, kernel, tol, isign, strategy, &arch, side,
-            )
-        })?;
+        self.kernel_tol = kernel_tol;
         self.engine = Engine::Type3(Box::new(nu));
         self.num_points = m;
         self.num_targets = k;
         Ok(())
     }
 
-    fn type_number(&self) -> u8 {
-        match self.ty {
-            TransformType::Type1 => 1,
-            TransformType::Type2 => 2,
-            TransformType::Type3 => 3,
-        }
-    }
-
-    /// Input and output lengths of one transform, for this plan's direction.
-    fn lengths(&self, adjoint: bool) -> (usize, usize) {
-        let modes: usize = self.modes.iter().product();
-        let (a, b) = match self.ty {
-            TransformType::Type1 => (self.num_points, modes),
-            TransformType::Type2 => (modes, self.num_points),
-            TransformType::Type3 => (self.num_points, self.num_targets),
+    /// What the planner chose for this plan: kernel, tolerances and grids (a type 3's grids
+    /// once its points are set).
+    pub fn recipe(&self) -> Recipe {
+        let (fine, spread) = match &self.engine {
+            Engine::Uniform(u) => (u.grid.n.clone(), Vec::new()),
+            Engine::Type3(e) => match &**e {
+                Type3Engine::Finufft(e) => (e.inner_grid().to_vec(), e.spread_grid().n.clone()),
+                Type3Engine::Gaussian(g) => (g.grid().to_vec(), Vec::new()),
+            },
+            Engine::Type3Pending => (Vec::new(), Vec::new()),
         };
-        if adjoint {
-            (b, a)
-        } else {
-            (a, b)
-        }
+        Recipe::new(&self.problem, self.kernel, self.kernel_tol, fine, spread)
     }
 
     fn check_io(
@@ -574,11 +399,13 @@ impl<T: Float> Plan<T> {
         if !set {
             return Err(NudtError::PointsNotSet);
         }
-        let (a, b) = self.lengths(adjoint);
+        let (a, b) = self
+            .problem
+            .lengths(self.num_points, self.num_targets, adjoint);
         crate::error::check_stack(
             [input.len(), output.len()],
             [a, b],
-            self.ntransf,
+            self.problem.ntransf,
             ["input", "output"],
         )?;
         Ok((a, b))
@@ -616,8 +443,12 @@ impl<T: Float> Plan<T> {
         if a == 0 || b == 0 {
             return Ok(());
         }
-        let isign = if adjoint { -self.isign } else { self.isign };
-        let as_type1 = (self.ty == TransformType::Type1) != adjoint;
+        let isign = if adjoint {
+            -self.problem.isign
+        } else {
+            self.problem.isign
+        };
+        let as_type1 = (self.problem.ty == TransformType::Type1) != adjoint;
         let engine = &mut self.engine;
         let mut body = move || -> Result<()> {
             for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
@@ -654,7 +485,7 @@ impl<T: Float> Plan<T> {
     }
 
     pub fn tolerance(&self) -> f64 {
-        self.tol
+        self.problem.tol
     }
 
     /// Fine grid size per dimension (type 3: the inner type 2's grid, once points are set).
@@ -690,11 +521,11 @@ impl<T: Float> Plan<T> {
     }
 
     pub fn transform_type(&self) -> TransformType {
-        self.ty
+        self.problem.ty
     }
 
     pub fn dim(&self) -> usize {
-        self.dim
+        self.problem.dim()
     }
 
     /// Spreads with an explicit schedule onto the fine grid (types 1/2; for cross-checking
@@ -722,12 +553,7 @@ impl<T: Float> Plan<T> {
 impl<T: Float> std::fmt::Debug for Plan<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plan")
-            .field("type", &self.ty)
-            .field("precision", &T::PRECISION)
-            .field("modes", &self.modes)
-            .field("isign", &self.isign)
-            .field("ntransf", &self.ntransf)
-            .field("tol", &self.tol)
+            .field("problem", &self.problem)
             .field("kernel", &self.kernel)
             .field("fine_grid", &self.fine_grid())
             .field("strategy", &self.strategy())

@@ -1,29 +1,25 @@
-//! Type 3 (nonuniform → nonuniform), FINUFFT-style (Lee & Greengard with any kernel): centre
-//! and rescale both point sets, pre-phase, spread onto a grid that holds the sources, run an
-//! inner type 2 at the rescaled targets, and correct at each target.
-//!
-//! With `x = c_x + x'`, `s = c_s + s'`, `|x'| ≤ X`, `|s'| ≤ S`:
-//! `e^{±i s·x} = e^{±i s·c_x} · e^{±i c_s·x'} · e^{±i s'·x'}`. The last factor is computed
-//! through a grid of `n ≥ 2σXS/π + w + 1` points with spacing `h = 2π/n`, after scaling
-//! `x'' = x'/γ`, `t = γ s'` with `γ = n/(2σS)`, so that the spread sources fit inside
-//! `[−π, π)` and the inner type 2 frequencies `h·t` stay inside `[−π/σ, π/σ]`, where the
-//! kernel's Fourier transform `ψ̂` is well away from zero.
+//! Type 3 (nonuniform → nonuniform) on the CPU, FINUFFT-style (Lee & Greengard with any
+//! kernel): pre-phase, spread onto a grid that holds the sources, run an inner type 2 at the
+//! rescaled targets, and correct at each target. The geometry (centres, scales, grids) is
+//! the plan layer's ([`crate::planner::type3`]).
 
 use crate::error::Result;
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::planner::type3::{Axis, Geometry};
 use crate::uniform::{ModeOrder, Uniform};
-use nudt_gen::kernel::{EvenChebyshev, FourierSeries};
-use nudt_gen::{plan, Arch, GenError, KernelSpec, Strategy};
+use nudt_gen::kernel::EvenChebyshev;
+use nudt_gen::{Arch, KernelSpec, Strategy};
 use num_complex::Complex;
 use rayon::prelude::*;
 
-/// Centre and half-extent of a set of coordinates along one dimension (in parallel: a type 3
+/// The bounding interval `(lo, hi)` of a set of coordinates along one dimension (`lo > hi`
+/// for an empty set; in parallel: a type 3
 /// reads every coordinate of both sets for this before anything else can start). The
 /// coordinates are finite (the plan checks them), so the extremes are plain comparisons in
 /// eight lanes, which vectorise; `f64::min`'s NaN handling kept the loop scalar and the
 /// type 3 set-points' twelve passes over 10⁶ coordinates took 20–30 ms (2 threads, 3-D).
-pub(crate) fn centre<T: Float>(v: &[T]) -> (f64, f64) {
+pub(crate) fn bounds<T: Float>(v: &[T]) -> (f64, f64) {
     const LANES: usize = 8;
     let span = |v: &[T]| {
         let (mut lo, mut hi) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
@@ -41,35 +37,10 @@ pub(crate) fn centre<T: Float>(v: &[T]) -> (f64, f64) {
         let lo = lo.into_iter().fold(f64::INFINITY, f64::min);
         (lo, hi.into_iter().fold(f64::NEG_INFINITY, f64::max))
     };
-    let (lo, hi) = v.par_chunks(1 << 14).map(span).reduce(
+    v.par_chunks(1 << 14).map(span).reduce(
         || (f64::INFINITY, f64::NEG_INFINITY),
         |(a, b), (c, d)| (a.min(c), b.max(d)),
-    );
-    centre_of((lo, hi))
-}
-
-/// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
-/// The GPU backends reduce the interval on the device.
-pub(crate) fn centre_of((lo, hi): (f64, f64)) -> (f64, f64) {
-    if lo > hi {
-        (0.0, 0.0)
-    } else {
-        ((lo + hi) / 2.0, (hi - lo) / 2.0)
-    }
-}
-
-/// Half-extents made safe for degenerate sets (FINUFFT's rule): X·S ≥ 1 keeps the grid
-/// sensible when either set collapses to a point.
-pub(crate) fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
-    if xh == 0.0 {
-        if sh == 0.0 {
-            (1.0, 1.0)
-        } else {
-            (1.0 / sh, sh)
-        }
-    } else {
-        (xh, sh.max(1.0 / xh))
-    }
+    )
 }
 
 /// `mag·e^{±i·phase}` for `len` indices, in parallel, from a function giving
@@ -145,50 +116,6 @@ impl<T: Float> Phases<T> {
 /// Targets per block of the post-factor pass: Clenshaw chains run this many wide.
 const LANES: usize = 8;
 
-/// One dimension of a type 3's grid: where both point sets sit, and how they are scaled.
-struct Axis {
-    /// Centres of the sources and of the targets.
-    cx: f64,
-    cs: f64,
-    /// Sources are spread at `(x − c_x)/γ`.
-    inv_gamma: f64,
-    /// Targets are interpolated at `h·γ·(s − c_s)`.
-    h_gamma: f64,
-    /// Spreading grid size.
-    n: usize,
-    /// `ψ̂` over the targets' scaled frequencies.
-    psi_hat: EvenChebyshev,
-}
-
-impl Axis {
-    fn new<T: Float>(x: &[T], s: &[T], kernel: &KernelSpec, ft: &FourierSeries) -> Result<Self> {
-        let sigma = kernel.upsampling.0;
-        let (cx, xh) = centre(x);
-        let (cs, sh) = centre(s);
-        let (xs, ss) = safe_extents(xh, sh);
-        let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + kernel.width as f64 + 1.0;
-        if !want.is_finite() || want > 1e15 {
-            return Err(GenError::GridOverflow { modes: usize::MAX }.into());
-        }
-        let n = plan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
-            GenError::GridOverflow {
-                modes: want as usize,
-            },
-        )?;
-        let gamma = n as f64 / (2.0 * sigma * ss);
-        let h_gamma = 2.0 * std::f64::consts::PI / n as f64 * gamma;
-        Ok(Axis {
-            cx,
-            cs,
-            inv_gamma: 1.0 / gamma,
-            h_gamma,
-            n,
-            // Every target's frequency h·γ·(s − c_s) lies within h·γ·(half-extent of s).
-            psi_hat: ft.chebyshev(h_gamma * sh),
-        })
-    }
-}
-
 /// A type 3 engine for one pair of point sets.
 pub struct NonUniform<T: Float> {
     spread: FineGrid<T>,
@@ -198,11 +125,13 @@ pub struct NonUniform<T: Float> {
 }
 
 impl<T: Float> NonUniform<T> {
-    /// Plans the grids for these sources and targets and bins both.
+    /// Bins these sources and targets on the grids of `geometry`, the plan layer's for
+    /// them and `kernel`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         sources: &[&[T]],
         targets: &[&[T]],
+        geometry: Geometry,
         kernel: KernelSpec,
         tol: f64,
         isign: i32,
@@ -211,13 +140,15 @@ impl<T: Float> NonUniform<T> {
         tile_side: Option<usize>,
     ) -> Result<Self> {
         let ft = kernel.fourier();
-        let axes = sources
+        // `ψ̂` over each axis's scaled target frequencies, which lie within h·γ times the
+        // targets' half-extent.
+        let psi_hat: Vec<EvenChebyshev> = geometry
+            .axes
             .iter()
-            .zip(targets)
-            .map(|(x, s)| Axis::new(x, s, &kernel, &ft))
-            .collect::<Result<Vec<_>>>()?;
-        let n: Vec<usize> = axes.iter().map(|a| a.n).collect();
-        crate::plan::check_grid::<T>(&n)?;
+            .map(|a| ft.chebyshev(a.h_gamma * a.s_half))
+            .collect();
+        let n = geometry.spread();
+        let axes: &[Axis] = &geometry.axes;
         // Into a vector of its length, chunk by chunk: a loop that vectorises, where a
         // collected parallel map stayed scalar.
         let scaled = |v: &[T], c: f64, f: f64| -> Vec<T> {
@@ -233,21 +164,17 @@ impl<T: Float> NonUniform<T> {
         };
         let mut spread = FineGrid::new(n.clone(), kernel, tol, strategy, arch, tile_side)?;
         spread.set_points(
-            &(sources.iter().zip(&axes))
+            &(sources.iter().zip(axes))
                 .map(|(x, a)| scaled(x, a.cx, a.inv_gamma))
                 .collect::<Vec<_>>()
                 .iter()
                 .map(|v| &v[..])
                 .collect::<Vec<_>>(),
         );
-        let inner_n = n
-            .iter()
-            .map(|&nd| plan::fine_size(nd, &kernel))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        crate::plan::check_grid::<T>(&inner_n)?;
+        let inner_n = geometry.inner.clone();
         let mut inner_grid = FineGrid::new(inner_n, kernel, tol, strategy, arch, tile_side)?;
         inner_grid.set_points(
-            &(targets.iter().zip(&axes))
+            &(targets.iter().zip(axes))
                 .map(|(s, a)| scaled(s, a.cs, a.h_gamma))
                 .collect::<Vec<_>>()
                 .iter()
@@ -258,7 +185,7 @@ impl<T: Float> NonUniform<T> {
 
         let pre = polar_blocks::<T, LANES>(sources[0].len(), isign, |j| {
             let mut phase = [0.0; LANES];
-            for (x, a) in sources.iter().zip(&axes) {
+            for (x, a) in sources.iter().zip(axes) {
                 for (p, &j) in phase.iter_mut().zip(&j) {
                     *p += a.cs * (x[j].wide() - a.cx);
                 }
@@ -267,9 +194,9 @@ impl<T: Float> NonUniform<T> {
         });
         let post = polar_blocks::<T, LANES>(targets[0].len(), isign, |k| {
             let (mut phase, mut mag) = ([0.0; LANES], [1.0; LANES]);
-            for (s, a) in targets.iter().zip(&axes) {
+            for ((s, a), psi_hat) in targets.iter().zip(axes).zip(&psi_hat) {
                 let v = k.map(|k| s[k].wide());
-                let psi = a.psi_hat.eval_lanes(v.map(|v| a.h_gamma * (v - a.cs)));
+                let psi = psi_hat.eval_lanes(v.map(|v| a.h_gamma * (v - a.cs)));
                 for ((p, m), (v, psi)) in phase.iter_mut().zip(&mut mag).zip(v.iter().zip(psi)) {
                     *p += v * a.cx;
                     *m /= psi;

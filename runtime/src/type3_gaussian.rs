@@ -62,18 +62,16 @@ pub(crate) struct Axis {
 impl Axis {
     /// The axis for sources `x` and targets `s` (one coordinate each) at shape `b`.
     pub(crate) fn new(x: &[f64], s: &[f64], b: f64) -> Result<Self> {
+        use crate::planner::type3::{centre_of, checked_side, safe_extents};
         let r = OVERSAMPLING;
-        let (cx, xh) = crate::type3::centre(x);
-        let (cs, sh) = crate::type3::centre(s);
-        let (xs, ss) = crate::type3::safe_extents(xh, sh);
+        let (cx, xh) = centre_of(crate::type3::bounds(x));
+        let (cs, sh) = centre_of(crate::type3::bounds(s));
+        let (xs, ss) = safe_extents(xh, sh);
         let pi = std::f64::consts::PI;
         let dx = pi / (r * ss);
         let want = 2.0 * (xs * ss * r * r / pi + 2.0 * pi * r * b);
-        if !want.is_finite() || want > 1e15 {
-            return Err(GenError::GridOverflow { modes: usize::MAX }.into());
-        }
         // An even size keeps the centred index range symmetric.
-        let n = plan::next_smooth((want.ceil() as usize).div_ceil(2) * 2).ok_or(
+        let n = plan::next_smooth(checked_side(want)?.div_ceil(2) * 2).ok_or(
             GenError::GridOverflow {
                 modes: want as usize,
             },
@@ -105,6 +103,12 @@ impl Axis {
 /// `u = (s − c_s)Δx` (since `τs² = b(sΔx)²`).
 pub(crate) fn post_magnitude(u: f64, b: f64) -> f64 {
     (b * u * u).exp() / (4.0 * std::f64::consts::PI * b)
+}
+
+/// The window for accuracy `eps`, as a kernel description (what a plan's recipe reports).
+pub(crate) fn window_for(eps: f64) -> KernelSpec {
+    let b = shape_parameter(eps, OVERSAMPLING);
+    window(half_width(b), b)
 }
 
 /// The Gaussian window of half-width `m` and shape `b`, as a kernel description.
@@ -143,7 +147,7 @@ impl<T: Float> GaussianType3<T> {
         let dim = sources.len();
         let (m_src, k_tgt) = (sources[0].len(), targets[0].len());
         let b = shape_parameter(eps, OVERSAMPLING);
-        let win = window(half_width(b), b);
+        let win = window_for(eps);
         let mut n = Vec::new();
         let mut src_scaled: Vec<Vec<T>> = Vec::new();
         let mut tgt_scaled: Vec<Vec<T>> = Vec::new();
@@ -167,7 +171,7 @@ impl<T: Float> GaussianType3<T> {
             }
             n.push(ax.n);
         }
-        crate::plan::check_grid::<T>(&n)?;
+        crate::planner::validate::check_grid::<T>(&n, crate::planner::validate::physical_memory())?;
         fn refs<T>(v: &[Vec<T>]) -> Vec<&[T]> {
             v.iter().map(|c| &c[..]).collect()
         }

@@ -151,7 +151,7 @@ impl Problem {
                 "{at}: its data would overflow the address space; lower --scale or the problem's sizes"
             ));
         };
-        match nudt::plan::physical_memory() {
+        match nudt::planner::validate::physical_memory() {
             Some(total) if bytes > total => Err(fail!(
                 "{at}: needs about {:.1} GiB for its data, more than the {:.1} GiB of memory here; lower --scale or the problem's sizes",
                 bytes as f64 / GIB,

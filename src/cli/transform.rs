@@ -288,6 +288,8 @@ struct Ran<T> {
     place: String,
     /// Fields only this backend has (the GPU's name, bins and device timings).
     extra: serde_json::Map<String, Value>,
+    /// What the plan layer chose (`recipe` in the JSON line).
+    recipe: nudt::Recipe,
 }
 
 /// The step a library error came from, for naming the options behind it.
@@ -543,6 +545,7 @@ fn run_on<T: NpyComplex + BackendFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T
         backend: backend.name(),
         place,
         extra,
+        recipe: plan.recipe(),
     })
 }
 
@@ -586,6 +589,7 @@ fn run_in<T: NpyComplex + BackendFloat>(a: &Args) -> Result<()> {
         });
         let o = v.as_object_mut().expect("object");
         o.extend(r.extra);
+        o.insert("recipe".into(), json!(r.recipe));
         if a.ty == 3 {
             o.insert("targets".into(), json!(k));
         } else {

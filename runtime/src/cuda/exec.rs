@@ -352,11 +352,9 @@ impl<T: CudaFloat> GridDev<T> {
     /// `module`.
     pub fn new(module: &GridModule, n: &[usize]) -> CudaResult<Self> {
         let dim = n.len();
-        // Grid indices are ints on the device, and bins are counted in u32.
+        // Sides are within the plan layer's limit (`planner::limits::MAX_GRID_SIDE`), so
+        // grid indices fit the device's ints; bins are counted in u32.
         let nn: [usize; 3] = std::array::from_fn(|d| if d < dim { n[d] } else { 1 });
-        if nn.iter().any(|&v| v > i32::MAX as usize / 2) {
-            return Err(crate::NudtError::GridOverflow.into());
-        }
         let len = checked_len(&nn)?;
         let spec = module.spec.clone();
         let nb: [usize; 3] = std::array::from_fn(|d| nn[d].div_ceil(spec.bins[d]));

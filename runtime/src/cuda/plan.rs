@@ -2,22 +2,24 @@
 //! on the GPU), execute many times — from host slices or device buffers.
 
 use super::device::{detect_arch, open, probe_libraries};
-use super::error::{driver, CudaError, CudaResult};
-use super::exec::{at, checked_len, memset0, ptr, CommonFns, GridDev, GridModule, ModeMapDev};
+use super::error::{driver, CudaResult};
+use super::exec::{at, memset0, ptr, CommonFns, GridDev, GridModule, ModeMapDev};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
+use crate::planner::type3::Geometry;
+use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::{sigma, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
-use crate::Type3Method;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
 use nudt_gen::cuda::GridRole;
-use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
+use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
 use std::path::Path;
 use std::sync::Arc;
@@ -30,9 +32,8 @@ pub struct CudaOptions {
     /// Stream to run on; `None` uses the device's default stream.
     pub stream: Option<Arc<CudaStream>>,
     pub kernel: KernelKind,
-    /// Upsampling factor σ; `None` chooses 1.25 for f64 type 3 at tolerances its kernels
-    /// reach (≥ 1e-8, as the CPU planner), where the fine grids' size rather than the spreading
-    /// sets the cost, and 2 otherwise (f32 type 3 too: there σ = 1.25 misses 1e-6).
+    /// Upsampling factor σ; `None` lets the plan layer choose it once the points are known,
+    /// as on every backend ([`crate::planner::sigma`]).
     pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
     /// Spreading method; `None` chooses per point set (from bin occupancy).
@@ -147,6 +148,8 @@ impl<T: CudaFloat> UniformDev<T> {
 
 /// A type 3 engine for one pair of point sets (FINUFFT's method, as the CPU backend's).
 struct Type3Dev<T: CudaFloat> {
+    /// The kernel its grids were made for.
+    kernel: KernelSpec,
     spread: GridDev<T>,
     inner: UniformDev<T>,
     /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
@@ -164,10 +167,68 @@ struct Type3Dev<T: CudaFloat> {
 /// plan: the spread modules of both grids (the grids themselves are sized from the points'
 /// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
 struct Type3Modules {
+    kernel: KernelSpec,
     spread: GridModule,
     inner: GridModule,
     qz: CudaSlice<f64>,
     qw: CudaSlice<f64>,
+}
+
+impl Type3Modules {
+    fn new<T: CudaFloat>(
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        arch: &GpuArch,
+        dim: usize,
+        kernel: KernelSpec,
+        choice: ModuleChoice,
+    ) -> CudaResult<Self> {
+        let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
+        let up = |v: &[f64]| {
+            stream
+                .clone_htod(v)
+                .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
+        };
+        let module = |role| grid_module::<T>(ctx, arch, dim, kernel, role, choice);
+        Ok(Type3Modules {
+            kernel,
+            spread: module(GridRole::SpreadSparse)?,
+            inner: module(GridRole::Interpolated)?,
+            qz: up(&qz)?,
+            qw: up(&qw)?,
+        })
+    }
+}
+
+/// The module of a grid in `role` for `kernel`, with the plan's bins and methods.
+fn grid_module<T: CudaFloat>(
+    ctx: &Arc<CudaContext>,
+    arch: &GpuArch,
+    dim: usize,
+    kernel: KernelSpec,
+    role: GridRole,
+    c: ModuleChoice,
+) -> CudaResult<GridModule> {
+    GridModule::new::<T>(
+        ctx,
+        arch,
+        dim,
+        kernel,
+        role,
+        c.bins,
+        c.spread,
+        c.interp,
+        c.two_pass_sort,
+    )
+}
+
+/// The grid role of a type 1 (spreading) or type 2 (interpolation) plan.
+fn uniform_role(ty: TransformType) -> GridRole {
+    if ty == TransformType::Type1 {
+        GridRole::Spread
+    } else {
+        GridRole::Interpolated
+    }
 }
 
 enum Engine<T: CudaFloat> {
@@ -191,14 +252,14 @@ fn guard_held<'a, T>(
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
 pub struct CudaPlan<T: CudaFloat> {
-    ty: TransformType,
-    dim: usize,
-    isign: i32,
-    ntransf: usize,
+    problem: Problem,
     batch: usize,
-    tol: f64,
     kernel: KernelSpec,
-    modes: Vec<usize>,
+    /// The tolerance `kernel` was chosen for (type 3: a stage's share).
+    kernel_tol: f64,
+    /// Bins and methods the grids' modules are generated with (the options', or the
+    /// profile's).
+    choice: ModuleChoice,
     opts: CudaOptions,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -206,7 +267,8 @@ pub struct CudaPlan<T: CudaFloat> {
     common: CommonFns,
     /// The Gaussian type 3's window and module (type 3 plans with `GaussianCapozzoli`).
     gauss: Option<GaussWindow>,
-    /// FINUFFT's type 3 (type 3 plans without `GaussianCapozzoli`).
+    /// FINUFFT's type 3 (type 3 plans without `GaussianCapozzoli`), for the kernel of the
+    /// last point sets: the kernel depends on their extents.
     t3: Option<Type3Modules>,
     engine: Engine<T>,
     num_points: usize,
@@ -227,71 +289,23 @@ pub struct CudaPlan<T: CudaFloat> {
     profile: Option<&'static Path>,
 }
 
-fn check_coords<T: CudaFloat>(
-    dim: usize,
-    coords: &[&[T]],
-    names: [&'static str; 3],
-) -> CudaResult<usize> {
-    if coords.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: coords.len(),
-        }
-        .into());
-    }
-    let m = coords[0].len();
-    for (d, c) in coords.iter().enumerate() {
-        if c.len() != m {
-            return Err(NudtError::Length {
-                what: format!("{} coordinates", names[d]),
-                expected: m,
-                got: c.len(),
-            }
-            .into());
-        }
-        if let Some(index) = c.iter().position(|x| !x.is_finite()) {
-            return Err(NudtError::NonFinite {
-                what: names[d],
-                index,
-                value: c[index].wide(),
-            }
-            .into());
-        }
-    }
-    if m > u32::MAX as usize / 2 {
-        return Err(NudtError::TooManyPoints(m).into());
-    }
-    Ok(m)
+/// Bins and methods of a plan's grid modules: the options' or the tuning profile's.
+#[derive(Clone, Copy, Debug)]
+struct ModuleChoice {
+    bins: Option<[usize; 3]>,
+    spread: Option<CudaMethod>,
+    interp: Option<CudaMethod>,
+    two_pass_sort: Option<bool>,
 }
 
 /// The number of points in device coordinate arrays, one per dimension, all of one length.
-fn check_device_coords<T: CudaFloat, C: DevicePtr<T>>(
+fn device_count<T, C: DevicePtr<T>>(
     dim: usize,
     coords: &[&C],
     names: [&'static str; 3],
 ) -> CudaResult<usize> {
-    if coords.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: coords.len(),
-        }
-        .into());
-    }
-    let m = coords[0].len();
-    for (d, c) in coords.iter().enumerate() {
-        if c.len() != m {
-            return Err(NudtError::Length {
-                what: format!("{} coordinates", names[d]),
-                expected: m,
-                got: c.len(),
-            }
-            .into());
-        }
-    }
-    if m > u32::MAX as usize / 2 {
-        return Err(NudtError::TooManyPoints(m).into());
-    }
-    Ok(m)
+    let lens: Vec<usize> = coords.iter().map(|c| c.len()).collect();
+    Ok(point_count(dim, &lens, names)?)
 }
 
 /// Copies host coordinates (`m` per dimension) into `dev`, one device buffer per dimension,
@@ -365,14 +379,17 @@ impl<T: CudaFloat> CudaPlan<T> {
         tol: f64,
         opts: CudaOptions,
     ) -> CudaResult<Self> {
-        if ty == TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into());
-        }
-        Self::build(ty, modes, isign, ntransf, tol, opts)
+        let problem = Problem::uniform(
+            ty,
+            modes,
+            isign,
+            ntransf,
+            tol,
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+        )?;
+        Self::build(problem, opts)
     }
 
     /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -383,50 +400,22 @@ impl<T: CudaFloat> CudaPlan<T> {
         tol: f64,
         opts: CudaOptions,
     ) -> CudaResult<Self> {
-        Self::build(
-            TransformType::Type3,
-            &vec![1; dim],
+        let problem = Problem::type3(
+            dim,
             isign,
             ntransf,
             tol,
-            opts,
-        )
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+            opts.type3,
+        )?;
+        Self::build(problem, opts)
     }
 
-    fn build(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: CudaOptions,
-    ) -> CudaResult<Self> {
-        let dim = modes.len();
-        if !(1..=3).contains(&dim) {
-            return Err(nudt_gen::GenError::Dimension(dim).into());
-        }
-        if isign != 1 && isign != -1 {
-            return Err(NudtError::Sign(isign).into());
-        }
-        if ntransf == 0 {
-            return Err(NudtError::ZeroTransforms.into());
-        }
-        if let Some(&m) = modes.iter().find(|&&m| m == 0) {
-            return Err(nudt_gen::GenError::Modes(m).into());
-        }
-        // Every later product of mode counts (`lengths`) is then safe.
-        checked_len(modes)?;
-        // In f32 the type 3 post-factors 1/ψ̂ near the band edge at σ = 1.25 amplify rounding
-        // past 1e-6 (measured on the H100: 2.8e-5 in 2D, 1.1e-3 in 3D at tol 1e-6).
-        // Below 1e-8 σ = 1.25's width nears 16, whose fit falls short of the tolerance
-        // (`nudt_gen::plan::choose_upsampling_type3` says where it was measured).
-        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
-        let sigma = opts.upsampling.unwrap_or(if wide {
-            Upsampling::FIVE_FOURTHS
-        } else {
-            Upsampling::TWO
-        });
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
+    fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
+        let (ty, dim, ntransf, tol) = (problem.ty, problem.dim(), problem.ntransf, problem.tol);
+        let kernel = sigma::initial_kernel(&problem)?;
         // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
         // may not be: cudarc would panic on the first call into a missing one.
         probe_libraries()?;
@@ -479,52 +468,23 @@ impl<T: CudaFloat> CudaPlan<T> {
                 profile = Some(path);
             }
         }
-        let module = |role: GridRole| {
-            GridModule::new::<T>(
-                &ctx,
-                &arch,
-                dim,
-                kernel,
-                role,
-                bins,
-                spread,
-                interp,
-                opts.two_pass_sort,
-            )
-        };
-        let t3 = if ty == TransformType::Type3 && gauss.is_none() {
-            let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
-            let up = |v: &[f64]| {
-                stream
-                    .clone_htod(v)
-                    .map_err(|e| driver("cuMemcpyHtoD (quadrature)", e))
-            };
-            Some(Type3Modules {
-                spread: module(GridRole::SpreadSparse)?,
-                inner: module(GridRole::Interpolated)?,
-                qz: up(&qz)?,
-                qw: up(&qw)?,
-            })
-        } else {
-            None
+        let choice = ModuleChoice {
+            bins,
+            spread,
+            interp,
+            two_pass_sort: opts.two_pass_sort,
         };
         let engine = match ty {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
-                let n = modes
-                    .iter()
-                    .map(|&m| gplan::fine_size_cufft(m, &kernel))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
+                let module = grid_module::<T>(&ctx, &arch, dim, kernel, uniform_role(ty), choice)?;
                 Engine::Uniform(Box::new(UniformDev::new(
                     &stream,
                     &arch,
                     opts.fft,
-                    &module(if ty == TransformType::Type1 {
-                        GridRole::Spread
-                    } else {
-                        GridRole::Interpolated
-                    })?,
-                    modes,
+                    &module,
+                    &problem.modes,
                     &n,
                     kernel,
                     opts.mode_order,
@@ -538,21 +498,18 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         let events = [ev()?, ev()?, ev()?, ev()?];
         Ok(CudaPlan {
-            ty,
-            dim,
-            isign,
-            ntransf,
+            problem,
             batch,
-            tol,
             kernel,
-            modes: modes.to_vec(),
+            kernel_tol: tol,
+            choice,
             opts,
             ctx,
             stream,
             arch,
             common,
             gauss,
-            t3,
+            t3: None,
             engine,
             num_points: 0,
             num_targets: 0,
@@ -583,19 +540,11 @@ impl<T: CudaFloat> CudaPlan<T> {
         Ok(())
     }
 
-    fn type_number(&self) -> u8 {
-        match self.ty {
-            TransformType::Type1 => 1,
-            TransformType::Type2 => 2,
-            TransformType::Type3 => 3,
-        }
-    }
-
     /// Sets the nonuniform points of a type 1 or 2 plan from host arrays (radians, any finite
     /// value): copies them to the GPU and bin-sorts them there.
     pub fn set_points(&mut self, coords: &[&[T]]) -> CudaResult<()> {
-        self.check_uniform()?;
-        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        check_type(1, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
         self.bind()?;
         self.held.clear();
         let mut dev = std::mem::take(&mut self.coords);
@@ -616,9 +565,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         &mut self,
         coords: &[Arc<C>],
     ) -> CudaResult<()> {
-        self.check_uniform()?;
+        check_type(1, self.problem.ty)?;
         let refs: Vec<&C> = coords.iter().map(|c| c.as_ref()).collect();
-        let m = check_device_coords(self.dim, &refs, ["x", "y", "z"])?;
+        let m = device_count(self.problem.dim(), &refs, SOURCES)?;
         self.bind()?;
         self.held = coords.iter().map(|c| c.clone() as HeldCoords<T>).collect();
         let stream = self.stream.clone();
@@ -633,18 +582,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         r
     }
 
-    fn check_uniform(&self) -> CudaResult<()> {
-        if self.ty == TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     fn sort_uniform(&mut self, p: [u64; 3], m: usize) -> CudaResult<()> {
+        self.fit_upsampling(m)?;
         self.record(0)?;
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
@@ -656,12 +595,50 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
+    /// Where σ is the plan layer's to choose, the one for `m` points
+    /// ([`sigma::refit_uniform`]), rebuilding the grid, its module and FFTs if it changes. A
+    /// grid that cannot be built keeps σ as it is.
+    fn fit_upsampling(&mut self, m: usize) -> CudaResult<()> {
+        let Some((kernel, n)) = sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, None)?
+        else {
+            return Ok(());
+        };
+        let ty = self.problem.ty;
+        let dim = self.problem.dim();
+        let built = grid_module::<T>(
+            &self.ctx,
+            &self.arch,
+            dim,
+            kernel,
+            uniform_role(ty),
+            self.choice,
+        )
+        .and_then(|module| {
+            UniformDev::new(
+                &self.stream,
+                &self.arch,
+                self.opts.fft,
+                &module,
+                &self.problem.modes,
+                &n,
+                kernel,
+                self.opts.mode_order,
+                &[self.batch, self.problem.ntransf % self.batch],
+            )
+        });
+        if let Ok(u) = built {
+            self.engine = Engine::Uniform(Box::new(u));
+            self.kernel = kernel;
+        }
+        Ok(())
+    }
+
     /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies them
     /// to the GPU, then as [`Self::set_points_type3_device`].
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> CudaResult<()> {
-        self.check_type3()?;
-        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        check_type(3, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), sources, SOURCES)?;
+        let k = check_coords(self.problem.dim(), targets, TARGETS)?;
         self.bind()?;
         if self.gauss.is_some() {
             return self.set_points_gaussian(sources, targets, m, k);
@@ -687,9 +664,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         sources: &[&C],
         targets: &[&C],
     ) -> CudaResult<()> {
-        self.check_type3()?;
-        let m = check_device_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_device_coords(self.dim, targets, ["s", "t", "u"])?;
+        check_type(3, self.problem.ty)?;
+        let m = device_count(self.problem.dim(), sources, SOURCES)?;
+        let k = device_count(self.problem.dim(), targets, TARGETS)?;
         self.bind()?;
         let stream = self.stream.clone();
         if self.gauss.is_some() {
@@ -728,17 +705,6 @@ impl<T: CudaFloat> CudaPlan<T> {
         r
     }
 
-    fn check_type3(&self) -> CudaResult<()> {
-        if self.ty != TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 3,
-                actual: self.type_number(),
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     /// The type 3 set-points from device coordinates at `src` (`m` per dimension) and `tgt`
     /// (`k`): grids planned from the bounding boxes, points rescaled and phase factors made on
     /// the GPU, both sets sorted. Grids, buffers and sorts of the last point sets are reused
@@ -756,55 +722,43 @@ impl<T: CudaFloat> CudaPlan<T> {
             Engine::Type3(t) => Some(t),
             _ => None,
         };
-        let dim = self.dim;
-        let kernel = self.kernel;
-        let sigma = kernel.upsampling.0;
-        let w = kernel.width as f64;
+        let dim = self.problem.dim();
         let stream = self.stream.clone();
         let arrays: Vec<(u64, usize)> = (0..dim)
             .map(|d| (src[d], m))
             .chain((0..dim).map(|d| (tgt[d], k)))
             .collect();
         let boxes = extents(&stream, &self.common, &arrays)?;
-        // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
-        let mut n = Vec::with_capacity(dim);
-        let (mut cx, mut cs, mut ig, mut hg) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
-        for d in 0..dim {
-            let (c0, xh) = crate::type3::centre_of(boxes[d]);
-            let (c1, sh) = crate::type3::centre_of(boxes[dim + d]);
-            let (xs, ss) = crate::type3::safe_extents(xh, sh);
-            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
-            if !want.is_finite() || want > 1e9 {
-                return Err(nudt_gen::GenError::GridOverflow { modes: usize::MAX }.into());
-            }
-            let nd = gplan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
-                nudt_gen::GenError::GridOverflow {
-                    modes: want as usize,
-                },
-            )?;
-            let gamma = nd as f64 / (2.0 * sigma * ss);
-            let h = 2.0 * std::f64::consts::PI / nd as f64;
-            cx[d] = c0;
-            cs[d] = c1;
-            ig[d] = 1.0 / gamma;
-            hg[d] = h * gamma;
-            n.push(nd);
+        let (xb, sb) = boxes.split_at(dim);
+        let extent = crate::planner::type3::extents(xb, sb);
+        let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
+        let geometry = Geometry::new::<T>(xb, sb, &kernel, None)?;
+        let (n, inner_n) = (geometry.spread(), geometry.inner.clone());
+        let cx = geometry.per_axis(|a| a.cx, 0.0);
+        let cs = geometry.per_axis(|a| a.cs, 0.0);
+        let ig = geometry.per_axis(|a| a.inv_gamma, 0.0);
+        let hg = geometry.per_axis(|a| a.h_gamma, 0.0);
+        let batches = [self.batch, self.problem.ntransf % self.batch];
+        // The modules are the last point sets' where the kernel is theirs.
+        if self.t3.as_ref().is_none_or(|t| t.kernel != kernel) {
+            self.t3 = None;
+            self.t3 = Some(Type3Modules::new::<T>(
+                &self.ctx,
+                &stream,
+                &self.arch,
+                dim,
+                kernel,
+                self.choice,
+            )?);
         }
-        let inner_n = n
-            .iter()
-            .map(|&nd| gplan::fine_size_cufft(nd, &kernel))
-            .collect::<Result<Vec<_>, _>>()?;
-        let batches = [self.batch, self.ntransf % self.batch];
-        let reuse =
-            old.filter(|t| t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]);
-        let Some(mods) = self.t3.as_ref() else {
-            return Err(CudaError::Unsupported(
-                "FINUFFT type 3 set-points on a plan made for the Gaussian method".into(),
-            ));
-        };
+        let mods = self.t3.as_ref().expect("made above");
+        let reuse = old.filter(|t| {
+            t.kernel == kernel && t.spread.n[..dim] == n[..] && t.inner.grid.n[..dim] == inner_n[..]
+        });
         let mut t = match reuse {
             Some(t) => t,
             None => Box::new(Type3Dev {
+                kernel,
                 spread: GridDev::new(&mods.spread, &n)?,
                 inner: UniformDev::new(
                     &stream,
@@ -858,7 +812,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         grow(&mut t.cwork, clen, "pre-phased strengths")?;
         grow(&mut t.agrid, alen, "type 3 spreading grids")?;
         let p3 = |v: &[CudaSlice<T>], d: usize| v.get(d).map_or(0, |s| ptr(s, &stream));
-        let sgn = self.isign.signum() as f64;
+        let sgn = self.problem.isign.signum() as f64;
         use super::device::{blocks, Arg};
         let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
         if m > 0 {
@@ -915,6 +869,8 @@ impl<T: CudaFloat> CudaPlan<T> {
             .grid
             .set_points(&stream, &self.common, pu, k, scratch)?;
         self.engine = Engine::Type3(t);
+        self.kernel = kernel;
+        self.kernel_tol = stage_tol;
         self.num_points = m;
         self.num_targets = k;
         self.record(1)
@@ -941,24 +897,14 @@ impl<T: CudaFloat> CudaPlan<T> {
             win,
             sources,
             targets,
-            self.isign,
-            [self.batch, self.ntransf % self.batch],
+            self.problem.isign,
+            [self.batch, self.problem.ntransf % self.batch],
             old,
         )?;
         self.engine = Engine::Gaussian(Box::new(dev));
         self.num_points = m;
         self.num_targets = k;
         self.record(1)
-    }
-
-    /// Input and output lengths (complex values) of one transform.
-    fn lengths(&self) -> (usize, usize) {
-        let modes: usize = self.modes.iter().product();
-        match self.ty {
-            TransformType::Type1 => (self.num_points, modes),
-            TransformType::Type2 => (modes, self.num_points),
-            TransformType::Type3 => (self.num_points, self.num_targets),
-        }
     }
 
     fn points_set(&self) -> bool {
@@ -976,11 +922,15 @@ impl<T: CudaFloat> CudaPlan<T> {
         if !self.points_set() {
             return Err(NudtError::PointsNotSet.into());
         }
-        let (a, b) = match self.lengths() {
-            (a, b) if adjoint => (b, a),
-            ab => ab,
-        };
-        crate::error::check_stack([input, output], [a, b], self.ntransf, ["input", "output"])?;
+        let (a, b) = self
+            .problem
+            .lengths(self.num_points, self.num_targets, adjoint);
+        crate::error::check_stack(
+            [input, output],
+            [a, b],
+            self.problem.ntransf,
+            ["input", "output"],
+        )?;
         Ok((a, b))
     }
 
@@ -1103,10 +1053,9 @@ impl<T: CudaFloat> CudaPlan<T> {
     }
 
     fn run_held(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
-        let (a, b) = match self.lengths() {
-            (a, b) if adjoint => (b, a),
-            ab => ab,
-        };
+        let (a, b) = self
+            .problem
+            .lengths(self.num_points, self.num_targets, adjoint);
         let sz = std::mem::size_of::<T>();
         let stream = self.stream.clone();
         if adjoint && a > 0 && b > 0 {
@@ -1121,16 +1070,20 @@ impl<T: CudaFloat> CudaPlan<T> {
         }
         self.record(2)?;
         if a == 0 {
-            memset0(&stream, output, 2 * b * self.ntransf * sz)?;
+            memset0(&stream, output, 2 * b * self.problem.ntransf * sz)?;
         }
         if a > 0 && b > 0 {
-            let isign = if adjoint { -self.isign } else { self.isign };
+            let isign = if adjoint {
+                -self.problem.isign
+            } else {
+                self.problem.isign
+            };
             let common = &self.common;
             // Type 1's transform and type 2's adjoint spread; the others interpolate.
-            let spreads = (self.ty == TransformType::Type1) != adjoint;
+            let spreads = (self.problem.ty == TransformType::Type1) != adjoint;
             let mut t0 = 0;
-            while t0 < self.ntransf {
-                let nb = self.batch.min(self.ntransf - t0);
+            while t0 < self.problem.ntransf {
+                let nb = self.batch.min(self.problem.ntransf - t0);
                 let x = at::<T>(input, 2 * t0 * a);
                 let y = at::<T>(output, 2 * t0 * b);
                 match &self.engine {
@@ -1203,7 +1156,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         let Engine::Uniform(u) = &self.engine else {
             return Err(NudtError::WrongType {
                 expected: 1,
-                actual: self.type_number(),
+                actual: crate::planner::validate::type_number(self.problem.ty),
             }
             .into());
         };
@@ -1288,19 +1241,19 @@ impl<T: CudaFloat> CudaPlan<T> {
     }
 
     pub fn tolerance(&self) -> f64 {
-        self.tol
+        self.problem.tol
     }
 
     pub fn dim(&self) -> usize {
-        self.dim
+        self.problem.dim()
     }
 
     pub fn transform_type(&self) -> TransformType {
-        self.ty
+        self.problem.ty
     }
 
     pub fn ntransf(&self) -> usize {
-        self.ntransf
+        self.problem.ntransf
     }
 
     /// The GPU the kernels were generated for.
@@ -1316,18 +1269,37 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// points are set).
     pub fn fine_grid(&self) -> Vec<usize> {
         match &self.engine {
-            Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
-            Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Uniform(u) => u.grid.n[..self.problem.dim()].to_vec(),
+            Engine::Type3(t) => t.inner.grid.n[..self.problem.dim()].to_vec(),
             Engine::Gaussian(g) => g.grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }
 
+    /// What the plan layer chose for this plan (a type 3's grids once its points are set):
+    /// the same as any backend's for the same problem and points.
+    pub fn recipe(&self) -> Recipe {
+        let (kernel, kernel_tol, spread) = match &self.engine {
+            Engine::Gaussian(_) => (
+                crate::type3_gaussian::window_for(self.problem.tol),
+                self.problem.tol,
+                Vec::new(),
+            ),
+            Engine::Type3(t) => (
+                self.kernel,
+                self.kernel_tol,
+                t.spread.n[..self.problem.dim()].to_vec(),
+            ),
+            _ => (self.kernel, self.kernel_tol, Vec::new()),
+        };
+        Recipe::new(&self.problem, kernel, kernel_tol, self.fine_grid(), spread)
+    }
+
     /// Bin sides of the spreading grid.
     pub fn bins(&self) -> Vec<usize> {
         match &self.engine {
-            Engine::Uniform(u) => u.grid.spec.bins[..self.dim].to_vec(),
-            Engine::Type3(t) => t.spread.spec.bins[..self.dim].to_vec(),
+            Engine::Uniform(u) => u.grid.spec.bins[..self.problem.dim()].to_vec(),
+            Engine::Type3(t) => t.spread.spec.bins[..self.problem.dim()].to_vec(),
             Engine::Gaussian(_) | Engine::Type3Pending => Vec::new(),
         }
     }
@@ -1346,12 +1318,12 @@ impl<T: CudaFloat> CudaPlan<T> {
 impl<T: CudaFloat> std::fmt::Debug for CudaPlan<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CudaPlan")
-            .field("type", &self.ty)
+            .field("type", &self.problem.ty)
             .field("precision", &T::PRECISION)
-            .field("modes", &self.modes)
-            .field("isign", &self.isign)
-            .field("ntransf", &self.ntransf)
-            .field("tol", &self.tol)
+            .field("modes", &self.problem.modes)
+            .field("isign", &self.problem.isign)
+            .field("ntransf", &self.problem.ntransf)
+            .field("tol", &self.problem.tol)
             .field("kernel", &self.kernel)
             .field("type3", &self.opts.type3)
             .field("width", &self.width())

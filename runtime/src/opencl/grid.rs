@@ -128,7 +128,9 @@ impl<T: ClFloat> ClGrid<T> {
             .iter()
             .try_fold(1usize, |a, &b| a.checked_mul(b))
             .filter(|l| l.checked_mul(2 * std::mem::size_of::<T>()).is_some());
-        if len.is_none() || n.iter().any(|&v| v > i32::MAX as usize / 2) {
+        // Sides are within the plan layer's limit (`planner::limits::MAX_GRID_SIDE`), so
+        // grid indices fit the device's ints.
+        if len.is_none() {
             return Err(NudtError::GridOverflow.into());
         }
         let spec = module.spec.clone();

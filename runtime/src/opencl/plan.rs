@@ -19,12 +19,15 @@ use super::launch::{
     write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::planner::type3::Geometry;
+use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::{sigma, Problem, Recipe};
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
     common_module_in, fourier_quadrature, names, CudaMethod, GridRole, ELEMENT_THREADS,
     MINMAX_BLOCKS,
 };
-use nudt_gen::{plan as gplan, KernelKind, KernelSpec, Precision, TransformType, Upsampling};
+use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -35,8 +38,8 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct ClOptions {
     pub kernel: KernelKind,
-    /// Upsampling factor σ; `None` chooses as the CUDA backend does: 1.25 for f64 type 3 at
-    /// tolerances of 1e-8 and above (where the type 3 grids' size sets the cost), else 2.
+    /// Upsampling factor σ; `None` lets the plan layer choose it once the points are known,
+    /// as on every backend ([`crate::planner::sigma`]).
     pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
     /// The device; `None`: [`ClDevice::first`].
@@ -72,6 +75,8 @@ struct Uniform<T: ClFloat> {
 /// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
 /// post-factors.
 struct Type3<T: ClFloat> {
+    /// The kernel its grids were made for.
+    kernel: KernelSpec,
     spread: ClGrid<T>,
     agrid: Buffer<T>,
     inner: Uniform<T>,
@@ -102,12 +107,20 @@ impl<T: ClFloat> Engine<T> {
     }
 }
 
-/// What a type 3 plan needs besides the spread module: the phase kernels and the kernel's
-/// Fourier quadrature (nodes, weights) for the post-factors.
+/// What a type 3 plan needs besides the spread modules: the extents' and the phase kernels.
 struct Type3Kernels {
     minmax: Kernel,
     sources: Kernel,
     targets: Kernel,
+}
+
+/// What a type 3's grids need for one kernel (chosen from the last point sets' extents): the
+/// outer and inner grids' spread modules and the kernel's Fourier quadrature (nodes,
+/// weights) for the post-factors.
+struct Type3Modules {
+    kernel: KernelSpec,
+    outer: ClSpreadModule,
+    inner: ClSpreadModule,
     qz: Buffer<f64>,
     qw: Buffer<f64>,
     nq: usize,
@@ -115,21 +128,22 @@ struct Type3Kernels {
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an OpenCL device.
 pub struct ClPlan<T: ClFloat> {
-    ty: TransformType,
-    dim: usize,
-    isign: i32,
-    ntransf: usize,
-    tol: f64,
+    problem: Problem,
     kernel: KernelSpec,
-    modes: [usize; 3],
+    /// The tolerance `kernel` was chosen for (type 3: a stage's share).
+    kernel_tol: f64,
+    /// The spreading and interpolation methods asked for.
+    want: [Option<CudaMethod>; 2],
+    mode_order: ModeOrder,
     engine: Engine<T>,
     cmul: Kernel,
     t3: Option<Type3Kernels>,
     /// Device copies of one transform's input and output.
     io: Option<(Buffer<T>, Buffer<T>)>,
-    /// The spread modules (types 1 and 2: the one grid's; type 3: the outer grid's, then the
-    /// inner's) and the common module, then the device, dropped last.
-    modules: Vec<ClSpreadModule>,
+    /// The spread modules: types 1 and 2, the one grid's; type 3, both grids' for the last
+    /// point sets' kernel. Then the common module and the device, dropped last.
+    module: Option<ClSpreadModule>,
+    t3_modules: Option<Type3Modules>,
     common: Arc<Program>,
     dev: Arc<ClDevice>,
 }
@@ -137,8 +151,7 @@ pub struct ClPlan<T: ClFloat> {
 impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClPlan")
-            .field("type", &self.ty)
-            .field("modes", &&self.modes[..self.dim])
+            .field("problem", &self.problem)
             .field("fine_grid", &self.fine_grid())
             .field("width", &self.kernel.width)
             .field("device", &self.dev.info.name)
@@ -146,54 +159,7 @@ impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
     }
 }
 
-/// The size of a point set of `dim` arrays of lengths `lens` (all equal, within the sort's
-/// 32-bit indices), or the error naming the array that differs.
-fn set_size(dim: usize, lens: &[usize], names: [&'static str; 3]) -> OpenClResult<usize> {
-    if lens.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: lens.len(),
-        }
-        .into());
-    }
-    let m = lens[0];
-    if let Some(d) = lens.iter().position(|&l| l != m) {
-        return Err(NudtError::Length {
-            what: format!("{} coordinates", names[d]),
-            expected: m,
-            got: lens[d],
-        }
-        .into());
-    }
-    if m > u32::MAX as usize / 2 {
-        return Err(NudtError::TooManyPoints(m).into());
-    }
-    Ok(m)
-}
-
-/// Checks one point set (`dim` arrays of equal length, finite values) and returns its size.
-fn check_coords<T: ClFloat>(
-    dim: usize,
-    coords: &[&[T]],
-    names: [&'static str; 3],
-) -> OpenClResult<usize> {
-    let lens: Vec<usize> = coords.iter().map(|c| c.len()).collect();
-    let m = set_size(dim, &lens, names)?;
-    for (d, c) in coords.iter().enumerate() {
-        if let Some(index) = c.iter().position(|x| !x.is_finite()) {
-            return Err(NudtError::NonFinite {
-                what: names[d],
-                index,
-                value: c[index].wide(),
-            }
-            .into());
-        }
-    }
-    Ok(m)
-}
-
-/// Checks one point set in device buffers (`dim` of them, all of one length) and returns its
-/// size.
+/// The size of a point set in device buffers (`dim` of them, all of one length).
 fn device_coords<T>(
     dim: usize,
     coords: &[&Buffer<T>],
@@ -203,7 +169,7 @@ fn device_coords<T>(
         .iter()
         .map(|c| elements(c))
         .collect::<Result<Vec<_>, _>>()?;
-    set_size(dim, &lens, names)
+    Ok(point_count(dim, &lens, names)?)
 }
 
 /// Bounding interval `(lo, hi)` of each device array of `n` coordinates, by the min/max
@@ -246,14 +212,17 @@ impl<T: ClFloat> ClPlan<T> {
         tol: f64,
         opts: ClOptions,
     ) -> OpenClResult<Self> {
-        if ty == TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into());
-        }
-        Self::build(ty, modes, isign, ntransf, tol, opts)
+        let problem = Problem::uniform(
+            ty,
+            modes,
+            isign,
+            ntransf,
+            tol,
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+        )?;
+        Self::build(problem, opts)
     }
 
     /// A type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -264,118 +233,104 @@ impl<T: ClFloat> ClPlan<T> {
         tol: f64,
         opts: ClOptions,
     ) -> OpenClResult<Self> {
-        Self::build(
-            TransformType::Type3,
-            &vec![1; dim],
-            isign,
-            ntransf,
-            tol,
-            opts,
-        )
-    }
-
-    fn build(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: ClOptions,
-    ) -> OpenClResult<Self> {
-        let dim = modes.len();
-        if !(1..=3).contains(&dim) {
-            return Err(nudt_gen::GenError::Dimension(dim).into());
-        }
-        if isign != 1 && isign != -1 {
-            return Err(NudtError::Sign(isign).into());
-        }
-        if ntransf == 0 {
-            return Err(NudtError::ZeroTransforms.into());
-        }
-        if let Some(&m) = modes.iter().find(|&&m| m == 0) {
-            return Err(nudt_gen::GenError::Modes(m).into());
-        }
-        // σ as the CUDA backend chooses it (`CudaOptions::upsampling` says why).
-        let wide = ty == TransformType::Type3 && tol >= 1e-8 && T::PRECISION == Precision::F64;
-        let sigma = opts.upsampling.unwrap_or(if wide {
-            Upsampling::FIVE_FOURTHS
-        } else {
-            Upsampling::TWO
-        });
-        let kernel = KernelSpec::for_tolerance(opts.kernel, tol, sigma, T::PRECISION)?;
-        let dev = match opts.device {
-            Some(d) => d,
-            None => ClDevice::first()?,
-        };
-        let m3: [usize; 3] = std::array::from_fn(|d| modes.get(d).copied().unwrap_or(1));
-        let common_src =
-            common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
-        let common = build(&dev, &common_src)?;
-        let roles: &[GridRole] = match ty {
-            TransformType::Type1 => &[GridRole::Spread],
-            TransformType::Type2 => &[GridRole::Interpolated],
-            TransformType::Type3 => &[GridRole::SpreadSparse, GridRole::Interpolated],
-        };
-        let want = [opts.spread, opts.interp];
-        let modules = roles
-            .iter()
-            .map(|&role| ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, role, want))
-            .collect::<Result<Vec<_>, _>>()?;
-        let (engine, t3) = if ty == TransformType::Type3 {
-            let (qz, qw) = fourier_quadrature(&kernel);
-            let t3 = Type3Kernels {
-                minmax: kernel_of(&common, names::MINMAX)?,
-                sources: kernel_of(&common, names::T3_SOURCES)?,
-                targets: kernel_of(&common, names::T3_TARGETS)?,
-                nq: qz.len(),
-                qz: upload(&dev, &qz)?,
-                qw: upload(&dev, &qw)?,
-            };
-            (Engine::Type3Pending, Some(t3))
-        } else {
-            let mut n = [1usize; 3];
-            for d in 0..dim {
-                n[d] = gplan::fine_size_cufft(modes[d], &kernel)?;
-            }
-            let u = Uniform::new(&dev, &modules[0], &common, m3, n, opts.mode_order)?;
-            (Engine::Uniform(Box::new(u)), None)
-        };
-        Ok(ClPlan {
-            ty,
+        let problem = Problem::type3(
             dim,
             isign,
             ntransf,
             tol,
+            T::PRECISION,
+            opts.kernel,
+            opts.upsampling,
+            crate::planner::Type3Method::Finufft,
+        )?;
+        Self::build(problem, opts)
+    }
+
+    fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
+        let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
+        let kernel = sigma::initial_kernel(&problem)?;
+        let dev = match opts.device {
+            Some(d) => d,
+            None => ClDevice::first()?,
+        };
+        let common_src =
+            common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
+        let common = build(&dev, &common_src)?;
+        let want = [opts.spread, opts.interp];
+        let (engine, module, t3) = if ty == TransformType::Type3 {
+            let t3 = Type3Kernels {
+                minmax: kernel_of(&common, names::MINMAX)?,
+                sources: kernel_of(&common, names::T3_SOURCES)?,
+                targets: kernel_of(&common, names::T3_TARGETS)?,
+            };
+            (Engine::Type3Pending, None, Some(t3))
+        } else {
+            let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
+            let module =
+                ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, uniform_role(ty), want)?;
+            let u = Uniform::new(
+                &dev,
+                &module,
+                &common,
+                pad3(&problem.modes),
+                pad3(&n),
+                opts.mode_order,
+            )?;
+            (Engine::Uniform(Box::new(u)), Some(module), None)
+        };
+        Ok(ClPlan {
+            problem,
             kernel,
-            modes: m3,
+            kernel_tol: tol,
+            want,
+            mode_order: opts.mode_order,
             engine,
             cmul: kernel_of(&common, names::CMUL)?,
             t3,
             io: None,
-            modules,
+            module,
+            t3_modules: None,
             common,
             dev,
         })
     }
 
-    fn type_number(&self) -> u8 {
-        match self.ty {
-            TransformType::Type1 => 1,
-            TransformType::Type2 => 2,
-            TransformType::Type3 => 3,
-        }
-    }
-
     /// Sets the nonuniform points of a type 1 or 2 plan (radians, any finite value) and
     /// bin-sorts them on the device.
     pub fn set_points(&mut self, coords: &[&[T]]) -> OpenClResult<()> {
-        let u = self.engine.uniform()?;
-        let m = check_coords(self.dim, coords, ["x", "y", "z"])?;
+        self.engine.uniform()?;
+        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
         let x: Vec<Buffer<T>> = coords
             .iter()
             .map(|c| upload(&self.dev, c))
             .collect::<Result<_, _>>()?;
-        u.grid.set_points(&self.dev, x, m)
+        self.fit_upsampling(m)?;
+        self.engine.uniform()?.grid.set_points(&self.dev, x, m)
+    }
+
+    /// Where σ is the plan layer's to choose, the one for `m` points
+    /// ([`sigma::refit_uniform`]), rebuilding the grid, its module and FFT if it changes. A
+    /// grid that cannot be built keeps σ as it is.
+    fn fit_upsampling(&mut self, m: usize) -> OpenClResult<()> {
+        let Some((kernel, n)) = sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, None)?
+        else {
+            return Ok(());
+        };
+        let (dev, dim, ty) = (&self.dev, self.problem.dim(), self.problem.ty);
+        let built =
+            ClSpreadModule::new(dev, dim, kernel, T::PRECISION, uniform_role(ty), self.want)
+                .and_then(|module| {
+                    let modes = pad3(&self.problem.modes);
+                    let u =
+                        Uniform::new(dev, &module, &self.common, modes, pad3(&n), self.mode_order)?;
+                    Ok((module, u))
+                });
+        if let Ok((module, u)) = built {
+            self.engine = Engine::Uniform(Box::new(u));
+            self.module = Some(module);
+            self.kernel = kernel;
+        }
+        Ok(())
     }
 
     /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
@@ -386,18 +341,19 @@ impl<T: ClFloat> ClPlan<T> {
     /// must not be written meanwhile: the kernels trust the sort, and a moved point would be
     /// spread outside its bin's box in local memory.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
-        let u = self.engine.uniform()?;
-        let m = device_coords(self.dim, coords, ["x", "y", "z"])?;
+        self.engine.uniform()?;
+        let m = device_coords(self.problem.dim(), coords, SOURCES)?;
         let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
-        u.grid.set_points(&self.dev, held, m)
+        self.fit_upsampling(m)?;
+        self.engine.uniform()?.grid.set_points(&self.dev, held, m)
     }
 
     /// Sets the sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies
     /// them to the device, then as [`Self::set_points_type3_device`].
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
-        self.check_type3()?;
-        let m = check_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = check_coords(self.dim, targets, ["s", "t", "u"])?;
+        check_type(3, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), sources, SOURCES)?;
+        let k = check_coords(self.problem.dim(), targets, TARGETS)?;
         let up = |v: &[&[T]]| -> OpenClResult<Vec<Buffer<T>>> {
             v.iter().map(|c| upload(&self.dev, c)).collect()
         };
@@ -417,21 +373,10 @@ impl<T: ClFloat> ClPlan<T> {
         sources: &[&Buffer<T>],
         targets: &[&Buffer<T>],
     ) -> OpenClResult<()> {
-        self.check_type3()?;
-        let m = device_coords(self.dim, sources, ["x", "y", "z"])?;
-        let k = device_coords(self.dim, targets, ["s", "t", "u"])?;
+        check_type(3, self.problem.ty)?;
+        let m = device_coords(self.problem.dim(), sources, SOURCES)?;
+        let k = device_coords(self.problem.dim(), targets, TARGETS)?;
         self.prepare_type3(sources, targets, m, k)
-    }
-
-    fn check_type3(&self) -> OpenClResult<()> {
-        if self.ty != TransformType::Type3 {
-            return Err(NudtError::WrongType {
-                expected: 3,
-                actual: self.type_number(),
-            }
-            .into());
-        }
-        Ok(())
     }
 
     /// Type 3 set-points from `m` sources `x` and `k` targets `s` on the device.
@@ -446,58 +391,45 @@ impl<T: ClFloat> ClPlan<T> {
             Engine::Type3(t) => Some(t),
             _ => None,
         };
-        let dim = self.dim;
-        let kernel = self.kernel;
-        let sigma = kernel.upsampling.0;
-        let w = kernel.width as f64;
+        let dim = self.problem.dim();
         let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
         let arrays: Vec<(&Buffer<T>, usize)> = (0..dim)
             .map(|d| (x[d], m))
             .chain((0..dim).map(|d| (s[d], k)))
             .collect();
         let boxes = extents(&self.dev, &t3.minmax, &arrays)?;
-        // Centres, half-extents and grid sizes per dimension (as the CPU backend's type 3).
-        let (mut n, mut cx, mut cs, mut ig, mut hg) =
-            ([1; 3], [0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
-        for d in 0..dim {
-            let (c0, xh) = crate::type3::centre_of(boxes[d]);
-            let (c1, sh) = crate::type3::centre_of(boxes[dim + d]);
-            let (xs, ss) = crate::type3::safe_extents(xh, sh);
-            let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + w + 1.0;
-            if !want.is_finite() || want > 1e9 {
-                return Err(nudt_gen::GenError::GridOverflow { modes: usize::MAX }.into());
-            }
-            n[d] = gplan::next_smooth((want.ceil() as usize).max(2 * kernel.width)).ok_or(
-                nudt_gen::GenError::GridOverflow {
-                    modes: want as usize,
-                },
-            )?;
-            let gamma = n[d] as f64 / (2.0 * sigma * ss);
-            cx[d] = c0;
-            cs[d] = c1;
-            ig[d] = 1.0 / gamma;
-            hg[d] = 2.0 * std::f64::consts::PI / n[d] as f64 * gamma;
-        }
-        let mut inner_n = [1usize; 3];
-        for d in 0..dim {
-            inner_n[d] = gplan::fine_size_cufft(n[d], &kernel)?;
-        }
+        let (xb, sb) = boxes.split_at(dim);
+        let extent = crate::planner::type3::extents(xb, sb);
+        let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
+        let geometry = Geometry::new::<T>(xb, sb, &kernel, None)?;
+        let (n, inner_n) = (pad3(&geometry.spread()), pad3(&geometry.inner));
+        let cx = geometry.per_axis(|a| a.cx, 0.0);
+        let cs = geometry.per_axis(|a| a.cs, 0.0);
+        let ig = geometry.per_axis(|a| a.inv_gamma, 0.0);
+        let hg = geometry.per_axis(|a| a.h_gamma, 0.0);
         let dev = self.dev.clone();
+        // The modules are the last point sets' where the kernel is theirs.
+        if self.t3_modules.as_ref().is_none_or(|t| t.kernel != kernel) {
+            self.t3_modules = None;
+            self.t3_modules = Some(Type3Modules::new::<T>(&dev, dim, kernel, self.want)?);
+        }
+        let mods = self.t3_modules.as_ref().expect("made above");
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
         let (mut sgrid, mut inner, agrid) = match old {
-            Some(t) if t.spread.n == n && t.inner.grid.n == inner_n => {
+            Some(t) if t.kernel == kernel && t.spread.n == n && t.inner.grid.n == inner_n => {
                 let t = *t;
                 (t.spread, t.inner, t.agrid)
             }
             _ => {
-                let (outer, inner) = (&self.modules[0], &self.modules[1]);
-                let sgrid = ClGrid::<T>::new(outer, &self.common, n)?;
+                let sgrid = ClGrid::<T>::new(&mods.outer, &self.common, n)?;
                 let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
-                let inner = Uniform::new(&dev, inner, &self.common, n, inner_n, ModeOrder::Fft)?;
+                let inner =
+                    Uniform::new(&dev, &mods.inner, &self.common, n, inner_n, ModeOrder::Fft)?;
                 (sgrid, inner, agrid)
             }
         };
         let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
-        let sgn = Arg::F64(self.isign.signum() as f64);
+        let sgn = Arg::F64(self.problem.isign.signum() as f64);
         let y: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, m)).collect::<Result<_, _>>()?;
         let pre = alloc::<T>(&dev, 2 * m)?;
         if m > 0 {
@@ -520,10 +452,10 @@ impl<T: ClFloat> ClPlan<T> {
             args.extend(f64s(hg));
             args.extend(f64s(cx));
             args.extend([
-                Arg::F64(self.isign.signum() as f64),
-                Arg::I32(t3.nq as i32),
-                mem(&t3.qz),
-                mem(&t3.qw),
+                Arg::F64(self.problem.isign.signum() as f64),
+                Arg::I32(mods.nq as i32),
+                mem(&mods.qz),
+                mem(&mods.qw),
                 Arg::F64(kernel.half_width()),
             ]);
             args.extend((0..3).map(|d| opt_mem(u.get(d))));
@@ -532,7 +464,10 @@ impl<T: ClFloat> ClPlan<T> {
         }
         sgrid.set_points(&dev, y, m)?;
         inner.grid.set_points(&dev, u, k)?;
+        self.kernel = kernel;
+        self.kernel_tol = stage_tol;
         self.engine = Engine::Type3(Box::new(Type3 {
+            kernel,
             spread: sgrid,
             agrid,
             inner,
@@ -548,19 +483,12 @@ impl<T: ClFloat> ClPlan<T> {
     /// Elements of one transform's input and output (`None` before the points are set);
     /// with `adjoint`, of the adjoint's (the transform's output, and back).
     fn lengths(&self, adjoint: bool) -> Option<(usize, usize)> {
-        let modes: usize = self.modes.iter().product();
-        let (a, b) = match &self.engine {
-            Engine::Uniform(u) => {
-                let m = u.grid.points()?;
-                match self.ty {
-                    TransformType::Type1 => (m, modes),
-                    _ => (modes, m),
-                }
-            }
+        let (m, k) = match &self.engine {
+            Engine::Uniform(u) => (u.grid.points()?, 0),
             Engine::Type3(t) => (t.spread.points()?, t.k),
             Engine::Type3Pending => return None,
         };
-        Some(if adjoint { (b, a) } else { (a, b) })
+        Some(self.problem.lengths(m, k, adjoint))
     }
 
     /// Checks `ntransf` stacked inputs and outputs of `input` and `output` elements against
@@ -570,13 +498,18 @@ impl<T: ClFloat> ClPlan<T> {
             return Err(NudtError::PointsNotSet.into());
         };
         let (what_in, what_out) = self.io_names(adjoint);
-        crate::error::check_stack([input, output], [a, b], self.ntransf, [what_in, what_out])?;
+        crate::error::check_stack(
+            [input, output],
+            [a, b],
+            self.problem.ntransf,
+            [what_in, what_out],
+        )?;
         Ok((a, b))
     }
 
     /// What the transform (or its adjoint) takes and gives.
     fn io_names(&self, adjoint: bool) -> (&'static str, &'static str) {
-        let (i, o) = match self.ty {
+        let (i, o) = match self.problem.ty {
             TransformType::Type1 => ("strengths", "modes"),
             TransformType::Type2 => ("modes", "values"),
             TransformType::Type3 => ("strengths", "values"),
@@ -663,9 +596,9 @@ impl<T: ClFloat> ClPlan<T> {
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
         let (what_in, what_out) = self.io_names(adjoint);
-        let no = b.saturating_mul(self.ntransf);
+        let no = b.saturating_mul(self.problem.ntransf);
         for (what, buf, need) in [
-            (what_in, input, a.saturating_mul(self.ntransf)),
+            (what_in, input, a.saturating_mul(self.problem.ntransf)),
             (what_out, &*output, no),
         ] {
             let got = complex_len(buf)?;
@@ -683,7 +616,7 @@ impl<T: ClFloat> ClPlan<T> {
         if a == 0 || b == 0 {
             return zero(&dev, output, 2 * no);
         }
-        if self.ntransf == 1 {
+        if self.problem.ntransf == 1 {
             self.one(input, output, adjoint)?;
             return dev.queue.finish().map_err(cl("clFinish"));
         }
@@ -691,7 +624,7 @@ impl<T: ClFloat> ClPlan<T> {
         // the plan's own buffers, by device copies.
         let (mut din, dout) = self.io(a.max(b))?;
         let mut r = Ok(());
-        for t in 0..self.ntransf {
+        for t in 0..self.problem.ntransf {
             r = copy(&dev, input, t * a * sz, &mut din, 0, a * sz)
                 .and_then(|()| self.one(&din, &dout, adjoint))
                 .and_then(|()| copy(&dev, &dout, 0, output, t * b * sz, b * sz));
@@ -718,10 +651,14 @@ impl<T: ClFloat> ClPlan<T> {
     /// One transform (or its adjoint) from the device buffer `din` into `dout`.
     fn one(&mut self, din: &Buffer<T>, dout: &Buffer<T>, adjoint: bool) -> OpenClResult<()> {
         let dev = self.dev.clone();
-        let isign = if adjoint { -self.isign } else { self.isign };
+        let isign = if adjoint {
+            -self.problem.isign
+        } else {
+            self.problem.isign
+        };
         let (a, b) = self.lengths(adjoint).ok_or(NudtError::PointsNotSet)?;
         // Type 1's transform and type 2's adjoint spread; the others interpolate.
-        let spreads = (self.ty == TransformType::Type1) != adjoint;
+        let spreads = (self.problem.ty == TransformType::Type1) != adjoint;
         match &mut self.engine {
             Engine::Uniform(u) => {
                 let len = u.grid.len();
@@ -771,11 +708,11 @@ impl<T: ClFloat> ClPlan<T> {
     }
 
     pub fn transform_type(&self) -> TransformType {
-        self.ty
+        self.problem.ty
     }
 
     pub fn dim(&self) -> usize {
-        self.dim
+        self.problem.dim()
     }
 
     pub fn kernel(&self) -> &KernelSpec {
@@ -787,25 +724,46 @@ impl<T: ClFloat> ClPlan<T> {
     }
 
     pub fn tolerance(&self) -> f64 {
-        self.tol
+        self.problem.tol
     }
 
     pub fn ntransf(&self) -> usize {
-        self.ntransf
+        self.problem.ntransf
     }
 
     /// The fine grid the FFT runs on (type 3: the inner type 2's, once the points are set).
     pub fn fine_grid(&self) -> Vec<usize> {
         match &self.engine {
-            Engine::Uniform(u) => u.grid.n[..self.dim].to_vec(),
-            Engine::Type3(t) => t.inner.grid.n[..self.dim].to_vec(),
+            Engine::Uniform(u) => u.grid.n[..self.problem.dim()].to_vec(),
+            Engine::Type3(t) => t.inner.grid.n[..self.problem.dim()].to_vec(),
             Engine::Type3Pending => Vec::new(),
         }
     }
 
     /// Bin sides of the sort (type 3: of the outer grid's).
     pub fn bins(&self) -> Vec<usize> {
-        self.modules[0].spec.bins[..self.dim].to_vec()
+        let module = match &self.t3_modules {
+            Some(t) => Some(&t.outer),
+            None => self.module.as_ref(),
+        };
+        module.map_or_else(Vec::new, |m| m.spec.bins[..self.problem.dim()].to_vec())
+    }
+
+    /// What the plan layer chose for this plan (a type 3's grids once its points are set):
+    /// the same as any backend's for the same problem and points.
+    pub fn recipe(&self) -> Recipe {
+        let dim = self.problem.dim();
+        let spread = match &self.engine {
+            Engine::Type3(t) => t.spread.n[..dim].to_vec(),
+            _ => Vec::new(),
+        };
+        Recipe::new(
+            &self.problem,
+            self.kernel,
+            self.kernel_tol,
+            self.fine_grid(),
+            spread,
+        )
     }
 
     /// The spreading and interpolation methods for the current points (type 3: the outer
@@ -866,5 +824,39 @@ impl<T: ClFloat> Uniform<T> {
         let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
         let work = alloc::<T>(dev, 2 * grid.len())?;
         Ok(Uniform { grid, map, work })
+    }
+}
+
+/// The grid role of a type 1 (spreading) or type 2 (interpolation) plan.
+fn uniform_role(ty: TransformType) -> GridRole {
+    if ty == TransformType::Type1 {
+        GridRole::Spread
+    } else {
+        GridRole::Interpolated
+    }
+}
+
+/// Per-dimension sizes padded with ones to three dimensions, as the kernels take them.
+fn pad3(v: &[usize]) -> [usize; 3] {
+    std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
+}
+
+impl Type3Modules {
+    fn new<T: ClFloat>(
+        dev: &Arc<ClDevice>,
+        dim: usize,
+        kernel: KernelSpec,
+        want: [Option<CudaMethod>; 2],
+    ) -> OpenClResult<Self> {
+        let module = |role| ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, want);
+        let (qz, qw) = fourier_quadrature(&kernel);
+        Ok(Type3Modules {
+            kernel,
+            outer: module(GridRole::SpreadSparse)?,
+            inner: module(GridRole::Interpolated)?,
+            nq: qz.len(),
+            qz: upload(dev, &qz)?,
+            qw: upload(dev, &qw)?,
+        })
     }
 }

@@ -1,0 +1,14 @@
+//! What every backend accepts: one set of limits, so that a problem one backend plans is
+//! never refused by another.
+
+/// Most points (sources or targets) of one set. The GPU sorts keep a point's index and its
+/// bin's counts in 32-bit words whose top bit their scans and ranks need, so a set holds at
+/// most 2³¹ − 1 points; the CPU sort's 32-bit indices would take twice as many, but a
+/// problem that runs on the CPU should run on a GPU of the memory too (2³¹ points of a 3-D
+/// f64 type 1 take 86 GB with their strengths).
+pub const MAX_POINTS: usize = i32::MAX as usize;
+
+/// Longest fine grid side. The GPU kernels index one axis of a grid with `int` and add a
+/// kernel's reach or a second index to it, so a side keeps a bit of headroom below 2³¹; a
+/// CPU grid of that side (1-D f64: 17 GB) is one a GPU could hold too.
+pub const MAX_GRID_SIDE: usize = (i32::MAX / 2) as usize;

@@ -1,0 +1,93 @@
+//! The kernel and upsampling σ of a plan, chosen by one rule for every backend: σ as the
+//! caller fixed it, else 2 until the points are known; then, for types 1 and 2, raised in
+//! 2-D and 3-D where the points outnumber the grid's
+//! ([`nudt_gen::plan::choose_upsampling_uniform`]), and for type 3 weighed against the
+//! points' space–bandwidth product ([`nudt_gen::plan::choose_upsampling_type3`]) with the
+//! tolerance split over type 3's two stages ([`nudt_gen::plan::type3_stage_tolerance`]).
+
+use super::recipe::Problem;
+use super::validate::check_grid;
+use crate::error::Result;
+use nudt_gen::{plan as gplan, KernelSpec, Upsampling};
+
+/// A type 1 or 2 plan's kernel before its points are known: at the caller's σ, or 2.
+pub fn initial_kernel(p: &Problem) -> Result<KernelSpec> {
+    let sigma = p.upsampling.unwrap_or(Upsampling::TWO);
+    Ok(KernelSpec::for_tolerance(
+        p.kernel,
+        p.tol,
+        sigma,
+        p.precision,
+    )?)
+}
+
+/// The fine grid of a type 1 or 2 plan for `kernel`: [`gplan::fine_size`] per dimension,
+/// within the limits and `memory` ([`check_grid`]).
+pub fn uniform_grid<T>(
+    p: &Problem,
+    kernel: &KernelSpec,
+    memory: Option<usize>,
+) -> Result<Vec<usize>> {
+    let n = p
+        .modes
+        .iter()
+        .map(|&m| gplan::fine_size(m, kernel))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    check_grid::<T>(&n, memory)?;
+    Ok(n)
+}
+
+/// Where σ is the planner's to choose, the kernel for `points` points of a type 1 or 2 plan
+/// whose kernel is `current`, if it differs (then with its fine grid): σ above 2 in 2-D and
+/// 3-D when the points outnumber the grid points at σ = 2. A raised grid that would not fit
+/// in `memory` keeps σ as it is.
+pub fn refit_uniform<T>(
+    p: &Problem,
+    current: &KernelSpec,
+    points: usize,
+    memory: Option<usize>,
+) -> Result<Option<(KernelSpec, Vec<usize>)>> {
+    if p.upsampling.is_some() || p.dim() < 2 {
+        return Ok(None);
+    }
+    let two = KernelSpec::for_tolerance(p.kernel, p.tol, Upsampling::TWO, p.precision)?;
+    let grid_points: usize = p
+        .modes
+        .iter()
+        .map(|&n| gplan::fine_size(n, &two))
+        .product::<std::result::Result<usize, _>>()?;
+    let sigma = if points >= grid_points {
+        gplan::choose_upsampling_uniform(p.kernel, p.tol, p.precision, p.dim())
+    } else {
+        Upsampling::TWO
+    };
+    if sigma == current.upsampling {
+        return Ok(None);
+    }
+    let kernel = KernelSpec::for_tolerance(p.kernel, p.tol, sigma, p.precision)?;
+    Ok(uniform_grid::<T>(p, &kernel, memory)
+        .ok()
+        .map(|n| (kernel, n)))
+}
+
+/// A type 3's kernel and the tolerance it was chosen for, from the product of the sources'
+/// and targets' half-extents per dimension (`extent[d] = X_d·S_d`) and the number of
+/// sources and targets together.
+///
+/// The kernel meets [`gplan::type3_stage_tolerance`] (the tolerance split over both stages
+/// and every axis). σ, when open, is the cheapest for that tolerance
+/// ([`gplan::choose_upsampling_type3`]); a σ the caller fixed may need a kernel wider than
+/// the widest for the split tolerance, and then gets the kernel for the tolerance itself.
+pub fn type3_kernel(p: &Problem, extent: &[f64], points: usize) -> Result<(KernelSpec, f64)> {
+    let stage_tol = gplan::type3_stage_tolerance(p.tol, p.dim(), p.precision);
+    let sigma = p.upsampling.unwrap_or_else(|| {
+        gplan::choose_upsampling_type3(p.kernel, stage_tol, p.precision, extent, points)
+    });
+    match KernelSpec::for_tolerance(p.kernel, stage_tol, sigma, p.precision) {
+        Ok(kernel) => Ok((kernel, stage_tol)),
+        Err(_) => Ok((
+            KernelSpec::for_tolerance(p.kernel, p.tol, sigma, p.precision)?,
+            p.tol,
+        )),
+    }
+}

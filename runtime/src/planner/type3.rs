@@ -1,0 +1,176 @@
+//! Type 3's geometry, once for every backend (FINUFFT's scheme, Lee & Greengard with any
+//! kernel): centre both point sets, scale the sources onto a spreading grid and the targets
+//! into the band of an inner type 2 on that grid's modes.
+//!
+//! With `x = c_x + x'`, `s = c_s + s'`, `|x'| ≤ X`, `|s'| ≤ S`:
+//! `e^{±i s·x} = e^{±i s·c_x} · e^{±i c_s·x'} · e^{±i s'·x'}`. The last factor is computed
+//! through a grid of `n ≥ 2σXS/π + w + 1` points with spacing `h = 2π/n`, after scaling
+//! `x'' = x'/γ`, `t = γ s'` with `γ = n/(2σS)`, so that the spread sources fit inside
+//! `[−π, π)` and the inner type 2 frequencies `h·t` stay inside `[−π/σ, π/σ]`, where the
+//! kernel's Fourier transform `ψ̂` is well away from zero.
+
+use super::limits::MAX_GRID_SIDE;
+use super::validate::check_grid;
+use crate::error::Result;
+use nudt_gen::{plan as gplan, GenError, KernelSpec};
+
+/// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
+pub fn centre_of((lo, hi): (f64, f64)) -> (f64, f64) {
+    if lo > hi {
+        (0.0, 0.0)
+    } else {
+        ((lo + hi) / 2.0, (hi - lo) / 2.0)
+    }
+}
+
+/// Half-extents made safe for degenerate sets (FINUFFT's rule): X·S ≥ 1 keeps the grid
+/// sensible when either set collapses to a point.
+pub fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
+    if xh == 0.0 {
+        if sh == 0.0 {
+            (1.0, 1.0)
+        } else {
+            (1.0 / sh, sh)
+        }
+    } else {
+        (xh, sh.max(1.0 / xh))
+    }
+}
+
+/// The products `X_d·S_d` of the sources' and targets' half-extents per dimension, from
+/// their bounding intervals: what σ is weighed against ([`super::sigma::type3_kernel`]).
+pub fn extents(sources: &[(f64, f64)], targets: &[(f64, f64)]) -> Vec<f64> {
+    sources
+        .iter()
+        .zip(targets)
+        .map(|(&x, &s)| centre_of(x).1 * centre_of(s).1)
+        .collect()
+}
+
+/// A grid side of at least `want` points (rounded up), or [`GenError::GridOverflow`] where
+/// `want` is not finite or over [`MAX_GRID_SIDE`]: the one cut-off of every type 3 grid.
+pub fn checked_side(want: f64) -> Result<usize> {
+    if !want.is_finite() || want > MAX_GRID_SIDE as f64 {
+        return Err(GenError::GridOverflow { modes: usize::MAX }.into());
+    }
+    Ok(want.ceil().max(0.0) as usize)
+}
+
+/// One dimension of a type 3: where both point sets sit and how they are scaled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Axis {
+    /// Centres of the sources and of the targets.
+    pub cx: f64,
+    pub cs: f64,
+    /// Sources are spread at `(x − c_x)/γ`.
+    pub inv_gamma: f64,
+    /// Targets are interpolated at `h·γ·(s − c_s)`.
+    pub h_gamma: f64,
+    /// Half-extent of the targets (before [`safe_extents`]): the scaled targets lie within
+    /// `h·γ` times it, where the correction's `ψ̂` is evaluated.
+    pub s_half: f64,
+    /// Spreading grid size.
+    pub n: usize,
+}
+
+impl Axis {
+    /// The axis for sources in the interval `x` and targets in `s` (`(lo, hi)` each).
+    pub fn new(x: (f64, f64), s: (f64, f64), kernel: &KernelSpec) -> Result<Self> {
+        let sigma = kernel.upsampling.0;
+        let (cx, xh) = centre_of(x);
+        let (cs, sh) = centre_of(s);
+        let (xs, ss) = safe_extents(xh, sh);
+        let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + kernel.width as f64 + 1.0;
+        let want = checked_side(want)?.max(2 * kernel.width);
+        let n = gplan::next_smooth(want).ok_or(GenError::GridOverflow { modes: want })?;
+        let gamma = n as f64 / (2.0 * sigma * ss);
+        Ok(Axis {
+            cx,
+            cs,
+            inv_gamma: 1.0 / gamma,
+            h_gamma: 2.0 * std::f64::consts::PI / n as f64 * gamma,
+            s_half: sh,
+            n,
+        })
+    }
+}
+
+/// Both grids of a type 3 for one pair of point sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geometry {
+    pub axes: Vec<Axis>,
+    /// The inner type 2's fine grid, whose modes are the spreading grid's points.
+    pub inner: Vec<usize>,
+}
+
+impl Geometry {
+    /// The grids for sources and targets in the bounding intervals `sources[d]` and
+    /// `targets[d]`, both checked against the limits and `memory` (complex `T` values).
+    pub fn new<T>(
+        sources: &[(f64, f64)],
+        targets: &[(f64, f64)],
+        kernel: &KernelSpec,
+        memory: Option<usize>,
+    ) -> Result<Self> {
+        let axes = sources
+            .iter()
+            .zip(targets)
+            .map(|(&x, &s)| Axis::new(x, s, kernel))
+            .collect::<Result<Vec<_>>>()?;
+        let n = Self::spread_of(&axes);
+        check_grid::<T>(&n, memory)?;
+        let inner = n
+            .iter()
+            .map(|&nd| gplan::fine_size(nd, kernel))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        check_grid::<T>(&inner, memory)?;
+        Ok(Geometry { axes, inner })
+    }
+
+    fn spread_of(axes: &[Axis]) -> Vec<usize> {
+        axes.iter().map(|a| a.n).collect()
+    }
+
+    /// The spreading grid.
+    pub fn spread(&self) -> Vec<usize> {
+        Self::spread_of(&self.axes)
+    }
+
+    /// Per-dimension values (`f` of each axis), padded to three with `pad`: the GPU kernels'
+    /// arguments.
+    pub fn per_axis(&self, f: impl Fn(&Axis) -> f64, pad: f64) -> [f64; 3] {
+        std::array::from_fn(|d| self.axes.get(d).map_or(pad, &f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nudt_gen::{KernelKind, Upsampling};
+
+    #[test]
+    fn sources_fit_the_grid_and_targets_the_band() {
+        let k = KernelSpec::for_width(KernelKind::Pswf, 8, Upsampling(1.5)).unwrap();
+        let (x, s) = ((-3.0, 5.0), (10.0, 50.0));
+        let g = Geometry::new::<f64>(&[x], &[s], &k, None).unwrap();
+        let a = g.axes[0];
+        assert_eq!((a.cx, a.cs, a.s_half), (1.0, 30.0, 20.0));
+        // Scaled sources within [−π, π), scaled targets within the band [−π/σ, π/σ].
+        assert!(4.0 * a.inv_gamma <= std::f64::consts::PI);
+        let band = a.h_gamma * a.s_half;
+        assert!((band - std::f64::consts::PI / 1.5).abs() < 1e-12, "{band}");
+        assert!(a.n as f64 >= 2.0 * 1.5 * 4.0 * 20.0 / std::f64::consts::PI + 9.0);
+        assert_eq!(g.inner, vec![gplan::fine_size(a.n, &k).unwrap()]);
+    }
+
+    #[test]
+    fn degenerate_and_huge_sets() {
+        let k = KernelSpec::for_width(KernelKind::Pswf, 6, Upsampling::TWO).unwrap();
+        // One source and one target: X·S = 1, the smallest grid.
+        let g = Geometry::new::<f64>(&[(2.0, 2.0)], &[(0.0, 0.0)], &k, None).unwrap();
+        assert_eq!(g.axes[0].n, 12);
+        // A space–bandwidth product past the longest side is a typed error.
+        assert!(Geometry::new::<f64>(&[(-1e6, 1e6)], &[(-1e6, 1e6)], &k, None).is_err());
+        assert!(checked_side(f64::NAN).is_err());
+    }
+}
