@@ -776,6 +776,18 @@ fn transform_round_trip_matches_the_library() {
     let mut plan =
         Plan::<f64>::new(TransformType::Type1, &modes, 1, 1, 1e-9, Options::default()).unwrap();
     plan.set_points(&xs).unwrap();
+    // The plan layer's recipe, as the library's plan for the same points has it: 3000 points
+    // outnumber the 48×34 grid points at σ = 2, so σ is raised.
+    let r = &v["recipe"];
+    let lib = plan.recipe();
+    assert_eq!(r["transform"], 1);
+    assert_eq!(r["fine_grid"], serde_json::json!(lib.fine_grid));
+    assert_eq!(r["fine_grid"], v["fine_grid"]);
+    assert_eq!(r["kernel"]["width"], 10);
+    assert_eq!(r["kernel"]["sigma"].as_f64(), Some(lib.kernel.upsampling.0));
+    assert!(lib.kernel.upsampling.0 > 2.0, "{lib:?}");
+    assert_eq!(r["kernel_tol"].as_f64(), Some(1e-9));
+    assert_eq!(r["max_points"].as_u64(), Some(i32::MAX as u64));
     let mut want = vec![Complex64::default(); 24 * 17];
     plan.execute(&c, &mut want).unwrap();
     assert!(rel_err(&f, &want) < 1e-12, "{}", rel_err(&f, &want));

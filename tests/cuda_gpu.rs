@@ -446,8 +446,8 @@ fn cpu_type2<T: CudaFloat>(
 fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
     let mut failures = Vec::new();
     for dim in 1..=3 {
-        // Sizes whose fine grids the GPU planner does not round up for cuFFT
-        // (`nudt_gen::plan::cufft_size`), so that CPU and GPU grids compare point by point.
+        // Every backend's grids are the plan layer's (`nudt_gen::plan::fine_size`), so CPU and
+        // GPU grids compare point by point.
         let modes = match dim {
             1 => vec![2901],
             2 => vec![130, 97],

@@ -199,8 +199,9 @@ fn check_rules(r: &Recipe, case: &Case) {
     }
 }
 
-fn every_backend_plans_alike<T: BackendFloat>(tol_of: impl Fn(&Case) -> f64) {
-    for case in CASES {
+/// Plans every case of `cases` (indices into [`CASES`]) on every backend.
+fn every_backend_plans_alike<T: BackendFloat>(cases: &[usize], tol_of: impl Fn(&Case) -> f64) {
+    for case in cases.iter().map(|&i| &CASES[i]) {
         let tol = tol_of(case);
         let cpu = planned::<T>(Backend::Cpu, case, tol).unwrap().recipe();
         check_rules(&cpu, case);
@@ -217,10 +218,13 @@ fn every_backend_plans_alike<T: BackendFloat>(tol_of: impl Fn(&Case) -> f64) {
 
 #[test]
 fn every_backend_plans_f64_alike() {
-    every_backend_plans_alike::<f64>(|c| c.tol);
+    let all: Vec<usize> = (0..CASES.len()).collect();
+    every_backend_plans_alike::<f64>(&all, |c| c.tol);
 }
 
 #[test]
 fn every_backend_plans_f32_alike() {
-    every_backend_plans_alike::<f32>(|c| c.tol.max(1e-5));
+    // A dense type 1 and 2 and a type 3: a GPU backend builds its modules for each plan (on
+    // PoCL, seconds each).
+    every_backend_plans_alike::<f32>(&[1, 2, 5], |c| c.tol.max(1e-5));
 }
