@@ -408,9 +408,11 @@ fn rel(a: &[Complex64], b: &[Complex64]) -> f64 {
 
 /// CPU options at the GPU planner's σ = 2. Left open, the CPU raises σ for dense 2-D/3-D
 /// points (`choose_upsampling_uniform`), and the fine grids would no longer compare point by point.
+/// The CPU plan's options: the plan layer's choices, as the GPU plan's (no tuning profile,
+/// which could fix σ on the CPU alone).
 fn cpu_opts() -> Options {
     Options {
-        upsampling: Some(nudt::Upsampling::TWO),
+        use_profile: false,
         ..Options::default()
     }
 }
