@@ -73,7 +73,8 @@ fn length_and_shape_mismatches() {
     let mut out = vec![Complex64::default(); 100];
     let e = p.execute(&[Complex64::default(); 3], &mut out).unwrap_err();
     assert!(
-        e.to_string().contains("input: expected length 2, got 3"),
+        e.to_string()
+            .contains("strengths: expected length 2, got 3"),
         "{e}"
     );
     let mut short = vec![Complex64::default(); 99];

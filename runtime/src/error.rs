@@ -27,7 +27,7 @@ pub enum NudtError {
     ZeroTransforms,
     #[error("isign must be +1 or -1, got {0}")]
     Sign(i32),
-    #[error("{0} points exceed the supported maximum of 2^32 - 1")]
+    #[error("{0} points exceed the supported maximum of 2^31 - 1")]
     TooManyPoints(usize),
     #[error(
         "fine grid of {points} points ({bytes} bytes) exceeds available memory ({available} bytes)"

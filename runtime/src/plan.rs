@@ -6,7 +6,7 @@ use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
-use crate::planner::{sigma, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
 use crate::type3::NonUniform;
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
@@ -178,17 +178,11 @@ impl<T: Float> Plan<T> {
         tol: f64,
         opts: Options,
     ) -> Result<Self> {
-        let problem = Problem::uniform(
-            ty,
-            modes,
-            isign,
-            ntransf,
-            tol,
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-        )?;
-        Self::build(problem, opts)
+        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
+        Self::build(
+            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
+            opts,
+        )
     }
 
     /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -199,17 +193,8 @@ impl<T: Float> Plan<T> {
         tol: f64,
         opts: Options,
     ) -> Result<Self> {
-        let problem = Problem::type3(
-            dim,
-            isign,
-            ntransf,
-            tol,
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-            opts.type3,
-        )?;
-        Self::build(problem, opts)
+        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
+        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
     }
 
     fn build(mut problem: Problem, opts: Options) -> Result<Self> {
@@ -399,16 +384,8 @@ impl<T: Float> Plan<T> {
         if !set {
             return Err(NudtError::PointsNotSet);
         }
-        let (a, b) = self
-            .problem
-            .lengths(self.num_points, self.num_targets, adjoint);
-        crate::error::check_stack(
-            [input.len(), output.len()],
-            [a, b],
-            self.problem.ntransf,
-            ["input", "output"],
-        )?;
-        Ok((a, b))
+        let got = [input.len(), output.len()];
+        (self.problem).check_io(self.num_points, self.num_targets, got, adjoint)
     }
 
     /// Runs the plan's transform on `ntransf` stacked inputs.

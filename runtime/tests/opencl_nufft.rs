@@ -10,6 +10,8 @@
 //! cargo test --release -p nudt-runtime --features opencl --test opencl_nufft
 //! ```
 
+mod common;
+use common::Lcg;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct;
 use nudt_runtime::opencl::{ClDevice, CudaMethod, OpenClError};
@@ -49,18 +51,6 @@ fn have_fp64() -> bool {
         eprintln!("{msg}");
     }
     dev.info.fp64
-}
-
-/// Deterministic values in [-1, 1) (a 64-bit LCG).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
 }
 
 /// Options with the mode order `order` and the spreading and interpolation methods `methods`

@@ -10,25 +10,17 @@
 //! cargo test --release -p nudt-runtime --features opencl --test recipes
 //! ```
 
+mod common;
+use common::Lcg;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::planner::limits::{MAX_GRID_SIDE, MAX_POINTS};
 use nudt_runtime::{Recipe, TransformType, Upsampling};
 
-/// Deterministic values in [-1, 1) (a 64-bit LCG).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-    fn set<T: BackendFloat>(&mut self, dim: usize, m: usize, scale: f64) -> Vec<Vec<T>> {
-        (0..dim)
-            .map(|_| (0..m).map(|_| T::of(scale * self.next())).collect())
-            .collect()
-    }
+/// `m` deterministic points in `[−scale, scale)^dim`, one array per dimension.
+fn points<T: BackendFloat>(rng: &mut Lcg, dim: usize, m: usize, scale: f64) -> Vec<Vec<T>> {
+    (0..dim)
+        .map(|_| (0..m).map(|_| T::of(scale * rng.next())).collect())
+        .collect()
 }
 
 /// One problem of the matrix: a type 1/2 with `modes`, or a type 3 in `modes.len()`
@@ -146,11 +138,11 @@ fn planned<T: BackendFloat>(
         }
     };
     let mut rng = Lcg(7 + case.points as u64);
-    let x = rng.set::<T>(dim, case.points, std::f64::consts::PI);
+    let x = points::<T>(&mut rng, dim, case.points, std::f64::consts::PI);
     let xr: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     match case.ty {
         TransformType::Type3 => {
-            let s = rng.set::<T>(dim, case.points, case.extent);
+            let s = points::<T>(&mut rng, dim, case.points, case.extent);
             let sr: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
             plan.set_points_type3(&xr, &sr)
         }

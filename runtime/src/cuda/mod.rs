@@ -38,6 +38,7 @@
 
 mod cufft_plans;
 mod device;
+mod engine;
 mod error;
 mod exec;
 mod external;

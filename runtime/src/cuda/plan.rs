@@ -2,17 +2,19 @@
 //! on the GPU), execute many times — from host slices or device buffers.
 
 use super::device::{detect_arch, open, probe_libraries};
+use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
-use super::exec::{at, memset0, ptr, CommonFns, GridDev, GridModule, ModeMapDev};
+use super::exec::{at, memset0, ptr, CommonFns, GridDev, GridModule};
 use super::gaussian::{GaussDev, GaussWindow};
-use super::grid_fft::{FftEngine, GridFfts};
+use super::grid_fft::FftEngine;
 use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
+use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{sigma, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
@@ -99,70 +101,6 @@ pub struct CudaTimings {
     pub execute_ms: f32,
 }
 
-/// A type 1/2 engine: fine grid, mode map, FFTs and the batch of work grids.
-struct UniformDev<T: CudaFloat> {
-    grid: GridDev<T>,
-    map: ModeMapDev<T>,
-    fft: GridFfts<T>,
-    work: CudaSlice<T>,
-}
-
-impl<T: CudaFloat> UniformDev<T> {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        stream: &Arc<CudaStream>,
-        arch: &GpuArch,
-        fft: FftEngine,
-        module: &GridModule,
-        modes: &[usize],
-        n: &[usize],
-        kernel: KernelSpec,
-        order: ModeOrder,
-        batches: &[usize],
-    ) -> CudaResult<Self> {
-        let grid = GridDev::new(module, n)?;
-        let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
-        let len = grid
-            .len()
-            .checked_mul(2 * batches[0])
-            .ok_or(NudtError::GridOverflow)?;
-        let work = alloc::<T>(stream, len, "fine grids")?;
-        let fft = GridFfts::new(stream, arch, n, batches, fft, ptr(&work, stream))?;
-        Ok(UniformDev {
-            grid,
-            map,
-            fft,
-            work,
-        })
-    }
-
-    /// The fine grids as scratch memory for a sort (address, bytes): unused between
-    /// executes, and every use is ordered on the plan's stream.
-    fn scratch(&self, stream: &CudaStream) -> (u64, usize) {
-        (
-            ptr(&self.work, stream),
-            self.work.len() * std::mem::size_of::<T>(),
-        )
-    }
-}
-
-/// A type 3 engine for one pair of point sets (FINUFFT's method, as the CPU backend's).
-struct Type3Dev<T: CudaFloat> {
-    /// The kernel its grids were made for.
-    kernel: KernelSpec,
-    spread: GridDev<T>,
-    inner: UniformDev<T>,
-    /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
-    y: Vec<CudaSlice<T>>,
-    u: Vec<CudaSlice<T>>,
-    pre: CudaSlice<T>,
-    post: CudaSlice<T>,
-    /// One batch of phased inputs (the forward's pre-phased strengths, M per transform; the
-    /// adjoint's conjugate-post-factored values, K) and of spreading grids.
-    cwork: CudaSlice<T>,
-    agrid: CudaSlice<T>,
-}
-
 /// What a type 3 plan's set-points needs that does not depend on the points, made with the
 /// plan: the spread modules of both grids (the grids themselves are sized from the points'
 /// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
@@ -192,8 +130,8 @@ impl Type3Modules {
         let module = |role| grid_module::<T>(ctx, arch, dim, kernel, role, choice);
         Ok(Type3Modules {
             kernel,
-            spread: module(GridRole::SpreadSparse)?,
-            inner: module(GridRole::Interpolated)?,
+            spread: module(stages::OUTER_ROLE)?,
+            inner: module(stages::INNER_ROLE)?,
             qz: up(&qz)?,
             qw: up(&qw)?,
         })
@@ -220,22 +158,6 @@ fn grid_module<T: CudaFloat>(
         c.interp,
         c.two_pass_sort,
     )
-}
-
-/// The grid role of a type 1 (spreading) or type 2 (interpolation) plan.
-fn uniform_role(ty: TransformType) -> GridRole {
-    if ty == TransformType::Type1 {
-        GridRole::Spread
-    } else {
-        GridRole::Interpolated
-    }
-}
-
-enum Engine<T: CudaFloat> {
-    Uniform(Box<UniformDev<T>>),
-    Type3Pending,
-    Type3(Box<Type3Dev<T>>),
-    Gaussian(Box<GaussDev<T>>),
 }
 
 /// A device array of coordinates a plan holds between set-points and execute.
@@ -379,17 +301,11 @@ impl<T: CudaFloat> CudaPlan<T> {
         tol: f64,
         opts: CudaOptions,
     ) -> CudaResult<Self> {
-        let problem = Problem::uniform(
-            ty,
-            modes,
-            isign,
-            ntransf,
-            tol,
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-        )?;
-        Self::build(problem, opts)
+        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
+        Self::build(
+            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
+            opts,
+        )
     }
 
     /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -400,17 +316,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         tol: f64,
         opts: CudaOptions,
     ) -> CudaResult<Self> {
-        let problem = Problem::type3(
-            dim,
-            isign,
-            ntransf,
-            tol,
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-            opts.type3,
-        )?;
-        Self::build(problem, opts)
+        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
+        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
     }
 
     fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
@@ -478,7 +385,8 @@ impl<T: CudaFloat> CudaPlan<T> {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
-                let module = grid_module::<T>(&ctx, &arch, dim, kernel, uniform_role(ty), choice)?;
+                let module =
+                    grid_module::<T>(&ctx, &arch, dim, kernel, stages::uniform_role(ty), choice)?;
                 Engine::Uniform(Box::new(UniformDev::new(
                     &stream,
                     &arch,
@@ -610,7 +518,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             &self.arch,
             dim,
             kernel,
-            uniform_role(ty),
+            stages::uniform_role(ty),
             self.choice,
         )
         .and_then(|module| {
@@ -922,16 +830,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         if !self.points_set() {
             return Err(NudtError::PointsNotSet.into());
         }
-        let (a, b) = self
-            .problem
-            .lengths(self.num_points, self.num_targets, adjoint);
-        crate::error::check_stack(
-            [input, output],
-            [a, b],
-            self.problem.ntransf,
-            ["input", "output"],
-        )?;
-        Ok((a, b))
+        let got = [input, output];
+        Ok((self.problem).check_io(self.num_points, self.num_targets, got, adjoint)?)
     }
 
     /// Runs the plan's transform on `ntransf` stacked host inputs (copied to the GPU and
@@ -1073,72 +973,35 @@ impl<T: CudaFloat> CudaPlan<T> {
             memset0(&stream, output, 2 * b * self.problem.ntransf * sz)?;
         }
         if a > 0 && b > 0 {
-            let isign = if adjoint {
-                -self.problem.isign
-            } else {
-                self.problem.isign
-            };
-            let common = &self.common;
-            // Type 1's transform and type 2's adjoint spread; the others interpolate.
-            let spreads = (self.problem.ty == TransformType::Type1) != adjoint;
+            let (ty, isign) = (self.problem.ty, self.problem.isign);
             let mut t0 = 0;
             while t0 < self.problem.ntransf {
-                let nb = self.batch.min(self.problem.ntransf - t0);
-                let x = at::<T>(input, 2 * t0 * a);
-                let y = at::<T>(output, 2 * t0 * b);
-                match &self.engine {
-                    Engine::Uniform(u) => {
-                        let g = ptr(&u.work, &stream);
-                        let len = u.grid.len();
-                        memset0(&stream, g, 2 * nb * len * sz)?;
-                        if spreads {
-                            u.grid.spread(&stream, x, g, nb)?;
-                            u.fft.exec(g, nb, isign)?;
-                            u.map.grid_to_modes(common, &stream, g, y, len, nb)?;
-                        } else {
-                            u.map.modes_to_grid(common, &stream, x, g, len, nb)?;
-                            u.fft.exec(g, nb, isign)?;
-                            u.grid.interp(&stream, g, y, nb)?;
-                        }
+                let count = self.batch.min(self.problem.ntransf - t0);
+                let input = at::<T>(input, 2 * t0 * a);
+                let output = at::<T>(output, 2 * t0 * b);
+                match (&self.engine, self.engine.grids()) {
+                    (_, Some((fine, type3))) => {
+                        let mut batch = Batch {
+                            stream: &stream,
+                            common: &self.common,
+                            fine,
+                            type3,
+                            input,
+                            output,
+                            count,
+                            points: self.num_points,
+                            targets: self.num_targets,
+                        };
+                        stages::run(&mut batch, ty, isign, adjoint)?;
                     }
-                    Engine::Type3(t) if adjoint => {
-                        // The forward's steps in reverse, each its adjoint: conjugate
-                        // post-factors, the inner type 1, interpolation at the sources,
-                        // conjugate pre-phases.
-                        let fw = ptr(&t.cwork, &stream);
-                        common.cmul(&stream, a, nb, x, ptr(&t.post, &stream), fw, true)?;
-                        let g = ptr(&t.inner.work, &stream);
-                        let len = t.inner.grid.len();
-                        memset0(&stream, g, 2 * nb * len * sz)?;
-                        t.inner.grid.spread(&stream, fw, g, nb)?;
-                        t.inner.fft.exec(g, nb, isign)?;
-                        let ag = ptr(&t.agrid, &stream);
-                        t.inner.map.grid_to_modes(common, &stream, g, ag, len, nb)?;
-                        t.spread.interp(&stream, ag, y, nb)?;
-                        common.cmul(&stream, b, nb, y, ptr(&t.pre, &stream), y, true)?;
-                    }
-                    Engine::Type3(t) => {
-                        let cw = ptr(&t.cwork, &stream);
-                        common.cmul(&stream, a, nb, x, ptr(&t.pre, &stream), cw, false)?;
-                        let ag = ptr(&t.agrid, &stream);
-                        let alen = t.spread.len();
-                        memset0(&stream, ag, 2 * nb * alen * sz)?;
-                        t.spread.spread(&stream, cw, ag, nb)?;
-                        let g = ptr(&t.inner.work, &stream);
-                        let len = t.inner.grid.len();
-                        memset0(&stream, g, 2 * nb * len * sz)?;
-                        t.inner.map.modes_to_grid(common, &stream, ag, g, len, nb)?;
-                        t.inner.fft.exec(g, nb, isign)?;
-                        t.inner.grid.interp(&stream, g, y, nb)?;
-                        common.cmul(&stream, b, nb, y, ptr(&t.post, &stream), y, false)?;
-                    }
-                    Engine::Gaussian(g) => {
+                    (Engine::Gaussian(g), _) => {
                         let win = self.gauss.as_ref().expect("Gaussian engines have a window");
-                        g.execute(win, &stream, x, y, nb, isign, adjoint)?;
+                        let isign = if adjoint { -isign } else { isign };
+                        g.execute(win, &stream, input, output, count, isign, adjoint)?;
                     }
-                    Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
+                    _ => return Err(NudtError::PointsNotSet.into()),
                 }
-                t0 += nb;
+                t0 += count;
             }
         }
         self.record(3)

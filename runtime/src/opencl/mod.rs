@@ -24,6 +24,7 @@
 //! ```
 
 mod device;
+mod engine;
 mod error;
 mod fft;
 mod grid;

@@ -10,22 +10,23 @@
 //! method, as the CPU and CUDA backends). Host slices in and out.
 
 use super::device::ClDevice;
+use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::cl;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
-use super::grid::{ClGrid, ClModes, ClSpreadModule};
+use super::grid::{ClGrid, ClSpreadModule};
 use super::launch::{
     alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
     write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{sigma, Problem, Recipe};
+use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
-    common_module_in, fourier_quadrature, names, CudaMethod, GridRole, ELEMENT_THREADS,
-    MINMAX_BLOCKS,
+    common_module_in, fourier_quadrature, names, CudaMethod, ELEMENT_THREADS, MINMAX_BLOCKS,
 };
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
@@ -60,49 +61,6 @@ impl Default for ClOptions {
             device: None,
             spread: None,
             interp: None,
-        }
-    }
-}
-
-/// Types 1 and 2: the points' grid and the modes on it.
-struct Uniform<T: ClFloat> {
-    grid: ClGrid<T>,
-    map: ClModes<T>,
-    work: Buffer<T>,
-}
-
-/// Type 3 for one pair of point sets: sources spread on `spread` (at `y`, pre-phased), that
-/// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
-/// post-factors.
-struct Type3<T: ClFloat> {
-    /// The kernel its grids were made for.
-    kernel: KernelSpec,
-    spread: ClGrid<T>,
-    agrid: Buffer<T>,
-    inner: Uniform<T>,
-    pre: Buffer<T>,
-    post: Buffer<T>,
-    /// The pre-phased strengths of one transform.
-    cw: Buffer<T>,
-    k: usize,
-}
-
-enum Engine<T: ClFloat> {
-    Uniform(Box<Uniform<T>>),
-    Type3Pending,
-    Type3(Box<Type3<T>>),
-}
-
-impl<T: ClFloat> Engine<T> {
-    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
-    fn uniform(&mut self) -> OpenClResult<&mut Uniform<T>> {
-        match self {
-            Engine::Uniform(u) => Ok(u),
-            _ => Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into()),
         }
     }
 }
@@ -212,17 +170,16 @@ impl<T: ClFloat> ClPlan<T> {
         tol: f64,
         opts: ClOptions,
     ) -> OpenClResult<Self> {
-        let problem = Problem::uniform(
-            ty,
-            modes,
-            isign,
-            ntransf,
-            tol,
+        let choices = Choices::new(
             T::PRECISION,
             opts.kernel,
             opts.upsampling,
-        )?;
-        Self::build(problem, opts)
+            Type3Method::Finufft,
+        );
+        Self::build(
+            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
+            opts,
+        )
     }
 
     /// A type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
@@ -233,17 +190,13 @@ impl<T: ClFloat> ClPlan<T> {
         tol: f64,
         opts: ClOptions,
     ) -> OpenClResult<Self> {
-        let problem = Problem::type3(
-            dim,
-            isign,
-            ntransf,
-            tol,
+        let choices = Choices::new(
             T::PRECISION,
             opts.kernel,
             opts.upsampling,
-            crate::planner::Type3Method::Finufft,
-        )?;
-        Self::build(problem, opts)
+            Type3Method::Finufft,
+        );
+        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
     }
 
     fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
@@ -266,9 +219,15 @@ impl<T: ClFloat> ClPlan<T> {
             (Engine::Type3Pending, None, Some(t3))
         } else {
             let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
-            let module =
-                ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, uniform_role(ty), want)?;
-            let u = Uniform::new(
+            let module = ClSpreadModule::new(
+                &dev,
+                dim,
+                kernel,
+                T::PRECISION,
+                stages::uniform_role(ty),
+                want,
+            )?;
+            let u = UniformDev::new(
                 &dev,
                 &module,
                 &common,
@@ -317,14 +276,19 @@ impl<T: ClFloat> ClPlan<T> {
             return Ok(());
         };
         let (dev, dim, ty) = (&self.dev, self.problem.dim(), self.problem.ty);
-        let built =
-            ClSpreadModule::new(dev, dim, kernel, T::PRECISION, uniform_role(ty), self.want)
-                .and_then(|module| {
-                    let modes = pad3(&self.problem.modes);
-                    let u =
-                        Uniform::new(dev, &module, &self.common, modes, pad3(&n), self.mode_order)?;
-                    Ok((module, u))
-                });
+        let built = ClSpreadModule::new(
+            dev,
+            dim,
+            kernel,
+            T::PRECISION,
+            stages::uniform_role(ty),
+            self.want,
+        )
+        .and_then(|module| {
+            let modes = pad3(&self.problem.modes);
+            let u = UniformDev::new(dev, &module, &self.common, modes, pad3(&n), self.mode_order)?;
+            Ok((module, u))
+        });
         if let Ok((module, u)) = built {
             self.engine = Engine::Uniform(Box::new(u));
             self.module = Some(module);
@@ -424,7 +388,7 @@ impl<T: ClFloat> ClPlan<T> {
                 let sgrid = ClGrid::<T>::new(&mods.outer, &self.common, n)?;
                 let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
                 let inner =
-                    Uniform::new(&dev, &mods.inner, &self.common, n, inner_n, ModeOrder::Fft)?;
+                    UniformDev::new(&dev, &mods.inner, &self.common, n, inner_n, ModeOrder::Fft)?;
                 (sgrid, inner, agrid)
             }
         };
@@ -466,7 +430,7 @@ impl<T: ClFloat> ClPlan<T> {
         inner.grid.set_points(&dev, u, k)?;
         self.kernel = kernel;
         self.kernel_tol = stage_tol;
-        self.engine = Engine::Type3(Box::new(Type3 {
+        self.engine = Engine::Type3(Box::new(Type3Dev {
             kernel,
             spread: sgrid,
             agrid,
@@ -480,45 +444,20 @@ impl<T: ClFloat> ClPlan<T> {
         Ok(())
     }
 
-    /// Elements of one transform's input and output (`None` before the points are set);
-    /// with `adjoint`, of the adjoint's (the transform's output, and back).
-    fn lengths(&self, adjoint: bool) -> Option<(usize, usize)> {
-        let (m, k) = match &self.engine {
-            Engine::Uniform(u) => (u.grid.points()?, 0),
-            Engine::Type3(t) => (t.spread.points()?, t.k),
-            Engine::Type3Pending => return None,
-        };
-        Some(self.problem.lengths(m, k, adjoint))
+    /// Points and targets (`None` before the points are set; targets 0 but for type 3).
+    fn counts(&self) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Uniform(u) => Some((u.grid.points()?, 0)),
+            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
+            Engine::Type3Pending => None,
+        }
     }
 
     /// Checks `ntransf` stacked inputs and outputs of `input` and `output` elements against
     /// the transform (or its adjoint) and returns one transform's.
     fn check_io(&self, input: usize, output: usize, adjoint: bool) -> OpenClResult<(usize, usize)> {
-        let Some((a, b)) = self.lengths(adjoint) else {
-            return Err(NudtError::PointsNotSet.into());
-        };
-        let (what_in, what_out) = self.io_names(adjoint);
-        crate::error::check_stack(
-            [input, output],
-            [a, b],
-            self.problem.ntransf,
-            [what_in, what_out],
-        )?;
-        Ok((a, b))
-    }
-
-    /// What the transform (or its adjoint) takes and gives.
-    fn io_names(&self, adjoint: bool) -> (&'static str, &'static str) {
-        let (i, o) = match self.problem.ty {
-            TransformType::Type1 => ("strengths", "modes"),
-            TransformType::Type2 => ("modes", "values"),
-            TransformType::Type3 => ("strengths", "values"),
-        };
-        if adjoint {
-            (o, i)
-        } else {
-            (i, o)
-        }
+        let (m, k) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        Ok(self.problem.check_io(m, k, [input, output], adjoint)?)
     }
 
     /// Runs the transform on `ntransf` stacked host inputs: type 1 strengths (M each) →
@@ -592,10 +531,11 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut Buffer<T>,
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (a, b) = self.lengths(adjoint).ok_or(NudtError::PointsNotSet)?;
+        let (m, k) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let (a, b) = self.problem.lengths(m, k, adjoint);
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
-        let (what_in, what_out) = self.io_names(adjoint);
+        let [what_in, what_out] = self.problem.io_names(adjoint);
         let no = b.saturating_mul(self.problem.ntransf);
         for (what, buf, need) in [
             (what_in, input, a.saturating_mul(self.problem.ntransf)),
@@ -650,61 +590,23 @@ impl<T: ClFloat> ClPlan<T> {
 
     /// One transform (or its adjoint) from the device buffer `din` into `dout`.
     fn one(&mut self, din: &Buffer<T>, dout: &Buffer<T>, adjoint: bool) -> OpenClResult<()> {
-        let dev = self.dev.clone();
-        let isign = if adjoint {
-            -self.problem.isign
-        } else {
-            self.problem.isign
-        };
-        let (a, b) = self.lengths(adjoint).ok_or(NudtError::PointsNotSet)?;
-        // Type 1's transform and type 2's adjoint spread; the others interpolate.
-        let spreads = (self.problem.ty == TransformType::Type1) != adjoint;
-        match &mut self.engine {
-            Engine::Uniform(u) => {
-                let len = u.grid.len();
-                zero(&dev, &mut u.work, 2 * len)?;
-                if spreads {
-                    u.grid.spread(&dev, din, &u.work)?;
-                    u.map.fft(&u.work, isign)?;
-                    u.map.grid_to_modes(&dev, &u.work, dout)?;
-                } else {
-                    u.map.modes_to_grid(&dev, din, &u.work)?;
-                    u.map.fft(&u.work, isign)?;
-                    u.grid.interp(&dev, &u.work, dout)?;
-                }
+        let (points, targets) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
+            // Type 3's adjoint phases its K inputs where the forward phases its M.
+            if complex_len(&t.cw)? < targets {
+                t.cw = alloc::<T>(&self.dev, 2 * targets)?;
             }
-            Engine::Type3(t) if adjoint => {
-                // The forward's steps in reverse, each its adjoint: conjugate post-factors,
-                // the inner type 1, interpolation at the sources, conjugate pre-phases.
-                let t = &mut **t;
-                if complex_len(&t.cw)? < a {
-                    t.cw = alloc::<T>(&dev, 2 * a)?;
-                }
-                cmul(&dev, &self.cmul, a, din, &t.post, &t.cw, true)?;
-                let u = &mut t.inner;
-                zero(&dev, &mut u.work, 2 * u.grid.len())?;
-                u.grid.spread(&dev, &t.cw, &u.work)?;
-                u.map.fft(&u.work, isign)?;
-                u.map.grid_to_modes(&dev, &u.work, &t.agrid)?;
-                t.spread.interp(&dev, &t.agrid, dout)?;
-                cmul(&dev, &self.cmul, b, dout, &t.pre, dout, true)?;
-            }
-            Engine::Type3(t) => {
-                let t = &mut **t;
-                cmul(&dev, &self.cmul, a, din, &t.pre, &t.cw, false)?;
-                let alen = t.spread.len();
-                zero(&dev, &mut t.agrid, 2 * alen)?;
-                t.spread.spread(&dev, &t.cw, &t.agrid)?;
-                let u = &mut t.inner;
-                zero(&dev, &mut u.work, 2 * u.grid.len())?;
-                u.map.modes_to_grid(&dev, &t.agrid, &u.work)?;
-                u.map.fft(&u.work, isign)?;
-                u.grid.interp(&dev, &u.work, dout)?;
-                cmul(&dev, &self.cmul, b, dout, &t.post, dout, false)?;
-            }
-            Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
         }
-        Ok(())
+        let mut batch = Batch {
+            dev: &self.dev,
+            cmul: &self.cmul,
+            engine: &mut self.engine,
+            input: din,
+            output: dout,
+            points,
+            targets,
+        };
+        stages::run(&mut batch, self.problem.ty, self.problem.isign, adjoint)
     }
 
     pub fn transform_type(&self) -> TransformType {
@@ -787,55 +689,6 @@ fn complex_len<T>(b: &Buffer<T>) -> OpenClResult<usize> {
     Ok(elements(b)? / 2)
 }
 
-/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`); with `conj`, the
-/// conjugate of `fac[j]` (an adjoint's factor).
-fn cmul<T>(
-    dev: &ClDevice,
-    k: &Kernel,
-    n: usize,
-    inp: &Buffer<T>,
-    fac: &Buffer<T>,
-    out: &Buffer<T>,
-    conj: bool,
-) -> OpenClResult<()> {
-    let args = [
-        Arg::U64(n as u64),
-        mem(inp),
-        mem(fac),
-        mem(out),
-        Arg::U64(n as u64),
-        Arg::I32(conj as i32),
-    ];
-    launch(dev, k, n, ELEMENT_GROUP, 1, &args)
-}
-
-impl<T: ClFloat> Uniform<T> {
-    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
-    fn new(
-        dev: &Arc<ClDevice>,
-        module: &ClSpreadModule,
-        common: &Program,
-        modes: [usize; 3],
-        n: [usize; 3],
-        order: ModeOrder,
-    ) -> OpenClResult<Self> {
-        let grid = ClGrid::new(module, common, n)?;
-        let spec = &module.spec;
-        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
-        let work = alloc::<T>(dev, 2 * grid.len())?;
-        Ok(Uniform { grid, map, work })
-    }
-}
-
-/// The grid role of a type 1 (spreading) or type 2 (interpolation) plan.
-fn uniform_role(ty: TransformType) -> GridRole {
-    if ty == TransformType::Type1 {
-        GridRole::Spread
-    } else {
-        GridRole::Interpolated
-    }
-}
-
 /// Per-dimension sizes padded with ones to three dimensions, as the kernels take them.
 fn pad3(v: &[usize]) -> [usize; 3] {
     std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
@@ -852,8 +705,8 @@ impl Type3Modules {
         let (qz, qw) = fourier_quadrature(&kernel);
         Ok(Type3Modules {
             kernel,
-            outer: module(GridRole::SpreadSparse)?,
-            inner: module(GridRole::Interpolated)?,
+            outer: module(stages::OUTER_ROLE)?,
+            inner: module(stages::INNER_ROLE)?,
             nq: qz.len(),
             qz: upload(dev, &qz)?,
             qw: upload(dev, &qw)?,

@@ -10,12 +10,14 @@
 //!
 //! The order of the files is the order of planning: [`limits`] (what every backend accepts),
 //! [`validate`] (the checks), [`sigma`] (kernel and upsampling), [`type3`] (type 3's grids),
-//! [`recipe`] (the result).
+//! [`recipe`] (the result). Executing follows [`stages`]: the sequences of types 1, 2 and
+//! 3, forward and adjoint, over the few steps each backend implements.
 
 pub mod limits;
 pub mod recipe;
 pub mod sigma;
+pub mod stages;
 pub mod type3;
 pub mod validate;
 
-pub use recipe::{Problem, Recipe, Type3Method};
+pub use recipe::{Choices, Problem, Recipe, Type3Method};

@@ -45,68 +45,87 @@ pub struct Problem {
     pub type3: Type3Method,
 }
 
+/// The algorithm choices a caller may fix, the same on every backend (each backend's options
+/// give theirs through `choices`); the rest the planner decides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choices {
+    pub precision: Precision,
+    pub kernel: KernelKind,
+    /// σ; `None`: the planner's ([`super::sigma`]).
+    pub upsampling: Option<Upsampling>,
+    pub type3: Type3Method,
+}
+
+impl Choices {
+    pub fn new(
+        precision: Precision,
+        kernel: KernelKind,
+        upsampling: Option<Upsampling>,
+        type3: Type3Method,
+    ) -> Self {
+        Choices {
+            precision,
+            kernel,
+            upsampling,
+            type3,
+        }
+    }
+}
+
 impl Problem {
     /// A type 1 or 2 problem (`ty` 3 is a wrong-type error: see [`Problem::type3`]).
-    #[allow(clippy::too_many_arguments)]
     pub fn uniform(
         ty: TransformType,
         modes: &[usize],
         isign: i32,
         ntransf: usize,
         tol: f64,
-        precision: Precision,
-        kernel: KernelKind,
-        upsampling: Option<Upsampling>,
+        choices: Choices,
     ) -> Result<Self> {
         super::validate::check_type(1, ty)?;
-        Self::checked(Problem {
-            ty,
-            modes: modes.to_vec(),
-            isign,
-            ntransf,
-            tol,
-            precision,
-            kernel,
-            upsampling,
-            type3: Type3Method::Finufft,
-        })
+        Self::checked(ty, modes.to_vec(), isign, ntransf, tol, choices)
     }
 
     /// A type 3 problem in `dim` dimensions.
-    #[allow(clippy::too_many_arguments)]
     pub fn type3(
         dim: usize,
         isign: i32,
         ntransf: usize,
         tol: f64,
-        precision: Precision,
-        kernel: KernelKind,
-        upsampling: Option<Upsampling>,
-        method: Type3Method,
+        choices: Choices,
     ) -> Result<Self> {
-        Self::checked(Problem {
-            ty: TransformType::Type3,
-            modes: vec![1; dim],
+        let modes = vec![1; dim];
+        Self::checked(TransformType::Type3, modes, isign, ntransf, tol, choices)
+    }
+
+    fn checked(
+        ty: TransformType,
+        modes: Vec<usize>,
+        isign: i32,
+        ntransf: usize,
+        tol: f64,
+        c: Choices,
+    ) -> Result<Self> {
+        check_parameters(&modes, isign, ntransf)?;
+        // The tolerance and σ: refused here, before any backend allocates.
+        let sigma = c.upsampling.unwrap_or(Upsampling::TWO);
+        KernelSpec::for_tolerance(c.kernel, tol, sigma, c.precision)?;
+        // Type 3's method means nothing to types 1 and 2.
+        let type3 = match ty {
+            TransformType::Type3 => c.type3,
+            _ => Type3Method::Finufft,
+        };
+        Ok(Problem {
+            ty,
+            modes,
             isign,
             ntransf,
             tol,
-            precision,
-            kernel,
-            upsampling,
-            type3: method,
+            precision: c.precision,
+            kernel: c.kernel,
+            upsampling: c.upsampling,
+            type3,
         })
-    }
-
-    fn checked(p: Problem) -> Result<Self> {
-        check_parameters(&p.modes, p.isign, p.ntransf)?;
-        // The tolerance and σ: refused here, before any backend allocates.
-        KernelSpec::for_tolerance(
-            p.kernel,
-            p.tol,
-            p.upsampling.unwrap_or(Upsampling::TWO),
-            p.precision,
-        )?;
-        Ok(p)
     }
 
     pub fn dim(&self) -> usize {
@@ -127,6 +146,35 @@ impl Problem {
         } else {
             (a, b)
         }
+    }
+
+    /// What one transform (or its adjoint) takes and gives, as errors name them.
+    pub fn io_names(&self, adjoint: bool) -> [&'static str; 2] {
+        let [i, o] = match self.ty {
+            TransformType::Type1 => ["strengths", "modes"],
+            TransformType::Type2 => ["modes", "values"],
+            TransformType::Type3 => ["strengths", "values"],
+        };
+        if adjoint {
+            [o, i]
+        } else {
+            [i, o]
+        }
+    }
+
+    /// Checks the lengths (complex values) of `ntransf` stacked inputs and outputs, `got`, of
+    /// the transform (or, with `adjoint`, its adjoint) with `points` points and `targets`
+    /// targets, and returns one transform's. Every backend's execute checks through here.
+    pub fn check_io(
+        &self,
+        points: usize,
+        targets: usize,
+        got: [usize; 2],
+        adjoint: bool,
+    ) -> Result<(usize, usize)> {
+        let (a, b) = self.lengths(points, targets, adjoint);
+        crate::error::check_stack(got, [a, b], self.ntransf, self.io_names(adjoint))?;
+        Ok((a, b))
     }
 }
 

@@ -1,0 +1,222 @@
+//! What an OpenCL plan executes on: its device buffers (fine grid, mode map and FFT; type
+//! 3's outer grid and phase factors) and the plan layer's [`Stages`] over them, for one
+//! transform between two device buffers. The order of the stages is not decided here
+//! ([`crate::planner::stages`]).
+
+use super::device::ClDevice;
+use super::error::OpenClResult;
+use super::fft::ClFloat;
+use super::grid::{ClGrid, ClModes, ClSpreadModule};
+use super::launch::{alloc, launch, mem, zero, Arg, ELEMENT_GROUP};
+use crate::error::NudtError;
+use crate::planner::stages::{Buf, Factors, Grid, Stages};
+use crate::uniform::ModeOrder;
+use nudt_gen::KernelSpec;
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
+use opencl3::program::Program;
+use std::sync::Arc;
+
+/// Types 1 and 2: the points' grid and the modes on it.
+pub(super) struct UniformDev<T: ClFloat> {
+    pub(super) grid: ClGrid<T>,
+    pub(super) map: ClModes<T>,
+    pub(super) work: Buffer<T>,
+}
+
+/// Type 3 for one pair of point sets: sources spread on `spread` (at `y`, pre-phased), that
+/// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
+/// post-factors.
+pub(super) struct Type3Dev<T: ClFloat> {
+    /// The kernel its grids were made for.
+    pub(super) kernel: KernelSpec,
+    pub(super) spread: ClGrid<T>,
+    pub(super) agrid: Buffer<T>,
+    pub(super) inner: UniformDev<T>,
+    pub(super) pre: Buffer<T>,
+    pub(super) post: Buffer<T>,
+    /// The pre-phased strengths of one transform.
+    pub(super) cw: Buffer<T>,
+    pub(super) k: usize,
+}
+
+pub(super) enum Engine<T: ClFloat> {
+    Uniform(Box<UniformDev<T>>),
+    Type3Pending,
+    Type3(Box<Type3Dev<T>>),
+}
+
+impl<T: ClFloat> Engine<T> {
+    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
+    pub(super) fn uniform(&mut self) -> OpenClResult<&mut UniformDev<T>> {
+        match self {
+            Engine::Uniform(u) => Ok(u),
+            _ => Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into()),
+        }
+    }
+}
+
+/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`); with `conj`, the
+/// conjugate of `fac[j]` (an adjoint's factor).
+fn cmul<T>(
+    dev: &ClDevice,
+    k: &Kernel,
+    n: usize,
+    inp: &Buffer<T>,
+    fac: &Buffer<T>,
+    out: &Buffer<T>,
+    conj: bool,
+) -> OpenClResult<()> {
+    let args = [
+        Arg::U64(n as u64),
+        mem(inp),
+        mem(fac),
+        mem(out),
+        Arg::U64(n as u64),
+        Arg::I32(conj as i32),
+    ];
+    launch(dev, k, n, ELEMENT_GROUP, 1, &args)
+}
+
+impl<T: ClFloat> UniformDev<T> {
+    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
+    pub(super) fn new(
+        dev: &Arc<ClDevice>,
+        module: &ClSpreadModule,
+        common: &Program,
+        modes: [usize; 3],
+        n: [usize; 3],
+        order: ModeOrder,
+    ) -> OpenClResult<Self> {
+        let grid = ClGrid::new(module, common, n)?;
+        let spec = &module.spec;
+        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
+        let work = alloc::<T>(dev, 2 * grid.len())?;
+        Ok(UniformDev { grid, map, work })
+    }
+}
+
+/// One transform (or adjoint) from the device buffer `input` into `output` (the kernels take
+/// one transform from the start of a buffer): the stages' view of a plan's engine.
+pub(super) struct Batch<'a, T: ClFloat> {
+    pub dev: &'a ClDevice,
+    /// The complex multiply of [`cmul`].
+    pub cmul: &'a Kernel,
+    pub engine: &'a mut Engine<T>,
+    pub input: &'a Buffer<T>,
+    pub output: &'a Buffer<T>,
+    /// Sources and targets: the lengths of the pre- and post-factors.
+    pub points: usize,
+    pub targets: usize,
+}
+
+/// A type 3 stage asked of a type 1/2 plan.
+fn not_type3() -> super::OpenClError {
+    NudtError::WrongType {
+        expected: 3,
+        actual: 1,
+    }
+    .into()
+}
+
+impl<T: ClFloat> Batch<'_, T> {
+    /// The fine grid's engine (type 3: the inner transform's).
+    fn fine(&self) -> OpenClResult<&UniformDev<T>> {
+        match &*self.engine {
+            Engine::Uniform(u) => Ok(u),
+            Engine::Type3(t) => Ok(&t.inner),
+            Engine::Type3Pending => Err(NudtError::PointsNotSet.into()),
+        }
+    }
+
+    fn type3(&self) -> OpenClResult<&Type3Dev<T>> {
+        match &*self.engine {
+            Engine::Type3(t) => Ok(t),
+            Engine::Type3Pending => Err(NudtError::PointsNotSet.into()),
+            Engine::Uniform(_) => Err(not_type3()),
+        }
+    }
+
+    fn grid(&self, g: Grid) -> OpenClResult<&ClGrid<T>> {
+        match g {
+            Grid::Fine => Ok(&self.fine()?.grid),
+            Grid::Outer => Ok(&self.type3()?.spread),
+        }
+    }
+
+    fn buf(&self, b: Buf) -> OpenClResult<&Buffer<T>> {
+        Ok(match b {
+            Buf::Input => self.input,
+            Buf::Output => self.output,
+            Buf::Phased => &self.type3()?.cw,
+            Buf::Grid(Grid::Fine) => &self.fine()?.work,
+            Buf::Grid(Grid::Outer) => &self.type3()?.agrid,
+        })
+    }
+}
+
+impl<T: ClFloat> Stages for Batch<'_, T> {
+    type Error = super::OpenClError;
+
+    fn zero(&mut self, g: Grid) -> OpenClResult<()> {
+        let dev = self.dev;
+        let (len, buf) = match (g, &mut *self.engine) {
+            (Grid::Fine, Engine::Uniform(u)) => (u.grid.len(), &mut u.work),
+            (Grid::Fine, Engine::Type3(t)) => (t.inner.grid.len(), &mut t.inner.work),
+            (Grid::Outer, Engine::Type3(t)) => (t.spread.len(), &mut t.agrid),
+            (_, Engine::Type3Pending) => return Err(NudtError::PointsNotSet.into()),
+            (Grid::Outer, Engine::Uniform(_)) => return Err(not_type3()),
+        };
+        zero(dev, buf, 2 * len)
+    }
+
+    fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> OpenClResult<()> {
+        let t = self.type3()?;
+        let (n, factors) = match f {
+            Factors::Pre => (self.points, &t.pre),
+            Factors::Post => (self.targets, &t.post),
+        };
+        cmul(
+            self.dev,
+            self.cmul,
+            n,
+            self.buf(from)?,
+            factors,
+            self.buf(to)?,
+            conj,
+        )
+    }
+
+    fn spread(&mut self, from: Buf, onto: Grid) -> OpenClResult<()> {
+        let (c, g) = (self.buf(from)?, self.buf(Buf::Grid(onto))?);
+        self.grid(onto)?.spread(self.dev, c, g)
+    }
+
+    fn interp(&mut self, from: Grid, to: Buf) -> OpenClResult<()> {
+        let (g, c) = (self.buf(Buf::Grid(from))?, self.buf(to)?);
+        self.grid(from)?.interp(self.dev, g, c)
+    }
+
+    fn fft(&mut self, isign: i32) -> OpenClResult<()> {
+        let u = match &mut *self.engine {
+            Engine::Uniform(u) => &mut **u,
+            Engine::Type3(t) => &mut t.inner,
+            Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
+        };
+        u.map.fft(&u.work, isign)
+    }
+
+    fn grid_to_modes(&mut self, to: Buf) -> OpenClResult<()> {
+        let (u, f) = (self.fine()?, self.buf(to)?);
+        u.map.grid_to_modes(self.dev, &u.work, f)
+    }
+
+    fn modes_to_grid(&mut self, from: Buf) -> OpenClResult<()> {
+        let (u, f) = (self.fine()?, self.buf(from)?);
+        u.map.modes_to_grid(self.dev, f, &u.work)
+    }
+}
