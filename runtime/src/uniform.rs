@@ -69,6 +69,24 @@ pub(crate) fn mode_axis<T: Float>(
     (gidx, corr)
 }
 
+/// A GPU mode map's tables, per axis padded to three: the fine-grid index (as the kernels'
+/// `int`) and the correction of each mode; a padded axis holds one mode at index 0,
+/// correction 1. CUDA and OpenCL upload these.
+pub(crate) fn device_mode_axes<T: Float>(
+    ft: &FourierSeries,
+    modes: &[usize],
+    n: &[usize],
+    order: ModeOrder,
+) -> [(Vec<i32>, Vec<T>); 3] {
+    std::array::from_fn(|d| match modes.get(d) {
+        Some(&m) => {
+            let (g, c) = mode_axis(ft, m, n[d], order);
+            (g.into_iter().map(|v| v as i32).collect(), c)
+        }
+        None => (vec![0], vec![T::one()]),
+    })
+}
+
 /// Where each user mode lives on the fine grid, and its correction factor `1/ψ̂(2πk/n)`.
 struct ModeMap<T> {
     /// Per dimension (padded to 3): fine-grid index of each user index.

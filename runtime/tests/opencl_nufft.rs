@@ -212,6 +212,12 @@ fn batches_mode_order_and_far_points() {
         let e = check::<f64>(ty, &[20, 17], 300, 3, 1e-8, ModeOrder::Fft, 40.0);
         eprintln!("{ty:?} 3 stacked, FFT order, |x| < 40: {e:.2e}");
         assert!(e <= 1e-7, "{ty:?}: {e:e}");
+        // Batches of 4 (through the plan's buffers) and a last one of 3 (its own FFT).
+        let mut opts = options(ModeOrder::Cmcl, [None; 2]);
+        opts.opencl.max_batch = 4;
+        let (e, _) = check_with::<f64>(ty, &[24, 9], 250, 11, 1e-9, &opts, 3.0).unwrap();
+        eprintln!("{ty:?} 11 stacked in batches of 4: {e:.2e}");
+        assert!(e <= 1e-8, "{ty:?}: {e:e}");
     }
 }
 
@@ -358,7 +364,8 @@ fn check3_with<T: BackendFloat>(
     };
     let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     let ss: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
-    p.set_points_type3(&xs, &ss).unwrap();
+    // The kernel, and so a forced method's fit, is known once the points' extents are.
+    p.set_points_type3(&xs, &ss)?;
     let mut out = vec![Complex::<T>::default(); k * ntransf];
     p.execute(&c, &mut out).unwrap();
     let (xr, sr) = (refs(&x), refs(&s));
@@ -473,6 +480,11 @@ fn type_3_batches_and_extents() {
     let e = check3::<f64>(2, 500, 200, 20.0, 10.0, 30.0, 3, 1e-8);
     eprintln!("type 3 2D, 3 stacked, |x - 30| < 20, |s + 15| < 10: {e:.2e}");
     assert!(e <= 1e-7, "{e:e}");
+    let mut opts = BackendOptions::default();
+    opts.opencl.max_batch = 2;
+    let (e, _) = check3_with::<f64>(1, [300, 120], [4.0, 30.0], 2.0, 5, 1e-9, &opts).unwrap();
+    eprintln!("type 3 1D, 5 stacked in batches of 2: {e:.2e}");
+    assert!(e <= 1e-8, "{e:e}");
 }
 
 /// Empty point sets (zeros out, or nothing), one mode, one point.

@@ -758,16 +758,8 @@ impl<T: CudaFloat> ModeMapDev<T> {
         let dim = modes.len();
         let m: [usize; 3] = std::array::from_fn(|d| if d < dim { modes[d] } else { 1 });
         let len = checked_len(&m)?;
-        let ft = kernel.fourier();
-        let mut gi = Vec::new();
-        let mut cf = Vec::new();
-        for d in 0..3 {
-            let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                let (g, c) = crate::uniform::mode_axis(&ft, modes[d], n[d], order);
-                (g.into_iter().map(|v| v as i32).collect(), c)
-            } else {
-                (vec![0], vec![T::one()])
-            };
+        let (mut gi, mut cf) = (Vec::new(), Vec::new());
+        for (g, c) in crate::uniform::device_mode_axes::<T>(&kernel.fourier(), modes, n, order) {
             gi.push(
                 stream
                     .clone_htod(&g)

@@ -49,6 +49,7 @@ mod memory;
 mod plan;
 pub mod profile;
 
+pub use crate::planner::limits::MAX_BATCH;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 pub use device::{
@@ -61,7 +62,7 @@ pub use external::{ForeignSlice, ForeignStream};
 pub use fft_gen::GenFft;
 pub use grid_fft::FftEngine;
 pub use nudt_gen::cuda::{CudaMethod, GpuArch};
-pub use plan::{CudaOptions, CudaPlan, CudaTimings, MAX_BATCH};
+pub use plan::{CudaOptions, CudaPlan, CudaTimings};
 
 use crate::float::Float;
 use cudarc::cufft::result::CufftError;

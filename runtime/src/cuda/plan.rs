@@ -11,6 +11,7 @@ use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, CudaMethod, GpuArch};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
+use crate::planner::limits;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
@@ -51,7 +52,7 @@ pub struct CudaOptions {
     /// GPU's L2 (`nudt_gen::cuda::sort_passes`). Results are the same either way.
     pub two_pass_sort: Option<bool>,
     /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
-    /// At most [`MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
+    /// At most [`limits::MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
@@ -66,11 +67,6 @@ pub struct CudaOptions {
     /// faster for the grid's shape and batch on this GPU (timed once, cached on disk).
     pub fft: FftEngine,
 }
-
-/// The most transforms one batch holds: CUDA grids have at most 65535 blocks along y, which
-/// is where the kernels take the transform of a batch from. A larger `max_batch` is clamped
-/// to it (the results are the same, in more batches).
-pub const MAX_BATCH: usize = 65535;
 
 impl Default for CudaOptions {
     fn default() -> Self {
@@ -343,11 +339,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         let common_src = nudt_gen::cuda::common_module(T::PRECISION)?;
         let common = CommonFns::load(&ctx, &common_src, &arch)?;
-        let batch = if opts.max_batch == 0 {
-            ntransf.min(8)
-        } else {
-            opts.max_batch.min(ntransf).min(MAX_BATCH)
-        };
+        let batch = limits::gpu_batch(ntransf, opts.max_batch);
         let batches = [batch, ntransf % batch];
         let gauss = if ty == TransformType::Type3 && opts.type3 == Type3Method::GaussianCapozzoli {
             Some(GaussWindow::new::<T>(&ctx, &arch, dim, tol)?)

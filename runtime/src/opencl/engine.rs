@@ -1,6 +1,6 @@
 //! What an OpenCL plan executes on: its device buffers (fine grid, mode map and FFT; type
-//! 3's outer grid and phase factors) and the plan layer's [`Stages`] over them, for one
-//! transform between two device buffers. The order of the stages is not decided here
+//! 3's outer grid and phase factors) and the plan layer's [`Stages`] over them, for one batch
+//! of transforms between two device buffers. The order of the stages is not decided here
 //! ([`crate::planner::stages`]).
 
 use super::device::ClDevice;
@@ -17,7 +17,7 @@ use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::sync::Arc;
 
-/// Types 1 and 2: the points' grid and the modes on it.
+/// Types 1 and 2: the points' grid, the modes on it, and a batch of work grids.
 pub(super) struct UniformDev<T: ClFloat> {
     pub(super) grid: ClGrid<T>,
     pub(super) map: ClModes<T>,
@@ -35,7 +35,8 @@ pub(super) struct Type3Dev<T: ClFloat> {
     pub(super) inner: UniformDev<T>,
     pub(super) pre: Buffer<T>,
     pub(super) post: Buffer<T>,
-    /// The pre-phased strengths of one transform.
+    /// A batch of phased inputs (the forward's pre-phased strengths, M per transform; the
+    /// adjoint's conjugate-post-factored values, K) and of outer grids.
     pub(super) cw: Buffer<T>,
     pub(super) k: usize,
 }
@@ -60,12 +61,12 @@ impl<T: ClFloat> Engine<T> {
     }
 }
 
-/// `out[j] = inp[j] · fac[j]` for `n` complex values (`inp` may be `out`); with `conj`, the
-/// conjugate of `fac[j]` (an adjoint's factor).
+/// `out[t][j] = inp[t][j] · fac[j]` for `count` stacked transforms of `n` complex values
+/// (`inp` may be `out`); with `conj`, the conjugate of `fac[j]` (an adjoint's factor).
 fn cmul<T>(
     dev: &ClDevice,
     k: &Kernel,
-    n: usize,
+    (n, count): (usize, usize),
     inp: &Buffer<T>,
     fac: &Buffer<T>,
     out: &Buffer<T>,
@@ -79,29 +80,33 @@ fn cmul<T>(
         Arg::U64(n as u64),
         Arg::I32(conj as i32),
     ];
-    launch(dev, k, n, ELEMENT_GROUP, 1, &args)
+    launch(dev, k, n, ELEMENT_GROUP, count, &args)
 }
 
 impl<T: ClFloat> UniformDev<T> {
-    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders.
+    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders, and
+    /// `batch` work grids.
     pub(super) fn new(
         dev: &Arc<ClDevice>,
         module: &ClSpreadModule,
         common: &Program,
-        modes: [usize; 3],
-        n: [usize; 3],
+        (modes, n): ([usize; 3], [usize; 3]),
         order: ModeOrder,
+        batch: usize,
     ) -> OpenClResult<Self> {
         let grid = ClGrid::new(module, common, n)?;
         let spec = &module.spec;
-        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order)?;
-        let work = alloc::<T>(dev, 2 * grid.len())?;
+        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order, batch)?;
+        let len = (2 * batch)
+            .checked_mul(grid.len())
+            .ok_or(NudtError::GridOverflow)?;
+        let work = alloc::<T>(dev, len)?;
         Ok(UniformDev { grid, map, work })
     }
 }
 
-/// One transform (or adjoint) from the device buffer `input` into `output` (the kernels take
-/// one transform from the start of a buffer): the stages' view of a plan's engine.
+/// A batch of transforms (or adjoints) from the device buffer `input` into `output`, stacked
+/// from the buffers' starts: the stages' view of a plan's engine.
 pub(super) struct Batch<'a, T: ClFloat> {
     pub dev: &'a ClDevice,
     /// The complex multiply of [`cmul`].
@@ -109,6 +114,8 @@ pub(super) struct Batch<'a, T: ClFloat> {
     pub engine: &'a mut Engine<T>,
     pub input: &'a Buffer<T>,
     pub output: &'a Buffer<T>,
+    /// Transforms in the batch.
+    pub count: usize,
     /// Sources and targets: the lengths of the pre- and post-factors.
     pub points: usize,
     pub targets: usize,
@@ -171,7 +178,7 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
             (_, Engine::Type3Pending) => return Err(NudtError::PointsNotSet.into()),
             (Grid::Outer, Engine::Uniform(_)) => return Err(not_type3()),
         };
-        zero(dev, buf, 2 * len)
+        zero(dev, buf, 2 * self.count * len)
     }
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> OpenClResult<()> {
@@ -180,25 +187,18 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
             Factors::Pre => (self.points, &t.pre),
             Factors::Post => (self.targets, &t.post),
         };
-        cmul(
-            self.dev,
-            self.cmul,
-            n,
-            self.buf(from)?,
-            factors,
-            self.buf(to)?,
-            conj,
-        )
+        let (x, y) = (self.buf(from)?, self.buf(to)?);
+        cmul(self.dev, self.cmul, (n, self.count), x, factors, y, conj)
     }
 
     fn spread(&mut self, from: Buf, onto: Grid) -> OpenClResult<()> {
         let (c, g) = (self.buf(from)?, self.buf(Buf::Grid(onto))?);
-        self.grid(onto)?.spread(self.dev, c, g)
+        self.grid(onto)?.spread(self.dev, c, g, self.count)
     }
 
     fn interp(&mut self, from: Grid, to: Buf) -> OpenClResult<()> {
         let (g, c) = (self.buf(Buf::Grid(from))?, self.buf(to)?);
-        self.grid(from)?.interp(self.dev, g, c)
+        self.grid(from)?.interp(self.dev, g, c, self.count)
     }
 
     fn fft(&mut self, isign: i32) -> OpenClResult<()> {
@@ -207,16 +207,16 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
             Engine::Type3(t) => &mut t.inner,
             Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
         };
-        u.map.fft(&u.work, isign)
+        u.map.fft(&u.work, isign, self.count)
     }
 
     fn grid_to_modes(&mut self, to: Buf) -> OpenClResult<()> {
         let (u, f) = (self.fine()?, self.buf(to)?);
-        u.map.grid_to_modes(self.dev, &u.work, f)
+        u.map.grid_to_modes(self.dev, &u.work, f, self.count)
     }
 
     fn modes_to_grid(&mut self, from: Buf) -> OpenClResult<()> {
         let (u, f) = (self.fine()?, self.buf(from)?);
-        u.map.modes_to_grid(self.dev, f, &u.work)
+        u.map.modes_to_grid(self.dev, f, &u.work, self.count)
     }
 }

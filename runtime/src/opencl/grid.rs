@@ -295,9 +295,16 @@ impl<T: ClFloat> ClGrid<T> {
         Ok(())
     }
 
-    /// Adds the spread of one transform's strengths `c` (M complex) into `grid` (zeroed), by
-    /// the method set-points chose (one the device's blocks hold).
-    pub fn spread(&self, dev: &ClDevice, c: &Buffer<T>, grid: &Buffer<T>) -> OpenClResult<()> {
+    /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked) into as
+    /// many stacked `grid`s (zeroed), by the method set-points chose (one the device's blocks
+    /// hold).
+    pub fn spread(
+        &self,
+        dev: &ClDevice,
+        c: &Buffer<T>,
+        grid: &Buffer<T>,
+        count: usize,
+    ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (k, threads, local) = match s.spread {
             CudaMethod::GmSort => (&self.k.spread_gm, GM_THREADS, 0),
@@ -308,33 +315,51 @@ impl<T: ClFloat> ClGrid<T> {
                 self.spec.od_smem_bytes(),
             ),
         };
-        self.run(dev, s, s.spread, (k, threads as usize, local), c, grid)
+        self.run(
+            dev,
+            s,
+            s.spread,
+            (k, threads as usize, local),
+            (c, grid, count),
+        )
     }
 
-    /// Interpolates `grid` at the points into `out` (M complex, in the caller's order), by
-    /// the method set-points chose (GM-sort or SM).
-    pub fn interp(&self, dev: &ClDevice, grid: &Buffer<T>, out: &Buffer<T>) -> OpenClResult<()> {
+    /// Interpolates `count` stacked grids at the points into as many stacked `out`s (M
+    /// complex each, in the caller's order), by the method set-points chose (GM-sort or SM).
+    pub fn interp(
+        &self,
+        dev: &ClDevice,
+        grid: &Buffer<T>,
+        out: &Buffer<T>,
+        count: usize,
+    ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (k, threads, local) = match s.interp {
             CudaMethod::Sm => (&self.k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
             _ => (&self.k.interp_gm, GM_THREADS, 0),
         };
-        self.run(dev, s, s.interp, (k, threads as usize, local), grid, out)
+        self.run(
+            dev,
+            s,
+            s.interp,
+            (k, threads as usize, local),
+            (grid, out, count),
+        )
     }
 
     /// Launches kernel `k` of `method` (with its threads per group and bytes of local
-    /// memory) from `from` to `to` over the sorted points `s`: GM-sort grid-stride over the
-    /// points (count, points, input, output, grid, one transform); the subproblem kernels one
-    /// group per subproblem (lists, bin starts, points, input, output, grid and bins,
-    /// strides, local memory). The points are the indices in bin order and the coordinates.
+    /// memory) from `from` to `to` for `count` stacked transforms over the sorted points
+    /// `s`: GM-sort grid-stride over the points (count, points, input, output, grid,
+    /// transforms); the subproblem kernels one group per subproblem and transform (lists,
+    /// bin starts, points, input, output, grid and bins, strides, local memory). The points
+    /// are the indices in bin order and the coordinates.
     fn run(
         &self,
         dev: &ClDevice,
         s: &Sorted<T>,
         method: CudaMethod,
         (k, threads, local): (&Kernel, usize, usize),
-        from: &Buffer<T>,
-        to: &Buffer<T>,
+        (from, to, count): (&Buffer<T>, &Buffer<T>, usize),
     ) -> OpenClResult<()> {
         if s.m == 0 {
             return Ok(());
@@ -354,7 +379,7 @@ impl<T: ClFloat> ClGrid<T> {
             args.extend(points);
             args.extend([mem(from), mem(to)]);
             args.extend(grid);
-            args.push(Arg::I32(1));
+            args.push(Arg::I32(count as i32));
             args.extend(strides);
             return launch(dev, k, s.m, threads, 1, &args);
         }
@@ -370,25 +395,30 @@ impl<T: ClFloat> ClGrid<T> {
         args.extend([i(self.nb[1]), i(self.nb[2])]);
         args.extend(strides);
         args.push(Arg::Local(local));
-        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, 1, &args)
+        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, count, &args)
     }
 }
 
 /// Uniform modes on a fine grid: each mode's grid index and correction 1/ψ̂(k) per dimension,
 /// the FFT of the grid, and the kernels that map between modes and grid.
 pub(crate) struct ClModes<T: ClFloat> {
+    dim: usize,
     modes: [usize; 3],
     n: [usize; 3],
     gi: Vec<Buffer<i32>>,
     cf: Vec<Buffer<T>>,
-    fft: ClFft<T>,
+    /// The FFTs of stacks of grids, per stack size: the plan's batch, made with the map, and
+    /// any other (a last, partial batch) made when first run.
+    ffts: Vec<(usize, ClFft<T>)>,
+    dev: std::sync::Arc<ClDevice>,
     to_modes: Kernel,
     to_grid: Kernel,
 }
 
 impl<T: ClFloat> ClModes<T> {
-    /// `modes[d]` modes in `order` on a fine grid of `n[d]` (both 1 beyond `dim`); `common`
-    /// is the common module.
+    /// `modes[d]` modes in `order` on a fine grid of `n[d]` (both 1 beyond `dim`), with the
+    /// FFT of a stack of `batch` grids; `common` is the common module.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &std::sync::Arc<ClDevice>,
         common: &Program,
@@ -397,25 +427,23 @@ impl<T: ClFloat> ClModes<T> {
         n: [usize; 3],
         kernel: &KernelSpec,
         order: ModeOrder,
+        batch: usize,
     ) -> OpenClResult<Self> {
-        let ft = kernel.fourier();
         let (mut gi, mut cf) = (Vec::new(), Vec::new());
-        for d in 0..3 {
-            let (g, c): (Vec<i32>, Vec<T>) = if d < dim {
-                let (g, c) = crate::uniform::mode_axis(&ft, modes[d], n[d], order);
-                (g.into_iter().map(|v| v as i32).collect(), c)
-            } else {
-                (vec![0], vec![T::one()])
-            };
+        let axes =
+            crate::uniform::device_mode_axes::<T>(&kernel.fourier(), &modes[..dim], &n, order);
+        for (g, c) in axes {
             gi.push(upload(dev, &g)?);
             cf.push(upload(dev, &c)?);
         }
         Ok(ClModes {
+            dim,
             modes,
             n,
             gi,
             cf,
-            fft: ClFft::<T>::new(dev, &n[..dim], 1)?,
+            ffts: vec![(batch, ClFft::<T>::new(dev, &n[..dim], batch)?)],
+            dev: dev.clone(),
             to_modes: kernel_of(common, names::GRID_TO_MODES)?,
             to_grid: kernel_of(common, names::MODES_TO_GRID)?,
         })
@@ -447,35 +475,59 @@ impl<T: ClFloat> ClModes<T> {
         ]
     }
 
-    /// The FFT of `grid` in place, with the sign of `isign`.
-    pub fn fft(&mut self, grid: &Buffer<T>, isign: i32) -> OpenClResult<()> {
+    /// The FFTs of `count` stacked grids at `grid` in place, with the sign of `isign`.
+    pub fn fft(&mut self, grid: &Buffer<T>, isign: i32, count: usize) -> OpenClResult<()> {
         let dir = if isign < 0 {
             FftDirection::Forward
         } else {
             FftDirection::Inverse
         };
-        self.fft.execute(grid, grid, dir)
+        let i = match self.ffts.iter().position(|(b, _)| *b == count) {
+            Some(i) => i,
+            None => {
+                let fft = ClFft::<T>::new(&self.dev, &self.n[..self.dim], count)?;
+                self.ffts.push((count, fft));
+                self.ffts.len() - 1
+            }
+        };
+        self.ffts[i].1.execute(grid, grid, dir)
     }
 
-    /// Corrected modes from the transformed `grid` into `modes`.
+    /// Corrected modes from `count` stacked transformed grids at `grid` into `modes`.
     pub fn grid_to_modes(
         &self,
         dev: &ClDevice,
         grid: &Buffer<T>,
         modes: &Buffer<T>,
+        count: usize,
     ) -> OpenClResult<()> {
         let args = self.args(grid, modes);
-        launch(dev, &self.to_modes, self.count(), ELEMENT_GROUP, 1, &args)
+        launch(
+            dev,
+            &self.to_modes,
+            self.count(),
+            ELEMENT_GROUP,
+            count,
+            &args,
+        )
     }
 
-    /// Corrected `modes` onto the zeroed `grid`.
+    /// `count` stacked corrected `modes` onto as many zeroed grids at `grid`.
     pub fn modes_to_grid(
         &self,
         dev: &ClDevice,
         modes: &Buffer<T>,
         grid: &Buffer<T>,
+        count: usize,
     ) -> OpenClResult<()> {
         let args = self.args(modes, grid);
-        launch(dev, &self.to_grid, self.count(), ELEMENT_GROUP, 1, &args)
+        launch(
+            dev,
+            &self.to_grid,
+            self.count(),
+            ELEMENT_GROUP,
+            count,
+            &args,
+        )
     }
 }

@@ -4,10 +4,10 @@
 //! (`nudt_gen::cuda::spread_module_in`, `common_module_in`), and the generated FFT
 //! ([`super::ClFft`]).
 //!
-//! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs, per
-//! transform, spread → FFT → correct (type 1), correct → FFT → interpolate (type 2), or
-//! pre-phase → spread → type 2 on the spreading grid → post-factors (type 3, FINUFFT's
-//! method, as the CPU and CUDA backends). Host slices in and out.
+//! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs the plan
+//! layer's stage sequence ([`crate::planner::stages`]) on batches of stacked transforms, one
+//! launch per stage and one batched FFT per batch ([`super::engine`]). Host slices or device
+//! buffers in and out.
 
 use super::device::ClDevice;
 use super::engine::{Batch, Engine, Type3Dev, UniformDev};
@@ -20,9 +20,9 @@ use super::launch::{
     write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
-use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::{limits, stages};
 use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
@@ -50,6 +50,9 @@ pub struct ClOptions {
     pub spread: Option<CudaMethod>,
     /// The interpolation method (GM-sort or SM); `None` chooses per point set.
     pub interp: Option<CudaMethod>,
+    /// Transforms per batch (one launch per stage and one FFT for all of them, on as many
+    /// work grids); 0 means `min(ntransf, 8)`, as on CUDA ([`crate::planner::limits::gpu_batch`]).
+    pub max_batch: usize,
 }
 
 impl Default for ClOptions {
@@ -61,6 +64,7 @@ impl Default for ClOptions {
             device: None,
             spread: None,
             interp: None,
+            max_batch: 0,
         }
     }
 }
@@ -93,10 +97,12 @@ pub struct ClPlan<T: ClFloat> {
     /// The spreading and interpolation methods asked for.
     want: [Option<CudaMethod>; 2],
     mode_order: ModeOrder,
+    /// Transforms per batch.
+    batch: usize,
     engine: Engine<T>,
     cmul: Kernel,
     t3: Option<Type3Kernels>,
-    /// Device copies of one transform's input and output.
+    /// Device copies of one batch's inputs and outputs.
     io: Option<(Buffer<T>, Buffer<T>)>,
     /// The spread modules: types 1 and 2, the one grid's; type 3, both grids' for the last
     /// point sets' kernel. Then the common module and the device, dropped last.
@@ -210,6 +216,7 @@ impl<T: ClFloat> ClPlan<T> {
             common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
         let common = build(&dev, &common_src)?;
         let want = [opts.spread, opts.interp];
+        let batch = limits::gpu_batch(problem.ntransf, opts.max_batch);
         let (engine, module, t3) = if ty == TransformType::Type3 {
             let t3 = Type3Kernels {
                 minmax: kernel_of(&common, names::MINMAX)?,
@@ -227,14 +234,8 @@ impl<T: ClFloat> ClPlan<T> {
                 stages::uniform_role(ty),
                 want,
             )?;
-            let u = UniformDev::new(
-                &dev,
-                &module,
-                &common,
-                pad3(&problem.modes),
-                pad3(&n),
-                opts.mode_order,
-            )?;
+            let grids = (pad3(&problem.modes), pad3(&n));
+            let u = UniformDev::new(&dev, &module, &common, grids, opts.mode_order, batch)?;
             (Engine::Uniform(Box::new(u)), Some(module), None)
         };
         Ok(ClPlan {
@@ -243,6 +244,7 @@ impl<T: ClFloat> ClPlan<T> {
             kernel_tol: tol,
             want,
             mode_order: opts.mode_order,
+            batch,
             engine,
             cmul: kernel_of(&common, names::CMUL)?,
             t3,
@@ -285,8 +287,15 @@ impl<T: ClFloat> ClPlan<T> {
             self.want,
         )
         .and_then(|module| {
-            let modes = pad3(&self.problem.modes);
-            let u = UniformDev::new(dev, &module, &self.common, modes, pad3(&n), self.mode_order)?;
+            let grids = (pad3(&self.problem.modes), pad3(&n));
+            let u = UniformDev::new(
+                dev,
+                &module,
+                &self.common,
+                grids,
+                self.mode_order,
+                self.batch,
+            )?;
             Ok((module, u))
         });
         if let Ok((module, u)) = built {
@@ -386,9 +395,11 @@ impl<T: ClFloat> ClPlan<T> {
             }
             _ => {
                 let sgrid = ClGrid::<T>::new(&mods.outer, &self.common, n)?;
-                let agrid = alloc::<T>(&dev, 2 * sgrid.len())?;
+                let len = sgrid.len().checked_mul(2 * self.batch);
+                let agrid = alloc::<T>(&dev, len.ok_or(NudtError::GridOverflow)?)?;
+                let (common, grids) = (&self.common, (n, inner_n));
                 let inner =
-                    UniformDev::new(&dev, &mods.inner, &self.common, n, inner_n, ModeOrder::Fft)?;
+                    UniformDev::new(&dev, &mods.inner, common, grids, ModeOrder::Fft, self.batch)?;
                 (sgrid, inner, agrid)
             }
         };
@@ -437,7 +448,7 @@ impl<T: ClFloat> ClPlan<T> {
             inner,
             pre,
             post,
-            cw: alloc::<T>(&dev, 2 * m)?,
+            cw: alloc::<T>(&dev, 2 * m * self.batch)?,
             k,
         }));
         self.io = None;
@@ -493,9 +504,10 @@ impl<T: ClFloat> ClPlan<T> {
         let dev = self.dev.clone();
         let (mut din, dout) = self.io(a.max(b))?;
         let mut r = Ok(());
-        for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
+        let batches = input.chunks(self.batch * a);
+        for (x, y) in batches.zip(output.chunks_mut(self.batch * b)) {
             r = write(&dev, &mut din, crate::float::interleaved(x))
-                .and_then(|()| self.one(&din, &dout, adjoint))
+                .and_then(|()| self.run(&din, &dout, x.len() / a, adjoint))
                 .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(y)));
             if r.is_err() {
                 break;
@@ -556,18 +568,20 @@ impl<T: ClFloat> ClPlan<T> {
         if a == 0 || b == 0 {
             return zero(&dev, output, 2 * no);
         }
-        if self.problem.ntransf == 1 {
-            self.one(input, output, adjoint)?;
+        let ntransf = self.problem.ntransf;
+        if ntransf <= self.batch {
+            self.run(input, output, ntransf, adjoint)?;
             return dev.queue.finish().map_err(cl("clFinish"));
         }
-        // The kernels take one transform from the start of a buffer: the others go through
-        // the plan's own buffers, by device copies.
+        // The kernels take a batch from the start of a buffer: the others go through the
+        // plan's own buffers, by device copies.
         let (mut din, dout) = self.io(a.max(b))?;
         let mut r = Ok(());
-        for t in 0..self.problem.ntransf {
-            r = copy(&dev, input, t * a * sz, &mut din, 0, a * sz)
-                .and_then(|()| self.one(&din, &dout, adjoint))
-                .and_then(|()| copy(&dev, &dout, 0, output, t * b * sz, b * sz));
+        for t0 in (0..ntransf).step_by(self.batch) {
+            let count = self.batch.min(ntransf - t0);
+            r = copy(&dev, input, t0 * a * sz, &mut din, 0, count * a * sz)
+                .and_then(|()| self.run(&din, &dout, count, adjoint))
+                .and_then(|()| copy(&dev, &dout, 0, output, t0 * b * sz, count * b * sz));
             if r.is_err() {
                 break;
             }
@@ -576,9 +590,10 @@ impl<T: ClFloat> ClPlan<T> {
         r.and_then(|()| dev.queue.finish().map_err(cl("clFinish")))
     }
 
-    /// The plan's device buffers for one transform's input and output, `len` complex values
-    /// each (grown on demand).
+    /// The plan's device buffers for one batch's inputs and outputs, `len` complex values
+    /// per transform (grown on demand).
     fn io(&mut self, len: usize) -> OpenClResult<(Buffer<T>, Buffer<T>)> {
+        let len = len.saturating_mul(self.batch);
         match self.io.take() {
             Some((i, o)) if complex_len(&i)? >= len => Ok((i, o)),
             _ => Ok((
@@ -588,13 +603,19 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
-    /// One transform (or its adjoint) from the device buffer `din` into `dout`.
-    fn one(&mut self, din: &Buffer<T>, dout: &Buffer<T>, adjoint: bool) -> OpenClResult<()> {
+    /// `count` stacked transforms (or adjoints) from the device buffer `din` into `dout`.
+    fn run(
+        &mut self,
+        din: &Buffer<T>,
+        dout: &Buffer<T>,
+        count: usize,
+        adjoint: bool,
+    ) -> OpenClResult<()> {
         let (points, targets) = self.counts().ok_or(NudtError::PointsNotSet)?;
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
-            if complex_len(&t.cw)? < targets {
-                t.cw = alloc::<T>(&self.dev, 2 * targets)?;
+            if complex_len(&t.cw)? < targets * self.batch {
+                t.cw = alloc::<T>(&self.dev, 2 * targets * self.batch)?;
             }
         }
         let mut batch = Batch {
@@ -603,6 +624,7 @@ impl<T: ClFloat> ClPlan<T> {
             engine: &mut self.engine,
             input: din,
             output: dout,
+            count,
             points,
             targets,
         };

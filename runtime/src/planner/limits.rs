@@ -12,3 +12,20 @@ pub const MAX_POINTS: usize = i32::MAX as usize;
 /// kernel's reach or a second index to it, so a side keeps a bit of headroom below 2³¹; a
 /// CPU grid of that side (1-D f64: 17 GB) is one a GPU could hold too.
 pub const MAX_GRID_SIDE: usize = (i32::MAX / 2) as usize;
+
+/// Most transforms of one GPU batch: the kernels take a batch's transform from the second
+/// grid dimension (CUDA's `blockIdx.y`, at most 65535 blocks; OpenCL's group id 1, kept to
+/// the same bound). A larger `max_batch` is clamped to it (the results are the same, in more
+/// batches).
+pub const MAX_BATCH: usize = 65535;
+
+/// Transforms a GPU plan runs together — one launch per stage and one batched FFT for all of
+/// them, on a stack of work grids — out of `ntransf`, given the caller's `max_batch` (0: up
+/// to 8, which amortises the launches and FFT of small transforms while keeping the work
+/// grids to 8 fine grids).
+pub fn gpu_batch(ntransf: usize, max_batch: usize) -> usize {
+    match max_batch {
+        0 => ntransf.min(8),
+        b => b.min(ntransf).min(MAX_BATCH),
+    }
+}

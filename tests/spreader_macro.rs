@@ -1,4 +1,6 @@
-// A user crate instantiating its own spreader and checking it against a direct spread.
+//! `nudt::spreader!` as a user crate calls it: good input compiles and runs right. (Bad input
+//! is a compile error naming the bad argument: `macros/tests/ui.rs`.)
+
 mod es5 {
     nudt::spreader! { dim = 2, width = 5, precision = f64, kernel = es, strategy = target_driven }
 }
@@ -24,7 +26,10 @@ fn dist(i: usize, x: f64, n: usize) -> f64 {
     d - (d / n as f64).round() * n as f64
 }
 
-fn main() {
+/// A user crate's own spreaders through `nudt::spreader!` (the default support path,
+/// `::nudt::support`), checked against a direct spread and against the transpose identity.
+#[test]
+fn a_user_crates_spreader_matches_the_direct_spread() {
     assert_eq!((es5::DIM, es5::WIDTH), (2, 5));
     let (n0, n1) = (32, 24);
     let x = [0.3_f64, -2.0, 3.1];
@@ -48,12 +53,18 @@ fn main() {
         }
     }
     // Width 5 serves 1e-4; its Horner fit is a tenth of that.
-    assert!(worst < 2e-5, "spread differs from the direct sum by {worst:e}");
+    assert!(
+        worst < 2e-5,
+        "spread differs from the direct sum by {worst:e}"
+    );
     // Interpolation is the transpose: ⟨spread(c), g⟩ = ⟨c, interp(g)⟩ for the real part.
     let mut back = vec![0.0_f64; 6];
     es5::interp(&tiles, &grid, &mut back);
     let lhs: f64 = grid.iter().map(|v| v * v).sum();
     let rhs: f64 = c.iter().zip(&back).map(|(a, b)| a * b).sum();
-    assert!((lhs - rhs).abs() < 1e-12 * lhs, "⟨Sc, Sc⟩ = {lhs} but ⟨c, S*Sc⟩ = {rhs}");
+    assert!(
+        (lhs - rhs).abs() < 1e-12 * lhs,
+        "⟨Sc, Sc⟩ = {lhs} but ⟨c, S*Sc⟩ = {rhs}"
+    );
     assert_eq!(gauss::WIDTH, 10);
 }

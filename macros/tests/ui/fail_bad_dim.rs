@@ -1,0 +1,3 @@
+nudt_macros::spreader! { dim = 4, width = 4 }
+
+fn main() {}

@@ -1,0 +1,3 @@
+nudt_macros::spreader! { dim = 2, width = 17 }
+
+fn main() {}

@@ -1,0 +1,3 @@
+nudt_macros::spreader! { width = 4 }
+
+fn main() {}

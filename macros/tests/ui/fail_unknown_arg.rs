@@ -1,0 +1,3 @@
+nudt_macros::spreader! { dim = 2, width = 5, colour = red }
+
+fn main() {}

@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 4, width = 4 }
-
-fn main() {}

@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 1, width = 4, precision = f16 }
-
-fn main() {}

@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 3, width = 4, strategy = fastest }
-
-fn main() {}

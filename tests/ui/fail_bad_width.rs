@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 2, width = 17 }
-
-fn main() {}

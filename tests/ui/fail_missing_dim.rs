@@ -1,3 +1,0 @@
-nudt::spreader! { width = 4 }
-
-fn main() {}

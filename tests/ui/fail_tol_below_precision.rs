@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 1, tol = 1e-9, precision = f32 }
-
-fn main() {}

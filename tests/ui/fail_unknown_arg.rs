@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 2, width = 5, colour = red }
-
-fn main() {}

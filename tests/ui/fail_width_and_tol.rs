@@ -1,3 +1,0 @@
-nudt::spreader! { dim = 1, width = 4, tol = 1e-6 }
-
-fn main() {}
