@@ -72,6 +72,7 @@ pub(crate) fn mode_axis<T: Float>(
 /// A GPU mode map's tables, per axis padded to three: the fine-grid index (as the kernels'
 /// `int`) and the correction of each mode; a padded axis holds one mode at index 0,
 /// correction 1. CUDA and OpenCL upload these.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub(crate) fn device_mode_axes<T: Float>(
     ft: &FourierSeries,
     modes: &[usize],
