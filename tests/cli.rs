@@ -788,6 +788,7 @@ fn transform_round_trip_matches_the_library() {
     assert!(lib.kernel.upsampling.0 > 2.0, "{lib:?}");
     assert_eq!(r["kernel_tol"].as_f64(), Some(1e-9));
     assert_eq!(r["max_points"].as_u64(), Some(i32::MAX as u64));
+    assert_eq!(r["device"], "cpu");
     let mut want = vec![Complex64::default(); 24 * 17];
     plan.execute(&c, &mut want).unwrap();
     assert!(rel_err(&f, &want) < 1e-12, "{}", rel_err(&f, &want));

@@ -26,6 +26,8 @@ use crate::error::GenError;
 use crate::gpu::Dialect;
 use crate::kernel::{gauss_legendre, KernelSpec};
 use crate::params::{KernelKind, Precision};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 use tera::{Context, Tera};
 
 const SPREAD: &str = include_str!("../../templates/cuda/spread.cu.tera");
@@ -879,12 +881,31 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
-fn render(name: &str, body: &str, ctx: &Context) -> Result<String, GenError> {
-    let mut t = Tera::default();
-    t.add_raw_template(name, body)
-        .map_err(|e| GenError::Render(format!("{e:?}")))?;
-    t.render(name, ctx)
-        .map_err(|e| GenError::Render(format!("{e:?}")))
+/// Renders the template `body` (one of this module's) under `name`. Each template is parsed
+/// once per process: parsing the spread template took most of a module's 10 ms render, which
+/// a type 3 set-points pays for two grids whenever its kernel changes.
+fn render(name: &'static str, body: &'static str, ctx: &Context) -> Result<String, GenError> {
+    type Parsed = Mutex<HashMap<&'static str, Arc<Tera>>>;
+    static PARSED: OnceLock<Parsed> = OnceLock::new();
+    let err = |e: tera::Error| GenError::Render(format!("{e:?}"));
+    let parsed = PARSED.get_or_init(Default::default);
+    let cached = parsed
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .cloned();
+    let t = match cached {
+        Some(t) => t,
+        None => {
+            let mut t = Tera::default();
+            t.add_raw_template(name, body).map_err(err)?;
+            let t = Arc::new(t);
+            let mut map = parsed.lock().unwrap_or_else(|e| e.into_inner());
+            map.insert(name, t.clone());
+            t
+        }
+    };
+    t.render(name, ctx).map_err(err)
 }
 
 /// A CUDA floating literal of the given precision.
@@ -969,7 +990,26 @@ fn module_header(dialect: Dialect, precision: Precision) -> Result<String, GenEr
 /// dialect takes inline PTX.
 /// The subproblem kernels' local memory is sized at launch in both dialects (`dynamic_smem`
 /// of their launch description: CUDA's dynamic shared memory, an OpenCL `__local` argument).
+///
+/// Rendered once per spec and dialect in a process: a type 3 plan asks again for both of its
+/// grids' modules at every set-points whose extents change the kernel, and a fresh plan for
+/// the modules of the last.
 pub fn spread_module_in(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
+    type Rendered = Mutex<HashMap<String, CudaSource>>;
+    static RENDERED: OnceLock<Rendered> = OnceLock::new();
+    let rendered = RENDERED.get_or_init(Default::default);
+    // The spec's every field, printed: equal keys render equal sources.
+    let key = format!("{spec:?} {dialect:?}");
+    if let Some(src) = rendered.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(src.clone());
+    }
+    let src = render_spread_module(spec, dialect)?;
+    let mut map = rendered.lock().unwrap_or_else(|e| e.into_inner());
+    map.insert(key, src.clone());
+    Ok(src)
+}
+
+fn render_spread_module(spec: &CudaSpreadSpec, dialect: Dialect) -> Result<CudaSource, GenError> {
     if !(1..=3).contains(&spec.dim) {
         return Err(GenError::Dimension(spec.dim));
     }

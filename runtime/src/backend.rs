@@ -341,48 +341,60 @@ macro_rules! backend_float {
 backend_float!(f32);
 backend_float!(f64);
 
+/// The [`NufftPlan`] methods every backend's plan has under the same names and signatures,
+/// forwarded to them (errors into [`BackendError`]).
+macro_rules! forward_plan_methods {
+    ($plan:path) => {
+        fn transform_type(&self) -> TransformType {
+            <$plan>::transform_type(self)
+        }
+        fn dim(&self) -> usize {
+            <$plan>::dim(self)
+        }
+        fn kernel(&self) -> &KernelSpec {
+            <$plan>::kernel(self)
+        }
+        fn tolerance(&self) -> f64 {
+            <$plan>::tolerance(self)
+        }
+        fn fine_grid(&self) -> Vec<usize> {
+            <$plan>::fine_grid(self)
+        }
+        fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
+            Ok(<$plan>::set_points(self, coords)?)
+        }
+        fn set_points_type3(
+            &mut self,
+            sources: &[&[T]],
+            targets: &[&[T]],
+        ) -> Result<(), BackendError> {
+            Ok(<$plan>::set_points_type3(self, sources, targets)?)
+        }
+        fn execute(
+            &mut self,
+            input: &[Complex<T>],
+            output: &mut [Complex<T>],
+        ) -> Result<(), BackendError> {
+            Ok(<$plan>::execute(self, input, output)?)
+        }
+        fn execute_adjoint(
+            &mut self,
+            input: &[Complex<T>],
+            output: &mut [Complex<T>],
+        ) -> Result<(), BackendError> {
+            Ok(<$plan>::execute_adjoint(self, input, output)?)
+        }
+        fn recipe(&self) -> Recipe {
+            <$plan>::recipe(self)
+        }
+    };
+}
+
 impl<T: Float> NufftPlan<T> for Plan<T> {
     fn backend(&self) -> Backend {
         Backend::Cpu
     }
-    fn transform_type(&self) -> TransformType {
-        Plan::transform_type(self)
-    }
-    fn dim(&self) -> usize {
-        Plan::dim(self)
-    }
-    fn kernel(&self) -> &KernelSpec {
-        Plan::kernel(self)
-    }
-    fn tolerance(&self) -> f64 {
-        Plan::tolerance(self)
-    }
-    fn fine_grid(&self) -> Vec<usize> {
-        Plan::fine_grid(self)
-    }
-    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
-        Ok(Plan::set_points(self, coords)?)
-    }
-    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
-        Ok(Plan::set_points_type3(self, sources, targets)?)
-    }
-    fn execute(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(Plan::execute(self, input, output)?)
-    }
-    fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(Plan::execute_adjoint(self, input, output)?)
-    }
-    fn recipe(&self) -> Recipe {
-        Plan::recipe(self)
-    }
+    forward_plan_methods!(Plan<T>);
     fn report(&self) -> PlanReport {
         PlanReport {
             method: Some(
@@ -406,48 +418,9 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
     fn backend(&self) -> Backend {
         Backend::Cuda
     }
-    fn transform_type(&self) -> TransformType {
-        crate::cuda::CudaPlan::transform_type(self)
-    }
-    fn dim(&self) -> usize {
-        crate::cuda::CudaPlan::dim(self)
-    }
-    fn kernel(&self) -> &KernelSpec {
-        crate::cuda::CudaPlan::kernel(self)
-    }
-    fn tolerance(&self) -> f64 {
-        crate::cuda::CudaPlan::tolerance(self)
-    }
-    fn fine_grid(&self) -> Vec<usize> {
-        crate::cuda::CudaPlan::fine_grid(self)
-    }
-    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
-        Ok(crate::cuda::CudaPlan::set_points(self, coords)?)
-    }
-    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
-        Ok(crate::cuda::CudaPlan::set_points_type3(
-            self, sources, targets,
-        )?)
-    }
-    fn execute(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(crate::cuda::CudaPlan::execute(self, input, output)?)
-    }
-    fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(crate::cuda::CudaPlan::execute_adjoint(self, input, output)?)
-    }
+    forward_plan_methods!(crate::cuda::CudaPlan<T>);
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
-    }
-    fn recipe(&self) -> Recipe {
-        crate::cuda::CudaPlan::recipe(self)
     }
     fn report(&self) -> PlanReport {
         PlanReport {
@@ -483,46 +456,7 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
     fn backend(&self) -> Backend {
         Backend::OpenCl
     }
-    fn transform_type(&self) -> TransformType {
-        crate::opencl::ClPlan::transform_type(self)
-    }
-    fn dim(&self) -> usize {
-        crate::opencl::ClPlan::dim(self)
-    }
-    fn kernel(&self) -> &KernelSpec {
-        crate::opencl::ClPlan::kernel(self)
-    }
-    fn tolerance(&self) -> f64 {
-        crate::opencl::ClPlan::tolerance(self)
-    }
-    fn fine_grid(&self) -> Vec<usize> {
-        crate::opencl::ClPlan::fine_grid(self)
-    }
-    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
-        Ok(crate::opencl::ClPlan::set_points(self, coords)?)
-    }
-    fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError> {
-        Ok(crate::opencl::ClPlan::set_points_type3(
-            self, sources, targets,
-        )?)
-    }
-    fn execute(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(crate::opencl::ClPlan::execute(self, input, output)?)
-    }
-    fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<(), BackendError> {
-        Ok(crate::opencl::ClPlan::execute_adjoint(self, input, output)?)
-    }
-    fn recipe(&self) -> Recipe {
-        crate::opencl::ClPlan::recipe(self)
-    }
+    forward_plan_methods!(crate::opencl::ClPlan<T>);
     fn report(&self) -> PlanReport {
         let d = &self.device().info;
         PlanReport {

@@ -6,7 +6,7 @@ use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
-use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::type3::NonUniform;
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
@@ -298,8 +298,13 @@ impl<T: Float> Plan<T> {
     /// Where σ is the planner's to choose, the one for `m` points ([`sigma::refit_uniform`]),
     /// rebuilding the grid if it changes.
     fn fit_upsampling(&mut self, m: usize) -> Result<()> {
-        let Some((kernel, n)) =
-            sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, physical_memory())?
+        let Some((kernel, n)) = sigma::refit_uniform::<T>(
+            &self.problem,
+            DeviceClass::Cpu,
+            &self.kernel,
+            m,
+            physical_memory(),
+        )?
         else {
             return Ok(());
         };
@@ -367,7 +372,14 @@ impl<T: Float> Plan<T> {
             },
             Engine::Type3Pending => (Vec::new(), Vec::new()),
         };
-        Recipe::new(&self.problem, self.kernel, self.kernel_tol, fine, spread)
+        Recipe::new(
+            &self.problem,
+            DeviceClass::Cpu,
+            self.kernel,
+            self.kernel_tol,
+            fine,
+            spread,
+        )
     }
 
     fn check_io(

@@ -15,7 +15,7 @@ use crate::planner::limits;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
@@ -499,7 +499,8 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// ([`sigma::refit_uniform`]), rebuilding the grid, its module and FFTs if it changes. A
     /// grid that cannot be built keeps σ as it is.
     fn fit_upsampling(&mut self, m: usize) -> CudaResult<()> {
-        let Some((kernel, n)) = sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, None)?
+        let Some((kernel, n)) =
+            sigma::refit_uniform::<T>(&self.problem, DeviceClass::Gpu, &self.kernel, m, None)?
         else {
             return Ok(());
         };
@@ -1147,7 +1148,14 @@ impl<T: CudaFloat> CudaPlan<T> {
             ),
             _ => (self.kernel, self.kernel_tol, Vec::new()),
         };
-        Recipe::new(&self.problem, kernel, kernel_tol, self.fine_grid(), spread)
+        Recipe::new(
+            &self.problem,
+            DeviceClass::Gpu,
+            kernel,
+            kernel_tol,
+            self.fine_grid(),
+            spread,
+        )
     }
 
     /// Bin sides of the spreading grid.

@@ -23,7 +23,7 @@ use crate::error::NudtError;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{limits, stages};
-use crate::planner::{sigma, Choices, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::cuda::{
     common_module_in, fourier_quadrature, names, CudaMethod, ELEMENT_THREADS, MINMAX_BLOCKS,
@@ -273,7 +273,8 @@ impl<T: ClFloat> ClPlan<T> {
     /// ([`sigma::refit_uniform`]), rebuilding the grid, its module and FFT if it changes. A
     /// grid that cannot be built keeps σ as it is.
     fn fit_upsampling(&mut self, m: usize) -> OpenClResult<()> {
-        let Some((kernel, n)) = sigma::refit_uniform::<T>(&self.problem, &self.kernel, m, None)?
+        let Some((kernel, n)) =
+            sigma::refit_uniform::<T>(&self.problem, DeviceClass::Gpu, &self.kernel, m, None)?
         else {
             return Ok(());
         };
@@ -683,6 +684,7 @@ impl<T: ClFloat> ClPlan<T> {
         };
         Recipe::new(
             &self.problem,
+            DeviceClass::Gpu,
             self.kernel,
             self.kernel_tol,
             self.fine_grid(),

@@ -20,4 +20,4 @@ pub mod stages;
 pub mod type3;
 pub mod validate;
 
-pub use recipe::{Choices, Problem, Recipe, Type3Method};
+pub use recipe::{Choices, DeviceClass, Problem, Recipe, Type3Method};

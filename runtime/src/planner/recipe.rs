@@ -29,6 +29,18 @@ impl Type3Method {
     }
 }
 
+/// The kind of processor a plan runs on, where the planner's rules weigh costs differently:
+/// spreading dominates a CPU's transform, so dense 2-D and 3-D point sets pay for a larger
+/// grid and a narrower kernel there; on a GPU spreading is cheap beside the FFT and the
+/// memory a larger grid takes, and σ stays 2 (measured on an H100: σ raised made the dense
+/// 2-D/3-D rows of the GPU benchmark 7–45% slower).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceClass {
+    Cpu,
+    Gpu,
+}
+
 /// A transform as the caller asked for it, checked: the planner's input.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Problem {
@@ -206,12 +218,16 @@ pub struct Recipe {
     /// The limits every backend plans within ([`super::limits`]).
     pub max_points: usize,
     pub max_grid_side: usize,
+    /// Whose costs the rules weighed.
+    pub device: DeviceClass,
 }
 
 impl Recipe {
-    /// The recipe of `problem` with the kernel chosen for `kernel_tol` and its grids.
+    /// The recipe of `problem` on `device` with the kernel chosen for `kernel_tol` and its
+    /// grids.
     pub fn new(
         problem: &Problem,
+        device: DeviceClass,
         kernel: KernelSpec,
         kernel_tol: f64,
         fine_grid: Vec<usize>,
@@ -232,6 +248,7 @@ impl Recipe {
             type3: (problem.ty == TransformType::Type3).then_some(problem.type3),
             max_points: MAX_POINTS,
             max_grid_side: MAX_GRID_SIDE,
+            device,
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The kernel and upsampling σ of a plan, chosen by one rule for every backend: σ as the
-//! caller fixed it, else 2 until the points are known; then, for types 1 and 2, raised in
-//! 2-D and 3-D where the points outnumber the grid's
+//! caller fixed it, else 2 until the points are known; then, for types 1 and 2 on a CPU,
+//! raised in 2-D and 3-D where the points outnumber the grid's
 //! ([`nudt_gen::plan::choose_upsampling_uniform`]), and for type 3 weighed against the
 //! points' space–bandwidth product ([`nudt_gen::plan::choose_upsampling_type3`]) with the
 //! tolerance split over type 3's two stages ([`nudt_gen::plan::type3_stage_tolerance`]).
 
-use super::recipe::Problem;
+use super::recipe::{DeviceClass, Problem};
 use super::validate::check_grid;
 use crate::error::Result;
 use nudt_gen::{plan as gplan, KernelSpec, Upsampling};
@@ -38,16 +38,17 @@ pub fn uniform_grid<T>(
 }
 
 /// Where σ is the planner's to choose, the kernel for `points` points of a type 1 or 2 plan
-/// whose kernel is `current`, if it differs (then with its fine grid): σ above 2 in 2-D and
-/// 3-D when the points outnumber the grid points at σ = 2. A raised grid that would not fit
-/// in `memory` keeps σ as it is.
+/// on `device` whose kernel is `current`, if it differs (then with its fine grid): on a CPU,
+/// σ above 2 in 2-D and 3-D when the points outnumber the grid points at σ = 2 (a GPU keeps
+/// 2: [`DeviceClass`]). A raised grid that would not fit in `memory` keeps σ as it is.
 pub fn refit_uniform<T>(
     p: &Problem,
+    device: DeviceClass,
     current: &KernelSpec,
     points: usize,
     memory: Option<usize>,
 ) -> Result<Option<(KernelSpec, Vec<usize>)>> {
-    if p.upsampling.is_some() || p.dim() < 2 {
+    if p.upsampling.is_some() || p.dim() < 2 || device == DeviceClass::Gpu {
         return Ok(None);
     }
     let two = KernelSpec::for_tolerance(p.kernel, p.tol, Upsampling::TWO, p.precision)?;
