@@ -21,7 +21,7 @@ use common::*;
 use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, FftEngine};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
-use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method};
+use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method, Upsampling};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The GPU, held for one test: `None` (after printing why) when there is no device. Tests
@@ -406,13 +406,14 @@ fn rel(a: &[Complex64], b: &[Complex64]) -> f64 {
     direct::rel_error(a, b)
 }
 
-/// CPU options at the GPU planner's σ = 2. Left open, the CPU raises σ for dense 2-D/3-D
-/// points (`choose_upsampling_uniform`), and the fine grids would no longer compare point by point.
-/// The CPU plan's options: the plan layer's choices, as the GPU plan's (no tuning profile,
-/// which could fix σ on the CPU alone).
+/// The CPU plan's options for the types 1 and 2 these tests compare: σ = 2, the plan layer's
+/// σ for a GPU (`DeviceClass::Gpu`), where on a CPU it raises σ for dense 2-D/3-D points and
+/// the fine grids would no longer compare point by point; no tuning profile, which could fix
+/// σ on the CPU alone.
 fn cpu_opts() -> Options {
     Options {
         use_profile: false,
+        upsampling: Some(Upsampling::TWO),
         ..Options::default()
     }
 }
