@@ -37,7 +37,7 @@ mod gpu_problems;
 #[cfg(feature = "cuda")]
 mod bench {
     use super::gpu_problems::{problems, unif, Problem};
-    use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan};
+    use nudt::cuda::{CudaError, CudaFloat, CudaOptions, CudaPlan, GpuMethod};
     use nudt::num_complex::Complex64;
     use nudt::{direct, ModeOrder, TransformType, Type3Method};
     use rayon::prelude::*;
@@ -175,14 +175,14 @@ mod bench {
         );
         let methods = vec![
             None,
-            Some(CudaMethod::GmSort),
-            Some(CudaMethod::Sm),
-            Some(CudaMethod::OutputDriven),
+            Some(GpuMethod::GmSort),
+            Some(GpuMethod::Sm),
+            Some(GpuMethod::OutputDriven),
         ];
-        let mut variants: Vec<(Option<CudaMethod>, Type3Method)> = methods
+        let mut variants: Vec<(Option<GpuMethod>, Type3Method)> = methods
             .into_iter()
             // Interpolation has no output-driven method.
-            .filter(|m| p.ty != TransformType::Type2 || *m != Some(CudaMethod::OutputDriven))
+            .filter(|m| p.ty != TransformType::Type2 || *m != Some(GpuMethod::OutputDriven))
             .map(|m| (m, Type3Method::Finufft))
             .collect();
         if p.gaussian {
@@ -216,12 +216,12 @@ mod bench {
         let mut dout = stream
             .alloc_zeros::<T>(2 * nout)
             .map_err(driver_err("alloc"))?;
-        let make = |method: Option<CudaMethod>, type3| {
+        let make = |method: Option<GpuMethod>, type3| {
             let opts = CudaOptions {
                 bins: cfg.bins,
                 two_pass_sort: cfg.two_pass_sort,
-                spread_method: method.filter(|_| p.ty != TransformType::Type2),
-                interp_method: method.filter(|_| p.ty == TransformType::Type2),
+                spread: method.filter(|_| p.ty != TransformType::Type2),
+                interp: method.filter(|_| p.ty == TransformType::Type2),
                 type3,
                 stream: Some(stream.clone()),
                 ..CudaOptions::default()

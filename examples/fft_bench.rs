@@ -91,7 +91,7 @@ mod bench {
 
     fn case<T: CudaFloat>(
         stream: &Arc<CudaStream>,
-        arch: &nudt::gen::cuda::GpuArch,
+        arch: &nudt::gen::gpu::GpuArch,
         shape: &[usize],
         batch: usize,
     ) -> R<Row> {

@@ -1,14 +1,12 @@
-//! Every type × dimension × precision against the direct sum, across the tolerance range.
+//! The CPU backend against the direct sum where it has rules of its own: σ raised for dense
+//! points, type 3 well below the tolerance, narrow Horner variables, long 1-D and slab-by-slab
+//! transforms. Every type × dimension × precision × tolerance × σ on every backend, the CPU
+//! included: `runtime/tests/backends.rs`.
 
 mod common;
 
 use common::*;
 use nudt::Options;
-
-const F64_TOLS: [f64; 12] = [
-    1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
-];
-const F32_TOLS: [f64; 6] = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6];
 
 /// Small problems: odd and even mode counts, points spread over several periods.
 fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
@@ -29,90 +27,6 @@ fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
         modes,
         m,
     )
-}
-
-/// Runs one precision's matrix and returns the worst error/tolerance ratio seen. Tolerances
-/// the options' σ cannot reach within the widest kernel (a typed error, tests/errors.rs) are
-/// left out.
-fn matrix<T: nudt::Float>(tols: &[f64], name: &str, opts: Options) {
-    let mut worst: (f64, String) = (0.0, String::new());
-    let mut failures = Vec::new();
-    for dim in 1..=3 {
-        let (x, modes, m) = problem(dim, dim as u64);
-        let mut rng = Rng::new(100 + dim as u64);
-        let c = rng.complexes(m);
-        let f = rng.complexes(modes.iter().product());
-        // Type 3: sources over one period off-centre, targets with a space-bandwidth product
-        // that keeps the 3-D grids small.
-        let x3 = rng.coords(dim, m, -2.0, 4.5);
-        let s = rng.coords(dim, 200, -9.0, 13.0);
-        for &tol in tols {
-            if let Some(sigma) = opts.upsampling {
-                let (kind, p) = (opts.kernel, T::PRECISION);
-                if nudt::gen::KernelSpec::for_tolerance(kind, tol, sigma, p).is_err() {
-                    continue;
-                }
-            }
-            let cases = [
-                (
-                    "type 1",
-                    type1_error::<T>(&x, &c, &modes, 1, tol, opts.clone()),
-                ),
-                (
-                    "type 2",
-                    type2_error::<T>(&x, &f, &modes, -1, tol, opts.clone()),
-                ),
-                (
-                    "type 3",
-                    type3_error::<T>(&x3, &c, &s, 1, tol, opts.clone()),
-                ),
-            ];
-            for (ty, err) in cases {
-                let label = format!("{name} {ty} {dim}D tol {tol:.0e}: error {err:.2e}");
-                if err / tol > worst.0 {
-                    worst = (err / tol, label.clone());
-                }
-                if err > 10.0 * tol {
-                    failures.push(label);
-                }
-            }
-        }
-    }
-    println!("{name}: worst error/tol = {:.2} ({})", worst.0, worst.1);
-    assert!(
-        failures.is_empty(),
-        "errors above 10·tol:\n{}",
-        failures.join("\n")
-    );
-}
-
-#[test]
-fn f64_matrix_within_ten_times_tolerance() {
-    matrix::<f64>(&F64_TOLS, "f64", Options::default());
-}
-
-#[test]
-fn f32_matrix_within_ten_times_tolerance() {
-    matrix::<f32>(&F32_TOLS, "f32", Options::default());
-}
-
-/// σ anywhere in [1.25, 2.5] (the type 3 planner picks 1.4 and 1.5 too, the type 1/2 planner
-/// 2.2–2.35 for dense 2-D and 3-D problems): the width and shape rules hold between and past
-/// FINUFFT's two factors, for the PSWF and the ES kernel.
-#[test]
-fn every_upsampling_factor_within_ten_times_tolerance() {
-    for kernel in [nudt::KernelKind::Pswf, nudt::KernelKind::Es] {
-        for sigma in [1.25, 1.4, 1.5, 1.75, 2.0, 2.25, 2.5] {
-            let opts = Options {
-                kernel,
-                upsampling: Some(nudt::Upsampling::new(sigma).unwrap()),
-                ..Options::default()
-            };
-            let name = format!("{kernel:?} σ = {sigma}");
-            matrix::<f64>(&F64_TOLS, &format!("f64 {name}"), opts.clone());
-            matrix::<f32>(&F32_TOLS[..5], &format!("f32 {name}"), opts);
-        }
-    }
 }
 
 /// Points outnumbering the grid points, in 2-D and 3-D: the planner raises σ above 2 at the
@@ -183,7 +97,7 @@ fn type3_lands_well_below_the_tolerance_in_every_dimension() {
 /// f64 plans from 1e-7 up keep the sorted points' Horner variables in f32
 /// (`narrow_horner_variables`); each schedule then widens them per tile. Both spreading
 /// schedules and interpolation must stay within the tolerance itself against the direct sum,
-/// in every dimension. (Full precision, below 1e-7, is the matrix's.)
+/// in every dimension. (Full precision, below 1e-7, is `backends.rs`'s matrix.)
 #[test]
 fn narrow_horner_variables_keep_every_schedule_within_tolerance() {
     use nudt::Strategy;

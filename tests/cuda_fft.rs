@@ -15,7 +15,7 @@ use rustfft::FftPlanner;
 
 fn device() -> Option<(
     std::sync::Arc<nudt::cuda::CudaStream>,
-    nudt::gen::cuda::GpuArch,
+    nudt::gen::gpu::GpuArch,
 )> {
     match open(0).and_then(|c| Ok((c.default_stream(), detect_arch(&c)?))) {
         Ok(d) => Some(d),

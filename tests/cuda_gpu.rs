@@ -18,7 +18,7 @@
 mod common;
 
 use common::*;
-use nudt::cuda::{CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, FftEngine};
+use nudt::cuda::{CudaError, CudaFloat, CudaOptions, CudaPlan, FftEngine, GpuMethod};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{ModeOrder, NudtError, Options, Plan, TransformType, Type3Method, Upsampling};
@@ -298,26 +298,6 @@ fn old_driver_is_a_typed_error() {
     println!("{text}");
 }
 
-#[test]
-fn gpu_matches_direct_sum_f64() {
-    if let Some(_gpu) = gpu("gpu_matches_direct_sum_f64") {
-        matrix::<f64>(
-            &[
-                1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12,
-            ],
-            "f64",
-            opts(),
-        );
-    }
-}
-
-#[test]
-fn gpu_matches_direct_sum_f32() {
-    if let Some(_gpu) = gpu("gpu_matches_direct_sum_f32") {
-        matrix::<f32>(&[1e-2, 1e-3, 1e-4, 1e-5, 1e-6], "f32", opts());
-    }
-}
-
 /// The two-pass bin sort (by buckets of bins, then by bin), which the plans take
 /// automatically only past L2's size, forced on small problems: types 1–3 in 1–3 D meet the
 /// same bounds against the direct sum. Its entries go to the fine grids where those are large
@@ -339,7 +319,7 @@ fn two_pass_sort_matches_direct_sum() {
         let x = rng.coords(3, 50_000, -3.2, 3.2);
         let c = rng.complexes(50_000);
         let o = CudaOptions {
-            spread_method: Some(CudaMethod::OutputDriven),
+            spread: Some(GpuMethod::OutputDriven),
             bins: Some([4, 4, 4]),
             ..o
         };
@@ -470,10 +450,10 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
         let f = rng.complexes(modes.iter().product());
         let ref1 = cpu_type1::<T>(&x, &c, &modes, tol);
         let ref2 = cpu_type2::<T>(&x, &f, &modes, tol);
-        for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
+        for method in [GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven] {
             let o = CudaOptions {
-                spread_method: Some(method),
-                interp_method: Some(method),
+                spread: Some(method),
+                interp: Some(method),
                 ..opts()
             };
             let g1 = gpu_type1::<T>(&x, &c, &modes, -1, tol, o.clone());
@@ -490,7 +470,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
                         }
                     }
                     // Wide 3D f64 boxes may not fit shared memory: a typed refusal is right.
-                    Err(CudaError::Unsupported(why)) if method != CudaMethod::GmSort => {
+                    Err(CudaError::Unsupported(why)) if method != GpuMethod::GmSort => {
                         println!("{name} {ty} {dim}D {}: unsupported ({why})", method.name())
                     }
                     Err(e) => failures.push(format!("{name} {ty} {dim}D {}: {e}", method.name())),
@@ -505,7 +485,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
         let cg = widen(&cpu.spread_only(nudt::Strategy::SourceDriven, &ct).unwrap());
         let mut g = CudaPlan::<T>::new(TransformType::Type1, &modes, -1, 1, tol, opts()).unwrap();
         g.set_points(&refs(&xt)).unwrap();
-        for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
+        for method in [GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven] {
             match g.spread_only(method, &ct) {
                 Ok(grid) => {
                     let d = rel(&widen(&grid), &cg);
@@ -518,7 +498,7 @@ fn agreement<T: CudaFloat>(tol: f64, bound: f64, name: &str) {
                         failures.push(label);
                     }
                 }
-                Err(CudaError::Unsupported(_)) if method != CudaMethod::GmSort => {}
+                Err(CudaError::Unsupported(_)) if method != GpuMethod::GmSort => {}
                 Err(e) => failures.push(format!("{name} {dim}D grid {}: {e}", method.name())),
             }
         }
@@ -562,9 +542,9 @@ fn every_width_and_method_in_every_dimension() {
         );
         for w in 2..=16usize {
             let tol = 10f64.powi(1 - w as i32) * 1.001;
-            for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
+            for method in [GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven] {
                 let o = CudaOptions {
-                    spread_method: Some(method),
+                    spread: Some(method),
                     ..opts()
                 };
                 match gpu_type1::<f64>(&x, &c, &modes, 1, tol, o) {
@@ -574,7 +554,7 @@ fn every_width_and_method_in_every_dimension() {
                             failures.push(format!("{dim}D w{w} {}: {err:.2e}", method.name()));
                         }
                     }
-                    Err(CudaError::Unsupported(_)) if method != CudaMethod::GmSort => {}
+                    Err(CudaError::Unsupported(_)) if method != GpuMethod::GmSort => {}
                     Err(e) => failures.push(format!("{dim}D w{w} {}: {e}", method.name())),
                 }
             }
@@ -600,10 +580,10 @@ fn sanitizer_small_run_of_each_method() {
             let f = rng.complexes(modes.iter().product());
             let e1 = direct::type1(&refs(&x), &c, &modes, ModeOrder::Cmcl, 1, &all(f.len()));
             let e2 = direct::type2(&refs(&x), &f, &modes, ModeOrder::Cmcl, 1, &all(1500));
-            for method in [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven] {
+            for method in [GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven] {
                 let o = CudaOptions {
-                    spread_method: Some(method),
-                    interp_method: Some(method),
+                    spread: Some(method),
+                    interp: Some(method),
                     max_batch: 1,
                     ..opts()
                 };
@@ -717,8 +697,8 @@ fn batches_edge_cases_and_mode_orders() {
     let strengths = Rng::new(7).complexes(ntr);
     let o = CudaOptions {
         max_batch: usize::MAX,
-        spread_method: Some(CudaMethod::Sm),
-        interp_method: Some(CudaMethod::Sm),
+        spread: Some(GpuMethod::Sm),
+        interp: Some(GpuMethod::Sm),
         ..opts()
     };
     let mut plan =
@@ -973,14 +953,14 @@ fn bad_input_gives_typed_errors() {
 }
 
 /// A module of one probe kernel, unique to this process and `tag` (so that no cache holds it).
-fn probe_source(tag: &str) -> nudt::gen::cuda::CudaSource {
+fn probe_source(tag: &str) -> nudt::gen::gpu::GpuSource {
     let body = format!(
         "extern \"C\" __global__ void nudt_probe(int* p) {{ p[0] = {}; }} // {tag}",
         std::process::id()
     );
-    nudt::gen::cuda::CudaSource {
+    nudt::gen::gpu::GpuSource {
         name: format!("nudt_cache_probe_{tag}"),
-        hash: nudt::gen::cuda::fnv1a64(body.as_bytes()),
+        hash: nudt::gen::gpu::fnv1a64(body.as_bytes()),
         source: body,
         kernels: Vec::new(),
         spec: None,
@@ -1453,7 +1433,7 @@ fn tune_saves_a_profile_that_plans_take() {
             assert_eq!([m.0, m.1][method], c.method());
         }
         let o = CudaOptions {
-            spread_method: Some(CudaMethod::GmSort),
+            spread: Some(GpuMethod::GmSort),
             ..opts()
         };
         let plan = CudaPlan::<f64>::new(t1, &[1000], 1, 1, 1e-6, o).unwrap();

@@ -5,7 +5,6 @@
 //! that will compile or call that source. [`fft`] generates GPU FFTs the same way.
 
 pub mod arch;
-pub mod cuda;
 pub mod error;
 pub mod fft;
 pub mod gpu;
@@ -13,6 +12,13 @@ pub mod kernel;
 pub mod params;
 pub mod plan;
 pub mod render;
+
+/// The support module compiled as the Rust it is (the macros and `nudt gen` embed its text;
+/// its users, the generated spreaders, are not here, hence the allowances).
+#[cfg(test)]
+#[allow(dead_code, unused_imports)]
+#[path = "../templates/rust/support.rs"]
+mod support_compiles;
 
 pub use arch::Arch;
 pub use error::GenError;

@@ -9,9 +9,9 @@ use crate::params::{Precision, Strategy};
 use crate::plan;
 use tera::{Context, Tera};
 
-const SUPPORT: &str = include_str!("../../templates/rust/support.rs.tera");
-const SPREADER: &str = include_str!("../../templates/rust/spreader.rs.tera");
-const GAUSSIAN_WIDE: &str = include_str!("../../templates/rust/gaussian_wide.rs.tera");
+const SUPPORT: &str = include_str!("../templates/rust/support.rs");
+const SPREADER: &str = include_str!("../templates/rust/spreader.rs.tera");
+const GAUSSIAN_WIDE: &str = include_str!("../templates/rust/gaussian_wide.rs.tera");
 
 /// Everything that shapes one generated Rust spreader.
 #[derive(Clone, Debug)]
@@ -39,12 +39,10 @@ fn engine(name: &str, body: &str) -> Result<Tera, GenError> {
     Ok(t)
 }
 
-/// The width-independent support module (scalar trait, tiling, bin sort, schedules).
-pub fn support_module() -> Result<String, GenError> {
-    engine("support", SUPPORT)?
-        .render("support", &Context::new())
-        .map_err(|e| GenError::Render(format!("{e:?}")))
-}
+/// The width-independent support module (scalar trait, tiling, bin sort, schedules): plain
+/// Rust, the same for every spreader, embedded as text so that the macros and `nudt gen` emit
+/// it; this crate's tests compile it (`support_compiles`), so rustfmt and clippy see it too.
+pub const SUPPORT_MODULE: &str = SUPPORT;
 
 /// One specialised spreader module.
 pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {

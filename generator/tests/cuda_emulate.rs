@@ -25,8 +25,8 @@
 //! pre-compensation, target factors and interpolation with post-factors, against direct
 //! evaluation of the Gaussian in double.
 
-use nudt_gen::cuda::{
-    common_module, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec, OdBox,
+use nudt_gen::gpu::{
+    common_module, gaussian_wide_module, spread_module, GpuSource, GpuSpreadSpec, OdBox,
     MINMAX_BLOCKS,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
@@ -700,7 +700,7 @@ fn emulated(source: &str) -> String {
 
 /// `THREADS_<kernel>` and `SMEM_<kernel>`: the block size and dynamic shared memory each kernel
 /// of `modules` declares, which the runtime launches it with.
-fn launch_defines(modules: &[&CudaSource]) -> String {
+fn launch_defines(modules: &[&GpuSource]) -> String {
     modules
         .iter()
         .flat_map(|m| &m.kernels)
@@ -725,7 +725,7 @@ struct Case {
 
 fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
     let kernel = KernelSpec::for_width(case.kind, case.width, Upsampling::TWO).unwrap();
-    let spec = CudaSpreadSpec {
+    let spec = GpuSpreadSpec {
         dim: case.dim,
         kernel,
         precision: case.precision,

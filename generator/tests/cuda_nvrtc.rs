@@ -10,9 +10,8 @@
 //! ```
 
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use nudt_gen::cuda::{
-    common_module, fnv1a64, gaussian_wide_module, spread_module, CudaSource, CudaSpreadSpec,
-    GpuArch,
+use nudt_gen::gpu::{
+    common_module, fnv1a64, gaussian_wide_module, spread_module, GpuArch, GpuSource, GpuSpreadSpec,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
 use std::collections::{BTreeSet, HashSet};
@@ -46,7 +45,7 @@ fn options(arch: &GpuArch) -> CompileOptions {
     }
 }
 
-fn compile(src: &CudaSource, arch: &GpuArch) -> Result<usize, String> {
+fn compile(src: &GpuSource, arch: &GpuArch) -> Result<usize, String> {
     let ptx = compile_ptx_with_opts(&src.source, options(arch)).map_err(|e| match e {
         cudarc::nvrtc::CompileError::CompileError { log, .. } => {
             format!("{} for {}:\n{}", src.name, arch.sm(), log.to_string_lossy())
@@ -169,13 +168,13 @@ fn skeleton(src: &str) -> String {
 /// The compile jobs, one per distinct skeleton and architecture.
 #[derive(Default)]
 struct Jobs {
-    jobs: Vec<(CudaSource, GpuArch)>,
+    jobs: Vec<(GpuSource, GpuArch)>,
     seen: HashSet<(String, u64)>,
     requested: usize,
 }
 
 impl Jobs {
-    fn push(&mut self, src: CudaSource, arch: &GpuArch) {
+    fn push(&mut self, src: GpuSource, arch: &GpuArch) {
         self.requested += 1;
         if self
             .seen
@@ -191,7 +190,7 @@ impl Jobs {
     fn spread_modules(&mut self, kernels: &[KernelSpec], precision: Precision, arch: &GpuArch) {
         for &k in kernels {
             for dim in 1..=3 {
-                let spec = CudaSpreadSpec::new(dim, k, precision, arch).unwrap();
+                let spec = GpuSpreadSpec::new(dim, k, precision, arch).unwrap();
                 let spreading = spec.clone().for_spreading();
                 let sparse = spec.clone().for_sparse_spreading(arch.local_memory());
                 for s in [spec, spreading, sparse] {
@@ -203,7 +202,7 @@ impl Jobs {
 }
 
 /// Compiles `jobs` on all cores; returns the failures.
-fn compile_all(jobs: Vec<(CudaSource, GpuArch)>) -> Vec<String> {
+fn compile_all(jobs: Vec<(GpuSource, GpuArch)>) -> Vec<String> {
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -312,7 +311,7 @@ fn coverage_sweep_and_skeleton_are_sound() {
 
     let h100 = GpuArch::h100();
     let k = KernelSpec::for_width(KernelKind::Pswf, 7, two).unwrap();
-    let spec = CudaSpreadSpec::new(2, k, Precision::F32, &h100).unwrap();
+    let spec = GpuSpreadSpec::new(2, k, Precision::F32, &h100).unwrap();
     let spreading = spec.clone().for_spreading();
     let (a, b) = (
         spread_module(&spec).unwrap(),
@@ -322,7 +321,7 @@ fn coverage_sweep_and_skeleton_are_sound() {
     // Same width and precision, another family: the same skeleton when the fits have as
     // many coefficients, never when the bins differ.
     let es = KernelSpec::for_width(KernelKind::Es, 7, two).unwrap();
-    let e = spread_module(&CudaSpreadSpec::new(2, es, Precision::F32, &h100).unwrap()).unwrap();
+    let e = spread_module(&GpuSpreadSpec::new(2, es, Precision::F32, &h100).unwrap()).unwrap();
     assert_ne!(e.source, a.source);
     if es.horner().nc() == k.horner().nc() {
         assert_eq!(skeleton(&e.source), skeleton(&a.source));
@@ -344,7 +343,7 @@ fn compile_errors_are_reported_not_panicked() {
     if !nvrtc_present() {
         return;
     }
-    let bad = CudaSource {
+    let bad = GpuSource {
         name: "broken".into(),
         source: "extern \"C\" __global__ void k() { undefined_thing(); }".into(),
         hash: 0,

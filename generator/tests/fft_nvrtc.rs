@@ -13,8 +13,8 @@
 //! ```
 
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
-use nudt_gen::cuda::GpuArch;
 use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftModule, FftSpec};
+use nudt_gen::gpu::GpuArch;
 use nudt_gen::Precision;
 
 fn nvrtc_present() -> bool {

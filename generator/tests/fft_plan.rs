@@ -4,8 +4,8 @@
 //! kernel choices the design promises (one fused launch for 16³, strided tiles of neighbouring
 //! lines, global passes only where local memory is too small); typed errors for bad requests.
 
-use nudt_gen::cuda::GpuArch;
 use nudt_gen::fft::{fft_module, plan, Buffer, FftDevice, FftSpec};
+use nudt_gen::gpu::GpuArch;
 use nudt_gen::{GenError, Precision};
 
 fn devices() -> Vec<FftDevice> {

@@ -45,12 +45,9 @@ pub fn support(input: TokenStream) -> TokenStream {
         .to_compile_error()
         .into();
     }
-    match nudt_gen::render::support_module() {
-        Ok(src) => match src.parse::<proc_macro2::TokenStream>() {
-            Ok(ts) => ts.into(),
-            Err(e) => err(&format!("generated support module does not parse: {e}")),
-        },
-        Err(e) => err(&e.to_string()),
+    match nudt_gen::render::SUPPORT_MODULE.parse::<proc_macro2::TokenStream>() {
+        Ok(ts) => ts.into(),
+        Err(e) => err(&format!("the support module does not parse: {e}")),
     }
 }
 

@@ -9,7 +9,7 @@
 
 use crate::errors::{to_py, value_error};
 use nudt_runtime::cuda::{
-    device_count, CudaError, CudaFloat, CudaMethod, CudaOptions, CudaPlan, CudaStream,
+    device_count, CudaError, CudaFloat, GpuMethod, CudaOptions, CudaPlan, CudaStream,
     ForeignSlice, ForeignStream,
 };
 use nudt_runtime::{ModeOrder, TransformType, Upsampling};
@@ -195,9 +195,9 @@ impl RawCudaPlan {
         };
         let method = match method {
             0 => None,
-            1 => Some(CudaMethod::GmSort),
-            2 => Some(CudaMethod::Sm),
-            3 => Some(CudaMethod::OutputDriven),
+            1 => Some(GpuMethod::GmSort),
+            2 => Some(GpuMethod::Sm),
+            3 => Some(GpuMethod::OutputDriven),
             m => {
                 return Err(value_error(
                     py,
@@ -212,8 +212,8 @@ impl RawCudaPlan {
             } else {
                 ModeOrder::Cmcl
             },
-            spread_method: method,
-            interp_method: method,
+            spread: method,
+            interp: method,
             max_batch,
             bins: match bins[..] {
                 [] => None,

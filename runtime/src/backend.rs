@@ -70,6 +70,46 @@ impl Backend {
         }
     }
 
+    /// Whether plans can run here, in this build on this machine, or why not: the CPU always;
+    /// CUDA with its driver, libraries and a device; OpenCL with a device that has
+    /// `cl_khr_fp64` (its plans reduce coordinates in double in both precisions). What it
+    /// returns is what the first plan would fail with.
+    pub fn available(self) -> Result<(), BackendError> {
+        match self {
+            Backend::Cpu => Ok(()),
+            #[cfg(feature = "cuda")]
+            Backend::Cuda => match crate::cuda::device_count()? {
+                0 => Err(crate::cuda::CudaError::NoDevice {
+                    ordinal: 0,
+                    count: 0,
+                }
+                .into()),
+                _ => Ok(()),
+            },
+            #[cfg(feature = "opencl")]
+            Backend::OpenCl => {
+                let dev = crate::opencl::ClDevice::first()?;
+                match dev.info.fp64 {
+                    true => Ok(()),
+                    false => Err(crate::opencl::OpenClError::Unsupported {
+                        device: dev.info.name.clone(),
+                        source: nudt_gen::GenError::Fp64Unsupported,
+                    }
+                    .into()),
+                }
+            }
+            #[allow(unreachable_patterns)]
+            b => Err(b.not_built()),
+        }
+    }
+
+    fn not_built(self) -> BackendError {
+        BackendError::NotBuilt {
+            backend: self,
+            feature: self.feature().unwrap_or_default(),
+        }
+    }
+
     /// A type 1 or 2 plan with `modes[d]` modes along dimension d on this backend.
     pub fn plan<T: BackendFloat>(
         self,
@@ -128,6 +168,22 @@ pub struct BackendOptions {
     pub opencl: crate::opencl::ClOptions,
 }
 
+/// Runs `$body` on the options of each GPU backend in this build, as `$o`.
+macro_rules! on_gpus {
+    ($self:ident, $o:ident => $body:block) => {
+        #[cfg(feature = "cuda")]
+        {
+            let $o = &mut $self.cuda;
+            $body
+        }
+        #[cfg(feature = "opencl")]
+        {
+            let $o = &mut $self.opencl;
+            $body
+        }
+    };
+}
+
 impl BackendOptions {
     /// Sets what every backend shares: the kernel and σ (`None`: each planner's choice).
     pub fn with_kernel(
@@ -135,18 +191,41 @@ impl BackendOptions {
         kernel: nudt_gen::KernelKind,
         upsampling: Option<nudt_gen::Upsampling>,
     ) -> Self {
-        self.cpu.kernel = kernel;
-        self.cpu.upsampling = upsampling;
-        #[cfg(feature = "cuda")]
-        {
-            self.cuda.kernel = kernel;
-            self.cuda.upsampling = upsampling;
-        }
-        #[cfg(feature = "opencl")]
-        {
-            self.opencl.kernel = kernel;
-            self.opencl.upsampling = upsampling;
-        }
+        (self.cpu.kernel, self.cpu.upsampling) = (kernel, upsampling);
+        on_gpus!(self, o => { (o.kernel, o.upsampling) = (kernel, upsampling); });
+        self
+    }
+
+    /// Sets every backend's mode order (FINUFFT's `modeord`).
+    pub fn with_mode_order(mut self, order: crate::ModeOrder) -> Self {
+        self.cpu.mode_order = order;
+        on_gpus!(self, o => { o.mode_order = order; });
+        self
+    }
+
+    /// Forces the GPU backends' spreading and interpolation methods (`None`: the planner's
+    /// choice); the CPU has none to force.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables, unused_mut)
+    )]
+    pub fn with_gpu_methods(
+        mut self,
+        spread: Option<nudt_gen::gpu::GpuMethod>,
+        interp: Option<nudt_gen::gpu::GpuMethod>,
+    ) -> Self {
+        on_gpus!(self, o => { (o.spread, o.interp) = (spread, interp); });
+        self
+    }
+
+    /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs a
+    /// stack one transform at a time.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables, unused_mut)
+    )]
+    pub fn with_gpu_batch(mut self, max_batch: usize) -> Self {
+        on_gpus!(self, o => { o.max_batch = max_batch; });
         self
     }
 }
@@ -329,10 +408,7 @@ macro_rules! backend_float {
                         }))
                     }
                     #[allow(unreachable_patterns)]
-                    b => Err(BackendError::NotBuilt {
-                        backend: b,
-                        feature: b.feature().unwrap_or_default(),
-                    }),
+                    b => Err(b.not_built()),
                 }
             }
         }
@@ -440,7 +516,7 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 fn gpu_method(
     ty: TransformType,
-    methods: Option<(nudt_gen::cuda::CudaMethod, nudt_gen::cuda::CudaMethod)>,
+    methods: Option<(nudt_gen::gpu::GpuMethod, nudt_gen::gpu::GpuMethod)>,
 ) -> Option<String> {
     let (spread, interp) = methods?;
     let main = if ty == TransformType::Type2 {

@@ -5,6 +5,7 @@ pub mod backend;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod direct;
+mod entry;
 pub mod error;
 mod fft;
 pub mod float;

@@ -6,7 +6,7 @@ use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
-use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::type3::NonUniform;
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
@@ -168,34 +168,7 @@ fn needs_own_pool(n: usize) -> bool {
 }
 
 impl<T: Float> Plan<T> {
-    /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d. `isign` is ±1;
-    /// `ntransf` transforms share the points (and their sort).
-    pub fn new(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: Options,
-    ) -> Result<Self> {
-        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
-        Self::build(
-            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
-            opts,
-        )
-    }
-
-    /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
-    pub fn new_type3(
-        dim: usize,
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: Options,
-    ) -> Result<Self> {
-        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
-        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
-    }
+    crate::entry::plan_entry_points!(Options, NudtError);
 
     fn build(mut problem: Problem, opts: Options) -> Result<Self> {
         let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
@@ -382,50 +355,23 @@ impl<T: Float> Plan<T> {
         )
     }
 
-    fn check_io(
-        &self,
-        input: &[Complex<T>],
-        output: &[Complex<T>],
-        adjoint: bool,
-    ) -> Result<(usize, usize)> {
+    /// The points set: sources and targets (type 3) or points and 0.
+    fn counts(&self) -> Option<(usize, usize)> {
         let set = match &self.engine {
             Engine::Uniform(u) => u.grid.has_points(),
             Engine::Type3Pending => false,
             Engine::Type3(_) => true,
         };
-        if !set {
-            return Err(NudtError::PointsNotSet);
-        }
-        let got = [input.len(), output.len()];
-        (self.problem).check_io(self.num_points, self.num_targets, got, adjoint)
+        set.then_some((self.num_points, self.num_targets))
     }
 
-    /// Runs the plan's transform on `ntransf` stacked inputs.
-    ///
-    /// Type 1: strengths (M each) → modes; type 2: modes → values at the points (M each);
-    /// type 3: strengths (M each) → values at the targets (K each).
-    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Result<()> {
-        self.execute_dir(input, output, false)
-    }
-
-    /// The adjoint: type 1's is a type 2 with the opposite sign, type 2's a type 1, and
-    /// type 3's maps values at the targets back to the sources (the type 3 with roles and
-    /// sign swapped), run as the adjoint of each step on the forward's own grids.
-    pub fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> Result<()> {
-        self.execute_dir(input, output, true)
-    }
-
-    fn execute_dir(
+    fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
         adjoint: bool,
     ) -> Result<()> {
-        let (a, b) = self.check_io(input, output, adjoint)?;
+        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
         if a == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
         }

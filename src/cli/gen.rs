@@ -299,7 +299,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     let machine = format!("{} ({}, {arch_source})", arch.key(), describe_arch(&arch));
     let mut files: Vec<(String, String)> = Vec::new();
-    files.push(("support.rs".into(), render::support_module()?));
+    files.push(("support.rs".into(), render::SUPPORT_MODULE.into()));
     let mut modules = Vec::new();
     for &dim in &dims {
         let choice = profile.as_ref().and_then(|p| p.choice(dim));

@@ -4,8 +4,8 @@
 //! points, launch geometry and shared-memory needs.
 
 use super::{describe_gpu, errln, fail, outln, probe_gpu, write_atomic, Result};
-use nudt::gen::cuda::{common_module_in, spread_module_in, CudaSource, CudaSpreadSpec, GpuArch};
 use nudt::gen::gpu::Dialect;
+use nudt::gen::gpu::{common_module_in, spread_module_in, GpuArch, GpuSource, GpuSpreadSpec};
 use nudt::gen::{KernelSpec, Precision};
 use std::path::Path;
 
@@ -77,11 +77,11 @@ pub fn emit(job: &CudaJob) -> Result<()> {
             "--sm-count/--shared-mem: a GPU needs at least one multiprocessor and 1K of shared memory per block"
         ));
     }
-    let mut modules: Vec<CudaSource> = Vec::new();
+    let mut modules: Vec<GpuSource> = Vec::new();
     for &dim in job.dims {
         // The bins the runtime uses for a type 1 grid: shaped for output-driven spreading
         // (the interpolation kernels take any bins).
-        let spec = CudaSpreadSpec::new(dim, job.kernel, job.precision, &arch)
+        let spec = GpuSpreadSpec::new(dim, job.kernel, job.precision, &arch)
             .map_err(|e| fail!("--dim {dim}: {e}"))?
             .for_spreading();
         if spec.smem_bytes() > arch.shared_mem_per_block_optin {

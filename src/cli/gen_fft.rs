@@ -3,8 +3,8 @@
 
 use super::gen::Target;
 use super::{describe_gpu, errln, fail, outln, probe_gpu, write_atomic, Result};
-use nudt::gen::cuda::GpuArch;
 use nudt::gen::fft::{fft_module, FftDevice, FftSpec};
+use nudt::gen::gpu::GpuArch;
 use nudt::gen::Precision;
 use std::path::Path;
 

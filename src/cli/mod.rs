@@ -17,7 +17,7 @@ mod tune;
 mod tune_cuda;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nudt::gen::cuda::GpuArch;
+use nudt::gen::gpu::GpuArch;
 use nudt::gen::{KernelKind, Precision, Strategy, Upsampling};
 use std::fmt;
 use std::io::Write;

@@ -6,7 +6,7 @@
 use super::tune::{uniform_problem, Args};
 use super::{describe_gpu, fail, median, outln, Context, Result, Rng};
 use nudt::cuda::profile::{self, CudaChoice, CudaProfile, CudaTrial};
-use nudt::cuda::{CudaFloat, CudaMethod, CudaOptions, CudaPlan};
+use nudt::cuda::{CudaFloat, CudaOptions, CudaPlan, GpuMethod};
 use nudt::gen::Precision;
 use nudt::num_complex::Complex;
 use nudt::TransformType;
@@ -49,7 +49,7 @@ struct Timed {
     setpts_ms: f64,
     execute_ms: f64,
     bins: Vec<usize>,
-    method: CudaMethod,
+    method: GpuMethod,
 }
 
 /// One timed configuration.
@@ -57,7 +57,7 @@ struct Row {
     dim: usize,
     ty: u8,
     precision: &'static str,
-    method: CudaMethod,
+    method: GpuMethod,
     bins: Vec<usize>,
     setpts_ms: f64,
     execute_ms: f64,
@@ -195,16 +195,16 @@ fn tune_one<T: CudaFloat>(
         ));
     }
     push(rows, auto, true);
-    let methods: &[CudaMethod] = if ty == TransformType::Type1 {
-        &[CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven]
+    let methods: &[GpuMethod] = if ty == TransformType::Type1 {
+        &[GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven]
     } else {
-        &[CudaMethod::GmSort, CudaMethod::Sm]
+        &[GpuMethod::GmSort, GpuMethod::Sm]
     };
     for &method in methods {
         let with = |bins: Option<[usize; 3]>| CudaOptions {
             bins,
-            spread_method: Some(method).filter(|_| t_num == 1),
-            interp_method: Some(method).filter(|_| t_num == 2),
+            spread: Some(method).filter(|_| t_num == 1),
+            interp: Some(method).filter(|_| t_num == 2),
             ..base.clone()
         };
         // The method's own bins, then the shapes around them.

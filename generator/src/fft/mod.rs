@@ -12,15 +12,15 @@
 
 pub mod plan;
 
-use crate::cuda::{fnv1a64, GpuArch};
 use crate::error::GenError;
 use crate::gpu::Dialect;
+use crate::gpu::{fnv1a64, GpuArch};
 use crate::params::Precision;
 pub use plan::{factor, Buffer, FftPlan, Launch};
 use serde::Serialize;
 use std::sync::Arc;
 
-const BODY: &str = include_str!("../../../templates/gpu/fft.tera");
+const BODY: &str = include_str!("../../templates/gpu/fft.tera");
 
 /// What to transform.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -6,8 +6,8 @@ use crate::error::GenError;
 use crate::params::Precision;
 use tera::{Context, Tera};
 
-const CUDA: &str = include_str!("../../../templates/gpu/dialect/cuda.h.tera");
-const OPENCL: &str = include_str!("../../../templates/gpu/dialect/opencl.h.tera");
+const CUDA: &str = include_str!("../../templates/gpu/dialect/cuda.h.tera");
+const OPENCL: &str = include_str!("../../templates/gpu/dialect/opencl.h.tera");
 
 /// A GPU source language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -9,7 +9,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use nudt_gen::cuda::{CudaSource, GpuArch};
+use nudt_gen::gpu::{GpuArch, GpuSource};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -176,7 +176,7 @@ pub fn compile_options(arch: &GpuArch) -> Vec<String> {
 }
 
 /// Compiles a module with NVRTC straight to CUBIN for `arch` (no driver JIT at load).
-pub fn nvrtc_cubin(src: &CudaSource, arch: &GpuArch) -> CudaResult<Vec<u8>> {
+pub fn nvrtc_cubin(src: &GpuSource, arch: &GpuArch) -> CudaResult<Vec<u8>> {
     use cudarc::nvrtc::{result, sys};
     use std::ffi::{c_char, CStr, CString};
     probe_libraries()?;
@@ -239,7 +239,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 }
 
 /// Cache key: module name and source hash, architecture, NVRTC and driver versions.
-fn cache_key(src: &CudaSource, arch: &GpuArch) -> CudaResult<String> {
+fn cache_key(src: &GpuSource, arch: &GpuArch) -> CudaResult<String> {
     let (a, b) = nvrtc_version()?;
     Ok(format!(
         "{}-{:016x}-{}-nvrtc{a}.{b}-drv{}",
@@ -252,7 +252,7 @@ fn cache_key(src: &CudaSource, arch: &GpuArch) -> CudaResult<String> {
 
 /// The file the disk cache keeps `src`'s CUBIN for `arch` in (`None` with the disk cache
 /// off), whether or not it exists yet.
-pub fn cache_path(src: &CudaSource, arch: &GpuArch) -> CudaResult<Option<PathBuf>> {
+pub fn cache_path(src: &GpuSource, arch: &GpuArch) -> CudaResult<Option<PathBuf>> {
     let key = cache_key(src, arch)?;
     Ok(cache_dir().map(|d| d.join(format!("{key}.cubin"))))
 }
@@ -308,7 +308,7 @@ fn whole_cubin(bytes: &[u8]) -> bool {
 }
 
 /// The CUBIN of `src` for `arch`: from memory, from disk, or compiled now (and stored).
-fn cubin(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<(Arc<Vec<u8>>, ModuleOrigin)> {
+fn cubin(src: &GpuSource, arch: &GpuArch, key: &str) -> CudaResult<(Arc<Vec<u8>>, ModuleOrigin)> {
     if let Some(b) = bin_cache().lock().unwrap().get(key) {
         return Ok((b.clone(), ModuleOrigin::MemoryCubin));
     }
@@ -329,7 +329,7 @@ fn cubin(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<(Arc<Vec<u8>
 
 /// Compiles `src` for `arch` and stores the CUBIN under `key` in memory and, best effort, on
 /// disk (replacing whatever file was there).
-fn compile_and_store(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<Arc<Vec<u8>>> {
+fn compile_and_store(src: &GpuSource, arch: &GpuArch, key: &str) -> CudaResult<Arc<Vec<u8>>> {
     let b = Arc::new(nvrtc_cubin(src, arch)?);
     if let Some(dir) = cache_dir() {
         crate::profile::store_cached(&dir.join(format!("{key}.cubin")), &b);
@@ -346,7 +346,7 @@ fn compile_and_store(src: &CudaSource, arch: &GpuArch, key: &str) -> CudaResult<
 /// caches are an optimisation, never a reason to fail.
 pub fn load_module(
     ctx: &Arc<CudaContext>,
-    src: &CudaSource,
+    src: &GpuSource,
     arch: &GpuArch,
 ) -> CudaResult<(Arc<CudaModule>, ModuleOrigin)> {
     let key = cache_key(src, arch)?;
@@ -387,7 +387,7 @@ pub(crate) struct Kernel {
     f: CudaFunction,
     pub threads: u32,
     pub smem: u32,
-    /// Argument classes of the declared parameters (see `CudaParam::class`).
+    /// Argument classes of the declared parameters (see `KernelParam::class`).
     params: Vec<&'static str>,
 }
 
@@ -400,11 +400,7 @@ fn sync_each_launch() -> bool {
 
 impl Kernel {
     /// Loads entry point `name` of `module` as described by `src`.
-    pub fn load(
-        module: &Arc<CudaModule>,
-        src: &CudaSource,
-        name: &'static str,
-    ) -> CudaResult<Self> {
+    pub fn load(module: &Arc<CudaModule>, src: &GpuSource, name: &'static str) -> CudaResult<Self> {
         let info = src.kernel(name).ok_or_else(|| CudaError::Driver {
             call: "cuModuleGetFunction".into(),
             detail: format!("{name} is not in module {}", src.name),
@@ -452,7 +448,7 @@ impl Kernel {
             shared_mem_bytes: self.smem,
         };
         // SAFETY: the argument lists are written against the generated signatures (see
-        // templates/cuda), every pointer is a live device allocation of the right length, and
+        // generator/templates/gpu), every pointer is a live device allocation of the right length, and
         // the kernels bound-check every index against the lengths passed with them.
         unsafe { b.launch(cfg) }.map_err(|e| driver(self.name, e))?;
         if sync_each_launch() {

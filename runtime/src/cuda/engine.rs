@@ -4,7 +4,7 @@
 //! ([`crate::planner::stages`]).
 
 use super::error::{CudaError, CudaResult};
-use super::exec::{memset0, ptr, CommonFns, GridDev, GridModule, ModeMapDev};
+use super::exec::{memset0, ptr, CommonFns, FineGrid, GridModule, ModeMapDev};
 use super::gaussian::GaussDev;
 use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::alloc;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 /// A type 1/2 engine: fine grid, mode map, FFTs and the batch of work grids.
 pub(super) struct UniformDev<T: CudaFloat> {
-    pub(super) grid: GridDev<T>,
+    pub(super) grid: FineGrid<T>,
     pub(super) map: ModeMapDev<T>,
     pub(super) fft: GridFfts<T>,
     pub(super) work: CudaSlice<T>,
@@ -37,7 +37,7 @@ impl<T: CudaFloat> UniformDev<T> {
         order: ModeOrder,
         batches: &[usize],
     ) -> CudaResult<Self> {
-        let grid = GridDev::new(module, n)?;
+        let grid = FineGrid::new(module, n)?;
         let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
         let len = grid
             .len()
@@ -67,7 +67,7 @@ impl<T: CudaFloat> UniformDev<T> {
 pub(super) struct Type3Dev<T: CudaFloat> {
     /// The kernel its grids were made for.
     pub(super) kernel: KernelSpec,
-    pub(super) spread: GridDev<T>,
+    pub(super) spread: FineGrid<T>,
     pub(super) inner: UniformDev<T>,
     /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
     pub(super) y: Vec<CudaSlice<T>>,
@@ -123,7 +123,7 @@ impl<T: CudaFloat> Batch<'_, T> {
             .ok_or_else(|| CudaError::Unsupported("a type 3 stage on a type 1/2 plan".into()))
     }
 
-    fn grid(&self, g: Grid) -> CudaResult<&GridDev<T>> {
+    fn grid(&self, g: Grid) -> CudaResult<&FineGrid<T>> {
         match g {
             Grid::Fine => Ok(&self.fine.grid),
             Grid::Outer => Ok(&self.type3()?.spread),

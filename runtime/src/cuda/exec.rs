@@ -7,11 +7,11 @@ use super::memory::alloc;
 use super::CudaFloat;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
-use nudt_gen::cuda::{
-    names, scan_tile, sort_passes, CudaMethod, CudaSource, CudaSpreadSpec, GpuArch, GridRole,
+use nudt_gen::gpu::Dialect;
+use nudt_gen::gpu::{
+    names, scan_tile, sort_passes, GpuArch, GpuMethod, GpuSource, GpuSpreadSpec, GridRole,
     SortPasses, SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
-use nudt_gen::gpu::Dialect;
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
 
@@ -77,7 +77,7 @@ pub(crate) struct CommonFns {
 }
 
 impl CommonFns {
-    pub fn load(ctx: &Arc<CudaContext>, src: &CudaSource, arch: &GpuArch) -> CudaResult<Self> {
+    pub fn load(ctx: &Arc<CudaContext>, src: &GpuSource, arch: &GpuArch) -> CudaResult<Self> {
         let (m, _) = load_module(ctx, src, arch)?;
         let k = |n| Kernel::load(&m, src, n);
         Ok(CommonFns {
@@ -167,10 +167,10 @@ struct Sorted {
     /// Subproblem lists (bin, first sorted point) of the SM kernels: room for `sub_bound`.
     sub_bin: CudaSlice<u32>,
     sub_first: CudaSlice<u32>,
-    /// Subproblem blocks launched ([`CudaSpreadSpec::subproblem_bound`]; 0 without SM).
+    /// Subproblem blocks launched ([`GpuSpreadSpec::subproblem_bound`]; 0 without SM).
     sub_bound: usize,
-    spread: CudaMethod,
-    interp: CudaMethod,
+    spread: GpuMethod,
+    interp: GpuMethod,
 }
 
 impl Sorted {
@@ -195,8 +195,8 @@ impl Sorted {
             sub_bin: alloc::<u32>(stream, sub_bound, "subproblem bins")?,
             sub_first: alloc::<u32>(stream, sub_bound, "subproblem first points")?,
             sub_bound,
-            spread: CudaMethod::GmSort,
-            interp: CudaMethod::GmSort,
+            spread: GpuMethod::GmSort,
+            interp: GpuMethod::GmSort,
         })
     }
 
@@ -227,10 +227,10 @@ fn scan_tiles(nbins: usize) -> usize {
 }
 
 /// A fine grid on the device: sizes, spread module and (once set) sorted points.
-pub(crate) struct GridDev<T> {
+pub(crate) struct FineGrid<T> {
     /// Fine-grid size per dimension (1 for unused dimensions).
     pub n: [usize; 3],
-    pub spec: CudaSpreadSpec,
+    pub spec: GpuSpreadSpec,
     nb: [usize; 3],
     /// Points of the grid and bins of its sort (products of `n` and `nb`, checked).
     len: usize,
@@ -240,7 +240,7 @@ pub(crate) struct GridDev<T> {
     sorted: Option<Sorted>,
     /// Methods requested by the options (spreading, interpolation; `None`: choose per point
     /// set).
-    want: [Option<CudaMethod>; 2],
+    want: [Option<GpuMethod>; 2],
     want_two_pass: Option<bool>,
     l2_bytes: usize,
     _t: std::marker::PhantomData<T>,
@@ -275,12 +275,12 @@ fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaRe
 /// set-points (from the points' extents) and then take their module ready.
 #[derive(Clone, Debug)]
 pub(crate) struct GridModule {
-    spec: CudaSpreadSpec,
+    spec: GpuSpreadSpec,
     fns: SpreadFns,
     fit: SubproblemFit,
     /// Methods requested by the options (spreading, interpolation; `None`: choose per point
     /// set).
-    want: [Option<CudaMethod>; 2],
+    want: [Option<GpuMethod>; 2],
     /// The sort asked for by the options (`Some(true)`: two passes; `None`: by size), and
     /// the L2 the automatic choice weighs the points against.
     want_two_pass: Option<bool>,
@@ -298,17 +298,17 @@ impl GridModule {
         kernel: KernelSpec,
         role: GridRole,
         bins: Option<[usize; 3]>,
-        want_spread: Option<CudaMethod>,
-        want_interp: Option<CudaMethod>,
+        want_spread: Option<GpuMethod>,
+        want_interp: Option<GpuMethod>,
         want_two_pass: Option<bool>,
     ) -> CudaResult<Self> {
         let local = arch.local_memory();
         let limit = local.per_block.max(48 << 10);
-        let mut spec = CudaSpreadSpec::new(dim, kernel, T::PRECISION, arch)?.for_role(role, local);
+        let mut spec = GpuSpreadSpec::new(dim, kernel, T::PRECISION, arch)?.for_role(role, local);
         if let Some(b) = bins {
             spec.bins = user_bins::<T>(&b[..dim], kernel.width, limit)?;
         }
-        let src = nudt_gen::cuda::spread_module(&spec)?;
+        let src = nudt_gen::gpu::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
         let fit = spec.fit(limit, 1024);
         let want = [want_spread, want_interp];
@@ -347,7 +347,7 @@ impl GridModule {
     }
 }
 
-impl<T: CudaFloat> GridDev<T> {
+impl<T: CudaFloat> FineGrid<T> {
     /// A fine grid of sides `n` (`module.spec.dim` of them) spread and interpolated through
     /// `module`.
     pub fn new(module: &GridModule, n: &[usize]) -> CudaResult<Self> {
@@ -362,7 +362,7 @@ impl<T: CudaFloat> GridDev<T> {
         if nbins > u32::MAX as usize / 2 {
             return Err(crate::NudtError::GridOverflow.into());
         }
-        Ok(GridDev {
+        Ok(FineGrid {
             n: nn,
             spec,
             nb,
@@ -391,7 +391,7 @@ impl<T: CudaFloat> GridDev<T> {
     }
 
     /// Methods in use for the current points.
-    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
         self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
@@ -601,7 +601,7 @@ impl<T: CudaFloat> GridDev<T> {
     /// As [`Self::spread`], with an explicit method (cross-checks).
     pub fn spread_with(
         &self,
-        method: Option<CudaMethod>,
+        method: Option<GpuMethod>,
         stream: &CudaStream,
         c: u64,
         grid: u64,
@@ -612,7 +612,7 @@ impl<T: CudaFloat> GridDev<T> {
             return Ok(());
         }
         let method = method.unwrap_or(s.spread);
-        if method == CudaMethod::OutputDriven && !self.fit.od {
+        if method == GpuMethod::OutputDriven && !self.fit.od {
             return Err(CudaError::Unsupported(format!(
                 "output-driven spreading needs {} bytes of shared memory and {} threads per \
                  block",
@@ -623,12 +623,12 @@ impl<T: CudaFloat> GridDev<T> {
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
         match method {
-            CudaMethod::Sm if !self.fit.sm => Err(CudaError::Unsupported(format!(
+            GpuMethod::Sm if !self.fit.sm => Err(CudaError::Unsupported(format!(
                 "SM spreading needs {} bytes of shared memory per block",
                 self.spec.smem_bytes()
             ))),
-            CudaMethod::Sm | CudaMethod::OutputDriven => {
-                let kernel = if method == CudaMethod::Sm {
+            GpuMethod::Sm | GpuMethod::OutputDriven => {
+                let kernel = if method == GpuMethod::Sm {
                     &self.fns.spread_sm
                 } else {
                     &self.fns.spread_od
@@ -647,7 +647,7 @@ impl<T: CudaFloat> GridDev<T> {
                 ]);
                 kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
-            CudaMethod::GmSort => {
+            GpuMethod::GmSort => {
                 let mut args = vec![Arg::U32(s.m as u32)];
                 args.extend(s.point_args(stream));
                 args.extend([
@@ -676,7 +676,7 @@ impl<T: CudaFloat> GridDev<T> {
 
     pub fn interp_with(
         &self,
-        method: Option<CudaMethod>,
+        method: Option<GpuMethod>,
         stream: &CudaStream,
         grid: u64,
         out: u64,
@@ -690,13 +690,13 @@ impl<T: CudaFloat> GridDev<T> {
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
         match method {
-            CudaMethod::Sm | CudaMethod::OutputDriven if !self.fit.sm => {
+            GpuMethod::Sm | GpuMethod::OutputDriven if !self.fit.sm => {
                 Err(CudaError::Unsupported(format!(
                     "SM interpolation needs {} bytes of shared memory per block",
                     self.spec.smem_bytes()
                 )))
             }
-            CudaMethod::Sm | CudaMethod::OutputDriven => {
+            GpuMethod::Sm | GpuMethod::OutputDriven => {
                 let mut args = self.subproblem_args(s, stream);
                 args.extend_from_slice(&[
                     Arg::U64(grid),
@@ -713,7 +713,7 @@ impl<T: CudaFloat> GridDev<T> {
                     .interp_sm
                     .launch(stream, (s.sub_bound as u32, ntr as u32), &args)
             }
-            CudaMethod::GmSort => {
+            GpuMethod::GmSort => {
                 let mut args = vec![Arg::U32(s.m as u32)];
                 args.extend(s.point_args(stream));
                 args.extend([

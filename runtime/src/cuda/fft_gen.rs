@@ -13,8 +13,8 @@ use super::memory::alloc;
 use super::CudaFloat;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use nudt_gen::cuda::{CudaSource, GpuArch};
 use nudt_gen::fft::{fft_module, Buffer, FftDevice, FftDirection, FftModule, FftSpec};
+use nudt_gen::gpu::{GpuArch, GpuSource};
 use std::sync::Arc;
 
 /// A planned, compiled FFT of one shape, batch and precision on one GPU.
@@ -60,7 +60,7 @@ impl<T: CudaFloat> GenFft<T> {
         }
         // The module cache keys on the source and architecture; entry points are looked up
         // by the names in the plans, so no signature list is needed.
-        let src = CudaSource {
+        let src = GpuSource {
             name: first.name.clone(),
             source: first.source.to_string(),
             hash: first.hash,

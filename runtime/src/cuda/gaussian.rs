@@ -16,7 +16,7 @@ use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::type3_gaussian::{half_width, shape_parameter, Axis, OVERSAMPLING};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use nudt_gen::cuda::names;
+use nudt_gen::gpu::names;
 use std::sync::Arc;
 
 /// The window of a plan (fixed by its tolerance) and the module compiled for its width.
@@ -45,7 +45,7 @@ impl GaussWindow {
         // with a negative `b` would be silently wrong.
         let b = shape_parameter(tol.min(0.5), OVERSAMPLING);
         let half = half_width(b);
-        let src = nudt_gen::cuda::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
+        let src = nudt_gen::gpu::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
         Ok(GaussWindow {

@@ -15,8 +15,8 @@ use super::fft_gen::GenFft;
 use super::CudaFloat;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;
-use nudt_gen::cuda::GpuArch;
 use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftModule, FftSpec};
+use nudt_gen::gpu::GpuArch;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

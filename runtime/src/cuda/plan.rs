@@ -4,24 +4,24 @@
 use super::device::{detect_arch, open, probe_libraries};
 use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
-use super::exec::{at, memset0, ptr, CommonFns, GridDev, GridModule};
+use super::exec::{at, memset0, ptr, CommonFns, FineGrid, GridModule};
 use super::gaussian::{GaussDev, GaussWindow};
 use super::grid_fft::FftEngine;
 use super::memory::{alloc, keep_freed_memory};
-use super::{CudaFloat, CudaMethod, GpuArch};
+use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::planner::limits;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop,
 };
-use nudt_gen::cuda::GridRole;
+use nudt_gen::gpu::GridRole;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
 use std::path::Path;
@@ -39,17 +39,18 @@ pub struct CudaOptions {
     /// as on every backend ([`crate::planner::sigma`]).
     pub upsampling: Option<Upsampling>,
     pub mode_order: ModeOrder,
-    /// Spreading method; `None` chooses per point set (from bin occupancy).
-    pub spread_method: Option<CudaMethod>,
-    /// Interpolation method; `None` chooses per point set.
-    pub interp_method: Option<CudaMethod>,
+    /// The spreading method (GM-sort, SM or output-driven); `None` chooses per point set
+    /// (from bin occupancy).
+    pub spread: Option<GpuMethod>,
+    /// The interpolation method (GM-sort or SM); `None` chooses per point set.
+    pub interp: Option<GpuMethod>,
     /// Bin sides override (tuning); `None` lets the generator choose from shared memory.
     /// Each side must be at least 1 and a bin's padded box (`side + w − 1` per dimension)
     /// must fit the GPU's shared memory per block; otherwise planning is a typed error.
     pub bins: Option<[usize; 3]>,
     /// The bin sort: `Some(true)` in two passes (by buckets of bins, then by bin),
     /// `Some(false)` in one; `None` takes two where the points' sorted indices outgrow the
-    /// GPU's L2 (`nudt_gen::cuda::sort_passes`). Results are the same either way.
+    /// GPU's L2 (`nudt_gen::gpu::sort_passes`). Results are the same either way.
     pub two_pass_sort: Option<bool>,
     /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
     /// At most [`limits::MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
@@ -76,8 +77,8 @@ impl Default for CudaOptions {
             kernel: KernelKind::Pswf,
             upsampling: None,
             mode_order: ModeOrder::Cmcl,
-            spread_method: None,
-            interp_method: None,
+            spread: None,
+            interp: None,
             bins: None,
             two_pass_sort: None,
             max_batch: 0,
@@ -117,7 +118,7 @@ impl Type3Modules {
         kernel: KernelSpec,
         choice: ModuleChoice,
     ) -> CudaResult<Self> {
-        let (qz, qw) = nudt_gen::cuda::fourier_quadrature(&kernel);
+        let (qz, qw) = nudt_gen::gpu::fourier_quadrature(&kernel);
         let up = |v: &[f64]| {
             stream
                 .clone_htod(v)
@@ -211,8 +212,8 @@ pub struct CudaPlan<T: CudaFloat> {
 #[derive(Clone, Copy, Debug)]
 struct ModuleChoice {
     bins: Option<[usize; 3]>,
-    spread: Option<CudaMethod>,
-    interp: Option<CudaMethod>,
+    spread: Option<GpuMethod>,
+    interp: Option<GpuMethod>,
     two_pass_sort: Option<bool>,
 }
 
@@ -287,34 +288,7 @@ fn extents(
 }
 
 impl<T: CudaFloat> CudaPlan<T> {
-    /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d; `isign` is ±1 and
-    /// `ntransf` transforms share the points (and their sort).
-    pub fn new(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: CudaOptions,
-    ) -> CudaResult<Self> {
-        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
-        Self::build(
-            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
-            opts,
-        )
-    }
-
-    /// Makes a type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
-    pub fn new_type3(
-        dim: usize,
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: CudaOptions,
-    ) -> CudaResult<Self> {
-        let choices = Choices::new(T::PRECISION, opts.kernel, opts.upsampling, opts.type3);
-        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
-    }
+    crate::entry::plan_entry_points!(CudaOptions, super::CudaError);
 
     fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
         let (ty, dim, ntransf, tol) = (problem.ty, problem.dim(), problem.ntransf, problem.tol);
@@ -337,7 +311,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             Some(a) => a.clone(),
             None => detect_arch(&ctx)?,
         };
-        let common_src = nudt_gen::cuda::common_module(T::PRECISION)?;
+        let common_src = nudt_gen::gpu::common_module(T::PRECISION)?;
         let common = CommonFns::load(&ctx, &common_src, &arch)?;
         let batch = limits::gpu_batch(ntransf, opts.max_batch);
         let batches = [batch, ntransf % batch];
@@ -348,8 +322,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         // This GPU's tuned bins and method, where the options leave both to the planner (the
         // bins were measured with the method).
-        let (mut bins, mut spread, mut interp) =
-            (opts.bins, opts.spread_method, opts.interp_method);
+        let (mut bins, mut spread, mut interp) = (opts.bins, opts.spread, opts.interp);
         let mut profile = None;
         let tuned = (opts.use_profile && opts.arch.is_none())
             .then(|| super::profile::for_gpu(&arch))
@@ -660,7 +633,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             Some(t) => t,
             None => Box::new(Type3Dev {
                 kernel,
-                spread: GridDev::new(&mods.spread, &n)?,
+                spread: FineGrid::new(&mods.spread, &n)?,
                 inner: UniformDev::new(
                     &stream,
                     &self.arch,
@@ -808,43 +781,14 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
-    fn points_set(&self) -> bool {
-        match &self.engine {
+    /// The points set: sources and targets (type 3) or points and 0.
+    fn counts(&self) -> Option<(usize, usize)> {
+        let set = match &self.engine {
             Engine::Uniform(u) => u.grid.has_points(),
             Engine::Type3Pending => false,
             Engine::Type3(_) | Engine::Gaussian(_) => true,
-        }
-    }
-
-    /// Checks lengths (in complex values) of the stacked input and output of the transform
-    /// or, with `adjoint`, of its adjoint (whose input is the transform's output, and back);
-    /// returns one transform's.
-    fn check_io(&self, input: usize, output: usize, adjoint: bool) -> CudaResult<(usize, usize)> {
-        if !self.points_set() {
-            return Err(NudtError::PointsNotSet.into());
-        }
-        let got = [input, output];
-        Ok((self.problem).check_io(self.num_points, self.num_targets, got, adjoint)?)
-    }
-
-    /// Runs the plan's transform on `ntransf` stacked host inputs (copied to the GPU and
-    /// back). Type 1: strengths (M each) → modes; type 2: modes → values at the points;
-    /// type 3: strengths (M each) → values at the targets (K each).
-    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> CudaResult<()> {
-        self.execute_host(input, output, false)
-    }
-
-    /// The adjoint on host arrays, input shaped as [`Self::execute`]'s output and back, with
-    /// the opposite sign: type 1's is a type 2, type 2's a type 1, and type 3's maps values
-    /// at the targets back to the sources. It runs the adjoint of each step on the
-    /// forward's own grids and sorted points, so it costs what the forward does and keeps
-    /// its accuracy.
-    pub fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> CudaResult<()> {
-        self.execute_host(input, output, true)
+        };
+        set.then_some((self.num_points, self.num_targets))
     }
 
     fn execute_host(
@@ -1004,7 +948,7 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// against the CPU schedules and between methods). Returns the fine grid.
     pub fn spread_only(
         &mut self,
-        method: CudaMethod,
+        method: GpuMethod,
         c: &[Complex<T>],
     ) -> CudaResult<Vec<Complex<T>>> {
         self.bind()?;
@@ -1169,7 +1113,7 @@ impl<T: CudaFloat> CudaPlan<T> {
 
     /// (spreading, interpolation) methods chosen for the current points (`None` before
     /// points are set, and for the Gaussian type 3, which sorts nothing: one thread per point).
-    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.methods(),
             Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),

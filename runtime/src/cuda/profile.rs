@@ -5,7 +5,7 @@
 //! its grids from the points.
 
 use crate::profile::cache_dir;
-use nudt_gen::cuda::{CudaMethod, GpuArch};
+use nudt_gen::gpu::{GpuArch, GpuMethod};
 use nudt_gen::{Precision, TransformType};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -64,17 +64,17 @@ pub struct CudaTrial {
     pub execute_ms: f64,
 }
 
-/// The method called `name` ([`CudaMethod::name`]).
-pub fn method_named(name: &str) -> Option<CudaMethod> {
-    [CudaMethod::GmSort, CudaMethod::Sm, CudaMethod::OutputDriven]
+/// The method called `name` ([`GpuMethod::name`]).
+pub fn method_named(name: &str) -> Option<GpuMethod> {
+    [GpuMethod::GmSort, GpuMethod::Sm, GpuMethod::OutputDriven]
         .into_iter()
         .find(|m| m.name() == name)
 }
 
 impl CudaChoice {
     /// The chosen method (validated by [`CudaProfile::parse`]).
-    pub fn method(&self) -> CudaMethod {
-        method_named(&self.method).unwrap_or(CudaMethod::GmSort)
+    pub fn method(&self) -> GpuMethod {
+        method_named(&self.method).unwrap_or(GpuMethod::GmSort)
     }
 
     /// The chosen bin sides as the plan options take them.
@@ -235,10 +235,7 @@ mod tests {
         let c = q
             .choice(3, TransformType::Type1, Precision::F32)
             .expect("3D type 1 f32");
-        assert_eq!(
-            (c.method(), c.bins()),
-            (CudaMethod::OutputDriven, [8, 4, 4])
-        );
+        assert_eq!((c.method(), c.bins()), (GpuMethod::OutputDriven, [8, 4, 4]));
         assert!(q.choice(3, TransformType::Type1, Precision::F64).is_none());
         assert!(q.choice(3, TransformType::Type2, Precision::F32).is_none());
         assert!(q.choice(3, TransformType::Type3, Precision::F32).is_none());

@@ -2,9 +2,9 @@
 //! the limits the generator plans for.
 
 use super::error::{cl, OpenClError, OpenClResult};
-use nudt_gen::cuda::LocalMemory;
 use nudt_gen::fft::FftDevice;
 use nudt_gen::gpu::Dialect;
+use nudt_gen::gpu::LocalMemory;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};

@@ -6,7 +6,7 @@
 use super::device::ClDevice;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
-use super::grid::{ClGrid, ClModes, ClSpreadModule};
+use super::grid::{ClModes, ClSpreadModule, FineGrid};
 use super::launch::{alloc, launch, mem, zero, Arg, ELEMENT_GROUP};
 use crate::error::NudtError;
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// Types 1 and 2: the points' grid, the modes on it, and a batch of work grids.
 pub(super) struct UniformDev<T: ClFloat> {
-    pub(super) grid: ClGrid<T>,
+    pub(super) grid: FineGrid<T>,
     pub(super) map: ClModes<T>,
     pub(super) work: Buffer<T>,
 }
@@ -30,7 +30,7 @@ pub(super) struct UniformDev<T: ClFloat> {
 pub(super) struct Type3Dev<T: ClFloat> {
     /// The kernel its grids were made for.
     pub(super) kernel: KernelSpec,
-    pub(super) spread: ClGrid<T>,
+    pub(super) spread: FineGrid<T>,
     pub(super) agrid: Buffer<T>,
     pub(super) inner: UniformDev<T>,
     pub(super) pre: Buffer<T>,
@@ -94,7 +94,7 @@ impl<T: ClFloat> UniformDev<T> {
         order: ModeOrder,
         batch: usize,
     ) -> OpenClResult<Self> {
-        let grid = ClGrid::new(module, common, n)?;
+        let grid = FineGrid::new(module, common, n)?;
         let spec = &module.spec;
         let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order, batch)?;
         let len = (2 * batch)
@@ -148,7 +148,7 @@ impl<T: ClFloat> Batch<'_, T> {
         }
     }
 
-    fn grid(&self, g: Grid) -> OpenClResult<&ClGrid<T>> {
+    fn grid(&self, g: Grid) -> OpenClResult<&FineGrid<T>> {
         match g {
             Grid::Fine => Ok(&self.fine()?.grid),
             Grid::Outer => Ok(&self.type3()?.spread),

@@ -1,4 +1,4 @@
-//! The two halves of every OpenCL NUFFT: [`ClGrid`], points bin-sorted on a fine grid with
+//! The two halves of every OpenCL NUFFT: [`FineGrid`], points bin-sorted on a fine grid with
 //! the spreading and interpolation onto and from it (GM-sort, SM and output-driven, chosen as
 //! the CUDA backend chooses), and [`ClModes`], where the uniform modes sit on a fine grid (and
 //! their corrections 1/ψ̂) with the FFT between them. Types 1 and 2 use one of each; type 3
@@ -12,12 +12,12 @@ use super::launch::{
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
-use nudt_gen::cuda::{
-    names, scan_threads, scan_tile, spread_module_in, CudaMethod, CudaSpreadSpec, GridRole,
-    SubproblemFit, GM_THREADS, SM_THREADS,
-};
 use nudt_gen::fft::FftDirection;
 use nudt_gen::gpu::Dialect;
+use nudt_gen::gpu::{
+    names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec, GridRole,
+    SubproblemFit, GM_THREADS, SM_THREADS,
+};
 use nudt_gen::{KernelSpec, Precision};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -29,11 +29,11 @@ use std::sync::Arc;
 /// the device. Type 3 grids are sized only in set-points; their modules are made with the
 /// plan.
 pub(crate) struct ClSpreadModule {
-    pub spec: CudaSpreadSpec,
+    pub spec: GpuSpreadSpec,
     program: Arc<Program>,
     fit: SubproblemFit,
     /// Methods asked for (spreading, interpolation; `None`: choose per point set).
-    want: [Option<CudaMethod>; 2],
+    want: [Option<GpuMethod>; 2],
     /// The device's dialect, which sizes the common module's prefix sums.
     dialect: Dialect,
 }
@@ -46,27 +46,66 @@ impl ClSpreadModule {
         kernel: KernelSpec,
         precision: Precision,
         role: GridRole,
-        want: [Option<CudaMethod>; 2],
+        want: [Option<GpuMethod>; 2],
     ) -> OpenClResult<Self> {
         let local = dev.info.local_memory();
-        let spec = CudaSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
-        let fit = spec.fit(local.per_block, dev.info.max_work_group);
-        if let Some(why) = spec.refuse(role.binding(want), fit, local.per_block) {
+        let spec = GpuSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
+        let dialect = dev.info.dialect();
+        let src = spread_module_in(&spec, dialect).map_err(|e| dev.refusal(e))?;
+        let program = build(dev, &src)?;
+        let (fit, room) = kernel_fit(dev, &program, &spec)?;
+        if let Some(why) = spec.refuse(role.binding(want), fit, room) {
             return Err(OpenClError::Method {
                 device: dev.info.name.clone(),
                 why,
             });
         }
-        let dialect = dev.info.dialect();
-        let src = spread_module_in(&spec, dialect).map_err(|e| dev.refusal(e))?;
         Ok(ClSpreadModule {
             spec: src.spec.clone().expect("spread modules carry their spec"),
-            program: build(dev, &src)?,
+            program,
             fit,
             want,
             dialect,
         })
     }
+}
+
+/// Which subproblem kernels of `spec`'s built `program` the device runs, and the local memory
+/// left to a bin's box beside the kernels' own: the spec's fit to the device's local memory
+/// and work-group size, narrowed by what the compiled kernels need (`CL_KERNEL_WORK_GROUP_SIZE`,
+/// below the device's where registers run out, and the static `CL_KERNEL_LOCAL_MEM_SIZE`).
+/// NVIDIA's OpenCL refused the launch of a 3-D f32 SM interpolation at width 5 whose box
+/// filled the device's 48 KiB (`CL_OUT_OF_RESOURCES`); a kernel that does not fit is now
+/// refused at plan time, or not chosen.
+fn kernel_fit(
+    dev: &ClDevice,
+    program: &Program,
+    spec: &GpuSpreadSpec,
+) -> OpenClResult<(SubproblemFit, usize)> {
+    let info = &dev.info;
+    let fit = spec.fit(info.local_memory().per_block, info.max_work_group);
+    let id = dev.context.default_device();
+    let needs = |name: &str| -> OpenClResult<(usize, usize)> {
+        let k = kernel_of(program, name)?;
+        let most = k
+            .get_work_group_size(id)
+            .map_err(cl("clGetKernelWorkGroupInfo"))?;
+        let fixed = k
+            .get_local_mem_size(id)
+            .map_err(cl("clGetKernelWorkGroupInfo"))?;
+        Ok((most, fixed as usize))
+    };
+    let [ss, si, od] = [names::SPREAD_SM, names::INTERP_SM, names::SPREAD_OD].map(needs);
+    let (ss, si, od) = (ss?, si?, od?);
+    let room = info.local_mem - ss.1.max(si.1).max(od.1).min(info.local_mem);
+    let sm = SM_THREADS as usize;
+    Ok((
+        SubproblemFit {
+            sm: fit.sm && sm <= ss.0 && sm <= si.0 && spec.smem_bytes() <= room,
+            od: fit.od && spec.od_threads() as usize <= od.0 && spec.od_smem_bytes() <= room,
+        },
+        room,
+    ))
 }
 
 /// Points sorted into bins: their indices in bin order (the kernels read the coordinates
@@ -84,10 +123,10 @@ struct Sorted<T> {
     sub_bin: Buffer<u32>,
     sub_first: Buffer<u32>,
     nsub_dev: Buffer<u32>,
-    /// Groups the subproblem kernels are launched with ([`CudaSpreadSpec::subproblem_bound`]).
+    /// Groups the subproblem kernels are launched with ([`GpuSpreadSpec::subproblem_bound`]).
     sub_bound: usize,
-    spread: CudaMethod,
-    interp: CudaMethod,
+    spread: GpuMethod,
+    interp: GpuMethod,
 }
 
 /// The kernels of one grid, and the prefix sums' work-group size and bins per tile.
@@ -109,18 +148,18 @@ struct Kernels {
 
 /// A fine grid of `n` points per dimension (1 for unused ones) and the points sorted into its
 /// bins.
-pub(crate) struct ClGrid<T> {
+pub(crate) struct FineGrid<T> {
     pub n: [usize; 3],
     nb: [usize; 3],
-    spec: CudaSpreadSpec,
+    spec: GpuSpreadSpec,
     fit: SubproblemFit,
-    want: [Option<CudaMethod>; 2],
+    want: [Option<GpuMethod>; 2],
     k: Kernels,
     sorted: Option<Sorted<T>>,
     _t: PhantomData<T>,
 }
 
-impl<T: ClFloat> ClGrid<T> {
+impl<T: ClFloat> FineGrid<T> {
     /// A grid of `n` spread and interpolated through `module`; `common` is the common module
     /// (the subproblem lists).
     pub fn new(module: &ClSpreadModule, common: &Program, n: [usize; 3]) -> OpenClResult<Self> {
@@ -135,7 +174,7 @@ impl<T: ClFloat> ClGrid<T> {
         }
         let spec = module.spec.clone();
         let (program, dialect) = (&module.program, module.dialect);
-        Ok(ClGrid {
+        Ok(FineGrid {
             n,
             nb: std::array::from_fn(|d| n[d].div_ceil(spec.bins[d])),
             fit: module.fit,
@@ -172,7 +211,7 @@ impl<T: ClFloat> ClGrid<T> {
     }
 
     /// Methods in use for the current points (spreading, interpolation).
-    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
         self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
@@ -181,7 +220,7 @@ impl<T: ClFloat> ClGrid<T> {
     /// the bins' starts and their subproblems' by the common module's prefix sums; a scatter
     /// of the point indices into bin order and the subproblem lists. The grid keeps `x`:
     /// spreading and interpolation read the coordinates from it. The subproblem kernels
-    /// are launched for [`CudaSpreadSpec::subproblem_bound`] groups and read the true count
+    /// are launched for [`GpuSpreadSpec::subproblem_bound`] groups and read the true count
     /// on the device, so the host waits for nothing but the queue's end.
     pub fn set_points(&mut self, dev: &ClDevice, x: Vec<Buffer<T>>, m: usize) -> OpenClResult<()> {
         self.sorted = None;
@@ -307,9 +346,9 @@ impl<T: ClFloat> ClGrid<T> {
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (k, threads, local) = match s.spread {
-            CudaMethod::GmSort => (&self.k.spread_gm, GM_THREADS, 0),
-            CudaMethod::Sm => (&self.k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
-            CudaMethod::OutputDriven => (
+            GpuMethod::GmSort => (&self.k.spread_gm, GM_THREADS, 0),
+            GpuMethod::Sm => (&self.k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
+            GpuMethod::OutputDriven => (
                 &self.k.spread_od,
                 self.spec.od_threads(),
                 self.spec.od_smem_bytes(),
@@ -335,7 +374,7 @@ impl<T: ClFloat> ClGrid<T> {
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (k, threads, local) = match s.interp {
-            CudaMethod::Sm => (&self.k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
+            GpuMethod::Sm => (&self.k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
             _ => (&self.k.interp_gm, GM_THREADS, 0),
         };
         self.run(
@@ -357,7 +396,7 @@ impl<T: ClFloat> ClGrid<T> {
         &self,
         dev: &ClDevice,
         s: &Sorted<T>,
-        method: CudaMethod,
+        method: GpuMethod,
         (k, threads, local): (&Kernel, usize, usize),
         (from, to, count): (&Buffer<T>, &Buffer<T>, usize),
     ) -> OpenClResult<()> {
@@ -374,7 +413,7 @@ impl<T: ClFloat> ClGrid<T> {
             opt_mem(s.coords.get(2)),
         ];
         let mut args = Vec::new();
-        if method == CudaMethod::GmSort {
+        if method == GpuMethod::GmSort {
             args.push(Arg::U32(s.m as u32));
             args.extend(points);
             args.extend([mem(from), mem(to)]);

@@ -3,7 +3,7 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
-use nudt_gen::cuda::{fnv1a64, CudaSource};
+use nudt_gen::gpu::{fnv1a64, GpuSource};
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
@@ -42,8 +42,8 @@ pub struct ClSource<'a> {
     pub hash: u64,
 }
 
-impl<'a> From<&'a CudaSource> for ClSource<'a> {
-    fn from(s: &'a CudaSource) -> Self {
+impl<'a> From<&'a GpuSource> for ClSource<'a> {
+    fn from(s: &'a GpuSource) -> Self {
         ClSource {
             name: &s.name,
             source: &s.source,
@@ -113,7 +113,7 @@ pub fn load_program(
 }
 
 /// [`load_program`]'s program.
-pub(crate) fn build(dev: &Arc<ClDevice>, src: &CudaSource) -> OpenClResult<Arc<Program>> {
+pub(crate) fn build(dev: &Arc<ClDevice>, src: &GpuSource) -> OpenClResult<Arc<Program>> {
     load_program(dev, src.into()).map(|(p, _)| p)
 }
 

@@ -1,6 +1,6 @@
 //! The OpenCL backend (feature `opencl`): NUFFTs of types 1, 2 and 3 ([`ClPlan`]: bin sort,
 //! spreading and interpolation by GM-sort, SM and output-driven subproblems, corrections and
-//! type 3 phase factors, rendered in OpenCL C from the CUDA backend's templates) on the
+//! type 3 phase factors, rendered in OpenCL C from the GPU templates both backends share) on the
 //! generated FFT ([`ClFft`]). What OpenCL C 1.2 lacks is done otherwise: one atomic per point
 //! for the bin counts (no warp votes), a block scan over local memory (no shuffles), and
 //! floating-point atomic adds by compare-and-swap, or as inline PTX on NVIDIA's platform
@@ -35,7 +35,7 @@ pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
 pub use launch::{cache_dir, load_program, ClSource, ProgramOrigin};
-pub use nudt_gen::cuda::CudaMethod;
+pub use nudt_gen::gpu::GpuMethod;
 /// The binding whose `Buffer`s the plans' device-buffer methods take.
 pub use opencl3;
 pub use plan::{ClOptions, ClPlan};

@@ -1,10 +1,10 @@
 //! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, spreading
 //! and interpolation (GM-sort, SM and output-driven, chosen as CUDA chooses them), mode
 //! corrections and type 3 phase factors, rendered in OpenCL C from the same templates
-//! (`nudt_gen::cuda::spread_module_in`, `common_module_in`), and the generated FFT
+//! (`nudt_gen::gpu::spread_module_in`, `common_module_in`), and the generated FFT
 //! ([`super::ClFft`]).
 //!
-//! Set-points sorts the points on the device ([`ClGrid::set_points`]); execute runs the plan
+//! Set-points sorts the points on the device ([`FineGrid::set_points`]); execute runs the plan
 //! layer's stage sequence ([`crate::planner::stages`]) on batches of stacked transforms, one
 //! launch per stage and one batched FFT per batch ([`super::engine`]). Host slices or device
 //! buffers in and out.
@@ -14,7 +14,7 @@ use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::cl;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
-use super::grid::{ClGrid, ClSpreadModule};
+use super::grid::{ClSpreadModule, FineGrid};
 use super::launch::{
     alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
     write, zero, Arg, ELEMENT_GROUP,
@@ -23,10 +23,10 @@ use crate::error::NudtError;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{limits, stages};
-use crate::planner::{sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
+use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
-use nudt_gen::cuda::{
-    common_module_in, fourier_quadrature, names, CudaMethod, ELEMENT_THREADS, MINMAX_BLOCKS,
+use nudt_gen::gpu::{
+    common_module_in, fourier_quadrature, names, GpuMethod, ELEMENT_THREADS, MINMAX_BLOCKS,
 };
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
@@ -47,12 +47,15 @@ pub struct ClOptions {
     pub device: Option<Arc<ClDevice>>,
     /// The spreading method (GM-sort, SM or output-driven); `None` chooses per point set as
     /// the CUDA backend does. A method the device's work-groups cannot hold is refused.
-    pub spread: Option<CudaMethod>,
+    pub spread: Option<GpuMethod>,
     /// The interpolation method (GM-sort or SM); `None` chooses per point set.
-    pub interp: Option<CudaMethod>,
+    pub interp: Option<GpuMethod>,
     /// Transforms per batch (one launch per stage and one FFT for all of them, on as many
     /// work grids); 0 means `min(ntransf, 8)`, as on CUDA ([`crate::planner::limits::gpu_batch`]).
     pub max_batch: usize,
+    /// How type 3 is computed: FINUFFT's scheme, the only one here yet (Gaussian gridding,
+    /// which the CPU and CUDA run, is refused with [`super::OpenClError::NotOnOpenCl`]).
+    pub type3: Type3Method,
 }
 
 impl Default for ClOptions {
@@ -65,6 +68,7 @@ impl Default for ClOptions {
             spread: None,
             interp: None,
             max_batch: 0,
+            type3: Type3Method::Finufft,
         }
     }
 }
@@ -95,7 +99,7 @@ pub struct ClPlan<T: ClFloat> {
     /// The tolerance `kernel` was chosen for (type 3: a stage's share).
     kernel_tol: f64,
     /// The spreading and interpolation methods asked for.
-    want: [Option<CudaMethod>; 2],
+    want: [Option<GpuMethod>; 2],
     mode_order: ModeOrder,
     /// Transforms per batch.
     batch: usize,
@@ -166,46 +170,14 @@ fn extents<T>(
 }
 
 impl<T: ClFloat> ClPlan<T> {
-    /// A type 1 or 2 plan with `modes[d]` modes along dimension d; `ntransf` transforms share
-    /// the points.
-    pub fn new(
-        ty: TransformType,
-        modes: &[usize],
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: ClOptions,
-    ) -> OpenClResult<Self> {
-        let choices = Choices::new(
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-            Type3Method::Finufft,
-        );
-        Self::build(
-            Problem::uniform(ty, modes, isign, ntransf, tol, choices)?,
-            opts,
-        )
-    }
-
-    /// A type 3 plan in `dim` dimensions; its grids are planned by `set_points_type3`.
-    pub fn new_type3(
-        dim: usize,
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
-        opts: ClOptions,
-    ) -> OpenClResult<Self> {
-        let choices = Choices::new(
-            T::PRECISION,
-            opts.kernel,
-            opts.upsampling,
-            Type3Method::Finufft,
-        );
-        Self::build(Problem::type3(dim, isign, ntransf, tol, choices)?, opts)
-    }
+    crate::entry::plan_entry_points!(ClOptions, super::OpenClError);
 
     fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
+        if problem.type3 == Type3Method::GaussianCapozzoli {
+            return Err(super::OpenClError::NotOnOpenCl(
+                "the Gaussian-gridding type 3",
+            ));
+        }
         let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
         let kernel = sigma::initial_kernel(&problem)?;
         let dev = match opts.device {
@@ -395,7 +367,7 @@ impl<T: ClFloat> ClPlan<T> {
                 (t.spread, t.inner, t.agrid)
             }
             _ => {
-                let sgrid = ClGrid::<T>::new(&mods.outer, &self.common, n)?;
+                let sgrid = FineGrid::<T>::new(&mods.outer, &self.common, n)?;
                 let len = sgrid.len().checked_mul(2 * self.batch);
                 let agrid = alloc::<T>(&dev, len.ok_or(NudtError::GridOverflow)?)?;
                 let (common, grids) = (&self.common, (n, inner_n));
@@ -463,32 +435,6 @@ impl<T: ClFloat> ClPlan<T> {
             Engine::Type3(t) => Some((t.spread.points()?, t.k)),
             Engine::Type3Pending => None,
         }
-    }
-
-    /// Checks `ntransf` stacked inputs and outputs of `input` and `output` elements against
-    /// the transform (or its adjoint) and returns one transform's.
-    fn check_io(&self, input: usize, output: usize, adjoint: bool) -> OpenClResult<(usize, usize)> {
-        let (m, k) = self.counts().ok_or(NudtError::PointsNotSet)?;
-        Ok(self.problem.check_io(m, k, [input, output], adjoint)?)
-    }
-
-    /// Runs the transform on `ntransf` stacked host inputs: type 1 strengths (M each) →
-    /// modes; type 2 modes → values at the points (M each); type 3 strengths (M each) →
-    /// values at the targets (K each).
-    pub fn execute(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> OpenClResult<()> {
-        self.execute_host(input, output, false)
-    }
-
-    /// The adjoint on host arrays, input shaped as [`Self::execute`]'s output and back, with
-    /// the opposite sign: type 1's is a type 2, type 2's a type 1, type 3's maps values at
-    /// the targets back to the sources. It runs the adjoint of each step on the forward's
-    /// own grids and sorted points: the forward's cost and accuracy, no second plan.
-    pub fn execute_adjoint(
-        &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
-    ) -> OpenClResult<()> {
-        self.execute_host(input, output, true)
     }
 
     fn execute_host(
@@ -694,7 +640,7 @@ impl<T: ClFloat> ClPlan<T> {
 
     /// The spreading and interpolation methods for the current points (type 3: the outer
     /// grid's spreading, the inner grid's interpolation).
-    pub fn methods(&self) -> Option<(CudaMethod, CudaMethod)> {
+    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.methods(),
             Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
@@ -723,7 +669,7 @@ impl Type3Modules {
         dev: &Arc<ClDevice>,
         dim: usize,
         kernel: KernelSpec,
-        want: [Option<CudaMethod>; 2],
+        want: [Option<GpuMethod>; 2],
     ) -> OpenClResult<Self> {
         let module = |role| ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, want);
         let (qz, qw) = fourier_quadrature(&kernel);

@@ -9,7 +9,7 @@
 //! its transpose, phases conjugated) with the FFT's sign flipped, on the same grids and
 //! sorted points — so an adjoint needs no second plan and has the forward's error.
 
-use nudt_gen::cuda::GridRole;
+use nudt_gen::gpu::GridRole;
 use nudt_gen::TransformType;
 
 /// The grids a stage can work on.

@@ -86,7 +86,13 @@ pub const fn max_buffer_len(dim: usize) -> usize {
 #[inline(always)]
 fn pack(dim: usize, off: [u32; 3]) -> u32 {
     let bits = offset_bits(dim);
-    (0..dim).fold(0u32, |acc, d| if bits == 32 { off[d] } else { (acc << bits) | off[d] })
+    (0..dim).fold(0u32, |acc, d| {
+        if bits == 32 {
+            off[d]
+        } else {
+            (acc << bits) | off[d]
+        }
+    })
 }
 
 /// Offset along dimension `d` from a packed `off` ([`pack`]).
@@ -176,7 +182,11 @@ impl TileGrid {
             let cap = max_buffer_len(dim).saturating_sub(width + 16).max(1);
             g.side[d] = side[d].max(width).min(n[d]).min(cap).max(1);
             let (whole, rest) = (n[d] / g.side[d], n[d] % g.side[d]);
-            g.ntiles[d] = if rest >= width { whole + 1 } else { whole.max(1) };
+            g.ntiles[d] = if rest >= width {
+                whole + 1
+            } else {
+                whole.max(1)
+            };
         }
         g
     }
@@ -184,14 +194,18 @@ impl TileGrid {
     /// Fraction bits a fixed-point place keeps ([`Placement::Fixed`]): what the longest
     /// tile's offsets leave of 32 bits.
     pub fn fraction_bits(&self) -> u32 {
-        let longest = (0..self.dim).map(|d| self.longest_tile(d)).max().unwrap_or(1);
+        let longest = (0..self.dim)
+            .map(|d| self.longest_tile(d))
+            .max()
+            .unwrap_or(1);
         (longest.saturating_sub(1) as u32).leading_zeros().min(31)
     }
 
     /// The longest tile along dimension `d`: the first, or the last where it took the
     /// remainder.
     pub fn longest_tile(&self, d: usize) -> usize {
-        self.tile_len(d, 0).max(self.tile_len(d, self.ntiles[d] - 1))
+        self.tile_len(d, 0)
+            .max(self.tile_len(d, self.ntiles[d] - 1))
     }
 
     pub fn num_tiles(&self) -> usize {
@@ -324,7 +338,11 @@ pub enum Order {
     Wide(Vec<u32>),
     /// Per point the low 16 bits of its index; `first[tile · blocks + b]` (tile-major, and
     /// `len` at the end) is the first sorted slot of the tile's points from block `b`.
-    Blocked { low: Vec<u16>, first: Vec<u32>, blocks: usize },
+    Blocked {
+        low: Vec<u16>,
+        first: Vec<u32>,
+        blocks: usize,
+    },
 }
 
 /// Original indices per [`Order::Blocked`] block (the bits its `low` keeps).
@@ -333,7 +351,11 @@ const ORDER_BLOCK_BITS: u32 = 16;
 impl Order {
     /// The original indices of sorted points `range` (inside one tile): a slice of the
     /// stored ones, or decoded into `out`.
-    pub fn indices<'a>(&'a self, range: std::ops::Range<usize>, out: &'a mut Vec<u32>) -> &'a [u32] {
+    pub fn indices<'a>(
+        &'a self,
+        range: std::ops::Range<usize>,
+        out: &'a mut Vec<u32>,
+    ) -> &'a [u32] {
         match self {
             Order::Wide(idx) => &idx[range],
             Order::Blocked { low, first, blocks } => {
@@ -341,7 +363,9 @@ impl Order {
                 out.reserve(range.len());
                 // The last run starting at or before `range.start` holds it (runs before it
                 // may be empty and start at the same slot).
-                let mut e = first.partition_point(|&s| s as usize <= range.start).saturating_sub(1);
+                let mut e = first
+                    .partition_point(|&s| s as usize <= range.start)
+                    .saturating_sub(1);
                 let mut p = range.start;
                 while p < range.end {
                     let end = (first[e + 1] as usize).min(range.end);
@@ -471,7 +495,11 @@ impl Axis {
         let t = 2.0 * (i0 - xg + self.half) - 1.0;
         // `xg ∈ [0, n)` puts the cell in [0, n]: one correction wraps it.
         let cell = i0 + self.centre;
-        let cell = if cell >= self.nf { cell - self.nf } else { cell };
+        let cell = if cell >= self.nf {
+            cell - self.nf
+        } else {
+            cell
+        };
         let tile = ((cell + 0.5) * self.inv_side).floor().min(self.last_tile);
         (tile, cell - tile * self.side, t)
     }
@@ -527,7 +555,13 @@ impl<'a, T: Real, const D: usize> Binner<'a, T, D> {
     /// [`Self::places`], compiled for AVX-512.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq,avx512bw,avx512vl")]
-    unsafe fn places_avx512(&self, start: usize, ids: &mut [u32], off: &mut [[u32; BLOCK]; D], t: &mut [[f64; BLOCK]; D]) {
+    unsafe fn places_avx512(
+        &self,
+        start: usize,
+        ids: &mut [u32],
+        off: &mut [[u32; BLOCK]; D],
+        t: &mut [[f64; BLOCK]; D],
+    ) {
         self.places_any(start, ids, off, t)
     }
 
@@ -554,7 +588,13 @@ impl<'a, T: Real, const D: usize> Binner<'a, T, D> {
     /// As [`Self::tiles`], with each point's offsets in its tile (`off[d]`) and Horner
     /// variables (`t[d]`).
     #[inline(always)]
-    fn places(&self, start: usize, ids: &mut [u32], off: &mut [[u32; BLOCK]; D], t: &mut [[f64; BLOCK]; D]) {
+    fn places(
+        &self,
+        start: usize,
+        ids: &mut [u32],
+        off: &mut [[u32; BLOCK]; D],
+        t: &mut [[f64; BLOCK]; D],
+    ) {
         #[cfg(target_arch = "x86_64")]
         if simd::avx512() {
             // SAFETY: as in `tiles`.
@@ -564,13 +604,24 @@ impl<'a, T: Real, const D: usize> Binner<'a, T, D> {
     }
 
     #[inline(always)]
-    fn places_any(&self, start: usize, ids: &mut [u32], off: &mut [[u32; BLOCK]; D], t: &mut [[f64; BLOCK]; D]) {
+    fn places_any(
+        &self,
+        start: usize,
+        ids: &mut [u32],
+        off: &mut [[u32; BLOCK]; D],
+        t: &mut [[f64; BLOCK]; D],
+    ) {
         ids.fill(0);
         let n = ids.len();
         for d in 0..D {
             let (axis, nt) = (self.axes[d], self.ntiles[d] as u32);
             let xs = &self.coords[d][start..start + n];
-            for (((id, x), o), t) in ids.iter_mut().zip(xs).zip(&mut off[d][..n]).zip(&mut t[d][..n]) {
+            for (((id, x), o), t) in ids
+                .iter_mut()
+                .zip(xs)
+                .zip(&mut off[d][..n])
+                .zip(&mut t[d][..n])
+            {
                 let (tile, offset, var) = axis.locate(x.wide());
                 *id = *id * nt + lane_u32(tile);
                 *o = lane_u32(offset);
@@ -619,7 +670,11 @@ impl<T: Real> Tiles<T> {
 
     /// The sort with places in fixed point (`FIXED`, `frac` fraction bits) or as packed
     /// offsets and Horner variables of type `S`.
-    fn bin_as<S: Real, const FIXED: bool>(grid: &TileGrid, coords: &[&[T]], frac: u32) -> Sorted<S> {
+    fn bin_as<S: Real, const FIXED: bool>(
+        grid: &TileGrid,
+        coords: &[&[T]],
+        frac: u32,
+    ) -> Sorted<S> {
         let m = coords.first().map_or(0, |c| c.len());
         // The blocked order's table, a word per (tile, block), within a quarter of the
         // two bytes a point it saves.
@@ -631,7 +686,11 @@ impl<T: Real> Tiles<T> {
     }
 
     /// The sort at the grid's dimension, fixed at compile time.
-    fn bin_dim<S: Real, I: IndexWord, const FIXED: bool>(grid: &TileGrid, coords: &[&[T]], frac: u32) -> Sorted<S> {
+    fn bin_dim<S: Real, I: IndexWord, const FIXED: bool>(
+        grid: &TileGrid,
+        coords: &[&[T]],
+        frac: u32,
+    ) -> Sorted<S> {
         match grid.dim {
             0 | 1 => Self::bin_in::<1, S, I, FIXED>(grid, coords, frac),
             2 => Self::bin_in::<2, S, I, FIXED>(grid, coords, frac),
@@ -640,7 +699,11 @@ impl<T: Real> Tiles<T> {
     }
 
     /// The sort in `D` dimensions, keeping indices as `I` (`u16`: [`Order::Blocked`]).
-    fn bin_in<const D: usize, S: Real, I: IndexWord, const FIXED: bool>(grid: &TileGrid, coords: &[&[T]], frac: u32) -> Sorted<S> {
+    fn bin_in<const D: usize, S: Real, I: IndexWord, const FIXED: bool>(
+        grid: &TileGrid,
+        coords: &[&[T]],
+        frac: u32,
+    ) -> Sorted<S> {
         // Per point: `WORDS` u32 (fixed-point places, or one packed offset) and `REALS`
         // Horner variables.
         let (words, reals) = if FIXED { (D, 0) } else { (1, D) };
@@ -654,7 +717,10 @@ impl<T: Real> Tiles<T> {
         let chunk = m.div_ceil(4 * rayon::current_num_threads()).max(1 << 14);
         let block = if wide { chunk } else { 1 << ORDER_BLOCK_BITS };
         let chunk = chunk.next_multiple_of(block);
-        let chunks: Vec<std::ops::Range<usize>> = (0..m).step_by(chunk).map(|s| s..(s + chunk).min(m)).collect();
+        let chunks: Vec<std::ops::Range<usize>> = (0..m)
+            .step_by(chunk)
+            .map(|s| s..(s + chunk).min(m))
+            .collect();
 
         // Pass 1: per-block histograms (`[block][tile]` within a chunk), then their exclusive
         // prefix over (tile, block): block b of tile i starts after all earlier tiles and
@@ -676,7 +742,11 @@ impl<T: Real> Tiles<T> {
             })
             .collect();
         let blocks = m.div_ceil(block);
-        let mut first = if wide { Vec::new() } else { vec![0u32; ntiles * blocks + 1] };
+        let mut first = if wide {
+            Vec::new()
+        } else {
+            vec![0u32; ntiles * blocks + 1]
+        };
         let mut pos = vec![vec![0u32; ntiles]; chunks.len()];
         let mut starts = vec![0usize; ntiles + 1];
         let mut acc = 0usize;
@@ -714,67 +784,84 @@ impl<T: Real> Tiles<T> {
             // (over a thousand in 3-D), far more than the caches combine. Up to 128 points
             // per buffer where few tiles leave room (1-D, 2-D): 16 took 1-D and 2-D
             // set-points 59 and 90 ms, 128 49–52 and 78–88 ms (10⁷ points, 2 threads).
-            let wc = (WC_BYTES / (ntiles * (std::mem::size_of::<I>() + 4 * words + reals * std::mem::size_of::<S>()))).clamp(4, 128);
-            chunks.par_iter().zip(pos.par_iter_mut()).for_each(|(r, pos)| {
-                let mut b_idx = vec![I::default(); ntiles * wc];
-                let mut b_w = vec![0u32; ntiles * wc * words];
-                let mut b_r = vec![S::default(); ntiles * wc * reals];
-                let mut fill = vec![0u8; ntiles];
-                let flush = |id: usize, n: usize, pos: &mut [u32], b_idx: &[I], b_w: &[u32], b_r: &[S]| {
-                    let at = pos[id] as usize;
-                    pos[id] += n as u32;
-                    let b = id * wc;
-                    // SAFETY: the prefix sums give every (tile, chunk) a disjoint range of
-                    // slots, and each flush takes the next `n` slots of its own chunk's range.
-                    unsafe {
-                        out.slice(at, n).copy_from_slice(&b_idx[b..b + n]);
-                        wout.slice(words * at, words * n).copy_from_slice(&b_w[words * b..words * (b + n)]);
-                        rout.slice(reals * at, reals * n).copy_from_slice(&b_r[reals * b..reals * (b + n)]);
-                    }
-                };
-                let (mut ids, mut offs, mut vars) = ([0u32; BLOCK], [[0u32; BLOCK]; D], [[0f64; BLOCK]; D]);
-                for start in r.clone().step_by(BLOCK) {
-                    let ids = &mut ids[..BLOCK.min(r.end - start)];
-                    binner.places(start, ids, &mut offs, &mut vars);
-                    for (k, &id) in ids.iter().enumerate() {
-                        let (j, id) = (start + k, id as usize);
-                        let f = fill[id] as usize;
-                        let slot = id * wc + f;
-                        b_idx[slot] = I::of(j);
-                        if FIXED {
-                            for d in 0..D {
-                                b_w[D * slot + d] = fix(offs[d][k], vars[d][k], frac);
+            let wc = (WC_BYTES
+                / (ntiles
+                    * (std::mem::size_of::<I>() + 4 * words + reals * std::mem::size_of::<S>())))
+            .clamp(4, 128);
+            chunks
+                .par_iter()
+                .zip(pos.par_iter_mut())
+                .for_each(|(r, pos)| {
+                    let mut b_idx = vec![I::default(); ntiles * wc];
+                    let mut b_w = vec![0u32; ntiles * wc * words];
+                    let mut b_r = vec![S::default(); ntiles * wc * reals];
+                    let mut fill = vec![0u8; ntiles];
+                    let flush = |id: usize,
+                                 n: usize,
+                                 pos: &mut [u32],
+                                 b_idx: &[I],
+                                 b_w: &[u32],
+                                 b_r: &[S]| {
+                        let at = pos[id] as usize;
+                        pos[id] += n as u32;
+                        let b = id * wc;
+                        // SAFETY: the prefix sums give every (tile, chunk) a disjoint range of
+                        // slots, and each flush takes the next `n` slots of its own chunk's range.
+                        unsafe {
+                            out.slice(at, n).copy_from_slice(&b_idx[b..b + n]);
+                            wout.slice(words * at, words * n)
+                                .copy_from_slice(&b_w[words * b..words * (b + n)]);
+                            rout.slice(reals * at, reals * n)
+                                .copy_from_slice(&b_r[reals * b..reals * (b + n)]);
+                        }
+                    };
+                    let (mut ids, mut offs, mut vars) =
+                        ([0u32; BLOCK], [[0u32; BLOCK]; D], [[0f64; BLOCK]; D]);
+                    for start in r.clone().step_by(BLOCK) {
+                        let ids = &mut ids[..BLOCK.min(r.end - start)];
+                        binner.places(start, ids, &mut offs, &mut vars);
+                        for (k, &id) in ids.iter().enumerate() {
+                            let (j, id) = (start + k, id as usize);
+                            let f = fill[id] as usize;
+                            let slot = id * wc + f;
+                            b_idx[slot] = I::of(j);
+                            if FIXED {
+                                for d in 0..D {
+                                    b_w[D * slot + d] = fix(offs[d][k], vars[d][k], frac);
+                                }
+                            } else {
+                                b_w[slot] = pack(
+                                    D,
+                                    std::array::from_fn(|d| if d < D { offs[d][k] } else { 0 }),
+                                );
+                                for d in 0..D {
+                                    b_r[D * slot + d] = S::of(vars[d][k]);
+                                }
                             }
-                        } else {
-                            b_w[slot] = pack(D, std::array::from_fn(|d| if d < D { offs[d][k] } else { 0 }));
-                            for d in 0..D {
-                                b_r[D * slot + d] = S::of(vars[d][k]);
+                            if f + 1 == wc {
+                                flush(id, wc, pos, &b_idx, &b_w, &b_r);
+                                fill[id] = 0;
+                            } else {
+                                if f + 1 == wc / 2 {
+                                    // Half-way to a flush, ask for the lines it will write: each
+                                    // flush lands somewhere new, and otherwise waits on a miss per
+                                    // line (10⁷ points: set-points 93–96 → 72–78 ms in 1-D, 189 →
+                                    // 169 ms in 3-D).
+                                    let at = pos[id] as usize;
+                                    out.prefetch(at, wc);
+                                    wout.prefetch(words * at, words * wc);
+                                    rout.prefetch(reals * at, reals * wc);
+                                }
+                                fill[id] = (f + 1) as u8;
                             }
                         }
-                        if f + 1 == wc {
-                            flush(id, wc, pos, &b_idx, &b_w, &b_r);
-                            fill[id] = 0;
-                        } else {
-                            if f + 1 == wc / 2 {
-                                // Half-way to a flush, ask for the lines it will write: each
-                                // flush lands somewhere new, and otherwise waits on a miss per
-                                // line (10⁷ points: set-points 93–96 → 72–78 ms in 1-D, 189 →
-                                // 169 ms in 3-D).
-                                let at = pos[id] as usize;
-                                out.prefetch(at, wc);
-                                wout.prefetch(words * at, words * wc);
-                                rout.prefetch(reals * at, reals * wc);
-                            }
-                            fill[id] = (f + 1) as u8;
+                    }
+                    for (id, &f) in fill.iter().enumerate() {
+                        if f > 0 {
+                            flush(id, f as usize, pos, &b_idx, &b_w, &b_r);
                         }
                     }
-                }
-                for id in 0..ntiles {
-                    if fill[id] > 0 {
-                        flush(id, fill[id] as usize, pos, &b_idx, &b_w, &b_r);
-                    }
-                }
-            });
+                });
         }
         (starts, I::order(idx, first, blocks), wo, re)
     }
@@ -789,7 +876,11 @@ impl<T: Real> Tiles<T> {
 
     /// The sorted points `range`, their places unpacked into `scratch` where they are not
     /// stored as the kernels read them, and in 3-D ordered by cell ([`by_cells`]).
-    fn points<'a>(&'a self, range: std::ops::Range<usize>, scratch: &'a mut Scratch<T>) -> Points<'a, T> {
+    fn points<'a>(
+        &'a self,
+        range: std::ops::Range<usize>,
+        scratch: &'a mut Scratch<T>,
+    ) -> Points<'a, T> {
         let dim = self.grid.dim;
         let span = dim * range.start..dim * range.end;
         let (off, t): (&[u32], &[T]) = match &self.place {
@@ -803,16 +894,25 @@ impl<T: Real> Tiles<T> {
                 scratch.t.clear();
                 scratch.t.extend(t[span].iter().map(|&x| T::of(x as f64)));
                 scratch.off.clear();
-                scratch.off.extend(off[range.clone()].iter().map(|&o| o as u32));
+                scratch
+                    .off
+                    .extend(off[range.clone()].iter().map(|&o| o as u32));
                 (&scratch.off, &scratch.t)
             }
             Placement::Fixed { pos, frac } => {
                 // Variables and offsets in separate passes, each a loop that vectorises.
                 let pos = &pos[span];
                 scratch.t.clear();
-                scratch.t.extend(pos.iter().map(|&q| T::of(unfix(q, *frac).1)));
+                scratch
+                    .t
+                    .extend(pos.iter().map(|&q| T::of(unfix(q, *frac).1)));
                 scratch.off.clear();
-                scratch.off.extend(pos.chunks_exact(dim).map(|p| pack(dim, std::array::from_fn(|d| p.get(d).map_or(0, |&q| q >> *frac)))));
+                scratch.off.extend(pos.chunks_exact(dim).map(|p| {
+                    pack(
+                        dim,
+                        std::array::from_fn(|d| p.get(d).map_or(0, |&q| q >> *frac)),
+                    )
+                }));
                 (&scratch.off, &scratch.t)
             }
         };
@@ -823,7 +923,13 @@ impl<T: Real> Tiles<T> {
         // Offsets lie within their tile.
         let g = &self.grid;
         let cells = std::array::from_fn(|d| ((g.longest_tile(d) - 1) >> CELL_SHIFT) + 1);
-        let Scratch { ref mut cell_off, ref mut cell_t, ref mut cell_idx, ref mut count, .. } = *scratch;
+        let Scratch {
+            ref mut cell_off,
+            ref mut cell_t,
+            ref mut cell_idx,
+            ref mut count,
+            ..
+        } = *scratch;
         by_cells((off, t, idx), cells, (cell_off, cell_t, cell_idx), count);
         Points {
             dim,
@@ -836,7 +942,9 @@ impl<T: Real> Tiles<T> {
     /// Offset of sorted point `p` along dimension `d`.
     fn off(&self, d: usize, p: usize) -> usize {
         match &self.place {
-            Placement::Full { off, .. } | Placement::Narrow { off, .. } => unpack(self.grid.dim, off[p], d),
+            Placement::Full { off, .. } | Placement::Narrow { off, .. } => {
+                unpack(self.grid.dim, off[p], d)
+            }
             Placement::Narrow1 { off, .. } => off[p] as usize,
             Placement::Fixed { pos, frac } => unfix(pos[self.grid.dim * p + d], *frac).0 as usize,
         }
@@ -881,7 +989,9 @@ fn by_cells<T: Real>(
     count: &mut Vec<u32>,
 ) {
     const DIM: usize = 3;
-    let cell = |o: u32| -> usize { (0..DIM).fold(0, |k, d| k * span[d] + (unpack(DIM, o, d) >> CELL_SHIFT)) };
+    let cell = |o: u32| -> usize {
+        (0..DIM).fold(0, |k, d| k * span[d] + (unpack(DIM, o, d) >> CELL_SHIFT))
+    };
     count.clear();
     count.resize(span.iter().product::<usize>() + 1, 0);
     for &o in off {
@@ -959,7 +1069,9 @@ fn prefetch<const LEVEL: i32, V>(p: *const V) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and reads no memory the program can observe.
     #[allow(unused_unsafe)]
-    unsafe { core::arch::x86_64::_mm_prefetch::<LEVEL>(p as *const i8) }
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<LEVEL>(p as *const i8)
+    }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
@@ -1018,7 +1130,10 @@ impl<T: Copy> SharedMut<T> {
         let end = (start + len).min(self.len);
         let bytes = std::mem::size_of::<T>().max(1);
         // One hint per cache line, and one for the last element (a misaligned run's tail).
-        for i in (start..end).step_by((64 / bytes).max(1)).chain((start < end).then(|| end - 1)) {
+        for i in (start..end)
+            .step_by((64 / bytes).max(1))
+            .chain((start < end).then(|| end - 1))
+        {
             // SAFETY: `i < self.len`, inside the allocation; a prefetch reads nothing.
             prefetch::<TO_L1, _>(unsafe { self.ptr.add(i) });
         }
@@ -1050,11 +1165,17 @@ fn wrap_map(origin: i64, len: usize, n: usize, keep: impl Fn(usize) -> bool) -> 
 /// grid points along the contiguous dimension: `f(buffer offset, grid offset, length)` in
 /// reals, once per run. A box wraps at most once per dimension, so a row is one or two runs,
 /// and whole runs copy and add as vectors where element by element they would not.
-fn box_runs(dim: usize, gstr: [usize; 3], maps: &[Vec<Option<usize>>; 3], mut f: impl FnMut(usize, usize, usize)) {
+fn box_runs(
+    dim: usize,
+    gstr: [usize; 3],
+    maps: &[Vec<Option<usize>>; 3],
+    mut f: impl FnMut(usize, usize, usize),
+) {
     // Right-aligned, so that index 2 is the contiguous dimension whatever `dim` is.
     let one = vec![Some(0)];
     let shift = 3 - dim;
-    let maps: [&Vec<Option<usize>>; 3] = std::array::from_fn(|d| if d < shift { &one } else { &maps[d - shift] });
+    let maps: [&Vec<Option<usize>>; 3] =
+        std::array::from_fn(|d| if d < shift { &one } else { &maps[d - shift] });
     let gstr: [usize; 3] = std::array::from_fn(|d| if d < shift { 0 } else { gstr[d - shift] });
     // (buffer index, grid index, length) of each run of the last map.
     let mut runs: Vec<(usize, usize, usize)> = Vec::new();
@@ -1084,25 +1205,46 @@ fn box_runs(dim: usize, gstr: [usize; 3], maps: &[Vec<Option<usize>>; 3], mut f:
 ///
 /// # Safety
 /// No other task may touch the grid points the maps select.
-unsafe fn add_box<T: Real>(grid: &SharedMut<T>, dim: usize, gstr: [usize; 3], buf: &[T], maps: &[Vec<Option<usize>>; 3]) {
+unsafe fn add_box<T: Real>(
+    grid: &SharedMut<T>,
+    dim: usize,
+    gstr: [usize; 3],
+    buf: &[T],
+    maps: &[Vec<Option<usize>>; 3],
+) {
     box_runs(dim, gstr, maps, |b, g, len| {
         // SAFETY: the caller owns these grid points; `slice` checks the bounds.
         let dst = unsafe { grid.slice(g, len) };
-        dst.iter_mut().zip(&buf[b..b + len]).for_each(|(d, s)| *d += *s);
+        dst.iter_mut()
+            .zip(&buf[b..b + len])
+            .for_each(|(d, s)| *d += *s);
     });
 }
 
 /// Copies the grid points a box's maps select into `buf`; entries the maps leave out are not
 /// written.
-fn load_box<T: Real>(grid: &[T], dim: usize, gstr: [usize; 3], buf: &mut [T], maps: &[Vec<Option<usize>>; 3]) {
-    box_runs(dim, gstr, maps, |b, g, len| buf[b..b + len].copy_from_slice(&grid[g..g + len]));
+fn load_box<T: Real>(
+    grid: &[T],
+    dim: usize,
+    gstr: [usize; 3],
+    buf: &mut [T],
+    maps: &[Vec<Option<usize>>; 3],
+) {
+    box_runs(dim, gstr, maps, |b, g, len| {
+        buf[b..b + len].copy_from_slice(&grid[g..g + len])
+    });
 }
 
 /// Per-dimension maps of a box whose buffer has lengths `len`; unused dimensions get the
 /// single entry `Some(0)`, and the contiguous dimension trailing `None`s up to its buffer
 /// length (the slack, which no grid point takes).
-fn box_maps(dim: usize, len: [usize; 3], f: impl Fn(usize) -> Vec<Option<usize>>) -> [Vec<Option<usize>>; 3] {
-    let mut maps: [Vec<Option<usize>>; 3] = std::array::from_fn(|d| if d < dim { f(d) } else { vec![Some(0)] });
+fn box_maps(
+    dim: usize,
+    len: [usize; 3],
+    f: impl Fn(usize) -> Vec<Option<usize>>,
+) -> [Vec<Option<usize>>; 3] {
+    let mut maps: [Vec<Option<usize>>; 3] =
+        std::array::from_fn(|d| if d < dim { f(d) } else { vec![Some(0)] });
     maps[dim - 1].resize(len[dim - 1], None);
     maps
 }
@@ -1130,7 +1272,11 @@ struct Workers<T>(Vec<std::sync::Mutex<Work<T>>>);
 
 impl<T: Real> Workers<T> {
     fn new() -> Self {
-        Workers((0..rayon::current_num_threads().max(1)).map(|_| Default::default()).collect())
+        Workers(
+            (0..rayon::current_num_threads().max(1))
+                .map(|_| Default::default())
+                .collect(),
+        )
     }
 
     /// Runs `f` with this thread's buffers. A thread that steals a task while it waits inside
@@ -1146,7 +1292,15 @@ impl<T: Real> Workers<T> {
 
 impl<T: Real> Work<T> {
     /// Spreads sorted points `range` into `buf` (a tile's padded box, `strides`).
-    fn spread<K: TileKernel<T>>(&mut self, tiles: &Tiles<T>, range: std::ops::Range<usize>, c: &[T], buf: &mut [T], strides: [usize; 3], table: &[T]) {
+    fn spread<K: TileKernel<T>>(
+        &mut self,
+        tiles: &Tiles<T>,
+        range: std::ops::Range<usize>,
+        c: &[T],
+        buf: &mut [T],
+        strides: [usize; 3],
+        table: &[T],
+    ) {
         let pts = tiles.points(range, &mut self.scratch);
         gather(c, pts.idx, &mut self.values);
         K::spread_tile(buf, strides, pts, &self.values, table);
@@ -1177,7 +1331,12 @@ impl Part {
     fn tile_map(self, g: &TileGrid, tc: [usize; 3], d: usize, len: usize) -> Vec<Option<usize>> {
         match self {
             Part::Row(_) if d == 0 => (0..len).map(Some).collect(),
-            _ => wrap_map(g.tile_start(d, tc[d]) as i64 - (g.width / 2) as i64, len, g.n[d], |_| true),
+            _ => wrap_map(
+                g.tile_start(d, tc[d]) as i64 - (g.width / 2) as i64,
+                len,
+                g.n[d],
+                |_| true,
+            ),
         }
     }
 }
@@ -1187,7 +1346,10 @@ impl TileGrid {
     /// start less `⌊w/2⌋`, possibly negative: planes wrap) and its number of planes (the row's
     /// length plus `w − 1`).
     pub fn row_planes(&self, r: usize) -> (i64, usize) {
-        (self.tile_start(0, r) as i64 - (self.width / 2) as i64, self.tile_len(0, r) + self.width - 1)
+        (
+            self.tile_start(0, r) as i64 - (self.width / 2) as i64,
+            self.tile_len(0, r) + self.width - 1,
+        )
     }
 }
 
@@ -1195,18 +1357,35 @@ impl TileGrid {
 /// each into its own padded buffer which is then added to the grid without atomics. Tiles
 /// far denser than average are split into chunks spread in parallel and summed first.
 /// `c` holds interleaved strengths in the original point order; `grid` is overwritten.
-pub fn spread_source_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], grid: &mut [T], table: &[T]) {
+pub fn spread_source_driven<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    c: &[T],
+    grid: &mut [T],
+    table: &[T],
+) {
     spread_part::<T, K>(tiles, c, grid, table, Part::Whole);
 }
 
 /// As [`spread_source_driven`], for the tiles of row `row` along the first dimension only, into
 /// `slab`: that row's padded planes ([`TileGrid::row_planes`]), each a whole grid plane,
 /// overwritten.
-pub fn spread_source_driven_row<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], slab: &mut [T], table: &[T], row: usize) {
+pub fn spread_source_driven_row<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    c: &[T],
+    slab: &mut [T],
+    table: &[T],
+    row: usize,
+) {
     spread_part::<T, K>(tiles, c, slab, table, Part::Row(row));
 }
 
-fn spread_part<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], grid: &mut [T], table: &[T], part: Part) {
+fn spread_part<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    c: &[T],
+    grid: &mut [T],
+    table: &[T],
+    part: Part,
+) {
     let g = &tiles.grid;
     grid.par_iter_mut().for_each(|v| *v = T::default());
     let ntiles = g.num_tiles();
@@ -1229,7 +1408,9 @@ fn spread_part<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], grid: &mut 
             let strides = g.strides(len);
             let size = 2 * len.iter().product::<usize>();
             let range = tiles.tile_range(id);
-            let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1));
+            let maps = box_maps(g.dim, len, |d| {
+                part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1)
+            });
             if range.len() > heavy {
                 let sum = range
                     .clone()
@@ -1238,7 +1419,16 @@ fn spread_part<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], grid: &mut 
                     .into_par_iter()
                     .map(|s| {
                         let mut b = vec![T::default(); size];
-                        workers.with(|w| w.spread::<K>(tiles, s..(s + heavy / 2).min(range.end), c, &mut b, strides, table));
+                        workers.with(|w| {
+                            w.spread::<K>(
+                                tiles,
+                                s..(s + heavy / 2).min(range.end),
+                                c,
+                                &mut b,
+                                strides,
+                                table,
+                            )
+                        });
                         b
                     })
                     .reduce_with(|mut a, b| {
@@ -1276,7 +1466,13 @@ struct Block {
 /// tiles around it that reach it, spreads them locally and writes only its own points, so
 /// tasks share nothing. Blocks with more than `max_points` candidate sources are halved
 /// (a quad/oct-tree) to keep clustered inputs balanced.
-pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T], grid: &mut [T], table: &[T], max_points: usize) {
+pub fn spread_target_driven<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    c: &[T],
+    grid: &mut [T],
+    table: &[T],
+    max_points: usize,
+) {
     let g = &tiles.grid;
     let w = g.width;
     grid.par_iter_mut().for_each(|v| *v = T::default());
@@ -1298,11 +1494,13 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T]
         for (d, opts) in per_dim.iter().enumerate() {
             ids = ids
                 .iter()
-                .flat_map(|c| opts.iter().map(move |&o| {
-                    let mut c = *c;
-                    c[d] = o;
-                    c
-                }))
+                .flat_map(|c| {
+                    opts.iter().map(move |&o| {
+                        let mut c = *c;
+                        c[d] = o;
+                        c
+                    })
+                })
                 .collect();
         }
         ids.into_iter().map(|c| g.tile_id(c)).collect()
@@ -1325,7 +1523,8 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T]
             'point: for p in range.clone() {
                 let mut rel = [0u32; 3];
                 for d in 0..g.dim {
-                    let i0 = g.tile_start(d, nc[d]) as i64 - (w / 2) as i64 + tiles.off(d, p) as i64;
+                    let i0 =
+                        g.tile_start(d, nc[d]) as i64 - (w / 2) as i64 + tiles.off(d, p) as i64;
                     let r = (i0 - origin(b, d)).rem_euclid(g.n[d] as i64) as usize;
                     if r >= b.len[d] + w - 1 {
                         continue 'point;
@@ -1404,7 +1603,8 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T]
             t: &t,
             idx: &idx,
         };
-        let mut len: [usize; 3] = std::array::from_fn(|d| if d < g.dim { b.len[d] + 2 * (w - 1) } else { 1 });
+        let mut len: [usize; 3] =
+            std::array::from_fn(|d| if d < g.dim { b.len[d] + 2 * (w - 1) } else { 1 });
         len[g.dim - 1] = K::row_len(len[g.dim - 1]);
         let mut buf = vec![T::default(); 2 * len.iter().product::<usize>()];
         let mut cs = Vec::new();
@@ -1412,7 +1612,9 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T]
         K::spread_tile(&mut buf, g.strides(len), pts, &cs, table);
         let maps = box_maps(g.dim, len, |d| {
             let (s, l) = (b.start[d], b.len[d]);
-            wrap_map(origin(b, d), b.len[d] + 2 * (w - 1), g.n[d], |x| x >= s && x < s + l)
+            wrap_map(origin(b, d), b.len[d] + 2 * (w - 1), g.n[d], |x| {
+                x >= s && x < s + l
+            })
         });
         // SAFETY: blocks partition the grid and each writes only the points it owns.
         unsafe { add_box(&shared, g.dim, gstr, &buf, &maps) };
@@ -1422,55 +1624,79 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, c: &[T]
 /// Interpolation (type 2): per tile (split into chunks of at most `chunk` points), copy the
 /// padded window out of the grid, interpolate every point from it, and scatter the values
 /// to the points' original positions. `out` is interleaved, in the original point order.
-pub fn interp<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, grid: &[T], out: &mut [T], table: &[T], chunk: usize) {
+pub fn interp<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    grid: &[T],
+    out: &mut [T],
+    table: &[T],
+    chunk: usize,
+) {
     interp_part::<T, K>(tiles, grid, out, table, chunk, Part::Whole);
 }
 
 /// As [`interp`], for the points of tile row `row` along the first dimension only, from
 /// `slab`: that row's padded planes ([`TileGrid::row_planes`]). The other points' outputs are
 /// left as they are.
-pub fn interp_row<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, slab: &[T], out: &mut [T], table: &[T], chunk: usize, row: usize) {
+pub fn interp_row<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    slab: &[T],
+    out: &mut [T],
+    table: &[T],
+    chunk: usize,
+    row: usize,
+) {
     interp_part::<T, K>(tiles, slab, out, table, chunk, Part::Row(row));
 }
 
-fn interp_part<T: Real, K: TileKernel<T>>(tiles: &Tiles<T>, grid: &[T], out: &mut [T], table: &[T], chunk: usize, part: Part) {
+fn interp_part<T: Real, K: TileKernel<T>>(
+    tiles: &Tiles<T>,
+    grid: &[T],
+    out: &mut [T],
+    table: &[T],
+    chunk: usize,
+    part: Part,
+) {
     let g = &tiles.grid;
     let chunk = chunk.max(1);
     let work: Vec<(usize, usize, usize)> = (0..g.num_tiles())
         .filter(|&id| part.holds(g.tile_coords(id)))
         .flat_map(|id| {
             let r = tiles.tile_range(id);
-            (r.start..r.end).step_by(chunk).map(move |s| (id, s, (s + chunk).min(r.end)))
+            (r.start..r.end)
+                .step_by(chunk)
+                .map(move |s| (id, s, (s + chunk).min(r.end)))
         })
         .collect();
     let gstr = grid_strides(g);
     let shared = SharedMut::new(out);
     let workers = Workers::new();
-    work.par_iter().for_each(|&(id, s, e)| workers.with(|w| {
-        let tc = g.tile_coords(id);
-        let len = g.padded(tc, K::row_len);
-        // Every entry, the contiguous dimension's slack included, maps to a grid point, so
-        // the load overwrites the whole buffer and it needs no zeroing.
-        let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
-        let buf = &mut w.buf;
-        buf.resize(2 * len.iter().product::<usize>(), T::default());
-        load_box(grid, g.dim, gstr, buf, &maps);
-        let pts = tiles.points(s..e, &mut w.scratch);
-        let vals = &mut w.values;
-        vals.clear();
-        vals.resize(2 * (e - s), T::default());
-        K::interp_tile(buf, g.strides(len), pts, vals, table);
-        for (k, &j) in pts.idx.iter().enumerate() {
-            if let Some(&a) = pts.idx.get(k + GATHER_AHEAD) {
-                shared.prefetch(2 * a as usize, 2);
+    work.par_iter().for_each(|&(id, s, e)| {
+        workers.with(|w| {
+            let tc = g.tile_coords(id);
+            let len = g.padded(tc, K::row_len);
+            // Every entry, the contiguous dimension's slack included, maps to a grid point, so
+            // the load overwrites the whole buffer and it needs no zeroing.
+            let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
+            let buf = &mut w.buf;
+            buf.resize(2 * len.iter().product::<usize>(), T::default());
+            load_box(grid, g.dim, gstr, buf, &maps);
+            let pts = tiles.points(s..e, &mut w.scratch);
+            let vals = &mut w.values;
+            vals.clear();
+            vals.resize(2 * (e - s), T::default());
+            K::interp_tile(buf, g.strides(len), pts, vals, table);
+            for (k, &j) in pts.idx.iter().enumerate() {
+                if let Some(&a) = pts.idx.get(k + GATHER_AHEAD) {
+                    shared.prefetch(2 * a as usize, 2);
+                }
+                // SAFETY: `idx` is a permutation, so every output slot is written by one task.
+                unsafe {
+                    shared.write(2 * j as usize, vals[2 * k]);
+                    shared.write(2 * j as usize + 1, vals[2 * k + 1]);
+                }
             }
-            // SAFETY: `idx` is a permutation, so every output slot is written by one task.
-            unsafe {
-                shared.write(2 * j as usize, vals[2 * k]);
-                shared.write(2 * j as usize + 1, vals[2 * k + 1]);
-            }
-        }
-    }));
+        })
+    });
 }
 
 /// SIMD registers of reals, as the generated tile kernels use them: one type per (precision,
@@ -1597,17 +1823,33 @@ pub mod simd {
     array_reg!(F32x4, f32, 4);
     array_reg!(F32x16, f32, 16);
 
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    )))]
     array_reg!(F64x4, f64, 4);
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    )))]
     array_reg!(F32x8, f32, 8);
 
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    ))]
     pub use avx2::{F32x8, F64x4};
 
     /// AVX2 + FMA registers (x86-64-v3), compiled only where the build enables both features,
     /// which is what makes the intrinsic calls sound.
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_feature = "avx2",
+        target_feature = "fma"
+    ))]
     mod avx2 {
         use super::Reg;
         use std::arch::x86_64::*;
@@ -1674,7 +1916,10 @@ pub mod simd {
             fn sum_pairs(self) -> (f64, f64) {
                 // SAFETY: AVX2 and FMA are enabled for this build (the module's cfg).
                 unsafe {
-                    let s = _mm_add_pd(_mm256_castpd256_pd128(self.0), _mm256_extractf128_pd::<1>(self.0));
+                    let s = _mm_add_pd(
+                        _mm256_castpd256_pd128(self.0),
+                        _mm256_extractf128_pd::<1>(self.0),
+                    );
                     (_mm_cvtsd_f64(s), _mm_cvtsd_f64(_mm_unpackhi_pd(s, s)))
                 }
             }
@@ -1731,21 +1976,37 @@ pub mod simd {
             #[inline(always)]
             fn dup_low(self) -> Self {
                 // SAFETY: AVX2 and FMA are enabled for this build (the module's cfg).
-                unsafe { F32x8(_mm256_permutevar8x32_ps(self.0, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3))) }
+                unsafe {
+                    F32x8(_mm256_permutevar8x32_ps(
+                        self.0,
+                        _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3),
+                    ))
+                }
             }
             #[inline(always)]
             fn dup_high(self) -> Self {
                 // SAFETY: AVX2 and FMA are enabled for this build (the module's cfg).
-                unsafe { F32x8(_mm256_permutevar8x32_ps(self.0, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7))) }
+                unsafe {
+                    F32x8(_mm256_permutevar8x32_ps(
+                        self.0,
+                        _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7),
+                    ))
+                }
             }
             #[inline(always)]
             fn sum_pairs(self) -> (f32, f32) {
                 // SAFETY: AVX2 and FMA are enabled for this build (the module's cfg).
                 unsafe {
                     // Lanes (r0 i0 r1 i1 | r2 i2 r3 i3): halves added, then the two pairs.
-                    let s = _mm_add_ps(_mm256_castps256_ps128(self.0), _mm256_extractf128_ps::<1>(self.0));
+                    let s = _mm_add_ps(
+                        _mm256_castps256_ps128(self.0),
+                        _mm256_extractf128_ps::<1>(self.0),
+                    );
                     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-                    (_mm_cvtss_f32(s), _mm_cvtss_f32(_mm_shuffle_ps::<0b01>(s, s)))
+                    (
+                        _mm_cvtss_f32(s),
+                        _mm_cvtss_f32(_mm_shuffle_ps::<0b01>(s, s)),
+                    )
                 }
             }
         }
