@@ -1,8 +1,10 @@
-//! The GPU suite: the CUDA backend against the direct sum (every type × dimension × precision
-//! over the tolerance range, odd and even sizes, batches), against the CPU backend for every
-//! spreading and interpolation method, on edge cases, and for typed errors; and the
-//! Gaussian-gridding type 3 (`Type3Method::GaussianCapozzoli`) against the direct sum and the
-//! CPU's plan of the same method.
+//! What only the CUDA backend has, beside every backend's suite (`runtime/tests/backends.rs`,
+//! which runs CUDA's accuracy matrix, batches, adjoints, methods and errors): the two-pass bin
+//! sort and the FFT engines against the direct sum, agreement with the CPU backend for every
+//! spreading and interpolation method and width, device buffers and user streams, cuFFT plan
+//! and module caches, device memory given back, the typed errors of a missing or old driver,
+//! and the Gaussian-gridding type 3 (`Type3Method::GaussianCapozzoli`) against the direct sum
+//! and the CPU's plan of the same method.
 //!
 //! Run (on a machine with an NVIDIA GPU, the driver, NVRTC 13 and cuFFT on the loader path):
 //! ```sh
