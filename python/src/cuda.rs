@@ -9,8 +9,8 @@
 
 use crate::errors::{to_py, value_error};
 use nudt_runtime::cuda::{
-    device_count, CudaError, CudaFloat, GpuMethod, CudaOptions, CudaPlan, CudaStream,
-    ForeignSlice, ForeignStream,
+    device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaStream, ForeignSlice,
+    ForeignStream, GpuMethod,
 };
 use nudt_runtime::{ModeOrder, TransformType, Upsampling};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
