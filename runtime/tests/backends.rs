@@ -116,6 +116,25 @@ fn slices<T>(v: &[Vec<T>]) -> Vec<&[T]> {
     v.iter().map(|x| &x[..]).collect()
 }
 
+/// The relative l2 error of `ntransf` stacked transforms, `out` (`n` values each) computed
+/// from `input` (`a` values each), at the outputs `which` against `reference` (one
+/// transform's widened input and `which` → the direct sum there).
+fn stacked_error<T: BackendFloat>(
+    input: &[Complex<T>],
+    out: &[Complex<T>],
+    [ntransf, a, n]: [usize; 3],
+    which: &[usize],
+    reference: impl Fn(&[Complex64], &[usize]) -> Vec<Complex64>,
+) -> f64 {
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for t in 0..ntransf {
+        let c: Vec<Complex64> = input[t * a..(t + 1) * a].iter().map(wide).collect();
+        want.extend(reference(&c, which));
+        got.extend(which.iter().map(|&i| wide(&out[t * n + i])));
+    }
+    direct::rel_error(&got, &want)
+}
+
 /// A type 1 or 2 transform of `ntransf` stacked inputs at `m` points in `[−spread, spread)^d`,
 /// checked against the direct sum at a sample of outputs; returns the relative l2 error over
 /// every transform and the method the plan reports, or the plan's refusal.
@@ -146,17 +165,11 @@ fn check_with<T: BackendFloat>(
     p.execute(&input, &mut out)?;
     let xr = widened(&x);
     let which: Vec<usize> = (0..n).step_by((n / 40).max(1)).collect();
-    let (mut got, mut want) = (Vec::new(), Vec::new());
-    for t in 0..ntransf {
-        let c: Vec<Complex64> = input[t * a..(t + 1) * a].iter().map(wide).collect();
-        want.extend(match ty {
-            TransformType::Type1 => direct::type1(&slices(&xr), &c, modes, order, 1, &which),
-            _ => direct::type2(&slices(&xr), &c, modes, order, -1, &which),
-        });
-        got.extend(which.iter().map(|&i| wide(&out[t * n + i])));
-    }
-    let method = p.report().method.unwrap_or_default();
-    Ok((direct::rel_error(&got, &want), method))
+    let e = stacked_error(&input, &out, [ntransf, a, n], &which, |c, w| match ty {
+        TransformType::Type1 => direct::type1(&slices(&xr), c, modes, order, 1, w),
+        _ => direct::type2(&slices(&xr), c, modes, order, -1, w),
+    });
+    Ok((e, p.report().method.unwrap_or_default()))
 }
 
 /// [`check_with`] with the default options and the mode order `order`.
@@ -201,14 +214,10 @@ fn check3_with<T: BackendFloat>(
     p.execute(&c, &mut out)?;
     let (xr, sr) = (widened(&x), widened(&s));
     let which: Vec<usize> = (0..k).collect();
-    let (mut got, mut want) = (Vec::new(), Vec::new());
-    for t in 0..ntransf {
-        let ct: Vec<Complex64> = c[t * m..(t + 1) * m].iter().map(wide).collect();
-        want.extend(direct::type3(&slices(&xr), &ct, &slices(&sr), 1, &which));
-        got.extend(out[t * k..(t + 1) * k].iter().map(wide));
-    }
-    let method = p.report().method.unwrap_or_default();
-    Ok((direct::rel_error(&got, &want), method))
+    let e = stacked_error(&c, &out, [ntransf, m, k], &which, |c, w| {
+        direct::type3(&slices(&xr), c, &slices(&sr), 1, w)
+    });
+    Ok((e, p.report().method.unwrap_or_default()))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -502,18 +511,12 @@ fn adjoint_error<T: BackendFloat>(
     let mut out = vec![Complex::<T>::default(); n * ntransf];
     p.execute_adjoint(&v, &mut out).unwrap();
     let which: Vec<usize> = (0..n).step_by((n / 40).max(1)).collect();
-    let (mut got, mut want) = (Vec::new(), Vec::new());
     let order = ModeOrder::Cmcl;
-    for t in 0..ntransf {
-        let vt: Vec<Complex64> = v[t * a..(t + 1) * a].iter().map(wide).collect();
-        want.extend(match ty {
-            TransformType::Type1 => direct::type2(&xr, &vt, modes, order, -isign, &which),
-            TransformType::Type2 => direct::type1(&xr, &vt, modes, order, -isign, &which),
-            TransformType::Type3 => direct::type3(&sr, &vt, &xr, -isign, &which),
-        });
-        got.extend(which.iter().map(|&i| wide(&out[t * n + i])));
-    }
-    direct::rel_error(&got, &want)
+    stacked_error(&v, &out, [ntransf, a, n], &which, |v, w| match ty {
+        TransformType::Type1 => direct::type2(&xr, v, modes, order, -isign, w),
+        TransformType::Type2 => direct::type1(&xr, v, modes, order, -isign, w),
+        TransformType::Type3 => direct::type3(&sr, v, &xr, -isign, w),
+    })
 }
 
 /// `execute_adjoint` of every type, 1–3 D, three stacked transforms (in batches of 2 on a
