@@ -13,6 +13,13 @@ fn nudt() -> Command {
     c
 }
 
+/// `nudt` with the words of `line` (split at white space) as its arguments.
+fn nudt_with(line: &str) -> Command {
+    let mut c = nudt();
+    c.args(line.split_whitespace());
+    c
+}
+
 /// Runs and returns (exit code, stdout, stderr).
 fn run(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().expect("runs");
@@ -23,9 +30,30 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
     )
 }
 
-/// Asserts a usage error: exit 2 and exactly one line on stderr containing every `needle`.
-fn assert_usage_error(cmd: &mut Command, needles: &[&str]) {
-    let (code, _, err) = run(cmd);
+/// Runs, asserts exit code 0 and returns (stdout, stderr).
+fn run_ok(cmd: &mut Command) -> (String, String) {
+    let (code, out, err) = run(cmd);
+    assert_eq!(code, 0, "{err}");
+    (out, err)
+}
+
+/// Runs, asserts exit code 0 and returns stdout read as one JSON value.
+fn run_json(cmd: &mut Command) -> serde_json::Value {
+    let (out, _) = run_ok(cmd);
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// Asserts that `text` contains every `needle`.
+fn assert_contains(text: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(text.contains(n), "{n:?} missing from:\n{text}");
+    }
+}
+
+/// Asserts a usage error: exit 2 and exactly one line on stderr, `error: ` and every
+/// `needle`; returns stdout.
+fn assert_usage_error(cmd: &mut Command, needles: &[&str]) -> String {
+    let (code, out, err) = run(cmd);
     assert_eq!(code, 2, "expected exit code 2; stderr: {err}");
     assert_eq!(
         err.trim_end().lines().count(),
@@ -33,9 +61,8 @@ fn assert_usage_error(cmd: &mut Command, needles: &[&str]) {
         "one line expected: {err}"
     );
     assert!(err.starts_with("error: "), "{err}");
-    for n in needles {
-        assert!(err.contains(n), "stderr should mention {n:?}: {err}");
-    }
+    assert_contains(&err, needles);
+    out
 }
 
 fn save_f64(path: &Path, v: &[f64]) {
@@ -93,62 +120,47 @@ fn tmp() -> tempfile::TempDir {
 #[test]
 fn every_command_has_help_with_an_example() {
     for cmd in ["demo", "bench", "transform", "gen", "tune"] {
-        let (code, out, _) = run(nudt().args([cmd, "--help"]));
-        assert_eq!(code, 0, "{cmd} --help");
-        assert!(
-            out.contains("Examples:"),
-            "{cmd} --help has no example:\n{out}"
-        );
-        assert!(out.contains(&format!("nudt {cmd}")), "{cmd} --help example");
+        let (out, _) = run_ok(nudt().args([cmd, "--help"]));
+        assert_contains(&out, &["Examples:", &format!("nudt {cmd}")]);
     }
-    let (code, out, _) = run(nudt().arg("--help"));
-    assert_eq!(code, 0);
-    assert!(out.contains("Examples:") && out.contains("transform"));
+    let (out, _) = run_ok(&mut nudt_with("--help"));
+    assert_contains(&out, &["Examples:", "transform"]);
 }
 
 #[test]
 fn unknown_commands_and_options_are_one_line_errors() {
-    assert_usage_error(nudt().arg("frobnicate"), &["frobnicate"]);
-    assert_usage_error(nudt().args(["demo", "--bogus"]), &["--bogus"]);
+    assert_usage_error(&mut nudt_with("frobnicate"), &["frobnicate"]);
+    assert_usage_error(&mut nudt_with("demo --bogus"), &["--bogus"]);
     assert_usage_error(
-        nudt().args([
-            "transform",
-            "--type",
-            "4",
-            "--points",
-            "x.npy",
-            "--out",
-            "o.npy",
-        ]),
+        &mut nudt_with("transform --type 4 --points x.npy --out o.npy"),
         &["--type"],
     );
-    assert_usage_error(nudt().args(["transform", "--type", "1"]), &["--points"]);
+    assert_usage_error(&mut nudt_with("transform --type 1"), &["--points"]);
 }
 
 // ---------------------------------------------------------------- demo
 
 #[test]
 fn demo_reports_choices_timings_and_errors() {
-    let (code, out, err) = run(nudt().args(["demo", "--scale", "0.02", "--sample", "20"]));
-    assert_eq!(code, 0, "{err}");
-    for needle in [
-        "machine:",
-        "width 7",
-        "fine grid",
-        "set points",
-        "execute",
-        "points/s",
-        "relative l2",
-    ] {
-        assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
-    }
+    let (out, _) = run_ok(&mut nudt_with("demo --scale 0.02 --sample 20"));
+    assert_contains(
+        &out,
+        &[
+            "machine:",
+            "width 7",
+            "fine grid",
+            "set points",
+            "execute",
+            "points/s",
+            "relative l2",
+        ],
+    );
     assert!(!out.contains("ABOVE TOLERANCE"), "{out}");
 }
 
 #[test]
 fn demo_without_a_sample_says_the_error_was_not_checked() {
-    let (code, out, err) = run(nudt().args(["demo", "--scale", "0.002", "--sample", "0"]));
-    assert_eq!(code, 0, "{err}");
+    let (out, _) = run_ok(&mut nudt_with("demo --scale 0.002 --sample 0"));
     assert_eq!(out.matches("not checked (--sample 0)").count(), 3, "{out}");
     assert!(
         !out.contains("NaN") && !out.contains("ABOVE TOLERANCE"),
@@ -162,10 +174,11 @@ fn demo_without_a_sample_says_the_error_was_not_checked() {
 fn bench_json_lines_have_the_shared_keys() {
     let dir = tmp();
     let svg = dir.path().join("bench.svg");
-    let (code, out, err) = run(bench_cmd("2d-t1,3d-t2", "0.001", "10")
-        .args(["--json", "--plot"])
-        .arg(&svg));
-    assert_eq!(code, 0, "{err}");
+    let (out, _) = run_ok(
+        bench_cmd("2d-t1,3d-t2", "0.001", "10")
+            .args(["--json", "--plot"])
+            .arg(&svg),
+    );
     let lines: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
@@ -208,17 +221,13 @@ fn bench_table_and_custom_problems() {
     )
     .unwrap();
     let png = dir.path().join("b.png");
-    let (code, out, err) = run(nudt()
-        .arg("bench")
-        .arg("--problems")
-        .arg(&file)
-        .args(["--repeats", "1", "--plot"])
-        .arg(&png));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("tiny-1d") && out.contains("tiny-3") && out.contains("points/s"),
-        "{out}"
+    let (out, _) = run_ok(
+        nudt_with("bench --problems")
+            .arg(&file)
+            .args(["--repeats", "1", "--plot"])
+            .arg(&png),
     );
+    assert_contains(&out, &["tiny-1d", "tiny-3", "points/s"]);
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[1..4], b"PNG");
 }
@@ -226,14 +235,20 @@ fn bench_table_and_custom_problems() {
 #[test]
 fn bench_bad_inputs() {
     let dir = tmp();
-    assert_usage_error(
-        nudt().args(["bench", "--only", "nope"]),
-        &["--only", "nope", "2d-t1"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["bench", "--problems"])
-            .arg(dir.path().join("missing.toml")),
+    for (args, needles) in [
+        ("--only nope", &["--only", "nope", "2d-t1"][..]),
+        ("--scale -1", &["--scale"]),
+        ("--scale 1e6", &["--scale", "1000"]),
+        ("--plot x.gif", &["--plot", ".svg"]),
+        ("--compare nfft", &["--compare"]),
+    ] {
+        assert_usage_error(&mut nudt_with(&format!("bench {args}")), needles);
+    }
+    let problems = |file: &Path, needles: &[&str]| {
+        assert_usage_error(nudt_with("bench --problems").arg(file), needles);
+    };
+    problems(
+        &dir.path().join("missing.toml"),
         &["--problems", "missing.toml"],
     );
     let bad = dir.path().join("bad.toml");
@@ -242,25 +257,9 @@ fn bench_bad_inputs() {
         "[[problem]]\nname = \"x\"\ntype = 1\npoints = 10\ntol = 1e-6\n",
     )
     .unwrap();
-    assert_usage_error(
-        nudt().arg("bench").arg("--problems").arg(&bad),
-        &["bad.toml", "'x'", "modes"],
-    );
+    problems(&bad, &["bad.toml", "'x'", "modes"]);
     std::fs::write(&bad, "[[problem]\nname = 1").unwrap();
-    assert_usage_error(
-        nudt().arg("bench").arg("--problems").arg(&bad),
-        &["bad.toml:1"],
-    );
-    assert_usage_error(nudt().args(["bench", "--scale", "-1"]), &["--scale"]);
-    assert_usage_error(
-        nudt().args(["bench", "--scale", "1e6"]),
-        &["--scale", "1000"],
-    );
-    assert_usage_error(
-        nudt().args(["bench", "--plot", "x.gif"]),
-        &["--plot", ".svg"],
-    );
-    assert_usage_error(nudt().args(["bench", "--compare", "nfft"]), &["--compare"]);
+    problems(&bad, &["bad.toml:1"]);
 }
 
 #[test]
@@ -275,12 +274,9 @@ fn bench_refuses_problems_too_large_for_memory_before_running_any() {
         format!("{small}[[problem]]\nname = \"huge\"\ntype = 2\nmodes = [64, 64]\npoints = 1000000000000000\ntol = 1e-6\n"),
     )
     .unwrap();
-    let (code, out, err) = run(nudt().arg("bench").arg("--problems").arg(&file));
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("'huge'") && err.contains("GiB") && err.contains("memory"),
-        "{err}"
+    let out = assert_usage_error(
+        nudt_with("bench --problems").arg(&file),
+        &["'huge'", "GiB", "memory"],
     );
     assert!(!out.contains("small"), "nothing runs first: {out}");
     // Modes whose product overflows usize.
@@ -290,45 +286,51 @@ fn bench_refuses_problems_too_large_for_memory_before_running_any() {
     )
     .unwrap();
     assert_usage_error(
-        nudt().arg("bench").arg("--problems").arg(&file),
+        nudt_with("bench --problems").arg(&file),
         &["'wide'", "overflow"],
     );
     // The built-in set scaled past memory (10^7 points × 1000 in 3-D).
     assert_usage_error(
-        nudt().args(["bench", "--only", "3d-t1", "--scale", "1000"]),
+        &mut nudt_with("bench --only 3d-t1 --scale 1000"),
         &["'3d-t1'", "memory", "--scale"],
     );
 }
 
-/// A problems file of the `[[problem]]` tables given as (name, body) pairs.
-fn problems_file(dir: &Path, problems: &[(&str, &str)]) -> PathBuf {
-    let path = dir.join("problems.toml");
-    let text: String = problems
+/// A problems file in a temporary directory: the problem `name` (the rest of its
+/// `[[problem]]` table in `body`), then a tiny one named `tiny`.
+fn beside_tiny(name: &str, body: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tmp();
+    let path = dir.path().join("problems.toml");
+    let tiny = "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-6\n";
+    let text: String = [(name, body), ("tiny", tiny)]
         .iter()
         .map(|(name, body)| format!("[[problem]]\nname = \"{name}\"\n{body}\n"))
         .collect();
     std::fs::write(&path, text).unwrap();
-    path
+    (dir, path)
 }
-
-const TINY: (&str, &str) = ("tiny", "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-6\n");
 
 /// `nudt bench` of the problems `only` with their points scaled by `scale`, one repeat and
 /// `sample` outputs checked: the quick run the bench tests build on.
 fn bench_cmd(only: &str, scale: &str, sample: &str) -> Command {
-    let mut cmd = nudt();
-    cmd.args([
-        "bench",
-        "--only",
-        only,
-        "--scale",
-        scale,
-        "--repeats",
-        "1",
-        "--sample",
-        sample,
-    ]);
-    cmd
+    nudt_with(&format!(
+        "bench --only {only} --scale {scale} --repeats 1 --sample {sample}"
+    ))
+}
+
+/// The arguments of `nudt bench` on the problems in `file`, one repeat and 5 outputs checked,
+/// then the words of `extra`: the run the tests of a problems file build on.
+fn bench_file_args(file: &Path, extra: &str) -> Vec<std::ffi::OsString> {
+    ["bench", "--problems"]
+        .into_iter()
+        .map(Into::into)
+        .chain([file.as_os_str().to_owned()])
+        .chain(
+            format!("--repeats 1 --sample 5 {extra}")
+                .split_whitespace()
+                .map(Into::into),
+        )
+        .collect()
 }
 
 /// The row of a bench table whose first cell is `name`.
@@ -340,27 +342,17 @@ fn table_row<'a>(out: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn bench_measures_each_problem_in_its_own_process() {
-    let dir = tmp();
-    let big = (
+    let (_dir, file) = beside_tiny(
         "big",
         "type = 1\nmodes = [1000, 1000]\npoints = 1000000\ntol = 1e-6\n",
     );
-    let file = problems_file(dir.path(), &[big, TINY]);
-    let bench = |extra: &[&str]| {
-        let mut cmd = nudt();
-        cmd.arg("bench").arg("--problems").arg(&file);
-        cmd.args(["--repeats", "1", "--sample", "5", "--threads", "2"])
-            .args(extra);
-        cmd
-    };
-    let (code, out, err) = run(&mut bench(&[]));
-    assert_eq!(code, 0, "{err}");
+    let bench = |extra: &str| run_ok(nudt().args(bench_file_args(&file, extra))).0;
+    let out = bench("--threads 2");
     for name in ["big", "tiny"] {
         assert!(table_row(&out, name).ends_with(" MB"), "{out}");
     }
 
-    let (code, out, err) = run(&mut bench(&["--json"]));
-    assert_eq!(code, 0, "{err}");
+    let out = bench("--threads 2 --json");
     let peak: Vec<f64> = out
         .lines()
         .map(|l| {
@@ -383,26 +375,17 @@ fn bench_measures_each_problem_in_its_own_process() {
 
 #[test]
 fn bench_reports_a_failing_problem_and_runs_the_others() {
-    let dir = tmp();
     // Valid in the file, refused by the plan: f32 cannot reach 1e-12.
-    let unreachable = (
+    let (_dir, file) = beside_tiny(
         "unreachable",
         "type = 1\nmodes = [16]\npoints = 100\ntol = 1e-12\nprecision = \"f32\"\n",
     );
-    let file = problems_file(dir.path(), &[unreachable, TINY]);
-    let bench = |extra: &[&str]| {
+    let bench = |extra: &str| {
         let mut cmd = nudt();
-        cmd.arg("bench").arg("--problems").arg(&file);
-        cmd.args(["--repeats", "1", "--sample", "5"]).args(extra);
+        cmd.args(bench_file_args(&file, extra));
         cmd
     };
-    let (code, out, err) = run(&mut bench(&[]));
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("1 problem(s) failed") && err.contains("f32 can reach"),
-        "{err}"
-    );
+    let out = assert_usage_error(&mut bench(""), &["1 problem(s) failed", "f32 can reach"]);
     assert!(table_row(&out, "unreachable").contains("failed"), "{out}");
     assert!(table_row(&out, "tiny").ends_with(" MB"), "{out}");
     assert!(
@@ -411,7 +394,7 @@ fn bench_reports_a_failing_problem_and_runs_the_others() {
     );
 
     // A child's error reads as the same problem's error in one process.
-    let errors: Vec<serde_json::Value> = [&["--json"][..], &["--json", "--one-process"]]
+    let errors: Vec<serde_json::Value> = ["--json", "--json --one-process"]
         .iter()
         .map(|extra| {
             let (code, out, err) = run(&mut bench(extra));
@@ -435,26 +418,18 @@ fn bench_reports_a_failing_problem_and_runs_the_others() {
 #[cfg(target_os = "linux")]
 #[test]
 fn bench_reports_a_problem_whose_process_dies() {
-    let dir = tmp();
     // 240 MB of points, then 480 MB of strengths: past the 600 MB address space below, so the
     // allocation fails and aborts the problem's process.
-    let hog = (
+    let (_dir, file) = beside_tiny(
         "hog",
         "type = 1\nmodes = [16]\npoints = 30000000\ntol = 1e-6\n",
     );
-    let file = problems_file(dir.path(), &[hog, TINY]);
     let (code, out, err) = run(Command::new("sh")
         .args(["-c", "ulimit -v 600000 && exec \"$0\" \"$@\""])
         .arg(assert_cmd::cargo::cargo_bin("nudt"))
-        .arg("bench")
-        .arg("--problems")
-        .arg(&file)
-        .args(["--repeats", "1", "--sample", "5", "--threads", "2"]));
+        .args(bench_file_args(&file, "--threads 2")));
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("hog: its process ended") && err.contains("memory allocation"),
-        "{err}"
-    );
+    assert_contains(&err, &["hog: its process ended", "memory allocation"]);
     assert!(table_row(&out, "hog").contains("failed"), "{out}");
     assert!(table_row(&out, "tiny").ends_with(" MB"), "{out}");
 }
@@ -462,18 +437,7 @@ fn bench_reports_a_problem_whose_process_dies() {
 #[test]
 fn bench_json_into_a_closed_pipe_exits_quietly() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("nudt"))
-        .args([
-            "bench",
-            "--only",
-            "2d-t1",
-            "--scale",
-            "0.001",
-            "--repeats",
-            "1",
-            "--sample",
-            "1",
-            "--json",
-        ])
+        .args("bench --only 2d-t1 --scale 0.001 --repeats 1 --sample 1 --json".split_whitespace())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -486,18 +450,35 @@ fn bench_json_into_a_closed_pipe_exits_quietly() {
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
 
-/// A stand-in for benches/peer.py that checks its arguments and prints canned lines.
-fn fake_peer(dir: &Path, body: &str) -> PathBuf {
-    let path = dir.join("peer.py");
-    std::fs::write(&path, body).unwrap();
-    path
+/// A stand-in for benches/peer.py that checks its arguments and prints canned lines: the
+/// Python `body` as peer.py in a temporary directory, with `calls` naming calls.txt beside it
+/// for `body` to log to (read back by `peer_calls`). Returns the directory and the script.
+fn fake_peer(body: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tmp();
+    let script = dir.path().join("peer.py");
+    let calls = dir.path().join("calls.txt");
+    std::fs::write(&script, format!("calls = {calls:?}\n{body}")).unwrap();
+    (dir, script)
+}
+
+/// What the `fake_peer` in `dir` logged to calls.txt.
+fn peer_calls(dir: &tempfile::TempDir) -> String {
+    std::fs::read_to_string(dir.path().join("calls.txt")).unwrap()
+}
+
+/// `bench` (a `bench_cmd`) with the words of `flags`, `--compare` among them, and the peer
+/// `script`.
+fn with_peer(mut bench: Command, flags: &str, script: &Path) -> Command {
+    bench
+        .args(flags.split_whitespace())
+        .arg("--peer-script")
+        .arg(script);
+    bench
 }
 
 #[test]
 fn bench_compare_reads_the_peer_protocol() {
-    let dir = tmp();
-    let script = fake_peer(
-        dir.path(),
+    let (_dir, script) = fake_peer(
         r#"import json, sys
 a = sys.argv
 for flag in ["--problems", "--only", "--threads", "--repeats", "--sample", "--scale"]:
@@ -508,85 +489,59 @@ print(json.dumps({"name": "2d-t1", "plan_s": 0.001, "setpts_s": 0.002, "execute_
                   "total_s": 0.503, "points_per_s": 1234.0, "rel_error": 2e-7, "peer": "finufft"}))
 "#,
     );
-    let (code, out, err) = run(bench_cmd("2d-t1", "0.001", "5")
-        .args(["--compare", "finufft", "--peer-script"])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("finufft") && out.contains("speedup") && out.contains("503.0 ms"),
-        "{out}"
-    );
+    let compare = |flags: &str| with_peer(bench_cmd("2d-t1", "0.001", "5"), flags, &script);
+    let (out, _) = run_ok(&mut compare("--compare finufft"));
+    assert_contains(&out, &["finufft", "speedup", "503.0 ms"]);
 
-    let (code, out, err) = run(bench_cmd("2d-t1", "0.001", "5")
-        .args(["--compare", "finufft", "--json", "--peer-script"])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let v = run_json(&mut compare("--compare finufft --json"));
     assert_eq!(v["finufft"]["total_s"], 0.503);
     assert!(v["speedup"].as_f64().unwrap() > 0.0);
 }
 
 #[test]
 fn bench_compare_runs_the_peer_once_per_problem() {
-    let dir = tmp();
-    let calls = dir.path().join("calls.txt");
-    let script = fake_peer(
-        dir.path(),
-        &format!(
-            r#"import json, sys
+    let (dir, script) = fake_peer(
+        r#"import json, sys
 name = sys.argv[sys.argv.index("--only") + 1]
-with open({calls:?}, "a") as f:
+with open(calls, "a") as f:
     f.write(name + "\n")
 if name == "2d-t3":
     sys.exit("2d-t3 went wrong")
-print(json.dumps({{"name": name, "plan_s": 0.001, "setpts_s": 0.002, "execute_s": 0.5,
+print(json.dumps({"name": name, "plan_s": 0.001, "setpts_s": 0.002, "execute_s": 0.5,
                   "total_s": 0.503, "points_per_s": 1234.0, "rel_error": 2e-7,
-                  "peak_rss_bytes": 5e7, "peer": "finufft"}}))
-"#
-        ),
+                  "peak_rss_bytes": 5e7, "peer": "finufft"}))
+"#,
     );
-    let (code, out, err) = run(bench_cmd("2d-t1,1d-t1,2d-t3", "0.001", "5")
-        .args(["--compare", "finufft", "--peer-script"])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(
-        std::fs::read_to_string(&calls).unwrap(),
-        "1d-t1\n2d-t1\n2d-t3\n"
-    );
+    let (out, _) = run_ok(&mut with_peer(
+        bench_cmd("2d-t1,1d-t1,2d-t3", "0.001", "5"),
+        "--compare finufft",
+        &script,
+    ));
+    assert_eq!(peer_calls(&dir), "1d-t1\n2d-t1\n2d-t3\n");
     for name in ["1d-t1", "2d-t1"] {
         assert!(table_row(&out, name).contains("503.0 ms"), "{out}");
     }
     // A problem the peer fails on after it worked is that problem's failure alone.
     assert!(table_row(&out, "2d-t3").contains("failed"), "{out}");
-    assert!(
-        out.contains("2d-t3 (finufft)") && out.contains("2d-t3 went wrong"),
-        "{out}"
-    );
+    assert_contains(&out, &["2d-t3 (finufft)", "2d-t3 went wrong"]);
 }
 
 #[test]
 fn bench_compare_without_finufft_is_a_clear_error() {
-    let dir = tmp();
-    let calls = dir.path().join("calls.txt");
-    let script = fake_peer(
-        dir.path(),
-        &format!(
-            "import sys\nopen({calls:?}, 'a').write('called\\n')\nprint('{{\"error\": \"finufft not installed: No module named finufft\"}}')\nsys.exit(3)\n"
-        ),
+    let (dir, script) = fake_peer(
+        "import sys\nopen(calls, 'a').write('called\\n')\nprint('{\"error\": \"finufft not installed: No module named finufft\"}')\nsys.exit(3)\n",
     );
-    let mut cmd = bench_cmd("2d-t1,2d-t3", "0.001", "0");
-    cmd.args(["--compare", "finufft", "--peer-script"])
-        .arg(&script);
-    let (code, out, err) = run(&mut cmd);
-    assert_eq!(code, 2, "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(
-        err.contains("--compare finufft") && err.contains("finufft not installed"),
-        "{err}"
+    let out = assert_usage_error(
+        &mut with_peer(
+            bench_cmd("2d-t1,2d-t3", "0.001", "0"),
+            "--compare finufft",
+            &script,
+        ),
+        &["--compare finufft", "finufft not installed"],
     );
     // nudt's own results are still printed; the peer ran no problem after its error.
-    assert!(out.contains("2d-t3") && out.contains("points/s"), "{out}");
-    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "called\n");
+    assert_contains(&out, &["2d-t3", "points/s"]);
+    assert_eq!(peer_calls(&dir), "called\n");
 }
 
 /// Whether python3 can import numpy and finufft (the real peer's needs); says the test
@@ -614,17 +569,11 @@ fn bench_compare_both_peers_on_a_distribution() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
-    let (code, out, err) = run(bench_cmd("2d-t1,2d-t3", "0.0001", "10")
-        .args([
-            "--dist",
-            "clustered",
-            "--compare",
-            "finufft,ducc0",
-            "--json",
-            "--peer-script",
-        ])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
+    let (out, _) = run_ok(&mut with_peer(
+        bench_cmd("2d-t1,2d-t3", "0.0001", "10"),
+        "--dist clustered --compare finufft,ducc0 --json",
+        &script,
+    ));
     for line in out.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["distribution"], "clustered", "{v}");
@@ -645,14 +594,10 @@ fn bench_compare_shares_its_data_and_checked_outputs_with_the_peer() {
     if !peers_present("numpy") {
         return;
     }
-    let dir = tmp();
-    let log = dir.path().join("shared.jsonl");
     // The stand-in checks what it was handed against its own numpy direct sums at the shared
-    // indices (type 2: at points, sign -1; type 3: at targets, sign +1).
-    let script = fake_peer(
-        dir.path(),
-        &format!(
-            r#"import json, os, sys
+    // indices (type 2: at points, sign -1; type 3: at targets, sign +1), and logs it.
+    let (dir, script) = fake_peer(
+        r#"import json, os, sys
 import numpy as np
 a = sys.argv
 name, d = a[a.index("--only") + 1], a[a.index("--data") + 1]
@@ -664,22 +609,21 @@ if name == "2d-t2":
     ref = np.exp(-1j * (x[:, s].T @ k)) @ inp.reshape(-1)
 else:
     ref = np.exp(1j * (load("targets.npy")[:, s].T @ x)) @ inp
-rec = {{"name": name, "files": sorted(os.listdir(d)), "points": list(x.shape),
-        "input": list(inp.shape), "sample": list(s.shape), "exact": list(e.shape),
-        "dtypes": [str(v.dtype) for v in (x, inp, s, e)],
-        "diff": float(np.abs(ref - e).max() / np.abs(e).max()), "dir": d}}
-open({log:?}, "a").write(json.dumps(rec) + "\n")
-print(json.dumps({{"name": name, "plan_s": 0.0, "setpts_s": 0.0, "execute_s": 0.5,
-                  "total_s": 0.5, "points_per_s": 1.0, "rel_error": 1e-7, "peer": "finufft"}}))
-"#
-        ),
+rec = {"name": name, "files": sorted(os.listdir(d)), "points": list(x.shape),
+       "input": list(inp.shape), "sample": list(s.shape), "exact": list(e.shape),
+       "dtypes": [str(v.dtype) for v in (x, inp, s, e)],
+       "diff": float(np.abs(ref - e).max() / np.abs(e).max()), "dir": d}
+open(calls, "a").write(json.dumps(rec) + "\n")
+print(json.dumps({"name": name, "plan_s": 0.0, "setpts_s": 0.0, "execute_s": 0.5,
+                  "total_s": 0.5, "points_per_s": 1.0, "rel_error": 1e-7, "peer": "finufft"}))
+"#,
     );
-    let (code, out, err) = run(bench_cmd("2d-t2,2d-t3", "0.0001", "7")
-        .args(["--compare", "finufft", "--peer-script"])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
-    let recs: Vec<serde_json::Value> = std::fs::read_to_string(&log)
-        .unwrap()
+    let (out, _) = run_ok(&mut with_peer(
+        bench_cmd("2d-t2,2d-t3", "0.0001", "7"),
+        "--compare finufft",
+        &script,
+    ));
+    let recs: Vec<serde_json::Value> = peer_calls(&dir)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -714,11 +658,11 @@ fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
-    let (code, out, err) = run(bench_cmd("2d-t1", "0.0001", "0")
-        .args(["--compare", "finufft", "--json", "--peer-script"])
-        .arg(&script));
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let v = run_json(&mut with_peer(
+        bench_cmd("2d-t1", "0.0001", "0"),
+        "--compare finufft --json",
+        &script,
+    ));
     assert!(v["rel_error"].is_null(), "{v}");
     assert!(v["finufft"]["rel_error"].is_null(), "{v}");
     assert!(v["finufft"]["total_s"].as_f64().unwrap() > 0.0, "{v}");
@@ -727,43 +671,33 @@ fn bench_compare_finufft_without_a_sample_skips_both_error_checks() {
 
 // ---------------------------------------------------------------- transform
 
-/// Writes points x, y and strengths c for a 2-D problem into `dir`.
-fn write_inputs(dir: &Path, m: usize) -> (Vec<Vec<f64>>, Vec<Complex64>) {
+/// A temporary directory with points x.npy, y.npy and strengths c.npy of a 2-D problem of `m`
+/// points, and those points and strengths.
+fn inputs(m: usize) -> (tempfile::TempDir, Vec<Vec<f64>>, Vec<Complex64>) {
+    let dir = tmp();
     let (x, c) = data(2, m);
-    save_f64(&dir.join("x.npy"), &x[0]);
-    save_f64(&dir.join("y.npy"), &x[1]);
-    save_c64(&dir.join("c.npy"), &[m as u64], &c);
-    (x, c)
+    save_f64(&dir.path().join("x.npy"), &x[0]);
+    save_f64(&dir.path().join("y.npy"), &x[1]);
+    save_c64(&dir.path().join("c.npy"), &[m as u64], &c);
+    (dir, x, c)
 }
 
 #[test]
 fn transform_round_trip_matches_the_library() {
-    let dir = tmp();
-    let d = dir.path();
     let m = 3000;
-    let (x, c) = write_inputs(d, m);
+    let (dir, x, c) = inputs(m);
+    let d = dir.path();
     let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
     let modes = [24usize, 17];
 
     // Type 1, with the JSON line.
-    let (code, out, err) = run(nudt().current_dir(d).args([
-        "transform",
-        "--type",
-        "1",
-        "--modes",
-        "24,17",
-        "--points",
-        "x.npy,y.npy",
-        "--strengths",
-        "c.npy",
-        "--out",
-        "f.npy",
-        "--tol",
-        "1e-9",
-        "--json",
-    ]));
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let v = run_json(
+        nudt_with(
+            "transform --type 1 --modes 24,17 --points x.npy,y.npy --strengths c.npy \
+             --out f.npy --tol 1e-9 --json",
+        )
+        .current_dir(d),
+    );
     let sum = v["plan_s"].as_f64().unwrap()
         + v["setpts_s"].as_f64().unwrap()
         + v["execute_s"].as_f64().unwrap();
@@ -799,20 +733,10 @@ fn transform_round_trip_matches_the_library() {
     assert!(rel_err(&got, &exact) < 1e-7);
 
     // Type 2 of those modes, modes read from the file's shape, isign -1 by default.
-    let (code, _, err) = run(nudt().current_dir(d).args([
-        "transform",
-        "--type",
-        "2",
-        "--points",
-        "x.npy,y.npy",
-        "--coeffs",
-        "f.npy",
-        "--out",
-        "c2.npy",
-        "--tol",
-        "1e-9",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    run_ok(
+        nudt_with("transform --type 2 --points x.npy,y.npy --coeffs f.npy --out c2.npy --tol 1e-9")
+            .current_dir(d),
+    );
     let (shape, c2) = load_c64(&d.join("c2.npy"));
     assert_eq!(shape, vec![m as u64]);
     let mut plan = Plan::<f64>::new(
@@ -836,24 +760,13 @@ fn transform_round_trip_matches_the_library() {
     );
     let stacked: Vec<Complex64> = c.iter().copied().chain(c.iter().map(|v| v * 2.0)).collect();
     save_c64(&d.join("c2x.npy"), &[2, m as u64], &stacked);
-    let (code, _, err) = run(nudt().current_dir(d).args([
-        "transform",
-        "--type",
-        "3",
-        "--points",
-        "y.npy",
-        "--strengths",
-        "c2x.npy",
-        "--targets",
-        "s.npy",
-        "--out",
-        "g.npy",
-        "--precision",
-        "f32",
-        "--tol",
-        "1e-5",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    run_ok(
+        nudt_with(
+            "transform --type 3 --points y.npy --strengths c2x.npy --targets s.npy --out g.npy \
+             --precision f32 --tol 1e-5",
+        )
+        .current_dir(d),
+    );
     let bytes = std::fs::read(d.join("g.npy")).unwrap();
     let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
     assert_eq!(npy.shape(), &[2, m as u64]);
@@ -878,37 +791,20 @@ fn transform_round_trip_matches_the_library() {
 /// both are the true transform. On a CPU without AVX-512 both runs take the original.
 #[test]
 fn transform_is_the_same_with_and_without_the_sorts_avx512_copy() {
-    let dir = tmp();
+    let (dir, x, c) = inputs(40_000);
     let d = dir.path();
-    let m = 40_000;
-    let (x, c) = write_inputs(d, m);
-    let args = |out: &str| {
-        [
-            "transform",
-            "--type",
-            "1",
-            "--modes",
-            "96,80",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-            "--tol",
-            "1e-6",
-            "--out",
-        ]
-        .into_iter()
-        .map(String::from)
-        .chain([out.to_string()])
-        .collect::<Vec<_>>()
+    let transform = |out: &str| {
+        nudt_with(&format!(
+            "transform --type 1 --modes 96,80 --points x.npy,y.npy --strengths c.npy \
+             --tol 1e-6 --out {out}"
+        ))
     };
-    let (code, _, err) = run(nudt().current_dir(d).args(args("wide.npy")));
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = run(nudt()
-        .current_dir(d)
-        .env("NUDT_NO_AVX512", "1")
-        .args(args("narrow.npy")));
-    assert_eq!(code, 0, "{err}");
+    run_ok(transform("wide.npy").current_dir(d));
+    run_ok(
+        transform("narrow.npy")
+            .current_dir(d)
+            .env("NUDT_NO_AVX512", "1"),
+    );
     let (_, wide) = load_c64(&d.join("wide.npy"));
     let (_, narrow) = load_c64(&d.join("narrow.npy"));
     assert!(
@@ -925,9 +821,8 @@ fn transform_is_the_same_with_and_without_the_sorts_avx512_copy() {
 
 #[test]
 fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
-    let dir = tmp();
+    let (dir, _, _) = inputs(100);
     let d = dir.path();
-    write_inputs(d, 100);
     save_f64(&d.join("short.npy"), &[0.1, 0.2]);
     save_c64(
         &d.join("m2.npy"),
@@ -935,149 +830,57 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
         &vec![Complex64::default(); 100],
     );
     std::fs::write(d.join("junk.npy"), b"not numpy").unwrap();
-    let t1 = |extra: &[&str]| {
-        let mut c = nudt();
-        c.current_dir(d)
-            .args(["transform", "--out", "out.npy"])
-            .args(extra);
+    let t1 = |args: &str| {
+        let mut c = nudt_with(&format!("transform --out out.npy {args}"));
+        c.current_dir(d);
         c
     };
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,missing.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,missing.npy --strengths c.npy"),
         &["--points", "missing.npy"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,junk.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,junk.npy --strengths c.npy"),
         &["junk.npy", ".npy"],
     );
     // Wrong dtype: complex where floats are expected, and the reverse.
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,c.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,c.npy --strengths c.npy"),
         &["c.npy", "float32 or float64", "<c16"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "x.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,y.npy --strengths x.npy"),
         &["--strengths", "complex"],
     );
     // Wrong shape and mismatched lengths.
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,short.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,short.npy --strengths c.npy"),
         &["short.npy", "same count"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "m2.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,y.npy --strengths m2.npy"),
         &["--strengths", "(100,)", "(10, 10)"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "2",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--coeffs",
-            "m2.npy",
-        ]),
+        &mut t1("--type 2 --modes 8,8 --points x.npy,y.npy --coeffs m2.npy"),
         &["--coeffs", "(8, 8)", "(10, 10)"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8 --points x.npy,y.npy --strengths c.npy"),
         &["--modes"],
     );
     // Options that do not fit the type, or the build.
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "2",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 2 --points x.npy,y.npy --strengths c.npy"),
         &["--strengths", "--coeffs"],
     );
     assert_usage_error(
-        &mut t1(&["--type", "3", "--points", "x.npy", "--strengths", "c.npy"]),
+        &mut t1("--type 3 --points x.npy --strengths c.npy"),
         &["--targets"],
     );
     #[cfg(not(feature = "cuda"))]
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--strengths",
-            "c.npy",
-            "--backend",
-            "cuda",
-            "--points",
-            "x.npy,y.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --strengths c.npy --backend cuda --points x.npy,y.npy"),
         &[
             "--backend cuda",
             "without the `cuda` feature",
@@ -1085,95 +888,35 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
         ],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--strengths",
-            "c.npy",
-            "--backend",
-            "cuda",
-            "--threads",
-            "2",
-            "--points",
-            "x.npy,y.npy",
-        ]),
+        &mut t1(
+            "--type 1 --modes 8,8 --strengths c.npy --backend cuda --threads 2 \
+             --points x.npy,y.npy",
+        ),
         &["--threads", "--backend cpu"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-            "--isign",
-            "3",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --isign 3"),
         &["--isign"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-            "--precision",
-            "f32",
-            "--tol",
-            "1e-10",
-        ]),
+        &mut t1(
+            "--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy \
+             --precision f32 --tol 1e-10",
+        ),
         &["--tol 1e-10 with --precision f32", "tolerance"],
     );
     // Library errors name the option behind them: a fine grid past memory...
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "10000000,10000000",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 10000000,10000000 --points x.npy,y.npy --strengths c.npy"),
         &["--modes 10000000,10000000", "fine grid"],
     );
     // ...and an output whose length overflows, refused before anything is planned.
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "4294967296,4294967296",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 4294967296,4294967296 --points x.npy,y.npy --strengths c.npy"),
         &["--modes 4294967296,4294967296", "output", "address space"],
     );
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,y.npy",
-            "--strengths",
-            "c.npy",
-            "--tol",
-            "zero",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --tol zero"),
         &["--tol"],
     );
     // Non-finite coordinates name the file.
@@ -1181,25 +924,22 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
     x[7] = f64::NAN;
     save_f64(&d.join("nan.npy"), &x);
     assert_usage_error(
-        &mut t1(&[
-            "--type",
-            "1",
-            "--modes",
-            "8,8",
-            "--points",
-            "x.npy,nan.npy",
-            "--strengths",
-            "c.npy",
-        ]),
+        &mut t1("--type 1 --modes 8,8 --points x.npy,nan.npy --strengths c.npy"),
         &["nan.npy", "index 7"],
     );
     assert!(!d.join("out.npy").exists(), "no output after errors");
-    let leftovers: Vec<_> = std::fs::read_dir(d)
+    assert_no_partial_outputs(d);
+}
+
+/// Asserts that `dir` holds no `.tmp` file: no output left half written.
+fn assert_no_partial_outputs(dir: &Path) {
+    let partial: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
         .collect();
-    assert!(leftovers.is_empty());
+    assert!(partial.is_empty(), "{partial:?}");
 }
 
 /// `--backend cuda` in a build with the feature: runs on a GPU where there is one (and agrees
@@ -1207,29 +947,13 @@ fn transform_bad_inputs_are_one_line_errors_and_write_nothing() {
 #[cfg(feature = "cuda")]
 #[test]
 fn transform_backend_cuda_runs_or_says_why_not() {
-    let dir = tmp();
+    let (dir, x, c) = inputs(500);
     let d = dir.path();
-    let m = 500;
-    let (x, c) = write_inputs(d, m);
-    let mut cmd = nudt();
-    cmd.current_dir(d).args([
-        "transform",
-        "--type",
-        "1",
-        "--modes",
-        "16,12",
-        "--points",
-        "x.npy,y.npy",
-        "--strengths",
-        "c.npy",
-        "--out",
-        "f.npy",
-        "--tol",
-        "1e-9",
-        "--backend",
-        "cuda",
-        "--json",
-    ]);
+    let mut cmd = nudt_with(
+        "transform --type 1 --modes 16,12 --points x.npy,y.npy --strengths c.npy --out f.npy \
+         --tol 1e-9 --backend cuda --json",
+    );
+    cmd.current_dir(d);
     if !matches!(nudt::cuda::device_count(), Ok(n) if n > 0) {
         let (code, _, err) = run(&mut cmd);
         assert_eq!(code, 2, "{err}");
@@ -1244,9 +968,7 @@ fn transform_backend_cuda_runs_or_says_why_not() {
         assert!(!d.join("f.npy").exists());
         return;
     }
-    let (code, out, err) = run(&mut cmd);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let v = run_json(&mut cmd);
     assert_eq!(v["backend"], "cuda", "{v}");
     for k in [
         "width",
@@ -1267,31 +989,17 @@ fn transform_backend_cuda_runs_or_says_why_not() {
 
 #[test]
 fn transform_output_replaces_atomically() {
-    let dir = tmp();
+    let (dir, _, _) = inputs(200);
     let d = dir.path();
-    write_inputs(d, 200);
     std::fs::write(d.join("f.npy"), b"old contents").unwrap();
-    let (code, _, err) = run(nudt().current_dir(d).args([
-        "transform",
-        "--type",
-        "1",
-        "--modes",
-        "8,8",
-        "--points",
-        "x.npy,y.npy",
-        "--strengths",
-        "c.npy",
-        "--out",
-        "f.npy",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    run_ok(
+        nudt_with(
+            "transform --type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --out f.npy",
+        )
+        .current_dir(d),
+    );
     assert_eq!(load_c64(&d.join("f.npy")).0, vec![8, 8]);
-    let names: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    assert_no_partial_outputs(d);
 }
 
 // ---------------------------------------------------------------- gen
@@ -1316,19 +1024,7 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
     // A second module in the same crate (one build): 3-D in f32, the planner's schedule.
     let kernels3 = root.join("src/kernels3");
     let _ = std::fs::remove_dir_all(&kernels3);
-    let (code, _, err) = run(nudt()
-        .args([
-            "gen",
-            "--dim",
-            "3",
-            "--precision",
-            "f32",
-            "--tol",
-            "1e-5",
-            "-o",
-        ])
-        .arg(&kernels3));
-    assert_eq!(code, 0, "{err}");
+    run_ok(nudt_with("gen --dim 3 --precision f32 --tol 1e-5 -o").arg(&kernels3));
     let modes3 = [12usize, 10, 8];
     let (x3, c3) = data(3, 1500);
     let x3: Vec<Vec<f32>> = x3
@@ -1353,35 +1049,26 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
         kernels3.join(format!("{module3}.rs")).is_file(),
         "{module3}.rs not generated"
     );
-    let (code, out, err) = run(nudt()
-        .args([
-            "gen",
-            "--target",
-            "rust",
-            "--dim",
-            "1,2",
-            "--tol",
-            "1e-6",
-            "--strategy",
-            "target-driven",
-            "--tile-side",
-            "32",
-            "-o",
-        ])
-        .arg(&kernels));
-    assert_eq!(code, 0, "{err}");
+    let (out, _) = run_ok(
+        nudt_with(
+            "gen --target rust --dim 1,2 --tol 1e-6 --strategy target-driven --tile-side 32 -o",
+        )
+        .arg(&kernels),
+    );
     assert!(out.contains("mod.rs"));
     let module = std::fs::read_to_string(kernels.join("spread_2d_w7_f64.rs")).unwrap();
-    for needle in [
-        "dim = 2",
-        "width = 7",
-        "tolerance 1e-6",
-        "target-driven",
-        "tile side = 32",
-        "machine =",
-    ] {
-        assert!(module.contains(needle), "provenance lacks {needle:?}");
-    }
+    // The provenance.
+    assert_contains(
+        &module,
+        &[
+            "dim = 2",
+            "width = 7",
+            "tolerance 1e-6",
+            "target-driven",
+            "tile side = 32",
+            "machine =",
+        ],
+    );
     let m = 2000;
     let (x, c) = data(2, m);
     let fmt = |v: &[f64]| {
@@ -1474,95 +1161,37 @@ fn gen_rust_compiles_with_only_std_and_rayon_and_spreads_like_the_library() {
 fn gen_bad_inputs() {
     let dir = tmp();
     let out = dir.path().join("k");
-    assert_usage_error(
-        nudt()
-            .args([
-                "gen", "--target", "cuda", "--dim", "3", "--cores", "4", "-o",
-            ])
-            .arg(&out),
+    let gen = |args: &str, needles: &[&str]| {
+        assert_usage_error(nudt_with(&format!("gen {args} -o")).arg(&out), needles);
+    };
+    gen(
+        "--target cuda --dim 3 --cores 4",
         &["--cores", "--target rust"],
     );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "3", "--sm-count", "100", "-o"])
-            .arg(&out),
-        &["--sm-count", "--target cuda"],
-    );
-    assert_usage_error(
-        nudt()
-            .args([
-                "gen",
-                "--target",
-                "cuda",
-                "--dim",
-                "3",
-                "--width",
-                "16",
-                "--shared-mem",
-                "8K",
-                "-o",
-            ])
-            .arg(&out),
+    gen("--dim 3 --sm-count 100", &["--sm-count", "--target cuda"]);
+    gen(
+        "--target cuda --dim 3 --width 16 --shared-mem 8K",
         &["--shared-mem"],
     );
-    assert_usage_error(
-        nudt().args(["gen", "--dim", "4", "-o"]).arg(&out),
-        &["--dim"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--width", "1", "-o"])
-            .arg(&out),
-        &["--width"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--width", "7", "--tol", "1e-6", "-o"])
-            .arg(&out),
-        &["--width", "--tol"],
-    );
-    assert_usage_error(
-        nudt()
-            .args([
-                "gen",
-                "--dim",
-                "2",
-                "--precision",
-                "f32",
-                "--tol",
-                "1e-12",
-                "-o",
-            ])
-            .arg(&out),
-        &["--tol", "f32"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--l2", "lots", "-o"])
-            .arg(&out),
-        &["--l2"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--detect", "--cores", "4", "-o"])
-            .arg(&out),
-        &["--detect", "--cores"],
-    );
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--profile"])
-            .arg(dir.path().join("none.toml"))
-            .arg("-o")
-            .arg(&out),
-        &["--profile", "none.toml"],
-    );
+    gen("--dim 4", &["--dim"]);
+    gen("--dim 2 --width 1", &["--width"]);
+    gen("--dim 2 --width 7 --tol 1e-6", &["--width", "--tol"]);
+    gen("--dim 2 --precision f32 --tol 1e-12", &["--tol", "f32"]);
+    gen("--dim 2 --l2 lots", &["--l2"]);
+    gen("--dim 2 --detect --cores 4", &["--detect", "--cores"]);
+    let with_profile = |name: &str, needles: &[&str]| {
+        assert_usage_error(
+            nudt_with("gen --dim 2 --profile")
+                .arg(dir.path().join(name))
+                .arg("-o")
+                .arg(&out),
+            needles,
+        );
+    };
+    with_profile("none.toml", &["--profile", "none.toml"]);
     std::fs::write(dir.path().join("bad.toml"), "format = 1\n").unwrap();
-    assert_usage_error(
-        nudt()
-            .args(["gen", "--dim", "2", "--profile"])
-            .arg(dir.path().join("bad.toml"))
-            .arg("-o")
-            .arg(&out),
+    with_profile(
+        "bad.toml",
         &["--profile", "bad.toml", "not a nudt tuning profile"],
     );
     assert!(!out.exists());
@@ -1572,27 +1201,10 @@ fn gen_bad_inputs() {
 fn gen_for_another_machine_records_it() {
     let dir = tmp();
     let out = dir.path().join("k");
-    let (code, _, err) = run(nudt()
-        .args([
-            "gen",
-            "--dim",
-            "3",
-            "--width",
-            "5",
-            "--precision",
-            "f32",
-            "--cores",
-            "64",
-            "--l1",
-            "32K",
-            "--l2",
-            "2M",
-            "--l3",
-            "256M",
-            "-o",
-        ])
-        .arg(&out));
-    assert_eq!(code, 0, "{err}");
+    run_ok(
+        nudt_with("gen --dim 3 --width 5 --precision f32 --cores 64 --l1 32K --l2 2M --l3 256M -o")
+            .arg(&out),
+    );
     let module = std::fs::read_to_string(out.join("spread_3d_w5_f32.rs")).unwrap();
     assert!(
         module.contains("c64-l1_32k-l2_2048k-l3_262144k"),
@@ -1615,33 +1227,17 @@ fn gen_detect_takes_this_machine_over_the_profiles() {
     };
     let here = nudt::plan::this_machine().key();
     assert_ne!(other.key(), here);
-    let profile = nudt::profile::Profile {
-        format: nudt::profile::FORMAT,
-        nudt: "0.0.0".into(),
-        machine: other.key(),
-        created_unix: 1,
-        quick: true,
-        threads: 96,
-        tol: 1e-6,
-        precision: "f64".into(),
-        arch: (&other).into(),
-        choice: Vec::new(),
-        trial: Vec::new(),
-    };
+    let profile = saved_profile(&other, 96, Vec::new(), Vec::new());
     let file = dir.path().join("other.toml");
     std::fs::write(&file, profile.to_toml().unwrap()).unwrap();
     let machine_of = |detect: bool| {
         let out = dir.path().join(format!("k{detect}"));
-        let mut cmd = nudt();
-        cmd.args(["gen", "--dim", "1", "--width", "4", "--profile"])
-            .arg(&file)
-            .arg("-o")
-            .arg(&out);
+        let mut cmd = nudt_with("gen --dim 1 --width 4 --profile");
+        cmd.arg(&file).arg("-o").arg(&out);
         if detect {
             cmd.arg("--detect");
         }
-        let (code, _, err) = run(&mut cmd);
-        assert_eq!(code, 0, "{err}");
+        run_ok(&mut cmd);
         let text = std::fs::read_to_string(out.join("spread_1d_w4_f64.rs")).unwrap();
         text.lines()
             .find(|l| l.contains("machine ="))
@@ -1658,6 +1254,28 @@ fn gen_detect_takes_this_machine_over_the_profiles() {
 }
 
 // ---------------------------------------------------------------- tune
+
+/// The profile a quick f64 `nudt tune` at 1e-6 with `threads` threads saved on `arch`.
+fn saved_profile(
+    arch: &nudt::gen::Arch,
+    threads: usize,
+    choice: Vec<nudt::profile::Choice>,
+    trial: Vec<nudt::profile::Trial>,
+) -> nudt::profile::Profile {
+    nudt::profile::Profile {
+        format: nudt::profile::FORMAT,
+        nudt: "0.0.0".into(),
+        machine: arch.key(),
+        created_unix: 1,
+        quick: true,
+        threads,
+        tol: 1e-6,
+        precision: "f64".into(),
+        arch: arch.into(),
+        choice,
+        trial,
+    }
+}
 
 #[test]
 fn tune_quick_saves_a_profile_that_gen_uses() {
@@ -1677,40 +1295,29 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
         default_seconds: 2.0,
         default_tile_side: 64,
     };
-    let earlier = Profile {
-        format: nudt::profile::FORMAT,
-        nudt: "0.0.0".into(),
-        machine: arch.key(),
-        created_unix: 1,
-        quick: true,
-        threads: 1,
-        tol: 1e-6,
-        precision: "f64".into(),
-        arch: arch.into(),
-        choice: vec![choice(1, 64), choice(2, 8)],
-        trial: vec![Trial {
-            dim: 1,
-            ty: 1,
-            strategy: "target-driven".into(),
-            tile_side: 64,
-            upsampfac: 1.25,
-            width: 9,
-            seconds: 0.5,
-        }],
+    let trial = Trial {
+        dim: 1,
+        ty: 1,
+        strategy: "target-driven".into(),
+        tile_side: 64,
+        upsampfac: 1.25,
+        width: 9,
+        seconds: 0.5,
     };
+    let earlier = saved_profile(arch, 1, vec![choice(1, 64), choice(2, 8)], vec![trial]);
     let profile = cache.join("nudt").join(format!("{}.toml", arch.key()));
     std::fs::create_dir_all(profile.parent().unwrap()).unwrap();
     std::fs::write(&profile, earlier.to_toml().unwrap()).unwrap();
 
-    let (code, out, err) = run(nudt()
-        .env("XDG_CACHE_HOME", &cache)
-        .args(["tune", "--quick", "--dims", "2"]));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("chosen for 2-D") && out.contains("planner default"),
-        "{out}"
+    let (out, _) = run_ok(nudt_with("tune --quick --dims 2").env("XDG_CACHE_HOME", &cache));
+    assert_contains(
+        &out,
+        &[
+            "chosen for 2-D",
+            "planner default",
+            "kept the 1-D choice(s)",
+        ],
     );
-    assert!(out.contains("kept the 1-D choice(s)"), "{out}");
     let saved: Vec<PathBuf> = std::fs::read_dir(cache.join("nudt"))
         .unwrap()
         .flatten()
@@ -1741,12 +1348,12 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
     let (side, sigma) = (two.tile_side as i64, two.upsampfac);
 
     let out_dir = dir.path().join("k");
-    let (code, _, err) = run(nudt()
-        .args(["gen", "--dim", "2", "--profile"])
-        .arg(&profile)
-        .arg("-o")
-        .arg(&out_dir));
-    assert_eq!(code, 0, "{err}");
+    run_ok(
+        nudt_with("gen --dim 2 --profile")
+            .arg(&profile)
+            .arg("-o")
+            .arg(&out_dir),
+    );
     let names: Vec<String> = std::fs::read_dir(&out_dir)
         .unwrap()
         .flatten()
@@ -1768,31 +1375,16 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
     assert!(body.contains("profile ="));
 
     // Plans on this machine pick the profile up by themselves (here through `transform`).
-    write_inputs(dir.path(), 2000);
+    let (work, _, _) = inputs(2000);
     let transform = |cache: &Path| {
-        let (code, out, err) = run(nudt()
-            .current_dir(dir.path())
-            .env("XDG_CACHE_HOME", cache)
-            .args([
-                "transform",
-                "--type",
-                "1",
-                "--modes",
-                "40,40",
-                "--tol",
-                "1e-6",
-            ])
-            .args([
-                "--points",
-                "x.npy,y.npy",
-                "--strengths",
-                "c.npy",
-                "--out",
-                "f.npy",
-            ])
-            .arg("--json"));
-        assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<serde_json::Value>(out.trim()).unwrap()
+        run_json(
+            nudt_with(
+                "transform --type 1 --modes 40,40 --tol 1e-6 --points x.npy,y.npy \
+                 --strengths c.npy --out f.npy --json",
+            )
+            .current_dir(work.path())
+            .env("XDG_CACHE_HOME", cache),
+        )
     };
     let tuned = transform(&cache);
     assert_eq!(tuned["profile"].as_str(), profile.to_str(), "{tuned}");
@@ -1808,8 +1400,8 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
 
 #[test]
 fn tune_bad_inputs() {
-    assert_usage_error(nudt().args(["tune", "--dims", "5"]), &["--dims"]);
-    assert_usage_error(nudt().args(["tune", "--threads", "0"]), &["--threads"]);
+    assert_usage_error(&mut nudt_with("tune --dims 5"), &["--dims"]);
+    assert_usage_error(&mut nudt_with("tune --threads 0"), &["--threads"]);
 }
 
 /// Whether NVRTC can be loaded; where it cannot, says the test skipped, unless
@@ -1834,76 +1426,63 @@ fn nvrtc_present() -> bool {
 fn gen_opencl_writes_kernels() {
     let dir = tmp();
     let out = dir.path().join("cl");
-    let (code, stdout, stderr) = run(nudt()
-        .args([
-            "gen",
-            "--target",
-            "opencl",
-            "--dim",
-            "1,2,3",
-            "--tol",
-            "1e-6",
-            "--precision",
-            "f32",
-        ])
-        .arg("-o")
-        .arg(&out));
-    assert_eq!(code, 0, "{stderr}");
+    let (stdout, _) = run_ok(
+        nudt_with("gen --target opencl --dim 1,2,3 --tol 1e-6 --precision f32 -o").arg(&out),
+    );
     assert!(stdout.contains("clBuildProgram"), "{stdout}");
-    let mut cl: Vec<PathBuf> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cl"))
-        .collect();
-    cl.sort();
-    assert_eq!(cl.len(), 4, "{cl:?}");
-    for path in &cl {
-        let src = std::fs::read_to_string(path).unwrap();
-        assert!(
-            src.contains("OpenCL C") && src.contains("__kernel"),
-            "{}",
-            path.display()
-        );
+    let cl = generated_kernels(&out, "cl");
+    assert_eq!(cl.len(), 4);
+    for (path, src, _) in &cl {
+        assert_contains(src, &["OpenCL C", "__kernel"]);
         assert!(
             !src.contains("__global__"),
             "CUDA left in {}",
             path.display()
         );
-        let json = std::fs::read_to_string(path.with_extension("json")).unwrap();
-        let desc: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert!(!desc["kernels"].as_array().unwrap().is_empty());
     }
+}
+
+/// The kernel sources `nudt gen` wrote into `dir` (files ending `.ext`, by name), each with its
+/// text and the kernels its launch description (the `.json` beside it) lists, never none.
+fn generated_kernels(dir: &Path, ext: &str) -> Vec<(PathBuf, String, Vec<serde_json::Value>)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let src = std::fs::read_to_string(&path).unwrap();
+            let json = std::fs::read_to_string(path.with_extension("json")).unwrap();
+            let desc: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let kernels = desc["kernels"].as_array().unwrap().clone();
+            assert!(!kernels.is_empty(), "{}", path.display());
+            (path, src, kernels)
+        })
+        .collect()
 }
 
 #[test]
 fn gen_cuda_writes_kernels_that_compile_to_ptx() {
     let dir = tmp();
     for (dim, prec, tol, gpu) in [
-        ("1,2", "f64", "1e-9", vec![]),
+        ("1,2", "f64", "1e-9", ""),
         (
             "3",
             "f32",
             "1e-5",
-            vec!["--sm-count", "108", "--shared-mem", "163K", "--l2", "40M"],
+            "--sm-count 108 --shared-mem 163K --l2 40M",
         ),
     ] {
         let out = dir.path().join(format!("cuda_{prec}"));
-        let (code, stdout, stderr) = run(nudt()
-            .args([
-                "gen",
-                "--target",
-                "cuda",
-                "--dim",
-                dim,
-                "--precision",
-                prec,
-                "--tol",
-                tol,
-            ])
-            .args(&gpu)
-            .arg("-o")
-            .arg(&out));
-        assert_eq!(code, 0, "{stderr}");
+        let (stdout, stderr) = run_ok(
+            nudt_with(&format!(
+                "gen --target cuda --dim {dim} --precision {prec} --tol {tol} {gpu} -o"
+            ))
+            .arg(&out),
+        );
         assert!(stdout.contains(".json"), "{stdout}");
         // Never silently an H100: a detected GPU, or the built-in default and how to override it.
         assert!(
@@ -1911,35 +1490,16 @@ fn gen_cuda_writes_kernels_that_compile_to_ptx() {
                 || (stderr.contains("built-in default") && stderr.contains("--sm-count")),
             "{stderr}"
         );
-        let mut cu: Vec<PathBuf> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-            .collect();
-        cu.sort();
+        let cu = generated_kernels(&out, "cu");
         // One spreading module per dimension, and the common module.
-        assert_eq!(cu.len(), dim.split(',').count() + 1, "{cu:?}");
-        for path in &cu {
-            let src = std::fs::read_to_string(path).unwrap();
-            assert!(
-                src.contains("nudt") && src.contains(tol),
-                "{}",
-                path.display()
-            );
-            assert!(
-                src.contains("extern \"C\" __global__"),
-                "{}",
-                path.display()
-            );
-            let json = std::fs::read_to_string(path.with_extension("json")).unwrap();
-            let desc: serde_json::Value = serde_json::from_str(&json).unwrap();
-            let kernels = desc["kernels"].as_array().unwrap();
-            assert!(!kernels.is_empty());
+        assert_eq!(cu.len(), dim.split(',').count() + 1);
+        for (path, src, kernels) in &cu {
+            assert_contains(src, &["nudt", tol, "extern \"C\" __global__"]);
             if !nvrtc_present() {
                 continue;
             }
             let ptx = cudarc::nvrtc::compile_ptx_with_opts(
-                &src,
+                src,
                 cudarc::nvrtc::CompileOptions {
                     options: vec!["--gpu-architecture=sm_90".into(), "--std=c++17".into()],
                     ..Default::default()
@@ -1964,7 +1524,7 @@ fn gen_cuda_writes_kernels_that_compile_to_ptx() {
 #[test]
 fn tune_cuda_without_the_backend_is_a_usage_error() {
     assert_usage_error(
-        nudt().args(["tune", "--backend", "cuda", "--quick"]),
+        &mut nudt_with("tune --backend cuda --quick"),
         &["--backend cuda", "--features cuda"],
     );
 }
