@@ -30,7 +30,7 @@ use nudt_gen::gpu::{
     MINMAX_BLOCKS,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const HEADER: &str = r#"
@@ -202,6 +202,12 @@ static unsigned blocks(size_t n, unsigned threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)std::min<size_t>(std::max<size_t>(b, 1), 1u << 20);
 }
+// The drivers' random numbers: xorshift64, uniform in [0, 1).
+static unsigned long long rng_state = 88172645463325252ull;
+static double urand() {
+    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
 "#;
 
 /// The bin sort's prefix sums, launched as the runtime launches them (tiles, their totals,
@@ -220,11 +226,6 @@ static void bin_scan(const std::vector<unsigned>& counts, unsigned maxsub, std::
 
 const DRIVER: &str = r#"
 // ---- driver -------------------------------------------------------------------------------
-static unsigned long long rng_state = 88172645463325252ull;
-static double urand() {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
-    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
 static double phi(double z) {
     if (std::fabs(z) > 1.0) return 0.0;
     return KIND_ES ? std::exp(BETA * (std::sqrt(1.0 - z * z) - 1.0)) : std::exp(-BETA * z * z);
@@ -350,9 +351,8 @@ int main() {
         *xg = g;
         *i0 = (int)std::ceil(g - a);
     };
-    std::vector<std::complex<double>> ref(ntr * glen);
-    double refmax = 0;
-    for (int j = 0; j < NPTS; j++) {
+    // Calls f(weight, grid index) for each of the W^DIM grid points of point j's window.
+    auto window = [&](int j, auto f) {
         int i0[3] = {0, 0, 0}; double xg[3] = {0, 0, 0};
         for (int d = 0; d < DIM; d++) loc(d, j, &i0[d], &xg[d]);
         for (int p = 0; p < (DIM > 0 ? W : 1); p++)
@@ -365,10 +365,16 @@ int main() {
                 if (d < DIM) { wgt *= phi((i0[d] + o[d] - xg[d]) / a); g = ((i0[d] + o[d]) % n[d] + n[d]) % n[d]; }
                 gi = gi * n[d] + g;
             }
+            f(wgt, gi);
+        }
+    };
+    std::vector<std::complex<double>> ref(ntr * glen);
+    double refmax = 0;
+    for (int j = 0; j < NPTS; j++)
+        window(j, [&](double wgt, int gi) {
             for (int tr = 0; tr < ntr; tr++)
                 ref[tr * glen + gi] += wgt * std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y);
-        }
-    }
+        });
     for (auto& v : ref) refmax = std::max(refmax, std::abs(v));
     std::vector<T2> ggm(ntr * glen, T2{0, 0}), gsm(ntr * glen, T2{0, 0}), god(ntr * glen, T2{0, 0});
     LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
@@ -389,22 +395,13 @@ int main() {
     LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
     double igm = 0, ism = 0, imax = 0;
     for (int j = 0; j < NPTS; j++) {
-        int i0[3] = {0, 0, 0}; double xg[3] = {0, 0, 0};
-        for (int d = 0; d < DIM; d++) loc(d, j, &i0[d], &xg[d]);
+        std::vector<std::complex<double>> sums(ntr);
+        window(j, [&](double wgt, int gi) {
+            for (int tr = 0; tr < ntr; tr++)
+                sums[tr] += wgt * std::complex<double>(grid[tr * glen + gi].x, grid[tr * glen + gi].y);
+        });
         for (int tr = 0; tr < ntr; tr++) {
-            std::complex<double> s = 0;
-            for (int p = 0; p < (DIM > 0 ? W : 1); p++)
-            for (int q = 0; q < (DIM > 1 ? W : 1); q++)
-            for (int r = 0; r < (DIM > 2 ? W : 1); r++) {
-                int o[3] = {p, q, r};
-                double wgt = 1; int gi = 0;
-                for (int d = 0; d < 3; d++) {
-                    int g = 0;
-                    if (d < DIM) { wgt *= phi((i0[d] + o[d] - xg[d]) / a); g = ((i0[d] + o[d]) % n[d] + n[d]) % n[d]; }
-                    gi = gi * n[d] + g;
-                }
-                s += wgt * std::complex<double>(grid[tr * glen + gi].x, grid[tr * glen + gi].y);
-            }
+            const std::complex<double> s = sums[tr];
             imax = std::max(imax, std::abs(s));
             igm = std::max(igm, std::abs(std::complex<double>(ogm[tr * NPTS + j].x, ogm[tr * NPTS + j].y) - s));
             ism = std::max(ism, std::abs(std::complex<double>(osm[tr * NPTS + j].x, osm[tr * NPTS + j].y) - s));
@@ -442,11 +439,6 @@ int main() {
 
 const COMMON_DRIVER: &str = r#"
 // ---- common-module driver: the steps that do not depend on a spread module ---------------
-static unsigned long long rng_state = 88172645463325252ull;
-static double urand() {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
-    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
 static std::vector<unsigned> scan(const std::vector<unsigned>& c, unsigned div) {
     std::vector<unsigned> s(c.size() + 1, 0);
     for (size_t i = 0; i < c.size(); i++) s[i + 1] = s[i] + (c[i] + div - 1) / div;
@@ -562,11 +554,6 @@ int main() {
 
 const GW_DRIVER: &str = r#"
 // ---- wide-Gaussian driver -----------------------------------------------------------------
-static unsigned long long rng_state = 88172645463325252ull;
-static double urand() {
-    rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
-    return (rng_state >> 11) * (1.0 / 9007199254740992.0);
-}
 typedef std::complex<double> C;
 static C cx(T2 v) { return C(v.x, v.y); }
 int main() {
@@ -689,6 +676,52 @@ fn compiler() -> Option<String> {
                 .is_ok_and(|o| o.status.success())
         })
         .map(String::from)
+}
+
+/// Runs `run` on every case (in parallel threads) with the C++ compiler and a scratch
+/// directory (`tag` in its name), prints what each case reported, then fails with every case
+/// that failed (`what` the cases are). Without a compiler the test says SKIPPED.
+fn emulate<C: Sync>(
+    tag: &str,
+    what: &str,
+    cases: &[C],
+    run: impl Fn(&str, &Path, &C) -> Result<String, String> + Sync,
+) {
+    let Some(cxx) = compiler() else {
+        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("nudt-cuda-emulate{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let r = run(&cxx, &dir, case);
+                results.lock().unwrap().push(r);
+            });
+        }
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    let results = results.into_inner().unwrap();
+    let mut failures = Vec::new();
+    for r in &results {
+        match r {
+            Ok(line) => eprintln!("{line}"),
+            Err(e) => failures.push(e.as_str()),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} {what} failed:\n{}",
+        failures.len(),
+        results.len(),
+        failures.join("\n")
+    );
 }
 
 /// A module's source as the emulation compiles it: block-scope `extern __shared__` arrays
@@ -842,34 +875,16 @@ fn run_common_case(cxx: &str, dir: &Path, precision: Precision) -> Result<String
 
 #[test]
 fn common_kernels_match_the_host_on_the_cpu() {
-    let Some(cxx) = compiler() else {
-        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
-        return;
-    };
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("nudt-cuda-emulate-common-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let results: Vec<_> = [Precision::F32, Precision::F64]
-        .into_iter()
-        .map(|p| run_common_case(&cxx, &dir, p))
-        .collect();
-    let _ = std::fs::remove_dir_all(&dir);
-    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
-    for line in results.iter().flatten() {
-        eprintln!("{line}");
-    }
-    assert!(failures.is_empty(), "common module failed:\n{failures:?}");
+    emulate(
+        "-common",
+        "common modules",
+        &[Precision::F32, Precision::F64],
+        |cxx, dir, &p| run_common_case(cxx, dir, p),
+    );
 }
 
 #[test]
 fn wide_gaussian_kernels_match_direct_gaussians_on_the_cpu() {
-    let Some(cxx) = compiler() else {
-        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
-        return;
-    };
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("nudt-cuda-emulate-gw-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut cases = Vec::new();
     // Width 19 (b = 1.4) and 45 (b = 3.45, near the seed's 47 at 1e-10); odd grid sizes, and in
     // 1D a grid barely wider than the window, so that windows wrap on both sides.
@@ -897,50 +912,11 @@ fn wide_gaussian_kernels_match_direct_gaussians_on_the_cpu() {
             }
         }
     }
-    let results: Vec<Result<String, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = cases
-            .chunks(cases.len().div_ceil(2))
-            .map(|chunk| {
-                let (cxx, dir) = (&cxx, &dir);
-                s.spawn(move || {
-                    chunk
-                        .iter()
-                        .map(|c| run_gw_case(cxx, dir, c))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut failures = Vec::new();
-    for r in &results {
-        match r {
-            Ok(line) => eprintln!("{line}"),
-            Err(e) => failures.push(e.clone()),
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} wide-Gaussian modules failed:\n{}",
-        failures.len(),
-        results.len(),
-        failures.join("\n")
-    );
+    emulate("-gw", "wide-Gaussian modules", &cases, run_gw_case);
 }
 
 #[test]
 fn generated_kernels_match_direct_spreading_on_the_cpu() {
-    let Some(cxx) = compiler() else {
-        eprintln!("SKIPPED: no C++ compiler (c++, g++ or clang++) to emulate the CUDA kernels");
-        return;
-    };
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("nudt-cuda-emulate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut cases = Vec::new();
     for dim in 1..=3 {
         for (width, kind) in [
@@ -992,33 +968,5 @@ fn generated_kernels_match_direct_spreading_on_the_cpu() {
             }
         }
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(case) = cases.get(i) else { break };
-                let r = run_case(&cxx, &dir, case);
-                results.lock().unwrap().push(r);
-            });
-        }
-    });
-    let results = results.into_inner().unwrap();
-    let mut failures = Vec::new();
-    for r in &results {
-        match r {
-            Ok(line) => eprintln!("{line}"),
-            Err(e) => failures.push(e.clone()),
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        failures.is_empty(),
-        "{} of {} emulated modules failed:\n{}",
-        failures.len(),
-        results.len(),
-        failures.join("\n")
-    );
+    emulate("", "emulated modules", &cases, run_case);
 }
