@@ -9,50 +9,18 @@
 //! LD_LIBRARY_PATH=$PWD/.nvrtc/nvidia/cu13/lib cargo test --release -p nudt-gen --test cuda_nvrtc
 //! ```
 
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+mod nvrtc;
 use nudt_gen::gpu::{
     common_module, fnv1a64, gaussian_wide_module, spread_module, GpuArch, GpuSource, GpuSpreadSpec,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
+use nvrtc::{compile_ptx, nvrtc_present};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the candidate library names.
-    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    if !present {
-        let msg = "SKIPPED: NVRTC (libnvrtc.so.13) not found; install it with \
-                   `python3 -m pip install --target .nvrtc 'nvidia-cuda-nvrtc==13.0.*'` and set \
-                   LD_LIBRARY_PATH=$PWD/.nvrtc/nvidia/cu13/lib";
-        if std::env::var("NUDT_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-            panic!("NUDT_REQUIRE_NVRTC=1 but {msg}");
-        }
-        eprintln!("{msg}");
-    }
-    present
-}
-
-/// The options the runtime compiles with (see nudt_runtime::cuda): a real architecture, so
-/// that ptxas runs too, as it does for the runtime's CUBIN.
-fn options(arch: &GpuArch) -> CompileOptions {
-    CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={}", arch.sm()),
-            "--std=c++17".into(),
-        ],
-        ..Default::default()
-    }
-}
-
 fn compile(src: &GpuSource, arch: &GpuArch) -> Result<usize, String> {
-    let ptx = compile_ptx_with_opts(&src.source, options(arch)).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-            format!("{} for {}:\n{}", src.name, arch.sm(), log.to_string_lossy())
-        }
-        other => format!("{} for {}: {other:?}", src.name, arch.sm()),
-    })?;
-    let text = ptx.to_src();
+    let text = compile_ptx(&src.name, &src.source, arch)?;
     for k in &src.kernels {
         if !text.contains(&format!(".entry {}(", k.name)) {
             return Err(format!(

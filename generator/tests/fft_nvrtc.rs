@@ -12,41 +12,14 @@
 //! LD_LIBRARY_PATH=$PWD/.nvrtc/nvidia/cu13/lib cargo test --release -p nudt-gen --test fft_nvrtc
 //! ```
 
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
+mod nvrtc;
 use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftModule, FftSpec};
 use nudt_gen::gpu::GpuArch;
 use nudt_gen::Precision;
-
-fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the candidate library names.
-    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    if !present {
-        let msg = "SKIPPED: NVRTC (libnvrtc.so.13) not found; install it with \
-                   `python3 -m pip install --target .nvrtc 'nvidia-cuda-nvrtc==13.0.*'` and set \
-                   LD_LIBRARY_PATH=$PWD/.nvrtc/nvidia/cu13/lib";
-        if std::env::var("NUDT_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
-            panic!("NUDT_REQUIRE_NVRTC=1 but {msg}");
-        }
-        eprintln!("{msg}");
-    }
-    present
-}
+use nvrtc::{compile_ptx, nvrtc_present};
 
 fn compile(m: &FftModule, arch: &GpuArch) -> Result<(), String> {
-    let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={}", arch.sm()),
-            "--std=c++17".into(),
-        ],
-        ..Default::default()
-    };
-    let ptx = compile_ptx_with_opts(&m.source, opts).map_err(|e| match e {
-        cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-            format!("{} for {}:\n{}", m.name, arch.sm(), log.to_string_lossy())
-        }
-        other => format!("{} for {}: {other:?}", m.name, arch.sm()),
-    })?;
-    let text = ptx.to_src();
+    let text = compile_ptx(&m.name, &m.source, arch)?;
     for l in &m.plan.launches {
         for dir in [FftDirection::Forward, FftDirection::Inverse] {
             let name = m.entry(l, dir);
