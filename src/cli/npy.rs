@@ -30,7 +30,10 @@ pub fn fmt_shape(shape: &[usize]) -> String {
     }
 }
 
-fn open(path: &Path, option: &str) -> Result<NpyFile<BufReader<std::fs::File>>> {
+/// An opened `.npy` file.
+type Npy = NpyFile<BufReader<std::fs::File>>;
+
+fn open(path: &Path, option: &str) -> Result<Npy> {
     let file = std::fs::File::open(path)
         .map_err(|e| fail!("{option} {}: cannot open: {e}", path.display()))?;
     NpyFile::new(BufReader::new(file))
@@ -38,7 +41,7 @@ fn open(path: &Path, option: &str) -> Result<NpyFile<BufReader<std::fs::File>>> 
 }
 
 /// `(type char, bytes)` of a plain dtype.
-fn kind(npy: &NpyFile<BufReader<std::fs::File>>) -> Option<(TypeChar, u64, String)> {
+fn kind(npy: &Npy) -> Option<(TypeChar, u64, String)> {
     match npy.dtype() {
         DType::Plain(ts) => Some((ts.type_char(), ts.size_field(), ts.to_string())),
         _ => None,
@@ -78,78 +81,78 @@ fn to_c_order<T: Copy>(data: Vec<T>, shape: &[usize]) -> Vec<T> {
     out
 }
 
-fn shape_of(npy: &NpyFile<BufReader<std::fs::File>>) -> Vec<usize> {
+fn shape_of(npy: &Npy) -> Vec<usize> {
     npy.shape().iter().map(|&s| s as usize).collect()
+}
+
+/// The array at `path` in row-major order, its data read by `convert` from the file and its
+/// dtype's type char and size in bytes. A dtype `convert` does not take (`None`) is an error
+/// that names it and what was `expected`, then `hint`.
+fn read<U: Copy>(
+    path: &Path,
+    option: &str,
+    expected: &str,
+    hint: &str,
+    convert: impl FnOnce(Npy, TypeChar, u64) -> Option<std::io::Result<Vec<U>>>,
+) -> Result<Array<U>> {
+    let npy = open(path, option)?;
+    let shape = shape_of(&npy);
+    let order = npy.order();
+    let dtype = describe(&npy.dtype());
+    let data = kind(&npy)
+        .and_then(|(class, bytes, _)| convert(npy, class, bytes))
+        .ok_or_else(|| {
+            fail!(
+                "{option} {}: expected {expected}, got dtype {dtype}{hint}",
+                path.display()
+            )
+        })?
+        .map_err(|e| fail!("{option} {}: cannot read data ({e})", path.display()))?;
+    let data = if order == Order::Fortran {
+        to_c_order(data, &shape)
+    } else {
+        data
+    };
+    Ok(Array { shape, data })
 }
 
 /// A float32 or float64 array, converted to `T`.
 pub fn read_real<T: Float>(path: &Path, option: &str) -> Result<Array<T>> {
-    let npy = open(path, option)?;
-    let shape = shape_of(&npy);
-    let order = npy.order();
-    let bad = |e: std::io::Error| fail!("{option} {}: cannot read data ({e})", path.display());
-    let data: Vec<T> = match kind(&npy) {
-        Some((TypeChar::Float, 4, _)) => npy
-            .into_vec::<f32>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|v| T::of(v as f64))
-            .collect(),
-        Some((TypeChar::Float, 8, _)) => npy
-            .into_vec::<f64>()
-            .map_err(bad)?
-            .into_iter()
-            .map(T::of)
-            .collect(),
-        _ => {
-            return Err(fail!(
-                "{option} {}: expected a float32 or float64 array, got dtype {}",
-                path.display(),
-                describe(&npy.dtype())
-            ))
+    let expected = "a float32 or float64 array";
+    read(path, option, expected, "", |npy, class, bytes| {
+        match (class, bytes) {
+            (TypeChar::Float, 4) => Some(
+                npy.into_vec::<f32>()
+                    .map(|v| v.into_iter().map(|a| T::of(a as f64)).collect()),
+            ),
+            (TypeChar::Float, 8) => Some(
+                npy.into_vec::<f64>()
+                    .map(|v| v.into_iter().map(T::of).collect()),
+            ),
+            _ => None,
         }
-    };
-    let data = if order == Order::Fortran {
-        to_c_order(data, &shape)
-    } else {
-        data
-    };
-    Ok(Array { shape, data })
+    })
 }
 
 /// A complex64 or complex128 array, converted to `Complex<T>`.
 pub fn read_complex<T: Float>(path: &Path, option: &str) -> Result<Array<Complex<T>>> {
-    let npy = open(path, option)?;
-    let shape = shape_of(&npy);
-    let order = npy.order();
-    let bad = |e: std::io::Error| fail!("{option} {}: cannot read data ({e})", path.display());
-    let data: Vec<Complex<T>> = match kind(&npy) {
-        Some((TypeChar::Complex, 8, _)) => npy
-            .into_vec::<Complex<f32>>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|c| Complex::new(T::of(c.re as f64), T::of(c.im as f64)))
-            .collect(),
-        Some((TypeChar::Complex, 16, _)) => npy
-            .into_vec::<Complex<f64>>()
-            .map_err(bad)?
-            .into_iter()
-            .map(|c| Complex::new(T::of(c.re), T::of(c.im)))
-            .collect(),
-        _ => {
-            return Err(fail!(
-                "{option} {}: expected a complex64 or complex128 array, got dtype {} (use .astype(np.complex128))",
-                path.display(),
-                describe(&npy.dtype())
-            ))
+    let expected = "a complex64 or complex128 array";
+    let hint = " (use .astype(np.complex128))";
+    read(path, option, expected, hint, |npy, class, bytes| {
+        match (class, bytes) {
+            (TypeChar::Complex, 8) => Some(npy.into_vec::<Complex<f32>>().map(|v| {
+                v.into_iter()
+                    .map(|c| Complex::new(T::of(c.re as f64), T::of(c.im as f64)))
+                    .collect()
+            })),
+            (TypeChar::Complex, 16) => Some(npy.into_vec::<Complex<f64>>().map(|v| {
+                v.into_iter()
+                    .map(|c| Complex::new(T::of(c.re), T::of(c.im)))
+                    .collect()
+            })),
+            _ => None,
         }
-    };
-    let data = if order == Order::Fortran {
-        to_c_order(data, &shape)
-    } else {
-        data
-    };
-    Ok(Array { shape, data })
+    })
 }
 
 /// Precisions whose complex values npyz can write.
