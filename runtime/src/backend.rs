@@ -196,6 +196,13 @@ impl BackendOptions {
         self
     }
 
+    /// Sets how every backend computes type 3 (FINUFFT's scheme or Gaussian gridding).
+    pub fn with_type3(mut self, method: crate::Type3Method) -> Self {
+        self.cpu.type3 = method;
+        on_gpus!(self, o => { o.type3 = method; });
+        self
+    }
+
     /// Sets every backend's mode order (FINUFFT's `modeord`).
     pub fn with_mode_order(mut self, order: crate::ModeOrder) -> Self {
         self.cpu.mode_order = order;

@@ -321,7 +321,7 @@ impl<T: Float> Plan<T> {
                 })?;
                 (
                     Type3Engine::Gaussian(g),
-                    crate::type3_gaussian::window_for(tol),
+                    crate::planner::gaussian::window_for(tol),
                     tol,
                 )
             }

@@ -1,6 +1,6 @@
 //! One accuracy, edge-case and error suite for every backend ([`Backend::ALL`]): types 1, 2
 //! and 3 in 1–3 dimensions, f32 and f64, over the tolerance range and every upsampling factor,
-//! against the direct sum (error within 10× tol); stacked transforms in batches, both mode
+//! against the direct sum (error within 10× tol), and the Gaussian-gridding type 3; stacked transforms in batches, both mode
 //! orders, points far outside [−π, π), empty point sets and single modes, points set again,
 //! adjoints, every GPU method forced, and the typed errors of bad input, which every backend
 //! names alike. Plans are made through the one plan interface, as `nudt transform --backend`
@@ -18,7 +18,7 @@ use common::Lcg;
 use nudt_gen::gpu::GpuMethod;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct;
-use nudt_runtime::{ModeOrder, NudtError, TransformType, Upsampling};
+use nudt_runtime::{ModeOrder, NudtError, TransformType, Type3Method, Upsampling};
 use num_complex::{Complex, Complex64};
 use std::f64::consts::PI;
 
@@ -411,6 +411,41 @@ fn type_3_batches_and_extents() {
         let (e, _) = r.unwrap();
         eprintln!("{b} type 3 1D, 5 stacked, batches of 2: {e:.2e}");
         assert!(e <= 10.0 * t, "{b}: {e:e}");
+    }
+}
+
+/// The Gaussian-gridding type 3 (Capozzoli et al.'s parameters), 1–3 D in f64 (the method's
+/// precision: its windows' tails are summed in double), three stacked transforms in batches of
+/// 2 on a GPU: forward, and the adjoint on the same plan, against the direct sums. OpenCL takes
+/// one tolerance (each window width is a program build per dimension on PoCL).
+#[test]
+fn gaussian_type3_forward_and_adjoint() {
+    let opts = BackendOptions::default()
+        .with_type3(Type3Method::GaussianCapozzoli)
+        .with_gpu_batch(2);
+    for b in backends() {
+        let tols: &[f64] = match b {
+            Backend::OpenCl => &[1e-6],
+            _ => &[1e-4, 1e-7, 1e-10],
+        };
+        for dim in 1..=3 {
+            for &tol in tols {
+                let label = format!("{b} Gaussian type 3 {dim}D tol {tol:.0e}");
+                let r = check3_with::<f64>(b, dim, [400, 150], [3.0, 8.0], 1.0, 3, tol, &opts);
+                let (e, _) = r.unwrap_or_else(|e| panic!("{label}: {e}"));
+                eprintln!("{label}: rel. error {e:.2e}");
+                assert!(e <= 10.0 * tol, "{label}: {e:e}");
+                let mut rng = Lcg(dim as u64 + 17);
+                let x = points::<f64>(&mut rng, dim, 400, 3.0, 1.0);
+                let s = points::<f64>(&mut rng, dim, 150, 8.0, -0.5);
+                let mut p = b.plan_type3::<f64>(dim, 1, 3, tol, &opts).unwrap();
+                p.set_points_type3(&slices(&x), &slices(&s)).unwrap();
+                let ty = TransformType::Type3;
+                let e = adjoint_error(&mut *p, ty, 1, &[], &x, &s, 3, &mut rng);
+                eprintln!("{label}, adjoint: rel. error {e:.2e}");
+                assert!(e <= 10.0 * tol, "{label}, adjoint: {e:e}");
+            }
+        }
     }
 }
 

@@ -374,6 +374,17 @@ pub fn gaussian_wide_module(
     width: usize,
     precision: Precision,
 ) -> Result<GpuSource, GenError> {
+    gaussian_wide_module_in(dim, width, precision, Dialect::Cuda)
+}
+
+/// [`gaussian_wide_module`] in `dialect` (every kernel in both; OpenCL C needs doubles, as
+/// the points are located in double in both precisions).
+pub fn gaussian_wide_module_in(
+    dim: usize,
+    width: usize,
+    precision: Precision,
+    dialect: Dialect,
+) -> Result<GpuSource, GenError> {
     if !(1..=3).contains(&dim) {
         return Err(GenError::Dimension(dim));
     }
@@ -389,6 +400,8 @@ pub fn gaussian_wide_module(
     ctx.insert("dim", &dim);
     ctx.insert("width", &width);
     ctx.insert("half", &(width / 2));
+    ctx.insert("dialect", &module_header(dialect, precision)?);
+    ctx.insert("cuda", &(dialect == Dialect::Cuda));
     let source = render("gaussian_wide", GAUSSIAN_WIDE, &ctx)?;
     let k = |name, block_threads, grid| GpuKernel {
         name,
@@ -419,12 +432,12 @@ pub fn gaussian_wide_module(
             "ceil(K / block), grid-stride; y: transforms",
         ),
     ];
-    Ok(GpuSource::new(
-        format!("nudt_gw_{dim}d_w{width}_{}", precision.type_name()),
-        source,
-        kernels,
-        None,
-    ))
+    let name = format!("nudt_gw_{dim}d_w{width}_{}", precision.type_name());
+    let name = match dialect {
+        Dialect::Cuda => name,
+        d => format!("{name}_{}", d.name()),
+    };
+    Ok(GpuSource::new(name, source, kernels, None))
 }
 
 /// Quadrature nodes `z_q ∈ (0, 1]` and weights `φ(z_q)·w_q` of the kernel's Fourier transform

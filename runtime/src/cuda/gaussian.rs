@@ -14,7 +14,7 @@ use super::exec::{checked_len, memset0, ptr, CommonFns};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
-use crate::type3_gaussian::{half_width, shape_parameter, Axis, OVERSAMPLING};
+use crate::planner::gaussian::{Axis, GaussGeometry};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use nudt_gen::gpu::names;
 use std::sync::Arc;
@@ -40,11 +40,7 @@ impl GaussWindow {
         dim: usize,
         tol: f64,
     ) -> CudaResult<Self> {
-        // Tolerances above 0.5 are read as 0.5, as `KernelSpec::for_tolerance` reads them:
-        // eq. 6 has no positive `b` beyond ε ≈ 9α ≈ 21.6, and a window of one point (m = 0)
-        // with a negative `b` would be silently wrong.
-        let b = shape_parameter(tol.min(0.5), OVERSAMPLING);
-        let half = half_width(b);
+        let (b, half) = GaussGeometry::window(tol);
         let src = nudt_gen::gpu::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
         let (m, _) = load_module(ctx, &src, arch)?;
         let k = |name| Kernel::load(&m, &src, name);
@@ -86,14 +82,15 @@ pub(crate) struct GaussDev<T: CudaFloat> {
 }
 
 impl<T: CudaFloat> GaussDev<T> {
-    /// Plans the grids for `sources` and `targets` (validated host arrays) and prepares
-    /// both on the device. `old`, the state of the previous point sets, gives back its grid
-    /// buffer and cuFFT plans when the grid sizes are unchanged.
+    /// Prepares the grids of `geometry` for `sources` and `targets` (validated host arrays)
+    /// on the device. `old`, the state of the previous point sets, gives back its grid buffer
+    /// and cuFFT plans when the grid sizes are unchanged.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         stream: &Arc<CudaStream>,
         common: &CommonFns,
         win: &GaussWindow,
+        geometry: &GaussGeometry,
         sources: &[&[T]],
         targets: &[&[T]],
         isign: i32,
@@ -103,25 +100,20 @@ impl<T: CudaFloat> GaussDev<T> {
         let dim = sources.len();
         let (m, k) = (sources[0].len(), targets[0].len());
         let b = win.b;
-        let mut n = [1usize; 3];
-        let (mut cx, mut cs, mut dx, mut ds) = ([0.0; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
-        let mut precomp_host: Vec<Vec<T>> = Vec::with_capacity(3);
-        for d in 0..3 {
-            if d >= dim {
-                precomp_host.push(vec![T::one()]);
-                continue;
-            }
-            let x: Vec<f64> = sources[d].iter().map(|v| v.wide()).collect();
-            let s: Vec<f64> = targets[d].iter().map(|v| v.wide()).collect();
-            let ax = Axis::new(&x, &s, b)?;
-            // Grid indices are ints on the device. (Windows are always narrower than the
-            // grid, as the kernels' wrapping assumes: M ≥ 12πb against 2m + 1 ≈ 4πb.)
-            if ax.n > i32::MAX as usize / 2 {
-                return Err(NudtError::GridOverflow.into());
-            }
-            (cx[d], cs[d], dx[d], ds[d], n[d]) = (ax.cx, ax.cs, ax.dx, ax.ds, ax.n);
-            precomp_host.push(ax.precomp(b).into_iter().map(T::of).collect());
-        }
+        let n = geometry.per_axis(|a| a.n, 1);
+        let axis = |f: fn(&Axis) -> f64| geometry.per_axis(f, 0.0);
+        let (cx, cs, dx, ds) = (
+            axis(|a| a.cx),
+            axis(|a| a.cs),
+            axis(|a| a.dx),
+            axis(|a| a.ds),
+        );
+        let precomp_host: Vec<Vec<T>> = (0..3)
+            .map(|d| match geometry.axes.get(d) {
+                Some(a) => a.precomp(b).into_iter().map(T::of).collect(),
+                None => vec![T::one()],
+            })
+            .collect();
         let len = checked_len(&n)?;
         let reuse = old.filter(|g| g.n == n && g.work.len() >= 2 * len * batches[0]);
         let (fft, work) = match reuse {

@@ -11,6 +11,7 @@ use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
+use crate::planner::gaussian::GaussGeometry;
 use crate::planner::limits;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
@@ -750,7 +751,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
-    /// The Gaussian-gridding `set_points_type3`: the CPU engine's geometry, prepared on the
+    /// The Gaussian-gridding `set_points_type3`: the plan layer's geometry, prepared on the
     /// GPU by [`GaussDev::new`].
     fn set_points_gaussian(
         &mut self,
@@ -765,10 +766,12 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         self.record(0)?;
         let win = self.gauss.as_ref().expect("called for Gaussian plans only");
+        let geometry = GaussGeometry::of(self.problem.tol, sources, targets)?;
         let dev = GaussDev::new(
             &self.stream,
             &self.common,
             win,
+            &geometry,
             sources,
             targets,
             self.problem.isign,
@@ -776,6 +779,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             old,
         )?;
         self.engine = Engine::Gaussian(Box::new(dev));
+        (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
         self.num_points = m;
         self.num_targets = k;
         self.record(1)
@@ -1079,24 +1083,15 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// What the plan layer chose for this plan (a type 3's grids once its points are set):
     /// the same as any backend's for the same problem and points.
     pub fn recipe(&self) -> Recipe {
-        let (kernel, kernel_tol, spread) = match &self.engine {
-            Engine::Gaussian(_) => (
-                crate::type3_gaussian::window_for(self.problem.tol),
-                self.problem.tol,
-                Vec::new(),
-            ),
-            Engine::Type3(t) => (
-                self.kernel,
-                self.kernel_tol,
-                t.spread.n[..self.problem.dim()].to_vec(),
-            ),
-            _ => (self.kernel, self.kernel_tol, Vec::new()),
+        let spread = match &self.engine {
+            Engine::Type3(t) => t.spread.n[..self.problem.dim()].to_vec(),
+            _ => Vec::new(),
         };
         Recipe::new(
             &self.problem,
             DeviceClass::Gpu,
-            kernel,
-            kernel_tol,
+            self.kernel,
+            self.kernel_tol,
             self.fine_grid(),
             spread,
         )

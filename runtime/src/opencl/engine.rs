@@ -6,6 +6,7 @@
 use super::device::ClDevice;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
+use super::gaussian::GaussDev;
 use super::grid::{ClModes, ClSpreadModule, FineGrid};
 use super::launch::{alloc, launch, mem, zero, Arg, ELEMENT_GROUP};
 use crate::error::NudtError;
@@ -45,6 +46,7 @@ pub(super) enum Engine<T: ClFloat> {
     Uniform(Box<UniformDev<T>>),
     Type3Pending,
     Type3(Box<Type3Dev<T>>),
+    Gaussian(Box<GaussDev<T>>),
 }
 
 impl<T: ClFloat> Engine<T> {
@@ -105,13 +107,31 @@ impl<T: ClFloat> UniformDev<T> {
     }
 }
 
+/// The engines that run the plan layer's stages (not the Gaussian type 3's, which has its
+/// own steps, nor one waiting for its points).
+pub(super) enum Staged<'a, T: ClFloat> {
+    Uniform(&'a mut UniformDev<T>),
+    Type3(&'a mut Type3Dev<T>),
+}
+
+impl<T: ClFloat> Engine<T> {
+    /// The engine as the stages see it, if it runs them.
+    pub(super) fn staged(&mut self) -> Option<Staged<'_, T>> {
+        match self {
+            Engine::Uniform(u) => Some(Staged::Uniform(u)),
+            Engine::Type3(t) => Some(Staged::Type3(t)),
+            Engine::Gaussian(_) | Engine::Type3Pending => None,
+        }
+    }
+}
+
 /// A batch of transforms (or adjoints) from the device buffer `input` into `output`, stacked
 /// from the buffers' starts: the stages' view of a plan's engine.
 pub(super) struct Batch<'a, T: ClFloat> {
     pub dev: &'a ClDevice,
     /// The complex multiply of [`cmul`].
     pub cmul: &'a Kernel,
-    pub engine: &'a mut Engine<T>,
+    pub engine: Staged<'a, T>,
     pub input: &'a Buffer<T>,
     pub output: &'a Buffer<T>,
     /// Transforms in the batch.
@@ -133,18 +153,16 @@ fn not_type3() -> super::OpenClError {
 impl<T: ClFloat> Batch<'_, T> {
     /// The fine grid's engine (type 3: the inner transform's).
     fn fine(&self) -> OpenClResult<&UniformDev<T>> {
-        match &*self.engine {
-            Engine::Uniform(u) => Ok(u),
-            Engine::Type3(t) => Ok(&t.inner),
-            Engine::Type3Pending => Err(NudtError::PointsNotSet.into()),
+        match &self.engine {
+            Staged::Uniform(u) => Ok(u),
+            Staged::Type3(t) => Ok(&t.inner),
         }
     }
 
     fn type3(&self) -> OpenClResult<&Type3Dev<T>> {
-        match &*self.engine {
-            Engine::Type3(t) => Ok(t),
-            Engine::Type3Pending => Err(NudtError::PointsNotSet.into()),
-            Engine::Uniform(_) => Err(not_type3()),
+        match &self.engine {
+            Staged::Type3(t) => Ok(t),
+            Staged::Uniform(_) => Err(not_type3()),
         }
     }
 
@@ -171,12 +189,11 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
 
     fn zero(&mut self, g: Grid) -> OpenClResult<()> {
         let dev = self.dev;
-        let (len, buf) = match (g, &mut *self.engine) {
-            (Grid::Fine, Engine::Uniform(u)) => (u.grid.len(), &mut u.work),
-            (Grid::Fine, Engine::Type3(t)) => (t.inner.grid.len(), &mut t.inner.work),
-            (Grid::Outer, Engine::Type3(t)) => (t.spread.len(), &mut t.agrid),
-            (_, Engine::Type3Pending) => return Err(NudtError::PointsNotSet.into()),
-            (Grid::Outer, Engine::Uniform(_)) => return Err(not_type3()),
+        let (len, buf) = match (g, &mut self.engine) {
+            (Grid::Fine, Staged::Uniform(u)) => (u.grid.len(), &mut u.work),
+            (Grid::Fine, Staged::Type3(t)) => (t.inner.grid.len(), &mut t.inner.work),
+            (Grid::Outer, Staged::Type3(t)) => (t.spread.len(), &mut t.agrid),
+            (Grid::Outer, Staged::Uniform(_)) => return Err(not_type3()),
         };
         zero(dev, buf, 2 * self.count * len)
     }
@@ -202,10 +219,9 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
     }
 
     fn fft(&mut self, isign: i32) -> OpenClResult<()> {
-        let u = match &mut *self.engine {
-            Engine::Uniform(u) => &mut **u,
-            Engine::Type3(t) => &mut t.inner,
-            Engine::Type3Pending => return Err(NudtError::PointsNotSet.into()),
+        let u = match &mut self.engine {
+            Staged::Uniform(u) => &mut **u,
+            Staged::Type3(t) => &mut t.inner,
         };
         u.map.fft(&u.work, isign, self.count)
     }

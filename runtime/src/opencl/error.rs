@@ -36,9 +36,6 @@ pub enum OpenClError {
     /// Bad input or parameters, exactly as the CPU backend reports them.
     #[error(transparent)]
     Input(#[from] NudtError),
-    /// A choice the CPU and CUDA backends run that this one does not yet.
-    #[error("{0} is not on the OpenCL backend yet (the CPU and CUDA backends run it)")]
-    NotOnOpenCl(&'static str),
     #[error("{what} holds {got} complex values, the plan needs {need}")]
     Length {
         what: &'static str,

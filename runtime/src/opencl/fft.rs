@@ -247,3 +247,39 @@ impl<T: ClFloat> ClFft<T> {
         .map_err(cl("clEnqueueReadBuffer"))
     }
 }
+
+/// The FFTs of stacks of grids of one shape, per stack size: the plan's batch, made with the
+/// grids, and any other (a last, partial batch) made when first run.
+pub(crate) struct GridFfts<T: ClFloat> {
+    shape: Vec<usize>,
+    ffts: Vec<(usize, ClFft<T>)>,
+    dev: Arc<ClDevice>,
+}
+
+impl<T: ClFloat> GridFfts<T> {
+    pub fn new(dev: &Arc<ClDevice>, shape: &[usize], batch: usize) -> OpenClResult<Self> {
+        Ok(GridFfts {
+            shape: shape.to_vec(),
+            ffts: vec![(batch, ClFft::<T>::new(dev, shape, batch)?)],
+            dev: dev.clone(),
+        })
+    }
+
+    /// The FFTs of `count` stacked grids at `grid` in place, with the sign of `isign`.
+    pub fn exec(&mut self, grid: &ClBuffer<T>, isign: i32, count: usize) -> OpenClResult<()> {
+        let dir = if isign < 0 {
+            FftDirection::Forward
+        } else {
+            FftDirection::Inverse
+        };
+        let i = match self.ffts.iter().position(|(b, _)| *b == count) {
+            Some(i) => i,
+            None => {
+                let fft = ClFft::<T>::new(&self.dev, &self.shape, count)?;
+                self.ffts.push((count, fft));
+                self.ffts.len() - 1
+            }
+        };
+        self.ffts[i].1.execute(grid, grid, dir)
+    }
+}

@@ -6,13 +6,12 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
-use super::fft::{ClFft, ClFloat};
+use super::fft::{ClFloat, GridFfts};
 use super::launch::{
     alloc, build, enqueue, kernel_of, launch, mem, opt_mem, upload, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
 use crate::uniform::ModeOrder;
-use nudt_gen::fft::FftDirection;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
     names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec, GridRole,
@@ -441,15 +440,11 @@ impl<T: ClFloat> FineGrid<T> {
 /// Uniform modes on a fine grid: each mode's grid index and correction 1/ψ̂(k) per dimension,
 /// the FFT of the grid, and the kernels that map between modes and grid.
 pub(crate) struct ClModes<T: ClFloat> {
-    dim: usize,
     modes: [usize; 3],
     n: [usize; 3],
     gi: Vec<Buffer<i32>>,
     cf: Vec<Buffer<T>>,
-    /// The FFTs of stacks of grids, per stack size: the plan's batch, made with the map, and
-    /// any other (a last, partial batch) made when first run.
-    ffts: Vec<(usize, ClFft<T>)>,
-    dev: std::sync::Arc<ClDevice>,
+    ffts: GridFfts<T>,
     to_modes: Kernel,
     to_grid: Kernel,
 }
@@ -476,13 +471,11 @@ impl<T: ClFloat> ClModes<T> {
             cf.push(upload(dev, &c)?);
         }
         Ok(ClModes {
-            dim,
             modes,
             n,
             gi,
             cf,
-            ffts: vec![(batch, ClFft::<T>::new(dev, &n[..dim], batch)?)],
-            dev: dev.clone(),
+            ffts: GridFfts::new(dev, &n[..dim], batch)?,
             to_modes: kernel_of(common, names::GRID_TO_MODES)?,
             to_grid: kernel_of(common, names::MODES_TO_GRID)?,
         })
@@ -516,20 +509,7 @@ impl<T: ClFloat> ClModes<T> {
 
     /// The FFTs of `count` stacked grids at `grid` in place, with the sign of `isign`.
     pub fn fft(&mut self, grid: &Buffer<T>, isign: i32, count: usize) -> OpenClResult<()> {
-        let dir = if isign < 0 {
-            FftDirection::Forward
-        } else {
-            FftDirection::Inverse
-        };
-        let i = match self.ffts.iter().position(|(b, _)| *b == count) {
-            Some(i) => i,
-            None => {
-                let fft = ClFft::<T>::new(&self.dev, &self.n[..self.dim], count)?;
-                self.ffts.push((count, fft));
-                self.ffts.len() - 1
-            }
-        };
-        self.ffts[i].1.execute(grid, grid, dir)
+        self.ffts.exec(grid, isign, count)
     }
 
     /// Corrected modes from `count` stacked transformed grids at `grid` into `modes`.

@@ -27,6 +27,7 @@ mod device;
 mod engine;
 mod error;
 mod fft;
+mod gaussian;
 mod grid;
 mod launch;
 mod plan;

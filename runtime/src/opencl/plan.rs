@@ -14,12 +14,14 @@ use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::cl;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
+use super::gaussian::{GaussDev, GaussWindow};
 use super::grid::{ClSpreadModule, FineGrid};
 use super::launch::{
     alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
     write, zero, Arg, ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::planner::gaussian::GaussGeometry;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{limits, stages};
@@ -53,8 +55,8 @@ pub struct ClOptions {
     /// Transforms per batch (one launch per stage and one FFT for all of them, on as many
     /// work grids); 0 means `min(ntransf, 8)`, as on CUDA ([`crate::planner::limits::gpu_batch`]).
     pub max_batch: usize,
-    /// How type 3 is computed: FINUFFT's scheme, the only one here yet (Gaussian gridding,
-    /// which the CPU and CUDA run, is refused with [`super::OpenClError::NotOnOpenCl`]).
+    /// How type 3 is computed: FINUFFT's scheme (default) or Gaussian gridding, as on every
+    /// backend.
     pub type3: Type3Method,
 }
 
@@ -106,6 +108,8 @@ pub struct ClPlan<T: ClFloat> {
     engine: Engine<T>,
     cmul: Kernel,
     t3: Option<Type3Kernels>,
+    /// The Gaussian-gridding type 3's window and program (`None` for other plans).
+    gauss: Option<GaussWindow>,
     /// Device copies of one batch's inputs and outputs.
     io: Option<(Buffer<T>, Buffer<T>)>,
     /// The spread modules: types 1 and 2, the one grid's; type 3, both grids' for the last
@@ -173,11 +177,6 @@ impl<T: ClFloat> ClPlan<T> {
     crate::entry::plan_entry_points!(ClOptions, super::OpenClError);
 
     fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
-        if problem.type3 == Type3Method::GaussianCapozzoli {
-            return Err(super::OpenClError::NotOnOpenCl(
-                "the Gaussian-gridding type 3",
-            ));
-        }
         let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
         let kernel = sigma::initial_kernel(&problem)?;
         let dev = match opts.device {
@@ -189,6 +188,12 @@ impl<T: ClFloat> ClPlan<T> {
         let common = build(&dev, &common_src)?;
         let want = [opts.spread, opts.interp];
         let batch = limits::gpu_batch(problem.ntransf, opts.max_batch);
+        let gauss = match (ty, problem.type3) {
+            (TransformType::Type3, Type3Method::GaussianCapozzoli) => {
+                Some(GaussWindow::new::<T>(&dev, dim, tol)?)
+            }
+            _ => None,
+        };
         let (engine, module, t3) = if ty == TransformType::Type3 {
             let t3 = Type3Kernels {
                 minmax: kernel_of(&common, names::MINMAX)?,
@@ -220,6 +225,7 @@ impl<T: ClFloat> ClPlan<T> {
             engine,
             cmul: kernel_of(&common, names::CMUL)?,
             t3,
+            gauss,
             io: None,
             module,
             t3_modules: None,
@@ -305,6 +311,10 @@ impl<T: ClFloat> ClPlan<T> {
         };
         let (x, s) = (up(sources)?, up(targets)?);
         let (xr, sr): (Vec<_>, Vec<_>) = (x.iter().collect(), s.iter().collect());
+        if self.gauss.is_some() {
+            let geometry = GaussGeometry::of(self.problem.tol, sources, targets)?;
+            return self.prepare_gaussian(&geometry, &xr, &sr, m, k);
+        }
         self.prepare_type3(&xr, &sr, m, k)
     }
 
@@ -322,7 +332,53 @@ impl<T: ClFloat> ClPlan<T> {
         check_type(3, self.problem.ty)?;
         let m = device_coords(self.problem.dim(), sources, SOURCES)?;
         let k = device_coords(self.problem.dim(), targets, TARGETS)?;
+        if self.gauss.is_some() {
+            let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+            let arrays: Vec<(&Buffer<T>, usize)> = sources
+                .iter()
+                .map(|x| (*x, m))
+                .chain(targets.iter().map(|s| (*s, k)))
+                .collect();
+            let boxes = extents(&self.dev, &t3.minmax, &arrays)?;
+            let (xb, sb) = boxes.split_at(self.problem.dim());
+            let geometry = GaussGeometry::new(self.problem.tol, xb, sb)?;
+            return self.prepare_gaussian(&geometry, sources, targets, m, k);
+        }
         self.prepare_type3(sources, targets, m, k)
+    }
+
+    /// The Gaussian-gridding type 3 set-points: the plan layer's `geometry` for the `m`
+    /// sources `x` and `k` targets `s` on the device, prepared there by [`GaussDev::new`].
+    fn prepare_gaussian(
+        &mut self,
+        geometry: &GaussGeometry,
+        x: &[&Buffer<T>],
+        s: &[&Buffer<T>],
+        m: usize,
+        k: usize,
+    ) -> OpenClResult<()> {
+        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
+            Engine::Gaussian(g) => Some(g),
+            _ => None,
+        };
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+        let win = self.gauss.as_ref().expect("called for Gaussian plans only");
+        let (isign, batch) = (self.problem.isign, self.batch);
+        let g = GaussDev::new(
+            &self.dev,
+            &t3.sources,
+            win,
+            geometry,
+            (x, s),
+            (m, k),
+            isign,
+            batch,
+            old,
+        )?;
+        self.engine = Engine::Gaussian(Box::new(g));
+        (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
+        self.io = None;
+        Ok(())
     }
 
     /// Type 3 set-points from `m` sources `x` and `k` targets `s` on the device.
@@ -433,6 +489,7 @@ impl<T: ClFloat> ClPlan<T> {
         match &self.engine {
             Engine::Uniform(u) => Some((u.grid.points()?, 0)),
             Engine::Type3(t) => Some((t.spread.points()?, t.k)),
+            Engine::Gaussian(g) => Some((g.m, g.k)),
             Engine::Type3Pending => None,
         }
     }
@@ -565,10 +622,19 @@ impl<T: ClFloat> ClPlan<T> {
                 t.cw = alloc::<T>(&self.dev, 2 * targets * self.batch)?;
             }
         }
+        if let Engine::Gaussian(g) = &mut self.engine {
+            let win = self.gauss.as_ref().expect("Gaussian engines have a window");
+            let isign = if adjoint {
+                -self.problem.isign
+            } else {
+                self.problem.isign
+            };
+            return g.execute(&self.dev, win, din, dout, count, isign, adjoint);
+        }
         let mut batch = Batch {
             dev: &self.dev,
             cmul: &self.cmul,
-            engine: &mut self.engine,
+            engine: self.engine.staged().ok_or(NudtError::PointsNotSet)?,
             input: din,
             output: dout,
             count,
@@ -607,6 +673,7 @@ impl<T: ClFloat> ClPlan<T> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.n[..self.problem.dim()].to_vec(),
             Engine::Type3(t) => t.inner.grid.n[..self.problem.dim()].to_vec(),
+            Engine::Gaussian(g) => g.grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }
@@ -644,7 +711,7 @@ impl<T: ClFloat> ClPlan<T> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.methods(),
             Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
-            Engine::Type3Pending => None,
+            Engine::Gaussian(_) | Engine::Type3Pending => None,
         }
     }
 
