@@ -225,6 +225,26 @@ impl BackendOptions {
         self
     }
 
+    /// Sets the GPU backends' bin sides (`None`: the planner's); the CPU's tiles are its own.
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables, unused_mut)
+    )]
+    pub fn with_gpu_bins(mut self, bins: Option<[usize; 3]>) -> Self {
+        on_gpus!(self, o => { o.bins = bins; });
+        self
+    }
+
+    /// Whether the GPU backends take their device's `nudt tune` profile (the default).
+    #[cfg_attr(
+        not(any(feature = "cuda", feature = "opencl")),
+        allow(unused_variables, unused_mut)
+    )]
+    pub fn with_gpu_profiles(mut self, use_profile: bool) -> Self {
+        on_gpus!(self, o => { o.use_profile = use_profile; });
+        self
+    }
+
     /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs a
     /// stack one transform at a time.
     #[cfg_attr(
@@ -510,6 +530,7 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
             device: Some(format!("{} ({})", self.arch().name, self.arch().sm())),
             method: gpu_method(self.transform_type(), self.methods()),
             bins: Some(self.bins()),
+            profile: self.profile().map(|p| p.display().to_string()),
             device_times: self
                 .timings()
                 .ok()
@@ -546,6 +567,7 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
             device: Some(format!("{} ({})", d.name, d.platform)),
             method: gpu_method(self.transform_type(), self.methods()),
             bins: Some(self.bins()),
+            profile: self.profile().map(|p| p.display().to_string()),
             ..PlanReport::default()
         }
     }

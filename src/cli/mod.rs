@@ -13,8 +13,7 @@ mod problem;
 mod profile;
 mod transform;
 mod tune;
-#[cfg(feature = "cuda")]
-mod tune_cuda;
+mod tune_gpu;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use nudt::gen::gpu::GpuArch;

@@ -3,6 +3,7 @@
 //! prints what it tried and chose, and saves a profile.
 
 use super::profile::{self, Choice, Profile, Trial};
+use super::transform::BackendArg;
 use super::{
     describe_arch, describe_gpu, fail, fmt_time, median, outln, parse_threads, probe_gpu,
     strategy_name, Result, Rng,
@@ -22,14 +23,16 @@ use std::time::Instant;
   nudt tune --output my.toml         save the profile elsewhere
   nudt gen --target rust --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels
   nudt tune --backend cuda --quick   the GPU's bins and methods (a build with --features cuda)
+  nudt tune --backend opencl --quick the same on the first OpenCL device (--features opencl)
 
 For each dimension it times type 1 (spreading) under both schedules and several tile sides,
 type 2 (interpolation) under each tile side, and upsampling 1.25 against 2, each as the median
 of a few plan + setpts + execute runs. It keeps the fastest type 1 + type 2 total.
-With --backend cuda it times each GPU spreading and interpolation method with its bins and
-with each bin side halved and doubled (types 1 and 2, f32 and f64, GPU time of set-points +
-execute) and keeps, per kind of plan, the fastest where it beats the planner's choice by 3%;
-CUDA plans on that GPU model then take it (CudaOptions::use_profile).")]
+With --backend cuda or opencl it times each GPU spreading and interpolation method with its
+bins and with each bin side halved and doubled (types 1 and 2, f32 and f64, set-points +
+execute: GPU time on CUDA, wall time on OpenCL) and keeps, per kind of plan, the fastest where
+it beats the planner's choice by 3%; plans of that backend on that device model then take it
+(use_profile in CudaOptions and ClOptions).")]
 pub struct Args {
     /// Smaller problems and fewer repeats (well under a minute on 2 cores)
     #[arg(long)]
@@ -46,15 +49,13 @@ pub struct Args {
     /// Print the table only; save nothing
     #[arg(long)]
     no_save: bool,
-    /// What to tune: this machine's CPU code, or the CUDA backend on GPU 0
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    backend: Backend,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Backend {
-    Cpu,
-    Cuda,
+    /// What to tune: this machine's CPU code, or a GPU backend on its first device
+    #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
+    backend: BackendArg,
+    /// Points of each GPU problem (default 10^7, with --quick 10^6); the modes stay
+    /// (10^6 in 1-D, 1000² in 2-D, 100³ in 3-D)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub(super) points: Option<u64>,
 }
 
 impl Args {
@@ -204,13 +205,8 @@ struct Row {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    if args.backend == Backend::Cuda {
-        #[cfg(feature = "cuda")]
-        return super::tune_cuda::run(&args);
-        #[cfg(not(feature = "cuda"))]
-        return Err(fail!(
-            "--backend cuda: this build has no CUDA backend; build with `--features cuda`"
-        ));
+    if args.backend != BackendArg::Cpu {
+        return super::tune_gpu::run(&args, args.backend.get());
     }
     let arch = nudt::plan::this_machine().clone();
     let dims = args.dims();

@@ -216,6 +216,33 @@ impl GpuSpreadSpec {
         })
     }
 
+    /// The same spec with the caller's bin sides (`bins[d]` for each dimension: a tuning
+    /// profile's, or an option's), or why they cannot be: a side of 0, or a padded bin box
+    /// (the SM methods' block) above `limit` bytes of local memory.
+    pub fn with_bins(mut self, bins: &[usize], limit: usize) -> Result<Self, String> {
+        let (w, dim) = (self.kernel.width, self.dim);
+        let refuse = |why: String| Err(format!("bins {bins:?} at width {w}: {why}"));
+        if bins.len() != dim || bins.contains(&0) {
+            return refuse(format!("{dim} sides of at least 1 expected"));
+        }
+        let bytes = bins
+            .iter()
+            .try_fold(2 * scalar_bytes(self.precision), |a, &b| {
+                b.checked_add(w - 1).and_then(|p| a.checked_mul(p))
+            });
+        match bytes {
+            Some(b) if b <= limit => {
+                self.bins = std::array::from_fn(|d| bins.get(d).copied().unwrap_or(1));
+                Ok(self)
+            }
+            Some(b) => refuse(format!(
+                "the padded box needs {b} bytes of local memory per block, above this device's \
+                 {limit}"
+            )),
+            None => refuse("the padded box overflows".into()),
+        }
+    }
+
     /// The same spec with bins shaped for a grid that is spread onto (type 1) rather than
     /// interpolated from, by the output-driven method with its box in registers. Every thread
     /// of a block looks at every point of its bin, so few pencils pay, and short ones: a

@@ -246,30 +246,6 @@ pub(crate) struct FineGrid<T> {
     _t: std::marker::PhantomData<T>,
 }
 
-/// Bin sides asked for in `CudaOptions::bins`, checked: each at least 1, and the padded box
-/// of one bin (`bin + w − 1` per side, complex `T`) within the `limit` bytes of shared memory a
-/// block can have, which also keeps every later product of them in range.
-fn user_bins<T: CudaFloat>(bins: &[usize], width: usize, limit: usize) -> CudaResult<[usize; 3]> {
-    let refuse = |why: String| {
-        Err(CudaError::Unsupported(format!(
-            "bins {bins:?} at width {width}: {why}"
-        )))
-    };
-    if bins.contains(&0) {
-        return refuse("every side must be at least 1".into());
-    }
-    let bytes = bins.iter().try_fold(2 * std::mem::size_of::<T>(), |a, &b| {
-        b.checked_add(width - 1).and_then(|p| a.checked_mul(p))
-    });
-    match bytes {
-        Some(b) if b <= limit => Ok(std::array::from_fn(|d| bins.get(d).copied().unwrap_or(1))),
-        Some(b) => refuse(format!(
-            "the padded box needs {b} bytes of shared memory per block, above this GPU's {limit}"
-        )),
-        None => refuse("the padded box overflows".into()),
-    }
-}
-
 /// A grid's compiled spread module and the methods it allows, which do not depend on the
 /// grid's size: made at plan creation, also for type 3, whose grids are sized only in
 /// set-points (from the points' extents) and then take their module ready.
@@ -306,7 +282,9 @@ impl GridModule {
         let limit = local.per_block.max(48 << 10);
         let mut spec = GpuSpreadSpec::new(dim, kernel, T::PRECISION, arch)?.for_role(role, local);
         if let Some(b) = bins {
-            spec.bins = user_bins::<T>(&b[..dim], kernel.width, limit)?;
+            spec = spec
+                .with_bins(&b[..dim], limit)
+                .map_err(CudaError::Unsupported)?;
         }
         let src = nudt_gen::gpu::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");

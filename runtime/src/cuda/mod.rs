@@ -47,7 +47,6 @@ mod gaussian;
 mod grid_fft;
 mod memory;
 mod plan;
-pub mod profile;
 
 pub use crate::planner::limits::MAX_BATCH;
 pub use cudarc;
@@ -63,6 +62,14 @@ pub use fft_gen::GenFft;
 pub use grid_fft::FftEngine;
 pub use nudt_gen::gpu::{GpuArch, GpuMethod};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings};
+
+/// The key of `arch`'s GPU model in tuning profiles ([`crate::planner::gpu_profile`]): name,
+/// architecture and multiprocessors (two boards of one name but different SM counts tune
+/// apart).
+pub fn profile_key(arch: &GpuArch) -> String {
+    let raw = format!("{}-{}-{}sm", arch.name, arch.sm(), arch.sm_count);
+    crate::planner::gpu_profile::device_key(&raw)
+}
 
 use crate::float::Float;
 use cudarc::cufft::result::CufftError;

@@ -12,10 +12,10 @@ use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::planner::gaussian::GaussGeometry;
-use crate::planner::limits;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::{gpu_profile, limits};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
@@ -58,7 +58,7 @@ pub struct CudaOptions {
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
-    /// Take this GPU's `nudt tune --backend cuda` profile ([`super::profile`]), when there
+    /// Take this GPU's `nudt tune --backend cuda` profile ([`gpu_profile`]), when there
     /// is one, for the bins and method of type 1 and 2 plans whose options leave both open
     /// (not with an `arch` override).
     pub use_profile: bool,
@@ -321,26 +321,13 @@ impl<T: CudaFloat> CudaPlan<T> {
         } else {
             None
         };
-        // This GPU's tuned bins and method, where the options leave both to the planner (the
-        // bins were measured with the method).
-        let (mut bins, mut spread, mut interp) = (opts.bins, opts.spread, opts.interp);
-        let mut profile = None;
-        let tuned = (opts.use_profile && opts.arch.is_none())
-            .then(|| super::profile::for_gpu(&arch))
-            .flatten()
-            .and_then(|(path, p)| Some((path, p.choice(dim, ty, T::PRECISION)?)));
-        if let Some((path, c)) = tuned {
-            let method = if ty == TransformType::Type1 {
-                &mut spread
-            } else {
-                &mut interp
-            };
-            if bins.is_none() && method.is_none() {
-                bins = Some(c.bins());
-                *method = Some(c.method());
-                profile = Some(path);
-            }
-        }
+        let (mut bins, mut methods) = (opts.bins, [opts.spread, opts.interp]);
+        let read = (opts.use_profile && opts.arch.is_none())
+            .then(|| gpu_profile::for_device("cuda", &super::profile_key(&arch)))
+            .flatten();
+        let kind = (dim, ty, T::PRECISION);
+        let profile = gpu_profile::tuned(read, kind, &mut bins, &mut methods);
+        let [spread, interp] = methods;
         let choice = ModuleChoice {
             bins,
             spread,

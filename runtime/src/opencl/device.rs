@@ -20,6 +20,8 @@ pub struct ClDeviceInfo {
     pub max_work_group: usize,
     /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
     pub local_mem: usize,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS` (a GPU's multiprocessors, a CPU's cores).
+    pub compute_units: usize,
     /// Whether `cl_khr_fp64` is present.
     pub fp64: bool,
     /// Whether the compiler takes inline PTX with floating-point reductions: NVIDIA's
@@ -36,6 +38,13 @@ impl ClDeviceInfo {
             fp64: self.fp64,
             ptx: self.ptx,
         }
+    }
+
+    /// The key of this device model in tuning profiles ([`crate::planner::gpu_profile`]):
+    /// platform, name and compute units.
+    pub fn profile_key(&self) -> String {
+        let raw = format!("{}-{}-{}cu", self.platform, self.name, self.compute_units);
+        crate::planner::gpu_profile::device_key(&raw)
     }
 
     /// The limits the FFT generator plans for.
@@ -145,6 +154,7 @@ impl ClDevice {
                 .max_work_group_size()
                 .map_err(cl("clGetDeviceInfo"))?,
             local_mem: device.local_mem_size().map_err(cl("clGetDeviceInfo"))? as usize,
+            compute_units: device.max_compute_units().map_err(cl("clGetDeviceInfo"))? as usize,
             fp64: has("cl_khr_fp64"),
             ptx,
             driver: device.driver_version().map_err(cl("clGetDeviceInfo"))?,

@@ -38,17 +38,28 @@ pub(crate) struct ClSpreadModule {
 }
 
 impl ClSpreadModule {
-    /// The module of `dim`-D grids for `kernel` in `precision` on `dev`, shaped for `role`.
+    /// The module of `dim`-D grids for `kernel` in `precision` on `dev`, its bins shaped for
+    /// `role` unless `bins` gives them.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Arc<ClDevice>,
         dim: usize,
         kernel: KernelSpec,
         precision: Precision,
         role: GridRole,
+        bins: Option<[usize; 3]>,
         want: [Option<GpuMethod>; 2],
     ) -> OpenClResult<Self> {
         let local = dev.info.local_memory();
-        let spec = GpuSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
+        let mut spec = GpuSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
+        if let Some(b) = bins {
+            spec =
+                spec.with_bins(&b[..dim], local.per_block)
+                    .map_err(|why| OpenClError::Method {
+                        device: dev.info.name.clone(),
+                        why,
+                    })?;
+        }
         let dialect = dev.info.dialect();
         let src = spread_module_in(&spec, dialect).map_err(|e| dev.refusal(e))?;
         let program = build(dev, &src)?;

@@ -24,7 +24,7 @@ use crate::error::NudtError;
 use crate::planner::gaussian::GaussGeometry;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{limits, stages};
+use crate::planner::{gpu_profile, limits, stages};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::{
@@ -35,6 +35,7 @@ use num_complex::Complex;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Options of an OpenCL plan; the defaults are what a FINUFFT user expects.
@@ -52,6 +53,12 @@ pub struct ClOptions {
     pub spread: Option<GpuMethod>,
     /// The interpolation method (GM-sort or SM); `None` chooses per point set.
     pub interp: Option<GpuMethod>,
+    /// Bin sides of the sort and the SM methods (1 for unused dimensions); `None` takes the
+    /// planner's for the kernel and the device's local memory.
+    pub bins: Option<[usize; 3]>,
+    /// Take this device's `nudt tune --backend opencl` profile ([`gpu_profile`]), when there
+    /// is one, for the bins and method of type 1 and 2 plans whose options leave both open.
+    pub use_profile: bool,
     /// Transforms per batch (one launch per stage and one FFT for all of them, on as many
     /// work grids); 0 means `min(ntransf, 8)`, as on CUDA ([`crate::planner::limits::gpu_batch`]).
     pub max_batch: usize,
@@ -69,6 +76,8 @@ impl Default for ClOptions {
             device: None,
             spread: None,
             interp: None,
+            bins: None,
+            use_profile: true,
             max_batch: 0,
             type3: Type3Method::Finufft,
         }
@@ -100,8 +109,11 @@ pub struct ClPlan<T: ClFloat> {
     kernel: KernelSpec,
     /// The tolerance `kernel` was chosen for (type 3: a stage's share).
     kernel_tol: f64,
-    /// The spreading and interpolation methods asked for.
+    /// The spreading and interpolation methods and the bins asked for (or tuned).
     want: [Option<GpuMethod>; 2],
+    bins: Option<[usize; 3]>,
+    /// The tuning profile whose bins and method the plan took, if any.
+    profile: Option<&'static Path>,
     mode_order: ModeOrder,
     /// Transforms per batch.
     batch: usize,
@@ -186,7 +198,12 @@ impl<T: ClFloat> ClPlan<T> {
         let common_src =
             common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
         let common = build(&dev, &common_src)?;
-        let want = [opts.spread, opts.interp];
+        let (mut bins, mut want) = (opts.bins, [opts.spread, opts.interp]);
+        let read = opts
+            .use_profile
+            .then(|| gpu_profile::for_device("opencl", &dev.info.profile_key()))
+            .flatten();
+        let profile = gpu_profile::tuned(read, (dim, ty, T::PRECISION), &mut bins, &mut want);
         let batch = limits::gpu_batch(problem.ntransf, opts.max_batch);
         let gauss = match (ty, problem.type3) {
             (TransformType::Type3, Type3Method::GaussianCapozzoli) => {
@@ -203,14 +220,8 @@ impl<T: ClFloat> ClPlan<T> {
             (Engine::Type3Pending, None, Some(t3))
         } else {
             let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
-            let module = ClSpreadModule::new(
-                &dev,
-                dim,
-                kernel,
-                T::PRECISION,
-                stages::uniform_role(ty),
-                want,
-            )?;
+            let role = stages::uniform_role(ty);
+            let module = ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, role, bins, want)?;
             let grids = (pad3(&problem.modes), pad3(&n));
             let u = UniformDev::new(&dev, &module, &common, grids, opts.mode_order, batch)?;
             (Engine::Uniform(Box::new(u)), Some(module), None)
@@ -220,6 +231,8 @@ impl<T: ClFloat> ClPlan<T> {
             kernel,
             kernel_tol: tol,
             want,
+            bins,
+            profile,
             mode_order: opts.mode_order,
             batch,
             engine,
@@ -257,26 +270,20 @@ impl<T: ClFloat> ClPlan<T> {
             return Ok(());
         };
         let (dev, dim, ty) = (&self.dev, self.problem.dim(), self.problem.ty);
-        let built = ClSpreadModule::new(
-            dev,
-            dim,
-            kernel,
-            T::PRECISION,
-            stages::uniform_role(ty),
-            self.want,
-        )
-        .and_then(|module| {
-            let grids = (pad3(&self.problem.modes), pad3(&n));
-            let u = UniformDev::new(
-                dev,
-                &module,
-                &self.common,
-                grids,
-                self.mode_order,
-                self.batch,
-            )?;
-            Ok((module, u))
-        });
+        let role = stages::uniform_role(ty);
+        let built = ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, self.bins, self.want)
+            .and_then(|module| {
+                let grids = (pad3(&self.problem.modes), pad3(&n));
+                let u = UniformDev::new(
+                    dev,
+                    &module,
+                    &self.common,
+                    grids,
+                    self.mode_order,
+                    self.batch,
+                )?;
+                Ok((module, u))
+            });
         if let Ok((module, u)) = built {
             self.engine = Engine::Uniform(Box::new(u));
             self.module = Some(module);
@@ -413,7 +420,8 @@ impl<T: ClFloat> ClPlan<T> {
         // The modules are the last point sets' where the kernel is theirs.
         if self.t3_modules.as_ref().is_none_or(|t| t.kernel != kernel) {
             self.t3_modules = None;
-            self.t3_modules = Some(Type3Modules::new::<T>(&dev, dim, kernel, self.want)?);
+            let choice = (self.bins, self.want);
+            self.t3_modules = Some(Type3Modules::new::<T>(&dev, dim, kernel, choice)?);
         }
         let mods = self.t3_modules.as_ref().expect("made above");
         let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
@@ -715,6 +723,12 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
+    /// The `nudt tune --backend opencl` profile whose bins and method this plan took, if any
+    /// ([`ClOptions::use_profile`]).
+    pub fn profile(&self) -> Option<&'static Path> {
+        self.profile
+    }
+
     /// The device the plan runs on.
     pub fn device(&self) -> &Arc<ClDevice> {
         &self.dev
@@ -736,9 +750,9 @@ impl Type3Modules {
         dev: &Arc<ClDevice>,
         dim: usize,
         kernel: KernelSpec,
-        want: [Option<GpuMethod>; 2],
+        (bins, want): (Option<[usize; 3]>, [Option<GpuMethod>; 2]),
     ) -> OpenClResult<Self> {
-        let module = |role| ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, want);
+        let module = |role| ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, bins, want);
         let (qz, qw) = fourier_quadrature(&kernel);
         Ok(Type3Modules {
             kernel,

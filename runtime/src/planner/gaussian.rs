@@ -164,6 +164,7 @@ impl GaussGeometry {
     }
 
     /// `f` of each axis, padded to three dimensions with `pad` (the GPU kernels' arguments).
+    #[cfg(any(feature = "cuda", feature = "opencl"))]
     pub(crate) fn per_axis<V: Copy>(&self, f: impl Fn(&Axis) -> V, pad: V) -> [V; 3] {
         std::array::from_fn(|d| self.axes.get(d).map_or(pad, &f))
     }

@@ -10,10 +10,12 @@
 //!
 //! The order of the files is the order of planning: [`limits`] (what every backend accepts),
 //! [`validate`] (the checks), [`sigma`] (kernel and upsampling), [`type3`] (type 3's grids),
-//! [`recipe`] (the result); [`gaussian`] is the Gaussian-gridding type 3's geometry. Executing follows [`stages`]: the sequences of types 1, 2 and
+//! [`recipe`] (the result); [`gaussian`] is the Gaussian-gridding type 3's geometry; [`gpu_profile`] what `nudt tune`
+//! chose on a GPU. Executing follows [`stages`]: the sequences of types 1, 2 and
 //! 3, forward and adjoint, over the few steps each backend implements.
 
 pub(crate) mod gaussian;
+pub mod gpu_profile;
 pub mod limits;
 pub mod recipe;
 pub mod sigma;

@@ -1,11 +1,12 @@
-//! CUDA tuning profiles: what `nudt tune --backend cuda` measured and chose on one GPU model,
-//! as TOML beside the CPU profiles (`cache_dir()/cuda-<gpu key>.toml`). A plan for that GPU
-//! reads it once per process and takes its bins and method for whatever its options leave to
-//! the planner ([`super::CudaOptions::use_profile`]); types 1 and 2 only, since type 3 sizes
-//! its grids from the points.
+//! GPU tuning profiles, one format for CUDA and OpenCL: what `nudt tune --backend cuda|opencl`
+//! measured and chose on one device model, as TOML beside the CPU profiles
+//! (`cache_dir()/<backend>-<device key>.toml`). A plan on that device reads it once per
+//! process and takes its bins and method for whatever its options leave to the planner
+//! ([`tuned`]; `use_profile` in either backend's options); types 1 and 2 only, since type 3
+//! sizes its grids from the points.
 
 use crate::profile::cache_dir;
-use nudt_gen::gpu::{GpuArch, GpuMethod};
+use nudt_gen::gpu::GpuMethod;
 use nudt_gen::{Precision, TransformType};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -16,25 +17,25 @@ use std::sync::{Mutex, OnceLock};
 pub const FORMAT: u32 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CudaProfile {
+pub struct GpuProfile {
     pub format: u32,
     /// nudt version that wrote it.
     pub nudt: String,
-    /// [`gpu_key`] of the GPU it was tuned on.
+    /// The [`device_key`] of the device it was tuned on.
     pub gpu: String,
     pub created_unix: u64,
     pub quick: bool,
     /// One choice per (dimension, type, precision) tuned.
     #[serde(default)]
-    pub choice: Vec<CudaChoice>,
+    pub choice: Vec<GpuChoice>,
     /// Every configuration timed, for the record.
     #[serde(default)]
-    pub trial: Vec<CudaTrial>,
+    pub trial: Vec<GpuTrial>,
 }
 
 /// What was chosen for one kind of plan, and the numbers behind it.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CudaChoice {
+pub struct GpuChoice {
     pub dim: usize,
     #[serde(rename = "type")]
     pub ty: u8,
@@ -53,7 +54,7 @@ pub struct CudaChoice {
 
 /// One timed configuration.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CudaTrial {
+pub struct GpuTrial {
     pub dim: usize,
     #[serde(rename = "type")]
     pub ty: u8,
@@ -71,8 +72,8 @@ pub fn method_named(name: &str) -> Option<GpuMethod> {
         .find(|m| m.name() == name)
 }
 
-impl CudaChoice {
-    /// The chosen method (validated by [`CudaProfile::parse`]).
+impl GpuChoice {
+    /// The chosen method (validated by [`GpuProfile::parse`]).
     pub fn method(&self) -> GpuMethod {
         method_named(&self.method).unwrap_or(GpuMethod::GmSort)
     }
@@ -90,14 +91,14 @@ fn precision_name(p: Precision) -> &'static str {
     }
 }
 
-impl CudaProfile {
+impl GpuProfile {
     /// The choice for `dim`-D plans of type `ty` in `precision`.
     pub fn choice(
         &self,
         dim: usize,
         ty: TransformType,
         precision: Precision,
-    ) -> Option<&CudaChoice> {
+    ) -> Option<&GpuChoice> {
         let t = match ty {
             TransformType::Type1 => 1,
             TransformType::Type2 => 2,
@@ -108,15 +109,20 @@ impl CudaProfile {
             .find(|c| c.dim == dim && c.ty == t && c.precision == precision_name(precision))
     }
 
-    /// Reads a profile from TOML and checks what plans would act on; the error says what is
-    /// wrong, for the caller to put in front of the file's name.
-    pub fn parse(text: &str) -> Result<CudaProfile, String> {
-        let p: CudaProfile = toml::from_str(text)
-            .map_err(|e| format!("not a nudt CUDA tuning profile ({})", e.message().trim()))?;
+    /// Reads a profile of `backend` ("cuda" or "opencl") from TOML and checks what plans
+    /// would act on; the error says what is wrong, for the caller to put in front of the
+    /// file's name.
+    pub fn parse(text: &str, backend: &str) -> Result<GpuProfile, String> {
+        let p: GpuProfile = toml::from_str(text).map_err(|e| {
+            format!(
+                "not a nudt {backend} tuning profile ({})",
+                e.message().trim()
+            )
+        })?;
         if p.format != FORMAT {
             return Err(format!(
-                "CUDA profile format {} is not supported (expected {FORMAT}); run `nudt tune \
-                 --backend cuda` again",
+                "{backend} profile format {} is not supported (expected {FORMAT}); run `nudt \
+                 tune --backend {backend}` again",
                 p.format
             ));
         }
@@ -144,21 +150,22 @@ impl CudaProfile {
         Ok(p)
     }
 
-    /// The profile as TOML, behind a comment naming the GPU.
-    pub fn to_toml(&self) -> Result<String, String> {
+    /// The profile as TOML, behind a comment naming the device and `backend`.
+    pub fn to_toml(&self, backend: &str) -> Result<String, String> {
         let body = toml::to_string(self).map_err(|e| e.to_string())?;
         Ok(format!(
-            "# nudt CUDA tuning profile for {} — written by `nudt tune --backend cuda`; plans \
-             on this GPU read it.\n\n{body}",
+            "# nudt {backend} tuning profile for {} — written by `nudt tune --backend \
+             {backend}`; plans on this device read it.\n\n{body}",
             self.gpu
         ))
     }
 }
 
-/// A GPU model's profile key: name, architecture and multiprocessors (two boards of one name
-/// but different SM counts tune apart), in lower case with runs of anything else as `-`.
-pub fn gpu_key(arch: &GpuArch) -> String {
-    let raw = format!("{}-{}-{}sm", arch.name, arch.sm(), arch.sm_count).to_lowercase();
+/// A device model's profile key from its description `raw` (a backend's: name and what
+/// tells boards of one name apart, such as their multiprocessors), in lower case with runs of
+/// anything else as `-`, so that it can name a file.
+pub fn device_key(raw: &str) -> String {
+    let raw = raw.to_lowercase();
     let mut key = String::new();
     for c in raw.chars() {
         if c.is_ascii_alphanumeric() {
@@ -170,43 +177,64 @@ pub fn gpu_key(arch: &GpuArch) -> String {
     key.trim_matches('-').to_string()
 }
 
-/// Where the profile of `arch` lives by default.
-pub fn default_path(arch: &GpuArch) -> Option<PathBuf> {
-    cache_dir().map(|d| d.join(format!("cuda-{}.toml", gpu_key(arch))))
+/// Where the profile of the device `key` on `backend` lives by default.
+pub fn default_path(backend: &str, key: &str) -> Option<PathBuf> {
+    cache_dir().map(|d| d.join(format!("{backend}-{key}.toml")))
 }
 
-/// The profile of `arch`'s GPU and its path, read once per process and GPU key. A missing,
-/// unreadable, invalid or foreign profile counts as none: plans then plan by their own
-/// rules, exactly as if `nudt tune --backend cuda` had never run.
-pub fn for_gpu(arch: &GpuArch) -> Option<(&'static Path, &'static CudaProfile)> {
-    type Read = Option<(&'static Path, &'static CudaProfile)>;
+/// The profile of the device `key` on `backend` and its path, read once per process and
+/// device. A missing, unreadable, invalid or foreign profile counts as none: plans then plan
+/// by their own rules, exactly as if `nudt tune` had never run.
+pub fn for_device(backend: &str, key: &str) -> Option<(&'static Path, &'static GpuProfile)> {
+    type Read = Option<(&'static Path, &'static GpuProfile)>;
     static PROFILES: OnceLock<Mutex<HashMap<String, Read>>> = OnceLock::new();
-    let key = gpu_key(arch);
     let mut seen = PROFILES
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    *seen.entry(key.clone()).or_insert_with(|| {
-        let path = default_path(arch)?;
+    *seen.entry(format!("{backend}-{key}")).or_insert_with(|| {
+        let path = default_path(backend, key)?;
         let text = std::fs::read_to_string(&path).ok()?;
-        let p = CudaProfile::parse(&text).ok().filter(|p| p.gpu == key)?;
-        // Leaked once per GPU model and process, as the CPU profile's static.
+        let p = GpuProfile::parse(&text, backend)
+            .ok()
+            .filter(|p| p.gpu == key)?;
+        // Leaked once per device model and process, as the CPU profile's static.
         Some((Box::leak(path.into_boxed_path()), Box::leak(Box::new(p))))
     })
+}
+
+/// The bins and methods a GPU plan runs with: the options' (`bins`, and `methods` for
+/// spreading and interpolation), else, where the options leave both the bins and the step's
+/// method to the planner, the tuned choice for the plan's kind in `profile` (the bins were
+/// measured with the method). Returns the profile's path where it was taken.
+pub fn tuned(
+    profile: Option<(&'static Path, &'static GpuProfile)>,
+    (dim, ty, precision): (usize, TransformType, Precision),
+    bins: &mut Option<[usize; 3]>,
+    methods: &mut [Option<GpuMethod>; 2],
+) -> Option<&'static Path> {
+    let (path, p) = profile?;
+    let c = p.choice(dim, ty, precision)?;
+    let method = &mut methods[usize::from(ty != TransformType::Type1)];
+    if bins.is_some() || method.is_some() {
+        return None;
+    }
+    (*bins, *method) = (Some(c.bins()), Some(c.method()));
+    Some(path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sample() -> CudaProfile {
-        CudaProfile {
+    fn sample() -> GpuProfile {
+        GpuProfile {
             format: FORMAT,
             nudt: "0.1.0".into(),
-            gpu: gpu_key(&GpuArch::h100()),
+            gpu: device_key("NVIDIA H100 80GB HBM3-sm_90-132sm"),
             created_unix: 1,
             quick: true,
-            choice: vec![CudaChoice {
+            choice: vec![GpuChoice {
                 dim: 3,
                 ty: 1,
                 precision: "f32".into(),
@@ -215,7 +243,7 @@ mod tests {
                 ms: 31.0,
                 default_ms: 35.0,
             }],
-            trial: vec![CudaTrial {
+            trial: vec![GpuTrial {
                 dim: 3,
                 ty: 1,
                 precision: "f32".into(),
@@ -230,7 +258,7 @@ mod tests {
     #[test]
     fn round_trips_through_toml_and_is_found_by_kind() {
         let p = sample();
-        let q = CudaProfile::parse(&p.to_toml().unwrap()).unwrap();
+        let q = GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda").unwrap();
         assert_eq!(q, p);
         let c = q
             .choice(3, TransformType::Type1, Precision::F32)
@@ -245,23 +273,44 @@ mod tests {
     fn bad_choices_are_refused_by_name() {
         let mut p = sample();
         p.choice[0].method = "sideways".into();
-        let e = CudaProfile::parse(&p.to_toml().unwrap()).unwrap_err();
+        let e = GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda").unwrap_err();
         assert!(e.contains("method") && e.contains("sideways"), "{e}");
         let mut p = sample();
         p.choice[0].bins = vec![8, 0, 4];
-        assert!(CudaProfile::parse(&p.to_toml().unwrap())
+        assert!(GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda")
             .unwrap_err()
             .contains("bins"));
         let mut p = sample();
         p.choice[0].precision = "f16".into();
-        assert!(CudaProfile::parse(&p.to_toml().unwrap())
+        assert!(GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda")
             .unwrap_err()
             .contains("precision"));
-        assert!(CudaProfile::parse("format = 1\n").is_err());
+        assert!(GpuProfile::parse("format = 1\n", "opencl").is_err());
     }
 
     #[test]
-    fn gpu_keys_are_file_name_safe() {
-        assert_eq!(gpu_key(&GpuArch::h100()), "nvidia-h100-sm-90-132sm");
+    fn device_keys_are_file_name_safe() {
+        let key = device_key("NVIDIA H100 80GB HBM3-sm_90-132sm");
+        assert_eq!(key, "nvidia-h100-80gb-hbm3-sm-90-132sm");
+    }
+
+    #[test]
+    fn a_profile_fills_only_what_the_options_leave() {
+        let p: &'static GpuProfile = Box::leak(Box::new(sample()));
+        let read = Some((Path::new("p.toml"), p));
+        let kind = (3, TransformType::Type1, Precision::F32);
+        let (mut bins, mut methods) = (None, [None, None]);
+        assert!(tuned(read, kind, &mut bins, &mut methods).is_some());
+        assert_eq!(
+            (bins, methods[0]),
+            (Some([8, 4, 4]), Some(GpuMethod::OutputDriven))
+        );
+        let (mut bins, mut methods) = (Some([2, 2, 2]), [None, None]);
+        assert!(tuned(read, kind, &mut bins, &mut methods).is_none());
+        assert_eq!((bins, methods[0]), (Some([2, 2, 2]), None));
+        let (mut bins, mut methods) = (None, [None, Some(GpuMethod::Sm)]);
+        let t2 = (3, TransformType::Type2, Precision::F32);
+        assert!(tuned(read, t2, &mut bins, &mut methods).is_none());
+        assert_eq!(bins, None);
     }
 }

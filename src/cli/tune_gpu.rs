@@ -1,15 +1,19 @@
-//! `nudt tune --backend cuda`: times each spreading (type 1) and interpolation (type 2)
-//! method with its default bins and with each side halved and doubled, on one representative
-//! problem per dimension and precision, and saves the fastest (set-points + execute, GPU
-//! time) where it beats the planner's own choice, in this GPU's profile.
+//! `nudt tune --backend cuda|opencl`: times each spreading (type 1) and interpolation (type
+//! 2) method with its default bins and with each side halved and doubled, on one
+//! representative problem per dimension and precision, and saves the fastest (set-points +
+//! execute) where it beats the planner's own choice, in the device's profile
+//! ([`nudt::planner::gpu_profile`], one format for both backends). Plans are made through the
+//! one plan interface, so both backends are tuned by the same code.
 
 use super::tune::{uniform_problem, Args};
-use super::{describe_gpu, fail, median, outln, Context, Result, Rng};
-use nudt::cuda::profile::{self, CudaChoice, CudaProfile, CudaTrial};
-use nudt::cuda::{CudaFloat, CudaOptions, CudaPlan, GpuMethod};
+use super::{fail, median, outln, Context, Result, Rng};
+use nudt::backend::{Backend, BackendError, BackendFloat, BackendOptions};
+use nudt::gen::gpu::GpuMethod;
 use nudt::gen::Precision;
 use nudt::num_complex::Complex;
+use nudt::planner::gpu_profile::{self, GpuChoice, GpuProfile, GpuTrial};
 use nudt::TransformType;
+use std::time::Instant;
 
 /// Tolerances of the representative problems: where cuFINUFFT's benchmarks run each
 /// precision.
@@ -19,9 +23,9 @@ const TOL_F32: f64 = 1e-5;
 const MARGIN: f64 = 0.03;
 
 /// A representative problem of one dimension: modes and points (`benches/gpu_compare.sh`'s
-/// sizes; a tenth of the points with `--quick`).
-fn workload(dim: usize, quick: bool) -> (Vec<usize>, usize) {
-    let m = if quick { 1_000_000 } else { 10_000_000 };
+/// sizes; a tenth of the points with `--quick`, or `--points`).
+fn workload(dim: usize, quick: bool, points: Option<usize>) -> (Vec<usize>, usize) {
+    let m = points.unwrap_or(if quick { 1_000_000 } else { 10_000_000 });
     match dim {
         1 => (vec![1_000_000], m),
         2 => (vec![1000, 1000], m),
@@ -72,7 +76,7 @@ impl Row {
 }
 
 /// The problem's data in `T`.
-struct Problem<T: CudaFloat> {
+struct Problem<T: BackendFloat> {
     modes: Vec<usize>,
     x: Vec<Vec<T>>,
     c: Vec<Complex<T>>,
@@ -80,8 +84,8 @@ struct Problem<T: CudaFloat> {
 }
 
 impl Problem<f64> {
-    fn new(dim: usize, quick: bool, rng: &mut Rng) -> Self {
-        let (modes, m) = workload(dim, quick);
+    fn new(dim: usize, args: &Args, rng: &mut Rng) -> Self {
+        let (modes, m) = workload(dim, args.quick, args.points.map(|p| p as usize));
         let (x, c, f) = uniform_problem(&modes, m, rng);
         Problem { modes, x, c, f }
     }
@@ -106,21 +110,37 @@ impl Problem<f64> {
     }
 }
 
-impl<T: CudaFloat> Problem<T> {
-    /// Median GPU milliseconds (set-points, execute) of `repeats` runs on one plan, after one
+/// Whether `e` is a configuration the device cannot hold (bins beyond its local memory, a
+/// method its blocks do not fit), which the tuner passes over.
+fn refused(e: &BackendError) -> bool {
+    match e {
+        #[cfg(feature = "cuda")]
+        BackendError::Cuda(nudt::cuda::CudaError::Unsupported(_)) => true,
+        #[cfg(feature = "opencl")]
+        BackendError::OpenCl(nudt::opencl::OpenClError::Method { .. }) => true,
+        _ => false,
+    }
+}
+
+impl<T: BackendFloat> Problem<T> {
+    /// Median milliseconds (set-points, execute) of `repeats` runs on one plan, after one
     /// unmeasured run (a plan's first set-points allocates), with the bins and method used;
-    /// `None` where the plan refuses the configuration (a bin box beyond shared memory).
+    /// `None` where the plan refuses the configuration. The device's own times where the
+    /// backend has them (CUDA's events); else the wall time of set-points (to its end on
+    /// the device) and of execute with its host copies, which are the same for every
+    /// configuration compared.
     fn time(
         &self,
+        backend: Backend,
         ty: TransformType,
         tol: f64,
-        opts: CudaOptions,
+        opts: &BackendOptions,
         repeats: usize,
     ) -> Result<Option<Timed>> {
-        let mut plan = match CudaPlan::<T>::new(ty, &self.modes, 1, 1, tol, opts) {
+        let mut plan = match backend.plan::<T>(ty, &self.modes, 1, 1, tol, opts) {
             Ok(p) => p,
-            Err(nudt::cuda::CudaError::Unsupported(_)) => return Ok(None),
-            Err(e) => return Err(fail!("CUDA plan: {e}")),
+            Err(e) if refused(&e) => return Ok(None),
+            Err(e) => return Err(fail!("{backend} plan: {e}")),
         };
         let xs: Vec<&[T]> = self.x.iter().map(|v| &v[..]).collect();
         let (input, out_len) = match ty {
@@ -130,48 +150,57 @@ impl<T: CudaFloat> Problem<T> {
         let mut out = vec![Complex::<T>::default(); out_len];
         let (mut sp, mut ex) = (Vec::new(), Vec::new());
         for rep in 0..=repeats {
+            let t0 = Instant::now();
             plan.set_points(&xs).context("set-points")?;
+            plan.synchronize().context("set-points")?;
+            let t1 = Instant::now();
             plan.execute(input, &mut out).context("execute")?;
-            let t = plan.timings().context("GPU timings")?;
+            let wall = (ms(t1 - t0), ms(t1.elapsed()));
+            let (s, e) = plan
+                .report()
+                .device_times
+                .map_or(wall, |(s, e)| (s * 1e3, e * 1e3));
             if rep > 0 {
-                sp.push(f64::from(t.setpts_ms));
-                ex.push(f64::from(t.execute_ms));
+                sp.push(s);
+                ex.push(e);
             }
         }
-        let (spread, interp) = plan.methods().expect("points are set");
-        let method = if ty == TransformType::Type1 {
-            spread
-        } else {
-            interp
-        };
+        let report = plan.report();
+        let method = report
+            .method
+            .as_deref()
+            .and_then(gpu_profile::method_named)
+            .ok_or_else(|| fail!("{backend} plan reports no GPU method"))?;
         Ok(Some(Timed {
             setpts_ms: median(&sp),
             execute_ms: median(&ex),
-            bins: plan.bins(),
+            bins: report.bins.unwrap_or_default(),
             method,
         }))
     }
 }
 
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 /// Times one (dimension, type, precision): the planner's choice, then every method and bin
 /// shape; marks the choice in `rows` and returns it.
-fn tune_one<T: CudaFloat>(
+fn tune_one<T: BackendFloat>(
+    backend: Backend,
     p: &Problem<T>,
     ty: TransformType,
     repeats: usize,
     rows: &mut Vec<Row>,
-) -> Result<CudaChoice> {
+) -> Result<GpuChoice> {
     let dim = p.modes.len();
     let (precision, tol) = match T::PRECISION {
         Precision::F32 => ("f32", TOL_F32),
         Precision::F64 => ("f64", TOL_F64),
     };
     let t_num = if ty == TransformType::Type1 { 1 } else { 2 };
-    let base = CudaOptions {
-        // Measure the planner itself, not the profile being replaced.
-        use_profile: false,
-        ..CudaOptions::default()
-    };
+    // Measure the planner itself, not the profile being replaced.
+    let base = BackendOptions::default().with_gpu_profiles(false);
     let first = rows.len();
     let push = |rows: &mut Vec<Row>, timed: Option<Timed>, default| {
         if let Some(t) = timed {
@@ -188,7 +217,7 @@ fn tune_one<T: CudaFloat>(
             });
         }
     };
-    let auto = p.time(ty, tol, base.clone(), repeats)?;
+    let auto = p.time(backend, ty, tol, &base, repeats)?;
     if auto.is_none() {
         return Err(fail!(
             "{dim}-D type {t_num} {precision}: the planner's own choice was refused"
@@ -201,21 +230,26 @@ fn tune_one<T: CudaFloat>(
         &[GpuMethod::GmSort, GpuMethod::Sm]
     };
     for &method in methods {
-        let with = |bins: Option<[usize; 3]>| CudaOptions {
-            bins,
-            spread: Some(method).filter(|_| t_num == 1),
-            interp: Some(method).filter(|_| t_num == 2),
-            ..base.clone()
+        let with = |bins: Option<[usize; 3]>| {
+            let spread = Some(method).filter(|_| t_num == 1);
+            let interp = Some(method).filter(|_| t_num == 2);
+            base.clone()
+                .with_gpu_methods(spread, interp)
+                .with_gpu_bins(bins)
         };
         // The method's own bins, then the shapes around them.
-        let Some(own) = p.time(ty, tol, with(None), repeats)? else {
+        let Some(own) = p.time(backend, ty, tol, &with(None), repeats)? else {
             continue;
         };
         let around = bin_candidates(&own.bins);
         push(rows, Some(own), false);
         for b in around.into_iter().skip(1) {
             let bins = std::array::from_fn(|d| b.get(d).copied().unwrap_or(1));
-            push(rows, p.time(ty, tol, with(Some(bins)), repeats)?, false);
+            push(
+                rows,
+                p.time(backend, ty, tol, &with(Some(bins)), repeats)?,
+                false,
+            );
         }
     }
     let best = (first..rows.len())
@@ -229,7 +263,7 @@ fn tune_one<T: CudaFloat>(
     };
     rows[pick].chosen = true;
     let r = &rows[pick];
-    Ok(CudaChoice {
+    Ok(GpuChoice {
         dim,
         ty: t_num,
         precision: precision.into(),
@@ -240,37 +274,71 @@ fn tune_one<T: CudaFloat>(
     })
 }
 
-pub fn run(args: &Args) -> Result<()> {
-    let ctx = nudt::cuda::open(0).map_err(|e| fail!("no GPU to tune: {e}"))?;
-    let arch = nudt::cuda::detect_arch(&ctx).context("GPU")?;
-    let out_path = args.out_path(profile::default_path(&arch))?;
+/// The device `backend` tunes (its first), as the profile key and a line describing it.
+fn device(backend: Backend) -> Result<(String, String)> {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => {
+            let ctx = nudt::cuda::open(0).map_err(|e| fail!("no GPU to tune: {e}"))?;
+            let arch = nudt::cuda::detect_arch(&ctx).context("GPU")?;
+            Ok((nudt::cuda::profile_key(&arch), super::describe_gpu(&arch)))
+        }
+        #[cfg(feature = "opencl")]
+        Backend::OpenCl => {
+            let dev = nudt::opencl::ClDevice::first()
+                .map_err(|e| fail!("no OpenCL device to tune: {e}"))?;
+            let i = &dev.info;
+            let line = format!(
+                "{} ({}), {} compute units, local memory {} per work-group",
+                i.name,
+                i.platform,
+                i.compute_units,
+                super::fmt_bytes(i.local_mem)
+            );
+            Ok((i.profile_key(), line))
+        }
+        b => Err(fail!(
+            "--backend {b}: this build has no {b} backend; build with `--features {}`",
+            b.feature().unwrap_or_default()
+        )),
+    }
+}
+
+pub fn run(args: &Args, backend: Backend) -> Result<()> {
+    let (key, line) = device(backend)?;
+    let name = backend.name();
+    let out_path = args.out_path(gpu_profile::default_path(name, &key))?;
     let dims = args.dims();
     let repeats = if args.quick { 3 } else { 5 };
     outln!(
-        "nudt {} tune --backend cuda{}",
+        "nudt {} tune --backend {name}{}",
         env!("CARGO_PKG_VERSION"),
         if args.quick { " --quick" } else { "" }
     );
-    outln!("GPU: {} ({})", describe_gpu(&arch), profile::gpu_key(&arch));
+    outln!("device: {line} ({key})");
+    let clock = match backend {
+        Backend::Cuda => "GPU time of set-points + execute",
+        _ => "wall time of set-points + execute (with its host copies)",
+    };
     outln!(
-        "problems: types 1 and 2, uniform points, f64 at {TOL_F64:e} and f32 at {TOL_F32:e}, GPU time of set-points + execute, median of {repeats}\n"
+        "problems: types 1 and 2, uniform points, f64 at {TOL_F64:e} and f32 at {TOL_F32:e}, {clock}, median of {repeats}\n"
     );
     let mut rows = Vec::new();
     let mut choices = Vec::new();
     let mut rng = Rng::new(7);
     for &dim in &dims {
-        let p64 = Problem::new(dim, args.quick, &mut rng);
+        let p64 = Problem::new(dim, args, &mut rng);
         let p32 = p64.to_f32();
         for ty in [TransformType::Type1, TransformType::Type2] {
-            choices.push(tune_one(&p64, ty, repeats, &mut rows)?);
-            choices.push(tune_one(&p32, ty, repeats, &mut rows)?);
+            choices.push(tune_one(backend, &p64, ty, repeats, &mut rows)?);
+            choices.push(tune_one(backend, &p32, ty, repeats, &mut rows)?);
         }
     }
     print_table(&rows, &choices);
-    let profile = CudaProfile {
-        format: profile::FORMAT,
+    let profile = GpuProfile {
+        format: gpu_profile::FORMAT,
         nudt: env!("CARGO_PKG_VERSION").into(),
-        gpu: profile::gpu_key(&arch),
+        gpu: key,
         created_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -278,7 +346,7 @@ pub fn run(args: &Args) -> Result<()> {
         choice: choices,
         trial: rows
             .iter()
-            .map(|r| CudaTrial {
+            .map(|r| GpuTrial {
                 dim: r.dim,
                 ty: r.ty,
                 precision: r.precision.into(),
@@ -290,17 +358,17 @@ pub fn run(args: &Args) -> Result<()> {
             .collect(),
     };
     if let Some(path) = out_path {
-        let text = profile.to_toml().map_err(|e| fail!("profile: {e}"))?;
+        let text = profile.to_toml(name).map_err(|e| fail!("profile: {e}"))?;
         super::profile::save_text(&text, &path)?;
         outln!(
-            "\nsaved {}; CUDA plans on this GPU model now take its choices",
+            "\nsaved {}; {name} plans on this device model now take its choices",
             path.display()
         );
     }
     Ok(())
 }
 
-fn print_table(rows: &[Row], choices: &[CudaChoice]) {
+fn print_table(rows: &[Row], choices: &[GpuChoice]) {
     outln!(
         "{:>3}  {:>4}  {:>4}  {:<13} {:<12} {:>10} {:>10} {:>10}  note",
         "dim",
