@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use nudt::Options;
+use nudt::TransformType::{Type1, Type2};
 
 /// Small problems: odd and even mode counts, points spread over several periods.
 fn problem(dim: usize, seed: u64) -> (Vec<Vec<f64>>, Vec<usize>, usize) {
@@ -58,8 +59,8 @@ fn dense_problems_take_a_larger_sigma_and_stay_within_tolerance() {
                 sigma > 2.0 && sigma <= 2.5,
                 "{dim}-D tol {tol:e}: σ = {sigma}"
             );
-            let e1 = type1_error::<f64>(&x, &c, &modes, 1, tol, Options::default());
-            let e2 = type2_error::<f64>(&x, &f, &modes, -1, tol, Options::default());
+            let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, tol, Options::default());
+            let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, tol, Options::default());
             let label = format!("{dim}-D tol {tol:e} σ = {sigma}: {e1:.2e}, {e2:.2e}");
             assert!(e1 <= tol && e2 <= tol, "{label}");
             if tol == 1e-6 {
@@ -67,8 +68,8 @@ fn dense_problems_take_a_larger_sigma_and_stay_within_tolerance() {
                     upsampling: Some(Upsampling::TWO),
                     ..Options::default()
                 };
-                let t1 = type1_error::<f64>(&x, &c, &modes, 1, tol, two.clone());
-                let t2 = type2_error::<f64>(&x, &f, &modes, -1, tol, two);
+                let t1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, tol, two.clone());
+                let t2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, tol, two);
                 assert!(e1 < t1 && e2 < t2, "{label}; σ = 2: {t1:.2e}, {t2:.2e}");
             }
         }
@@ -112,8 +113,8 @@ fn narrow_horner_variables_keep_every_schedule_within_tolerance() {
                     strategy,
                     ..Options::default()
                 };
-                let e1 = type1_error::<f64>(&x, &c, &modes, 1, tol, opts.clone());
-                let e2 = type2_error::<f64>(&x, &f, &modes, -1, tol, opts);
+                let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, tol, opts.clone());
+                let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, tol, opts);
                 assert!(
                     e1 <= tol && e2 <= tol,
                     "{dim}-D tol {tol:e} {strategy:?}: {e1:.2e}, {e2:.2e}"
@@ -143,10 +144,10 @@ fn long_one_dimensional_transforms_match_the_direct_sum() {
                 mode_order,
                 ..Options::default()
             };
-            let e1 = type1_error::<f64>(&x, &c, &modes, isign, 1e-9, opts.clone());
-            let e2 = type2_error::<f64>(&x, &f, &modes, isign, 1e-9, opts.clone());
-            let s1 = type1_error::<f32>(&x, &c, &modes, isign, 1e-5, opts.clone());
-            let s2 = type2_error::<f32>(&x, &f, &modes, isign, 1e-5, opts);
+            let e1 = type12_error::<f64>(Type1, &x, &c, &modes, isign, 1e-9, opts.clone());
+            let e2 = type12_error::<f64>(Type2, &x, &f, &modes, isign, 1e-9, opts.clone());
+            let s1 = type12_error::<f32>(Type1, &x, &c, &modes, isign, 1e-5, opts.clone());
+            let s2 = type12_error::<f32>(Type2, &x, &f, &modes, isign, 1e-5, opts);
             let label =
                 format!("{mode_order:?} isign {isign}: {e1:.1e} {e2:.1e} {s1:.1e} {s2:.1e}");
             // In f32 the coordinates alone move the phases by up to `N/2 · π · 2⁻²⁴` (4e-3 at
@@ -159,8 +160,8 @@ fn long_one_dimensional_transforms_match_the_direct_sum() {
             tile_side,
             ..Options::default()
         };
-        let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-6, opts.clone());
-        let e2 = type2_error::<f64>(&x, &f, &modes, -1, 1e-6, opts);
+        let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-6, opts.clone());
+        let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, 1e-6, opts);
         assert!(
             e1 < 1e-6 && e2 < 1e-6,
             "side {tile_side:?}: {e1:.1e} {e2:.1e}"
@@ -196,10 +197,10 @@ fn slab_by_slab_transforms_match_the_direct_sum() {
                 strategy,
                 ..Options::default()
             };
-            let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-9, opts.clone());
-            let e2 = type2_error::<f64>(&x, &f, &modes, -1, 1e-9, opts.clone());
-            let s1 = type1_error::<f32>(&x, &c, &modes, -1, 1e-5, opts.clone());
-            let s2 = type2_error::<f32>(&x, &f, &modes, 1, 1e-5, opts);
+            let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, opts.clone());
+            let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, 1e-9, opts.clone());
+            let s1 = type12_error::<f32>(Type1, &x, &c, &modes, -1, 1e-5, opts.clone());
+            let s2 = type12_error::<f32>(Type2, &x, &f, &modes, 1, 1e-5, opts);
             assert!(
                 e1 < 1e-8 && e2 < 1e-8 && s1 < 1e-4 && s2 < 1e-4,
                 "{dim}-D side {tile_side:?} {strategy:?}: {e1:.1e} {e2:.1e} {s1:.1e} {s2:.1e}"

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 use nudt::direct;
 use nudt::num_complex::Complex64;
+use nudt::TransformType::{Type1, Type2};
 use nudt::{ModeOrder, Options, Plan, Strategy, TransformType};
 use std::f64::consts::PI;
 
@@ -24,8 +25,8 @@ fn odd_even_and_unit_mode_counts() {
         let x = rng.coords(dim, 120, -PI, PI);
         let c = rng.complexes(120);
         let f = rng.complexes(modes.iter().product());
-        let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-9, Options::default());
-        let e2 = type2_error::<f64>(&x, &f, &modes, 1, 1e-9, Options::default());
+        let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, Options::default());
+        let e2 = type12_error::<f64>(Type2, &x, &f, &modes, 1, 1e-9, Options::default());
         assert!(e1 < 1e-8 && e2 < 1e-8, "{modes:?}: {e1:e} {e2:e}");
     }
 }
@@ -38,10 +39,10 @@ fn points_on_the_boundary_and_far_outside_are_periodic() {
     x[0].extend((0..50).map(|_| rng.range(-1000.0, 1000.0)));
     x[0].extend((0..50).map(|_| rng.range(-3.0, 3.0) + 2.0 * PI * 317.0));
     let c = rng.complexes(x[0].len());
-    let e = type1_error::<f64>(&x, &c, &[40], -1, 1e-10, Options::default());
+    let e = type12_error::<f64>(Type1, &x, &c, &[40], -1, 1e-10, Options::default());
     assert!(e < 1e-9, "{e:e}");
     let f = rng.complexes(40);
-    let e = type2_error::<f64>(&x, &f, &[40], 1, 1e-10, Options::default());
+    let e = type12_error::<f64>(Type2, &x, &f, &[40], 1, 1e-10, Options::default());
     assert!(e < 1e-9, "{e:e}");
 }
 
@@ -76,10 +77,10 @@ fn fft_mode_order() {
         mode_order: ModeOrder::Fft,
         ..Options::default()
     };
-    let e = type1_error::<f64>(&x, &c, &[9, 10], 1, 1e-8, opts.clone());
+    let e = type12_error::<f64>(Type1, &x, &c, &[9, 10], 1, 1e-8, opts.clone());
     assert!(e < 1e-7, "{e:e}");
     let f = rng.complexes(90);
-    let e = type2_error::<f64>(&x, &f, &[9, 10], -1, 1e-8, opts);
+    let e = type12_error::<f64>(Type2, &x, &f, &[9, 10], -1, 1e-8, opts);
     assert!(e < 1e-7, "{e:e}");
 }
 
@@ -105,7 +106,7 @@ fn sigma_five_fourths_and_gaussian_kernel() {
             1e-6,
         ),
     ] {
-        let e1 = type1_error::<f64>(&x, &c, &[30, 21], 1, tol, opts.clone());
+        let e1 = type12_error::<f64>(Type1, &x, &c, &[30, 21], 1, tol, opts.clone());
         let e3 = type3_error::<f64>(&x, &c, &s, -1, tol, opts.clone());
         assert!(
             e1 < 10.0 * tol && e3 < 10.0 * tol,
@@ -166,8 +167,8 @@ fn slabs_skip_rows_without_points() {
             tile_side: Some(8),
             ..Options::default()
         };
-        let e1 = type1_error::<f64>(&x, &c, &modes, 1, 1e-9, opts.clone());
-        let e2 = type2_error::<f64>(&x, &f, &modes, -1, 1e-9, opts);
+        let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, opts.clone());
+        let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, 1e-9, opts);
         assert!(e1 < 1e-8 && e2 < 1e-8, "{dim}D: {e1:e} {e2:e}");
     }
 }
@@ -338,13 +339,13 @@ fn points_on_tile_boundaries() {
         let f = rng.complexes(modes.iter().product());
         let (e1, e2) = if tol < 1e-6 {
             (
-                type1_error::<f64>(&x, &c, &modes, 1, tol, opts.clone()),
-                type2_error::<f64>(&x, &f, &modes, -1, tol, opts),
+                type12_error::<f64>(Type1, &x, &c, &modes, 1, tol, opts.clone()),
+                type12_error::<f64>(Type2, &x, &f, &modes, -1, tol, opts),
             )
         } else {
             (
-                type1_error::<f32>(&x, &c, &modes, 1, tol, opts.clone()),
-                type2_error::<f32>(&x, &f, &modes, -1, tol, opts),
+                type12_error::<f32>(Type1, &x, &c, &modes, 1, tol, opts.clone()),
+                type12_error::<f32>(Type2, &x, &f, &modes, -1, tol, opts),
             )
         };
         assert!(

@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{type1_error, type2_error, type3_error, Rng};
+use common::{type12_error, type3_error, Rng};
 use nudt::Options;
+use nudt::TransformType::{Type1, Type2};
 use proptest::prelude::*;
 
 fn setup() -> impl Strategy<Value = (usize, Vec<usize>, usize, i32, f64, u64)> {
@@ -31,8 +32,8 @@ proptest! {
         // Type 3 grids grow with the space-bandwidth product: keep it moderate.
         let x3 = rng.coords(dim, m, -4.0, 3.0);
         let s = rng.coords(dim, 40, -9.0, 7.0);
-        let e1 = type1_error::<f64>(&x, &c, &modes, isign, tol, Options::default());
-        let e2 = type2_error::<f64>(&x, &f, &modes, isign, tol, Options::default());
+        let e1 = type12_error::<f64>(Type1, &x, &c, &modes, isign, tol, Options::default());
+        let e2 = type12_error::<f64>(Type2, &x, &f, &modes, isign, tol, Options::default());
         let e3 = type3_error::<f64>(&x3, &c, &s, isign, tol, Options::default());
         prop_assert!(e1 <= 10.0 * tol, "type 1: {e1:e}");
         prop_assert!(e2 <= 10.0 * tol, "type 2: {e2:e}");

@@ -57,44 +57,39 @@ pub fn widen<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
         .collect()
 }
 
-/// Relative l2 error of a type 1 transform on all modes against the direct sum.
-pub fn type1_error<T: Float>(
-    x: &[Vec<f64>],
-    c: &[Complex64],
-    modes: &[usize],
-    isign: i32,
-    tol: f64,
-    opts: Options,
-) -> f64 {
-    let xt = cast::<T>(x);
-    let mut plan =
-        Plan::<T>::new(TransformType::Type1, modes, isign, 1, tol, opts.clone()).unwrap();
-    plan.set_points(&refs(&xt)).unwrap();
-    let mut f = vec![Complex::<T>::default(); modes.iter().product()];
-    plan.execute(&cast_c::<T>(c), &mut f).unwrap();
-    let which: Vec<usize> = (0..f.len()).collect();
-    let exact = direct::type1(&refs(x), c, modes, opts.mode_order, isign, &which);
-    direct::rel_error(&widen(&f), &exact)
+/// How many outputs a type 1 (one per mode) or type 2 transform (one per point of `x`) has.
+pub fn output_len(ty: TransformType, x: &[Vec<f64>], modes: &[usize]) -> usize {
+    if ty == TransformType::Type1 {
+        modes.iter().product()
+    } else {
+        x[0].len()
+    }
 }
 
-pub fn type2_error<T: Float>(
+/// Relative l2 error against the direct sum of a type 1 transform (`input` the strengths,
+/// outputs on all modes) or a type 2 (`input` the coefficients, outputs at all points).
+pub fn type12_error<T: Float>(
+    ty: TransformType,
     x: &[Vec<f64>],
-    f: &[Complex64],
+    input: &[Complex64],
     modes: &[usize],
     isign: i32,
     tol: f64,
     opts: Options,
 ) -> f64 {
     let xt = cast::<T>(x);
-    let mut plan =
-        Plan::<T>::new(TransformType::Type2, modes, isign, 1, tol, opts.clone()).unwrap();
+    let mut plan = Plan::<T>::new(ty, modes, isign, 1, tol, opts.clone()).unwrap();
     plan.set_points(&refs(&xt)).unwrap();
-    let m = x[0].len();
-    let mut c = vec![Complex::<T>::default(); m];
-    plan.execute(&cast_c::<T>(f), &mut c).unwrap();
-    let which: Vec<usize> = (0..m).collect();
-    let exact = direct::type2(&refs(x), f, modes, opts.mode_order, isign, &which);
-    direct::rel_error(&widen(&c), &exact)
+    let mut out = vec![Complex::<T>::default(); output_len(ty, x, modes)];
+    plan.execute(&cast_c::<T>(input), &mut out).unwrap();
+    let which: Vec<usize> = (0..out.len()).collect();
+    let direct_sum = if ty == TransformType::Type1 {
+        direct::type1
+    } else {
+        direct::type2
+    };
+    let exact = direct_sum(&refs(x), input, modes, opts.mode_order, isign, &which);
+    direct::rel_error(&widen(&out), &exact)
 }
 
 pub fn type3_error<T: Float>(
