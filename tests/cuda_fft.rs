@@ -97,21 +97,15 @@ fn check<T: CudaFloat>(
         .collect();
     let dx = stream.clone_htod(&x).unwrap();
     let mut y = stream.clone_htod(&x).unwrap();
+    let read = |y: &nudt::cuda::CudaSlice<T>| -> Vec<f64> {
+        let host = stream.clone_dtoh(y).unwrap();
+        host.iter().map(|v| v.wide()).collect()
+    };
     fft.execute(&dx, &mut y, FftDirection::Forward).unwrap();
-    let got: Vec<f64> = stream
-        .clone_dtoh(&y)
-        .unwrap()
-        .iter()
-        .map(|v| v.wide())
-        .collect();
+    let got = read(&y);
     fft.execute_in_place(&mut y, FftDirection::Inverse).unwrap();
     let n: usize = shape.iter().product();
-    let back: Vec<f64> = stream
-        .clone_dtoh(&y)
-        .unwrap()
-        .iter()
-        .map(|v| v.wide())
-        .collect();
+    let back = read(&y);
     let scaled: Vec<f64> = xr.iter().map(|v| v * n as f64).collect();
     (rel_l2(&got, &want), rel_l2(&back, &scaled))
 }
@@ -164,16 +158,6 @@ fn every_length<T: CudaFloat>() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn every_length_f32() {
-    every_length::<f32>();
-}
-
-#[test]
-fn every_length_f64() {
-    every_length::<f64>();
-}
-
 fn shapes<T: CudaFloat>() {
     let Some((stream, arch)) = device() else {
         return;
@@ -203,12 +187,20 @@ fn shapes<T: CudaFloat>() {
     }
 }
 
-#[test]
-fn multi_dimensional_f32() {
-    shapes::<f32>();
+/// The tests `$f32` and `$f64` of the generic check `$check` in each precision.
+macro_rules! in_both_precisions {
+    ($check:ident: $f32:ident, $f64:ident) => {
+        #[test]
+        fn $f32() {
+            $check::<f32>();
+        }
+
+        #[test]
+        fn $f64() {
+            $check::<f64>();
+        }
+    };
 }
 
-#[test]
-fn multi_dimensional_f64() {
-    shapes::<f64>();
-}
+in_both_precisions!(every_length: every_length_f32, every_length_f64);
+in_both_precisions!(shapes: multi_dimensional_f32, multi_dimensional_f64);
