@@ -14,7 +14,7 @@ use super::exec::{checked_len, memset0, ptr, CommonFns};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
-use crate::planner::gaussian::{Axis, GaussGeometry};
+use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use nudt_gen::gpu::names;
 use std::sync::Arc;
@@ -99,21 +99,8 @@ impl<T: CudaFloat> GaussDev<T> {
     ) -> CudaResult<Self> {
         let dim = sources.len();
         let (m, k) = (sources[0].len(), targets[0].len());
-        let b = win.b;
-        let n = geometry.per_axis(|a| a.n, 1);
-        let axis = |f: fn(&Axis) -> f64| geometry.per_axis(f, 0.0);
-        let (cx, cs, dx, ds) = (
-            axis(|a| a.cx),
-            axis(|a| a.cs),
-            axis(|a| a.dx),
-            axis(|a| a.ds),
-        );
-        let precomp_host: Vec<Vec<T>> = (0..3)
-            .map(|d| match geometry.axes.get(d) {
-                Some(a) => a.precomp(b).into_iter().map(T::of).collect(),
-                None => vec![T::one()],
-            })
-            .collect();
+        let t = geometry.tables::<T>();
+        let n = t.n;
         let len = checked_len(&n)?;
         let reuse = old.filter(|g| g.n == n && g.work.len() >= 2 * len * batches[0]);
         let (fft, work) = match reuse {
@@ -138,15 +125,12 @@ impl<T: CudaFloat> GaussDev<T> {
             }
             Ok(dv)
         };
-        let precomp = precomp_host
+        let precomp = t
+            .precomp
             .iter()
             .map(|v| upload(v, "pre-compensation"))
             .collect::<CudaResult<Vec<_>>>()?;
-        // The table of the CPU's wide-Gaussian spreader, without its leading 1/4b.
-        let e3 = upload(
-            &crate::kernels::wide_table::<T>(win.half, b)[1..],
-            "Gaussian window table",
-        )?;
+        let e3 = upload(&t.window, "Gaussian window table")?;
         let raw_src = sources
             .iter()
             .map(|v| upload(v, "type 3 sources"))
@@ -177,9 +161,9 @@ impl<T: CudaFloat> GaussDev<T> {
                 p3(&raw_src, 1),
                 p3(&raw_src, 2),
             ];
-            args.extend(f3(cx));
-            args.extend(f3(ds));
-            args.extend(f3(cs));
+            args.extend(f3(t.cx));
+            args.extend(f3(t.ds));
+            args.extend(f3(t.cs));
             args.extend([
                 Arg::F64(sgn),
                 p3(&src, 0),
@@ -197,12 +181,12 @@ impl<T: CudaFloat> GaussDev<T> {
                 p3(&raw_tgt, 1),
                 p3(&raw_tgt, 2),
             ];
-            args.extend(f3(cs));
-            args.extend(f3(dx));
-            args.extend(f3(cx));
+            args.extend(f3(t.cs));
+            args.extend(f3(t.dx));
+            args.extend(f3(t.cx));
             args.extend([
                 Arg::F64(sgn),
-                Arg::F64(b),
+                Arg::F64(win.b),
                 p3(&tgt, 0),
                 p3(&tgt, 1),
                 p3(&tgt, 2),
@@ -231,11 +215,8 @@ impl<T: CudaFloat> GaussDev<T> {
     }
 
     /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K), or
-    /// with `adjoint`, values at the targets (stride K) → the sources (stride M), the
-    /// adjoint of each step on the same grid: spreading at the targets with conjugate
-    /// post-factors, the FFT (`isign` is the adjoint's, the forward's negated), the
-    /// pre-compensation (real and diagonal, so its own adjoint), and gathering at the sources
-    /// with conjugate pre-phases.
+    /// with `adjoint`, values at the targets (stride K) → the sources (stride M), by the plan
+    /// layer's [`steps`] (`isign` is the adjoint's, the forward's negated).
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
@@ -253,83 +234,54 @@ impl<T: CudaFloat> GaussDev<T> {
         memset0(stream, g, 2 * nb * len * std::mem::size_of::<T>())?;
         let i = |v: usize| Arg::I32(v as i32);
         let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
-        let q = Arg::F64(1.0 / (4.0 * win.b));
-        let e3 = Arg::U64(ptr(&self.e3, stream));
         // Points, count and factors of the spreading and of the gathering.
         let src = (&self.src[..], self.m, &self.pre);
         let tgt = (&self.tgt[..], self.k, &self.post);
         let (from, to) = if adjoint { (tgt, src) } else { (src, tgt) };
-        let conj = Arg::I32(adjoint as i32);
-        let (pts, count, fac) = from;
-        if count > 0 {
-            win.spread.launch(
-                stream,
-                (blocks(count, win.spread.threads), nb as u32),
-                &[
-                    Arg::U32(count as u32),
-                    p3(pts, 0),
-                    p3(pts, 1),
-                    p3(pts, 2),
-                    Arg::U64(ptr(fac, stream)),
-                    Arg::U64(input),
-                    Arg::U64(g),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    e3,
-                    q,
-                    Arg::U64(count as u64),
-                    Arg::U64(len as u64),
-                    conj,
-                ],
-            )?;
-        }
-        let precomp = || {
-            win.precomp.launch(
-                stream,
-                (blocks(len, win.precomp.threads), nb as u32),
-                &[
-                    Arg::U64(len as u64),
-                    Arg::U64(g),
-                    p3(&self.precomp, 0),
-                    p3(&self.precomp, 1),
-                    p3(&self.precomp, 2),
-                    i(n[1]),
-                    i(n[2]),
-                    Arg::U64(len as u64),
-                ],
-            )
+        // The spreading or gathering kernel `kk` over one of them, between addresses a and b.
+        let walk = |kk: &Kernel, (x, count, fac): (&[CudaSlice<T>], usize, &CudaSlice<T>), a, b| {
+            if count == 0 {
+                return Ok(());
+            }
+            let args = [
+                Arg::U32(count as u32),
+                p3(x, 0),
+                p3(x, 1),
+                p3(x, 2),
+                Arg::U64(ptr(fac, stream)),
+                Arg::U64(a),
+                Arg::U64(b),
+                i(n[0]),
+                i(n[1]),
+                i(n[2]),
+                Arg::U64(ptr(&self.e3, stream)),
+                Arg::F64(1.0 / (4.0 * win.b)),
+                Arg::U64(count as u64),
+                Arg::U64(len as u64),
+                Arg::I32(adjoint as i32),
+            ];
+            kk.launch(stream, (blocks(count, kk.threads), nb as u32), &args)
         };
-        if adjoint {
-            self.fft.exec::<T>(g, nb, isign)?;
-            precomp()?;
-        } else {
-            precomp()?;
-            self.fft.exec::<T>(g, nb, isign)?;
-        }
-        let (pts, count, fac) = to;
-        if count > 0 {
-            win.interp.launch(
-                stream,
-                (blocks(count, win.interp.threads), nb as u32),
-                &[
-                    Arg::U32(count as u32),
-                    p3(pts, 0),
-                    p3(pts, 1),
-                    p3(pts, 2),
-                    Arg::U64(ptr(fac, stream)),
-                    Arg::U64(g),
-                    Arg::U64(output),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    e3,
-                    q,
-                    Arg::U64(count as u64),
-                    Arg::U64(len as u64),
-                    conj,
-                ],
-            )?;
+        for step in steps(adjoint) {
+            match step {
+                GaussStep::Spread => walk(&win.spread, from, input, g)?,
+                GaussStep::Precompensate => win.precomp.launch(
+                    stream,
+                    (blocks(len, win.precomp.threads), nb as u32),
+                    &[
+                        Arg::U64(len as u64),
+                        Arg::U64(g),
+                        p3(&self.precomp, 0),
+                        p3(&self.precomp, 1),
+                        p3(&self.precomp, 2),
+                        i(n[1]),
+                        i(n[2]),
+                        Arg::U64(len as u64),
+                    ],
+                )?,
+                GaussStep::Fft => self.fft.exec::<T>(g, nb, isign)?,
+                GaussStep::Gather => walk(&win.interp, to, g, output)?,
+            }
         }
         Ok(())
     }

@@ -14,7 +14,7 @@ use super::fft::{ClFloat, GridFfts};
 use super::launch::ELEMENT_GROUP;
 use super::launch::{alloc, build, kernel_of, launch, mem, opt_mem, upload, zero, Arg};
 use crate::error::NudtError;
-use crate::planner::gaussian::{Axis, GaussGeometry};
+use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
 use nudt_gen::gpu::{gaussian_wide_module_in, names};
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
@@ -25,8 +25,6 @@ use std::sync::Arc;
 pub(crate) struct GaussWindow {
     /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
     pub b: f64,
-    /// Half-width `m`: windows are `2m + 1` points.
-    pub half: usize,
     spread: Kernel,
     precomp: Kernel,
     targets: Kernel,
@@ -45,7 +43,6 @@ impl GaussWindow {
         let k = |name| kernel_of(&program, name);
         Ok(GaussWindow {
             b,
-            half,
             spread: k(names::GW_SPREAD)?,
             precomp: k(names::GW_PRECOMP)?,
             targets: k(names::GW_TARGETS)?,
@@ -95,15 +92,9 @@ impl<T: ClFloat> GaussDev<T> {
         batch: usize,
         old: Option<Box<GaussDev<T>>>,
     ) -> OpenClResult<Self> {
-        let (dim, b) = (geometry.axes.len(), win.b);
-        let n = geometry.per_axis(|a| a.n, 1);
-        let axis = |f: fn(&Axis) -> f64| geometry.per_axis(f, 0.0);
-        let (cx, cs, dx, ds) = (
-            axis(|a| a.cx),
-            axis(|a| a.cs),
-            axis(|a| a.dx),
-            axis(|a| a.ds),
-        );
+        let dim = geometry.axes.len();
+        let t = geometry.tables::<T>();
+        let n = t.n;
         let len = crate::planner::validate::grid_points(&n)?;
         let (ffts, work) = match old.filter(|g| g.n == n) {
             Some(g) => {
@@ -118,17 +109,12 @@ impl<T: ClFloat> GaussDev<T> {
                 )
             }
         };
-        let precomp = (0..3)
-            .map(|d| match geometry.axes.get(d) {
-                Some(a) => upload(
-                    dev,
-                    &a.precomp(b).into_iter().map(T::of).collect::<Vec<T>>(),
-                ),
-                None => upload(dev, &[T::one()]),
-            })
-            .collect::<OpenClResult<Vec<_>>>()?;
-        // The table of the CPU's wide-Gaussian spreader, without its leading 1/4b.
-        let e3 = upload(dev, &crate::kernels::wide_table::<T>(win.half, b)[1..])?;
+        let precomp = t
+            .precomp
+            .iter()
+            .map(|v| upload(dev, v))
+            .collect::<OpenClResult<_>>()?;
+        let e3 = upload(dev, &t.window)?;
         let scaled = |count: usize| -> OpenClResult<Vec<Buffer<T>>> {
             (0..dim).map(|_| alloc::<T>(dev, count)).collect()
         };
@@ -139,9 +125,9 @@ impl<T: ClFloat> GaussDev<T> {
         if m > 0 {
             let mut args = vec![Arg::U32(m as u32), Arg::I32(dim as i32)];
             args.extend((0..3).map(|d| opt_mem(sources.get(d).copied())));
-            args.extend(f64s(cx));
-            args.extend(f64s(ds));
-            args.extend(f64s(cs));
+            args.extend(f64s(t.cx));
+            args.extend(f64s(t.ds));
+            args.extend(f64s(t.cs));
             args.push(Arg::F64(isign.signum() as f64));
             args.extend((0..3).map(|d| opt_mem(src.get(d))));
             args.push(mem(&pre));
@@ -150,10 +136,10 @@ impl<T: ClFloat> GaussDev<T> {
         if k > 0 {
             let mut args = vec![Arg::U32(k as u32)];
             args.extend((0..3).map(|d| opt_mem(targets.get(d).copied())));
-            args.extend(f64s(cs));
-            args.extend(f64s(dx));
-            args.extend(f64s(cx));
-            args.extend([sgn, Arg::F64(b)]);
+            args.extend(f64s(t.cs));
+            args.extend(f64s(t.dx));
+            args.extend(f64s(t.cx));
+            args.extend([sgn, Arg::F64(win.b)]);
             args.extend((0..3).map(|d| opt_mem(tgt.get(d))));
             args.push(mem(&post));
             launch(dev, &win.targets, k, ELEMENT_GROUP, 1, &args)?;
@@ -179,11 +165,8 @@ impl<T: ClFloat> GaussDev<T> {
     }
 
     /// `nb` transforms: strengths in `input` (stride M) → values in `output` (stride K), or
-    /// with `adjoint`, values at the targets (stride K) → the sources (stride M), the
-    /// adjoint of each step on the same grid: spreading at the targets with conjugate
-    /// post-factors, the FFT (`isign` is the adjoint's, the forward's negated), the
-    /// pre-compensation (real and diagonal, so its own adjoint), and gathering at the sources
-    /// with conjugate pre-phases.
+    /// with `adjoint`, values at the targets (stride K) → the sources (stride M), by the plan
+    /// layer's [`steps`] (`isign` is the adjoint's, the forward's negated).
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &mut self,
@@ -199,54 +182,39 @@ impl<T: ClFloat> GaussDev<T> {
         let len: usize = n.iter().product();
         zero(dev, &mut self.work, 2 * nb * len)?;
         let i = |v: usize| Arg::I32(v as i32);
-        let q = || Arg::F64(1.0 / (4.0 * win.b));
         // Points, count and factors of the spreading and of the gathering.
         let src = (&self.src, self.m, &self.pre);
         let tgt = (&self.tgt, self.k, &self.post);
         let (from, to) = if adjoint { (tgt, src) } else { (src, tgt) };
-        let conj = || Arg::I32(adjoint as i32);
-        let pts = |v: &Vec<Buffer<T>>| -> [Arg; 3] { std::array::from_fn(|d| opt_mem(v.get(d))) };
         let g = &self.work;
-        let (x, count, fac) = from;
-        if count > 0 {
+        // The arguments of the spreading and gathering kernels around their data buffers.
+        let walk = |(x, count, fac): (&Vec<Buffer<T>>, usize, &Buffer<T>), a, b| {
             let mut args = vec![Arg::U32(count as u32)];
-            args.extend(pts(x));
-            args.extend([mem(fac), mem(input), mem(g), i(n[0]), i(n[1]), i(n[2])]);
-            args.extend([
-                mem(&self.e3),
-                q(),
-                Arg::U64(count as u64),
-                Arg::U64(len as u64),
-            ]);
-            args.push(conj());
-            launch(dev, &win.spread, count, ELEMENT_GROUP, nb, &args)?;
-        }
-        let precomp = || {
-            let mut args = vec![Arg::U64(len as u64), mem(g)];
-            args.extend(self.precomp.iter().map(mem));
-            args.extend([i(n[1]), i(n[2]), Arg::U64(len as u64)]);
-            launch(dev, &win.precomp, len, ELEMENT_GROUP, nb, &args)
+            args.extend((0..3).map(|d| opt_mem(x.get(d))));
+            args.extend([mem(fac), mem(a), mem(b), i(n[0]), i(n[1]), i(n[2])]);
+            args.extend([mem(&self.e3), Arg::F64(1.0 / (4.0 * win.b))]);
+            args.extend([Arg::U64(count as u64), Arg::U64(len as u64)]);
+            args.push(Arg::I32(adjoint as i32));
+            (count, args)
         };
-        if adjoint {
-            self.ffts.exec(g, isign, nb)?;
-            precomp()?;
-        } else {
-            precomp()?;
-            self.ffts.exec(g, isign, nb)?;
-        }
-        let (x, count, fac) = to;
-        if count > 0 {
-            let mut args = vec![Arg::U32(count as u32)];
-            args.extend(pts(x));
-            args.extend([mem(fac), mem(g), mem(output), i(n[0]), i(n[1]), i(n[2])]);
-            args.extend([
-                mem(&self.e3),
-                q(),
-                Arg::U64(count as u64),
-                Arg::U64(len as u64),
-            ]);
-            args.push(conj());
-            launch(dev, &win.interp, count, ELEMENT_GROUP, nb, &args)?;
+        for step in steps(adjoint) {
+            match step {
+                GaussStep::Spread => match walk(from, input, g) {
+                    (0, _) => {}
+                    (count, args) => launch(dev, &win.spread, count, ELEMENT_GROUP, nb, &args)?,
+                },
+                GaussStep::Precompensate => {
+                    let mut args = vec![Arg::U64(len as u64), mem(g)];
+                    args.extend(self.precomp.iter().map(mem));
+                    args.extend([i(n[1]), i(n[2]), Arg::U64(len as u64)]);
+                    launch(dev, &win.precomp, len, ELEMENT_GROUP, nb, &args)?;
+                }
+                GaussStep::Fft => self.ffts.exec(g, isign, nb)?,
+                GaussStep::Gather => match walk(to, g, output) {
+                    (0, _) => {}
+                    (count, args) => launch(dev, &win.interp, count, ELEMENT_GROUP, nb, &args)?,
+                },
+            }
         }
         Ok(())
     }

@@ -121,6 +121,48 @@ fn window(m: usize, b: f64) -> KernelSpec {
     }
 }
 
+/// The arguments of a GPU's wide-Gaussian kernels for one geometry, padded to three
+/// dimensions (grid sides 1, centres and steps 0 beyond the geometry's), and the tables they
+/// read: one layout for CUDA and OpenCL.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub(crate) struct GaussTables<T> {
+    pub n: [usize; 3],
+    pub cx: [f64; 3],
+    pub cs: [f64; 3],
+    pub dx: [f64; 3],
+    pub ds: [f64; 3],
+    /// `e^{σ(nΔx)²}` per dimension by grid index (`[1]` beyond the geometry's dimensions).
+    pub precomp: [Vec<T>; 3],
+    /// `e^{−k²/4b}` for `k = −m..=m`.
+    pub window: Vec<T>,
+}
+
+/// One step of the Gaussian-gridding type 3 on its one grid.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GaussStep {
+    /// The inputs, times their factors, spread onto the zeroed grid.
+    Spread,
+    /// The grid times `e^{σ(nΔx)²}`, separable over dimensions.
+    Precompensate,
+    Fft,
+    /// The grid gathered at the outputs, times their factors.
+    Gather,
+}
+
+/// The steps of a transform, or with `adjoint` of its adjoint: each step's adjoint in reverse
+/// order on the same grid — spreading at the targets with conjugate post-factors, the FFT of
+/// the other sign, the pre-compensation (real and diagonal, so its own adjoint), gathering at
+/// the sources with conjugate pre-phases.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub(crate) fn steps(adjoint: bool) -> [GaussStep; 4] {
+    use GaussStep::*;
+    match adjoint {
+        false => [Spread, Precompensate, Fft, Gather],
+        true => [Spread, Fft, Precompensate, Gather],
+    }
+}
+
 /// The whole geometry of one pair of point sets: the window at the plan's tolerance and one
 /// [`Axis`] per dimension.
 pub(crate) struct GaussGeometry {
@@ -163,10 +205,25 @@ impl GaussGeometry {
         self.axes.iter().map(|a| a.n).collect()
     }
 
-    /// `f` of each axis, padded to three dimensions with `pad` (the GPU kernels' arguments).
+    /// What a GPU's wide-Gaussian kernels take for this geometry in `T`.
     #[cfg(any(feature = "cuda", feature = "opencl"))]
-    pub(crate) fn per_axis<V: Copy>(&self, f: impl Fn(&Axis) -> V, pad: V) -> [V; 3] {
-        std::array::from_fn(|d| self.axes.get(d).map_or(pad, &f))
+    pub(crate) fn tables<T: Float>(&self) -> GaussTables<T> {
+        let axis = |f: fn(&Axis) -> f64| -> [f64; 3] {
+            std::array::from_fn(|d| self.axes.get(d).map_or(0.0, f))
+        };
+        GaussTables {
+            n: std::array::from_fn(|d| self.axes.get(d).map_or(1, |a| a.n)),
+            cx: axis(|a| a.cx),
+            cs: axis(|a| a.cs),
+            dx: axis(|a| a.dx),
+            ds: axis(|a| a.ds),
+            precomp: std::array::from_fn(|d| match self.axes.get(d) {
+                Some(a) => a.precomp(self.b).into_iter().map(T::of).collect(),
+                None => vec![T::one()],
+            }),
+            // The table of the CPU's wide-Gaussian spreader, without its leading 1/4b.
+            window: crate::kernels::wide_table::<T>(self.half, self.b)[1..].to_vec(),
+        }
     }
 
     /// The window as a kernel description (what a recipe reports).
