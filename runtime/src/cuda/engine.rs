@@ -4,8 +4,8 @@
 //! ([`crate::planner::stages`]).
 
 use super::error::{CudaError, CudaResult};
-use super::exec::{memset0, ptr, CommonFns, FineGrid, GridModule, ModeMapDev};
 use super::gaussian::GaussDev;
+use super::grid::{memset0, ptr, CommonFns, FineGrid, GridModule, ModeMapDev};
 use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};

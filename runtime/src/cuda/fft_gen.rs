@@ -8,7 +8,7 @@
 
 use super::device::load_module;
 use super::error::{driver, CudaError, CudaResult};
-use super::exec::ptr;
+use super::grid::ptr;
 use super::memory::alloc;
 use super::CudaFloat;
 use cudarc::driver::sys::CUfunction_attribute;

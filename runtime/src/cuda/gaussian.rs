@@ -10,7 +10,7 @@
 use super::cufft_plans::FftPlans;
 use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaResult};
-use super::exec::{checked_len, memset0, ptr, CommonFns};
+use super::grid::{checked_len, memset0, ptr, CommonFns};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;

@@ -10,8 +10,8 @@
 use super::cufft_plans::FftPlans;
 use super::device::{cache_dir, driver_version};
 use super::error::{driver, CudaError, CudaResult};
-use super::exec::memset0;
 use super::fft_gen::GenFft;
+use super::grid::memset0;
 use super::CudaFloat;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;

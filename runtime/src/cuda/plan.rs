@@ -4,8 +4,8 @@
 use super::device::{detect_arch, open, probe_libraries};
 use super::engine::{Batch, Engine, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
-use super::exec::{at, memset0, ptr, CommonFns, FineGrid, GridModule};
 use super::gaussian::{GaussDev, GaussWindow};
+use super::grid::{at, memset0, ptr, CommonFns, FineGrid, GridModule};
 use super::grid_fft::FftEngine;
 use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, GpuArch, GpuMethod};
