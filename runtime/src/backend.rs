@@ -184,6 +184,22 @@ macro_rules! on_gpus {
     };
 }
 
+/// `with_…` setters of one option that every GPU backend's options have under one name,
+/// `$field` (the CPU has none of them).
+macro_rules! gpu_setters {
+    ($($(#[doc = $doc:expr])* $name:ident($field:ident: $ty:ty);)*) => {$(
+        $(#[doc = $doc])*
+        #[cfg_attr(
+            not(any(feature = "cuda", feature = "opencl")),
+            allow(unused_variables, unused_mut)
+        )]
+        pub fn $name(mut self, $field: $ty) -> Self {
+            on_gpus!(self, o => { o.$field = $field; });
+            self
+        }
+    )*};
+}
+
 impl BackendOptions {
     /// Sets what every backend shares: the kernel and σ (`None`: each planner's choice).
     pub fn with_kernel(
@@ -225,35 +241,15 @@ impl BackendOptions {
         self
     }
 
-    /// Sets the GPU backends' bin sides (`None`: the planner's); the CPU's tiles are its own.
-    #[cfg_attr(
-        not(any(feature = "cuda", feature = "opencl")),
-        allow(unused_variables, unused_mut)
-    )]
-    pub fn with_gpu_bins(mut self, bins: Option<[usize; 3]>) -> Self {
-        on_gpus!(self, o => { o.bins = bins; });
-        self
-    }
-
-    /// Whether the GPU backends take their device's `nudt tune` profile (the default).
-    #[cfg_attr(
-        not(any(feature = "cuda", feature = "opencl")),
-        allow(unused_variables, unused_mut)
-    )]
-    pub fn with_gpu_profiles(mut self, use_profile: bool) -> Self {
-        on_gpus!(self, o => { o.use_profile = use_profile; });
-        self
-    }
-
-    /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs a
-    /// stack one transform at a time.
-    #[cfg_attr(
-        not(any(feature = "cuda", feature = "opencl")),
-        allow(unused_variables, unused_mut)
-    )]
-    pub fn with_gpu_batch(mut self, max_batch: usize) -> Self {
-        on_gpus!(self, o => { o.max_batch = max_batch; });
-        self
+    gpu_setters! {
+        /// Sets the GPU backends' bin sides (`None`: the planner's); the CPU's tiles are its
+        /// own.
+        with_gpu_bins(bins: Option<[usize; 3]>);
+        /// Whether the GPU backends take their device's `nudt tune` profile (the default).
+        with_gpu_profiles(use_profile: bool);
+        /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs a
+        /// stack one transform at a time.
+        with_gpu_batch(max_batch: usize);
     }
 }
 
@@ -385,6 +381,18 @@ pub trait BackendFloat: Float {
     ) -> Result<Box<dyn NufftPlan<Self>>, BackendError>;
 }
 
+/// A boxed plan of type `$plan` with options `$o` for the `(shape, isign, ntransf, tol)` of
+/// [`BackendFloat::make`].
+macro_rules! boxed_plan {
+    ($plan:ty, $o:expr, $args:expr) => {{
+        let (shape, isign, ntransf, tol) = $args;
+        Ok(Box::new(match shape {
+            Shape::Uniform(ty, modes) => <$plan>::new(ty, modes, isign, ntransf, tol, $o)?,
+            Shape::Type3(dim) => <$plan>::new_type3(dim, isign, ntransf, tol, $o)?,
+        }))
+    }};
+}
+
 macro_rules! backend_float {
     ($t:ty) => {
         impl BackendFloat for $t {
@@ -396,43 +404,16 @@ macro_rules! backend_float {
                 tol: f64,
                 opts: &BackendOptions,
             ) -> Result<Box<dyn NufftPlan<$t>>, BackendError> {
+                let args = (shape, isign, ntransf, tol);
                 match backend {
-                    Backend::Cpu => {
-                        let o = opts.cpu.clone();
-                        Ok(Box::new(match shape {
-                            Shape::Uniform(ty, modes) => {
-                                Plan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
-                            }
-                            Shape::Type3(dim) => {
-                                Plan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
-                            }
-                        }))
-                    }
+                    Backend::Cpu => boxed_plan!(Plan::<$t>, opts.cpu.clone(), args),
                     #[cfg(feature = "cuda")]
                     Backend::Cuda => {
-                        use crate::cuda::CudaPlan;
-                        let o = opts.cuda.clone();
-                        Ok(Box::new(match shape {
-                            Shape::Uniform(ty, modes) => {
-                                CudaPlan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
-                            }
-                            Shape::Type3(dim) => {
-                                CudaPlan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
-                            }
-                        }))
+                        boxed_plan!(crate::cuda::CudaPlan::<$t>, opts.cuda.clone(), args)
                     }
                     #[cfg(feature = "opencl")]
                     Backend::OpenCl => {
-                        use crate::opencl::ClPlan;
-                        let o = opts.opencl.clone();
-                        Ok(Box::new(match shape {
-                            Shape::Uniform(ty, modes) => {
-                                ClPlan::<$t>::new(ty, modes, isign, ntransf, tol, o)?
-                            }
-                            Shape::Type3(dim) => {
-                                ClPlan::<$t>::new_type3(dim, isign, ntransf, tol, o)?
-                            }
-                        }))
+                        boxed_plan!(crate::opencl::ClPlan::<$t>, opts.opencl.clone(), args)
                     }
                     #[allow(unreachable_patterns)]
                     b => Err(b.not_built()),

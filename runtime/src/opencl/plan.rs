@@ -340,18 +340,30 @@ impl<T: ClFloat> ClPlan<T> {
         let m = device_coords(self.problem.dim(), sources, SOURCES)?;
         let k = device_coords(self.problem.dim(), targets, TARGETS)?;
         if self.gauss.is_some() {
-            let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
-            let arrays: Vec<(&Buffer<T>, usize)> = sources
-                .iter()
-                .map(|x| (*x, m))
-                .chain(targets.iter().map(|s| (*s, k)))
-                .collect();
-            let boxes = extents(&self.dev, &t3.minmax, &arrays)?;
-            let (xb, sb) = boxes.split_at(self.problem.dim());
-            let geometry = GaussGeometry::new(self.problem.tol, xb, sb)?;
+            let (xb, sb) = self.bounds((sources, m), (targets, k))?;
+            let geometry = GaussGeometry::new(self.problem.tol, &xb, &sb)?;
             return self.prepare_gaussian(&geometry, sources, targets, m, k);
         }
         self.prepare_type3(sources, targets, m, k)
+    }
+
+    /// Bounding intervals per dimension of the `m` sources `x` and the `k` targets `s`,
+    /// reduced on the device.
+    #[allow(clippy::type_complexity)]
+    fn bounds(
+        &self,
+        (x, m): (&[&Buffer<T>], usize),
+        (s, k): (&[&Buffer<T>], usize),
+    ) -> OpenClResult<(Vec<(f64, f64)>, Vec<(f64, f64)>)> {
+        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
+        let arrays: Vec<(&Buffer<T>, usize)> = x
+            .iter()
+            .map(|b| (*b, m))
+            .chain(s.iter().map(|b| (*b, k)))
+            .collect();
+        let mut xb = extents(&self.dev, &t3.minmax, &arrays)?;
+        let sb = xb.split_off(x.len());
+        Ok((xb, sb))
     }
 
     /// The Gaussian-gridding type 3 set-points: the plan layer's `geometry` for the `m`
@@ -401,16 +413,10 @@ impl<T: ClFloat> ClPlan<T> {
             _ => None,
         };
         let dim = self.problem.dim();
-        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
-        let arrays: Vec<(&Buffer<T>, usize)> = (0..dim)
-            .map(|d| (x[d], m))
-            .chain((0..dim).map(|d| (s[d], k)))
-            .collect();
-        let boxes = extents(&self.dev, &t3.minmax, &arrays)?;
-        let (xb, sb) = boxes.split_at(dim);
-        let extent = crate::planner::type3::extents(xb, sb);
+        let (xb, sb) = self.bounds((x, m), (s, k))?;
+        let extent = crate::planner::type3::extents(&xb, &sb);
         let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
-        let geometry = Geometry::new::<T>(xb, sb, &kernel, None)?;
+        let geometry = Geometry::new::<T>(&xb, &sb, &kernel, None)?;
         let (n, inner_n) = (pad3(&geometry.spread()), pad3(&geometry.inner));
         let cx = geometry.per_axis(|a| a.cx, 0.0);
         let cs = geometry.per_axis(|a| a.cs, 0.0);
