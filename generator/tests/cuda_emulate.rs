@@ -39,6 +39,7 @@ const HEADER: &str = r#"
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <limits>
 #include <algorithm>
 #include <complex>
 #include <functional>
@@ -61,6 +62,8 @@ inline double2 make_double2(double a, double b) { double2 r; r.x = a; r.y = b; r
 inline uint2 make_uint2(unsigned a, unsigned b) { uint2 r; r.x = a; r.y = b; return r; }
 // Threads switch only at barriers and warp collectives, so a read-modify-write is atomic.
 template <class V> V atomicAdd(V* p, V v) { V o = *p; *p = o + v; return o; }
+inline unsigned atomicMin(unsigned* p, unsigned v) { unsigned o = *p; if (v < o) *p = v; return o; }
+using std::isfinite;
 inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) { unsigned o = *p; if (o == cmp) *p = v; return o; }
 inline void sincos(double x, double* s, double* c) { *s = std::sin(x); *c = std::cos(x); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
@@ -282,13 +285,34 @@ int main() {
         }
         return true;
     };
+    // Both counts also report the first point with a non-finite coordinate: none here.
+    unsigned bad = ~0u;
     std::vector<unsigned> counts(nbins, 0), rank(NPTS, ~0u);
-    LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), counts.data());
+    LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), counts.data(), &bad);
     if (!check_ranks("nudt_bin_count", counts, rank)) return 1;
     if (nbins > LOCAL_BINS) { printf("FAIL the case has more bins than the tiled count takes\n"); return 1; }
     counts.assign(nbins, 0); rank.assign(NPTS, ~0u);
-    LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rank.data(), counts.data());
+    LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rank.data(), counts.data(), &bad);
     if (!check_ranks("nudt_bin_count_local", counts, rank)) return 1;
+    if (bad != ~0u) { printf("FAIL finite points reported bad at %u\n", bad); return 1; }
+    // Non-finite coordinates in the last dimension: the first one's index, each point still
+    // counted in a bin of the grid.
+    {
+        std::vector<T> bx[3] = {x[0], x[1], x[2]};
+        const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+        bx[DIM - 1][NPTS - 3] = inf;
+        bx[DIM - 1][NPTS / 2] = nan;
+        bx[DIM - 1][NPTS - 1] = -inf;
+        for (int local = 0; local < 2; local++) {
+            std::vector<unsigned> cnt(nbins, 0), rk(NPTS, ~0u);
+            unsigned first = ~0u;
+            if (local) LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rk.data(), cnt.data(), &first);
+            else LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], rk.data(), cnt.data(), &first);
+            unsigned total = 0;
+            for (unsigned c : cnt) total += c;
+            if (first != (unsigned)(NPTS / 2) || total != NPTS) { printf("FAIL non-finite points (local %d): first %u of %d, %u counted\n", local, first, NPTS / 2, total); return 1; }
+        }
+    }
     // Prefix sums of bins and subproblems.
     std::vector<unsigned> start(nbins + 1, 0xdeadbeefu), substart(nbins + 1, 0xdeadbeefu);
     bin_scan(counts, MAXSUB, start, substart);
@@ -310,7 +334,7 @@ int main() {
     {
         std::vector<unsigned> cnt(nbins, 0), idx2(NPTS, ~0u);
         std::vector<uint2> part(NPTS, make_uint2(~0u, ~0u));
-        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], (unsigned*)nullptr, cnt.data());
+        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], (unsigned*)nullptr, cnt.data(), (unsigned*)nullptr);
         if (cnt != want_counts) { printf("FAIL nudt_bin_count without ranks: bin counts\n"); return 1; }
         const unsigned shift = 2, nbuckets = (nbins + 3) / 4;
         if (nbuckets > SORT_BUCKETS) { printf("FAIL the case has more buckets than the sort takes\n"); return 1; }
@@ -491,6 +515,14 @@ int main() {
         for (unsigned b = 0; b < MINMAX_BLOCKS; b++) { lo = std::min(lo, part[2 * b]); hi = std::max(hi, part[2 * b + 1]); }
         for (T e : v) { wlo = std::min(wlo, (double)e); whi = std::max(whi, (double)e); }
         if (lo != wlo || hi != whi) { printf("FAIL minmax: [%g, %g], want [%g, %g]\n", lo, hi, wlo, whi); return 1; }
+        // A NaN (which fmin would skip) or an infinity marks the interval unbounded below.
+        for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
+            v[v.size() - 7] = bad;
+            LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, v.size(), v.data(), part.data());
+            lo = INFINITY;
+            for (unsigned b = 0; b < MINMAX_BLOCKS; b++) lo = std::min(lo, part[2 * b]);
+            if (lo != -INFINITY) { printf("FAIL minmax with %g: min %g, want -inf\n", (double)bad, lo); return 1; }
+        }
     }
     std::vector<T> x[3];
     for (int d = 0; d < 3; d++) {

@@ -12,7 +12,9 @@ mod common;
 use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;
-use nudt_runtime::opencl::{ClDevice, OpenClError};
+use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use nudt_runtime::opencl::opencl3::types::CL_BLOCKING;
+use nudt_runtime::opencl::{ClDevice, ClOptions, ClPlan, OpenClError};
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
 use num_complex::Complex64;
 
@@ -111,41 +113,46 @@ fn programs_are_cached_on_disk() {
 /// stack of three, forward and adjoint; type 3, whose extents the device reduces), against
 /// the direct sum; buffers shorter than the stack are refused with a length error, longer
 /// ones accepted.
+/// A device buffer holding `data` and `extra` values more.
+fn buffer(dev: &ClDevice, data: &[f64], extra: usize) -> Buffer<f64> {
+    // SAFETY: no host pointer; the write below fills the first `data.len()` values and blocks.
+    let mut b = unsafe {
+        Buffer::<f64>::create(
+            dev.context(),
+            CL_MEM_READ_WRITE,
+            data.len() + extra,
+            std::ptr::null_mut(),
+        )
+    }
+    .unwrap();
+    unsafe {
+        dev.queue()
+            .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
+    }
+    .unwrap();
+    b
+}
+
+/// The first `n` complex values of `b`.
+fn fetch(dev: &ClDevice, b: &Buffer<f64>, n: usize) -> Vec<Complex64> {
+    let mut v = vec![0.0; 2 * n];
+    // SAFETY: the callers' buffers hold at least `n` complex values; the read blocks.
+    unsafe {
+        dev.queue()
+            .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
+    }
+    .unwrap();
+    v.chunks(2).map(|c| Complex64::new(c[0], c[1])).collect()
+}
+
 #[test]
 fn device_buffers() {
-    use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
-    use nudt_runtime::opencl::opencl3::types::CL_BLOCKING;
-    use nudt_runtime::opencl::{ClOptions, ClPlan};
     if !have_fp64() {
         return;
     }
     let dev = ClDevice::first().unwrap();
-    let buffer = |data: &[f64], extra: usize| -> Buffer<f64> {
-        let mut b = unsafe {
-            Buffer::<f64>::create(
-                dev.context(),
-                CL_MEM_READ_WRITE,
-                data.len() + extra,
-                std::ptr::null_mut(),
-            )
-        }
-        .unwrap();
-        unsafe {
-            dev.queue()
-                .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
-        }
-        .unwrap();
-        b
-    };
-    let fetch = |b: &Buffer<f64>, n: usize| -> Vec<Complex64> {
-        let mut v = vec![0.0; 2 * n];
-        unsafe {
-            dev.queue()
-                .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
-        }
-        .unwrap();
-        v.chunks(2).map(|c| Complex64::new(c[0], c[1])).collect()
-    };
+    let buffer = |data: &[f64], extra: usize| buffer(&dev, data, extra);
+    let fetch = |b: &Buffer<f64>, n: usize| fetch(&dev, b, n);
     let flat = |v: &[Complex64]| -> Vec<f64> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
     let (modes, m) = ([20usize, 13], 800);
     let nm = modes.iter().product::<usize>();
@@ -247,4 +254,91 @@ fn device_buffers() {
         p.set_points_device(&[&xb[0], &short]),
         Err(OpenClError::Input(NudtError::Length { .. }))
     ));
+}
+
+/// Non-finite coordinates in device buffers (not read on the host) are found on the device
+/// and reported as the host path reports them, naming the first bad point; the plan then
+/// takes good points and matches the direct sum. Types 1 and 2 (the bin count) and type 3
+/// (its bounding intervals), FINUFFT's and the Gaussian's.
+#[test]
+fn non_finite_device_points_are_typed_errors() {
+    use nudt_runtime::Type3Method;
+    if !have_fp64() {
+        return;
+    }
+    let dev = ClDevice::first().unwrap();
+    let not_finite = |r: Result<(), OpenClError>, what: &str, index: usize| match r {
+        Err(OpenClError::Input(NudtError::NonFinite {
+            what: w,
+            index: i,
+            value,
+        })) => {
+            assert_eq!((w, i), (what, index), "{value}");
+            assert!(!value.is_finite());
+        }
+        other => panic!("expected NonFinite for {what}[{index}], got {other:?}"),
+    };
+    let mut rng = Lcg(17);
+    let (modes, m) = ([16usize, 12], 500);
+    let nm = modes.iter().product::<usize>();
+    let x: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..m).map(|_| 3.0 * rng.next()).collect())
+        .collect();
+    let xr: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let xb: Vec<Buffer<f64>> = x.iter().map(|v| buffer(&dev, v, 0)).collect();
+    let mut bad = x[1].clone();
+    bad[m - 2] = f64::INFINITY;
+    bad[321] = f64::NAN;
+    let bad = buffer(&dev, &bad, 0);
+    let c: Vec<Complex64> = (0..m)
+        .map(|_| Complex64::new(rng.next(), rng.next()))
+        .collect();
+    let flat: Vec<f64> = c.iter().flat_map(|v| [v.re, v.im]).collect();
+    let cin = buffer(&dev, &flat, 0);
+    let o = ClOptions::default();
+    let mut p = ClPlan::<f64>::new(TransformType::Type1, &modes, 1, 1, 1e-6, o.clone()).unwrap();
+    not_finite(p.set_points_device(&[&xb[0], &bad]), "y", 321);
+    let mut fout = buffer(&dev, &vec![0.0; 2 * nm], 0);
+    assert!(matches!(
+        p.execute_device(&cin, &mut fout),
+        Err(OpenClError::Input(NudtError::PointsNotSet))
+    ));
+    p.set_points_device(&[&xb[0], &xb[1]]).unwrap();
+    p.execute_device(&cin, &mut fout).unwrap();
+    let which: Vec<usize> = (0..nm).collect();
+    let want = direct::type1(&xr, &c, &modes, ModeOrder::Cmcl, 1, &which);
+    let e = direct::rel_error(&fetch(&dev, &fout, nm), &want);
+    assert!(e <= 1e-5, "type 1 after the bad points: {e:e}");
+    let s: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..100).map(|_| 8.0 * rng.next() - 4.0).collect())
+        .collect();
+    let sr: Vec<&[f64]> = s.iter().map(|v| &v[..]).collect();
+    let sb: Vec<Buffer<f64>> = s.iter().map(|v| buffer(&dev, v, 0)).collect();
+    let mut bs = s[0].clone();
+    bs[9] = f64::NEG_INFINITY;
+    let bs = buffer(&dev, &bs, 0);
+    for method in [Type3Method::Finufft, Type3Method::GaussianCapozzoli] {
+        let o = ClOptions {
+            type3: method,
+            ..ClOptions::default()
+        };
+        let mut p3 = ClPlan::<f64>::new_type3(2, 1, 1, 1e-6, o).unwrap();
+        not_finite(
+            p3.set_points_type3_device(&[&xb[0], &bad], &[&sb[0], &sb[1]]),
+            "y",
+            321,
+        );
+        not_finite(
+            p3.set_points_type3_device(&[&xb[0], &xb[1]], &[&bs, &sb[1]]),
+            "s",
+            9,
+        );
+        p3.set_points_type3_device(&[&xb[0], &xb[1]], &[&sb[0], &sb[1]])
+            .unwrap();
+        let mut fout = buffer(&dev, &[0.0; 200], 0);
+        p3.execute_device(&cin, &mut fout).unwrap();
+        let want = direct::type3(&xr, &c, &sr, 1, &(0..100).collect::<Vec<_>>());
+        let e = direct::rel_error(&fetch(&dev, &fout, 100), &want);
+        assert!(e <= 1e-5, "{method:?} type 3 after the bad points: {e:e}");
+    }
 }

@@ -364,6 +364,11 @@ impl<T: CudaFloat> FineGrid<T> {
         self.nbins
     }
 
+    /// Forgets the points set (their coordinates were found bad after the sort).
+    pub fn forget_points(&mut self) {
+        self.sorted = None;
+    }
+
     pub fn has_points(&self) -> bool {
         self.sorted.is_some()
     }
@@ -381,9 +386,11 @@ impl<T: CudaFloat> FineGrid<T> {
     /// they are: the grid keeps their addresses, and the caller keeps them alive and unchanged
     /// while these points are set. `scratch` (address, bytes) is device memory free until the
     /// sort's work has run, e.g. the fine grids: the two-pass sort keeps its 8 bytes a point
-    /// there when they fit, else in a buffer of its own freed after it. Everything is queued
-    /// on `stream`; nothing is read back and, when the last point set was at least as large,
-    /// nothing is allocated past that buffer.
+    /// there when they fit, else in a buffer of its own freed after it. Where `bad` is not 0,
+    /// the count also leaves there (a device `u32` holding `u32::MAX`) the least index of a
+    /// point with a non-finite coordinate: the check of the caller's device arrays, fused into
+    /// the pass that reads them. Everything is queued on `stream`; nothing is read back and,
+    /// when the last point set was at least as large, nothing is allocated past that buffer.
     pub fn set_points(
         &mut self,
         stream: &Arc<CudaStream>,
@@ -391,6 +398,7 @@ impl<T: CudaFloat> FineGrid<T> {
         coords: [u64; 3],
         m: usize,
         scratch: (u64, usize),
+        bad: u64,
     ) -> CudaResult<()> {
         let old = self.sorted.take();
         let nbins = self.nbins();
@@ -448,12 +456,17 @@ impl<T: CudaFloat> FineGrid<T> {
             SortPasses::Two { .. } => 0,
         };
         if m > 0 && nbins <= LOCAL_BINS && passes == SortPasses::One {
-            let tail = [Arg::U32(nbins as u32), Arg::U64(rank), Arg::U64(counts)];
+            let tail = [
+                Arg::U32(nbins as u32),
+                Arg::U64(rank),
+                Arg::U64(counts),
+                Arg::U64(bad),
+            ];
             per_tile(&self.fns.bin_count_local, &point_args(&tail))?;
         } else if m > 0 {
             per_point(
                 &self.fns.bin_count,
-                &point_args(&[Arg::U64(rank), Arg::U64(counts)]),
+                &point_args(&[Arg::U64(rank), Arg::U64(counts), Arg::U64(bad)]),
             )?;
         }
         let (tiles, ntiles) = (ptr(&s.scan_tiles, stream), scan_tiles(nbins));

@@ -14,7 +14,10 @@ use crate::float::{interleaved, interleaved_mut};
 use crate::planner::gaussian::GaussGeometry;
 use crate::planner::stages;
 use crate::planner::type3::Geometry;
-use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::validate::{
+    check_coords, check_finite, check_type, extent_non_finite, non_finite_point, point_count,
+    SOURCES, TARGETS,
+};
 use crate::planner::{gpu_profile, limits};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
@@ -256,6 +259,62 @@ fn upload_coords<T: CudaFloat>(
     Ok(p)
 }
 
+/// The `u32` at `word` on the device, once the stream's work before it has run.
+fn read_word(stream: &Arc<CudaStream>, word: &CudaSlice<u32>) -> CudaResult<u32> {
+    let mut host = [0u32];
+    stream
+        .memcpy_dtoh(word, &mut host)
+        .map_err(|e| driver("cuMemcpyDtoH (non-finite check)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host[0])
+}
+
+/// The coordinates of point `index` from the device arrays at `coords` (one per dimension):
+/// what an error about that point names.
+fn read_point<T: CudaFloat>(
+    stream: &CudaStream,
+    coords: &[u64],
+    index: usize,
+) -> CudaResult<Vec<T>> {
+    let mut values = vec![T::zero(); coords.len()];
+    for (v, &base) in values.iter_mut().zip(coords) {
+        // SAFETY: `index` is below the arrays' common length, checked at set-points; the
+        // one element is copied into `v` before the synchronisation returns.
+        unsafe {
+            cudarc::driver::result::memcpy_dtoh_async(
+                std::slice::from_mut(v),
+                at::<T>(base, index),
+                stream.cu_stream(),
+            )
+        }
+        .map_err(|e| driver("cuMemcpyDtoH (a non-finite point)", e))?;
+    }
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(values)
+}
+
+/// The whole array of `n` values at `x` on the host, for the error naming its first
+/// non-finite value once a bounding interval showed one (a slow path: errors only).
+fn first_non_finite<T: CudaFloat>(
+    stream: &CudaStream,
+    name: &'static str,
+    x: u64,
+    n: usize,
+) -> CudaResult<()> {
+    let mut host = vec![T::zero(); n];
+    // SAFETY: `x .. x + n` is the caller's array (lengths checked at set-points).
+    unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
+        .map_err(|e| driver("cuMemcpyDtoH (type 3 points)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(check_finite(name, &host)?)
+}
+
 /// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
 /// reduced on the GPU into per-block partials and finished here: one small read-back.
 /// An empty array gives `lo > hi`.
@@ -411,7 +470,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         let mut dev = std::mem::take(&mut self.coords);
         let p = upload_coords(&self.stream, &mut dev, coords, m, "coordinates");
         self.coords = dev;
-        self.sort_uniform(p?, m)
+        self.sort_uniform(p?, m, 0)
     }
 
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
@@ -420,8 +479,9 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// so it holds them until the next set-points or its drop. Holding a clone of each `Arc`
     /// also keeps safe code from writing them meanwhile (`Arc::get_mut` refuses): the
     /// kernels trust the sort, and a point moved out of its bin would be spread outside the
-    /// bin's shared-memory box. Their values are not checked: a non-finite coordinate gives
-    /// NaN results.
+    /// bin's shared-memory box. A non-finite coordinate is found by the sort's first pass
+    /// and reported as [`NudtError::NonFinite`], as for host arrays (the host waits for the
+    /// sort to read back the one word): the plan then holds no points.
     pub fn set_points_device<C: DevicePtr<T> + Send + Sync + 'static>(
         &mut self,
         coords: &[Arc<C>],
@@ -438,12 +498,26 @@ impl<T: CudaFloat> CudaPlan<T> {
         for (d, g) in guards.iter().enumerate() {
             p[d] = g.0;
         }
-        let r = self.sort_uniform(p, m);
+        let bad = stream
+            .clone_htod(&[u32::MAX])
+            .map_err(|e| driver("cuMemcpyHtoD (non-finite check)", e))?;
+        let r = self.sort_uniform(p, m, ptr(&bad, &stream));
         drop(guards);
-        r
+        r?;
+        let first = read_word(&stream, &bad)?;
+        if first == u32::MAX {
+            return Ok(());
+        }
+        self.num_points = 0;
+        self.held.clear();
+        if let Engine::Uniform(u) = &mut self.engine {
+            u.grid.forget_points();
+        }
+        let values = read_point::<T>(&stream, &p[..self.problem.dim()], first as usize)?;
+        Err(non_finite_point(SOURCES, first as usize, &values).into())
     }
 
-    fn sort_uniform(&mut self, p: [u64; 3], m: usize) -> CudaResult<()> {
+    fn sort_uniform(&mut self, p: [u64; 3], m: usize, bad: u64) -> CudaResult<()> {
         self.fit_upsampling(m)?;
         self.record(0)?;
         let Engine::Uniform(u) = &mut self.engine else {
@@ -451,7 +525,7 @@ impl<T: CudaFloat> CudaPlan<T> {
         };
         let scratch = u.scratch(&self.stream);
         u.grid
-            .set_points(&self.stream, &self.common, p, m, scratch)?;
+            .set_points(&self.stream, &self.common, p, m, scratch, bad)?;
         self.num_points = m;
         self.record(1)
     }
@@ -519,8 +593,9 @@ impl<T: CudaFloat> CudaPlan<T> {
     /// Sets the sources and target frequencies of a type 3 plan from device arrays (one per
     /// dimension, `T`), as cuFINUFFT's `setpts` takes them: both bounding boxes are reduced on
     /// the GPU (one small read-back: the grids' sizes depend on them), both sets rescaled and
-    /// their phase factors computed there, and both sorted. Values are not checked: a
-    /// non-finite coordinate gives NaN results or a grid-size error.
+    /// their phase factors computed there, and both sorted. A non-finite coordinate shows in
+    /// its array's bounding interval and is reported as [`NudtError::NonFinite`] (the array is
+    /// then read back to name its first one); the plan then holds no points.
     pub fn set_points_type3_device<C: DevicePtr<T>>(
         &mut self,
         sources: &[&C],
@@ -550,6 +625,8 @@ impl<T: CudaFloat> CudaPlan<T> {
                 .map_err(|e| driver("cuStreamSynchronize", e))?;
             let rs: Vec<&[T]> = hs.iter().map(|v| &v[..]).collect();
             let rt: Vec<&[T]> = ht.iter().map(|v| &v[..]).collect();
+            check_coords(self.problem.dim(), &rs, SOURCES)?;
+            check_coords(self.problem.dim(), &rt, TARGETS)?;
             return self.set_points_gaussian(&rs, &rt, m, k);
         }
         self.record(0)?;
@@ -591,6 +668,12 @@ impl<T: CudaFloat> CudaPlan<T> {
             .chain((0..dim).map(|d| (tgt[d], k)))
             .collect();
         let boxes = extents(&stream, &self.common, &arrays)?;
+        let names = SOURCES[..dim].iter().chain(&TARGETS[..dim]);
+        for ((&(x, n), &b), &name) in arrays.iter().zip(&boxes).zip(names) {
+            if extent_non_finite(b) {
+                first_non_finite::<T>(&stream, name, x, n)?;
+            }
+        }
         let (xb, sb) = boxes.split_at(dim);
         let extent = crate::planner::type3::extents(xb, sb);
         let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
@@ -726,10 +809,11 @@ impl<T: CudaFloat> CudaPlan<T> {
         let py = [p3(&t.y, 0), p3(&t.y, 1), p3(&t.y, 2)];
         let pu = [p3(&t.u, 0), p3(&t.u, 1), p3(&t.u, 2)];
         let scratch = t.inner.scratch(&stream);
-        t.spread.set_points(&stream, &self.common, py, m, scratch)?;
+        t.spread
+            .set_points(&stream, &self.common, py, m, scratch, 0)?;
         t.inner
             .grid
-            .set_points(&stream, &self.common, pu, k, scratch)?;
+            .set_points(&stream, &self.common, pu, k, scratch, 0)?;
         self.engine = Engine::Type3(t);
         self.kernel = kernel;
         self.kernel_tol = stage_tol;

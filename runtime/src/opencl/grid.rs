@@ -8,9 +8,11 @@ use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
 use super::fft::{ClFloat, GridFfts};
 use super::launch::{
-    alloc, build, enqueue, kernel_of, launch, mem, opt_mem, upload, zero, Arg, ELEMENT_GROUP,
+    alloc, build, enqueue, kernel_of, launch, mem, opt_mem, read, read_at, upload, zero, Arg,
+    ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
@@ -231,7 +233,9 @@ impl<T: ClFloat> FineGrid<T> {
     /// of the point indices into bin order and the subproblem lists. The grid keeps `x`:
     /// spreading and interpolation read the coordinates from it. The subproblem kernels
     /// are launched for [`GpuSpreadSpec::subproblem_bound`] groups and read the true count
-    /// on the device, so the host waits for nothing but the queue's end.
+    /// on the device, so the host waits for nothing but the queue's end. The count also
+    /// finds the first point with a non-finite coordinate (device arrays are not checked
+    /// before): reported as [`NudtError::NonFinite`], the grid then holding no points.
     pub fn set_points(&mut self, dev: &ClDevice, x: Vec<Buffer<T>>, m: usize) -> OpenClResult<()> {
         self.sorted = None;
         let nbins = self.nb.iter().product::<usize>();
@@ -272,9 +276,10 @@ impl<T: ClFloat> FineGrid<T> {
                 i(nb[2]),
             ]
         };
+        let bad = upload(dev, &[u32::MAX])?;
         if m > 0 {
             let mut args = Vec::from(geometry());
-            args.extend([mem(&rank), mem(&counts)]);
+            args.extend([mem(&rank), mem(&counts), mem(&bad)]);
             launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
         }
         let sub_start = alloc::<u32>(dev, nbins + 1)?;
@@ -295,7 +300,16 @@ impl<T: ClFloat> FineGrid<T> {
             ];
             launch(dev, &self.k.subprob_map, nbins, ELEMENT_GROUP, 1, &args)?;
         }
-        dev.queue.finish().map_err(cl("clFinish"))?;
+        let mut first = [0u32];
+        read(dev, &bad, &mut first)?;
+        if first[0] != u32::MAX {
+            let index = first[0] as usize;
+            let mut values = vec![T::zero(); sorted.coords.len()];
+            for (v, b) in values.iter_mut().zip(&sorted.coords) {
+                read_at(dev, b, index, std::slice::from_mut(v))?;
+            }
+            return Err(non_finite_point(SOURCES, index, &values).into());
+        }
         self.sorted = Some(sorted);
         Ok(())
     }

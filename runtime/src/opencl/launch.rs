@@ -154,13 +154,29 @@ pub(crate) fn write<E>(dev: &ClDevice, b: &mut Buffer<E>, data: &[E]) -> OpenClR
 
 /// Copies the start of `b` into `data`; blocks until the queue's earlier work is done.
 pub(crate) fn read<E>(dev: &ClDevice, b: &Buffer<E>, data: &mut [E]) -> OpenClResult<()> {
+    read_at(dev, b, 0, data)
+}
+
+/// Copies `b` from element `first` on into `data`; blocks until the queue's earlier work is
+/// done.
+pub(crate) fn read_at<E>(
+    dev: &ClDevice,
+    b: &Buffer<E>,
+    first: usize,
+    data: &mut [E],
+) -> OpenClResult<()> {
     if data.is_empty() {
         return Ok(());
     }
-    // SAFETY: `b` holds at least `data.len()` elements; the read blocks.
-    unsafe { dev.queue.enqueue_read_buffer(b, CL_BLOCKING, 0, data, &[]) }
-        .map(|_| ())
-        .map_err(cl("clEnqueueReadBuffer"))
+    let offset = first * std::mem::size_of::<E>();
+    // SAFETY: `b` holds at least `first + data.len()` elements (the callers' lengths); the
+    // read blocks.
+    unsafe {
+        dev.queue
+            .enqueue_read_buffer(b, CL_BLOCKING, offset, data, &[])
+    }
+    .map(|_| ())
+    .map_err(cl("clEnqueueReadBuffer"))
 }
 
 /// Copies `bytes` from `src` at byte `from` to `dst` at byte `to`, in queue order.

@@ -23,7 +23,9 @@ use super::launch::{
 use crate::error::NudtError;
 use crate::planner::gaussian::GaussGeometry;
 use crate::planner::type3::Geometry;
-use crate::planner::validate::{check_coords, check_type, point_count, SOURCES, TARGETS};
+use crate::planner::validate::{
+    check_coords, check_finite, check_type, extent_non_finite, point_count, SOURCES, TARGETS,
+};
 use crate::planner::{gpu_profile, limits, stages};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
@@ -293,8 +295,9 @@ impl<T: ClFloat> ClPlan<T> {
     }
 
     /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
-    /// per dimension, `T` radians, all of one length: the number of points). Their values are
-    /// not checked: a non-finite coordinate gives NaN results. The plan sorts only the
+    /// per dimension, `T` radians, all of one length: the number of points). A non-finite
+    /// coordinate is found by the sort and reported as [`NudtError::NonFinite`], as for host
+    /// arrays; the plan then holds no points. The plan sorts only the
     /// points' order and reads the coordinates from these buffers at every execute: it
     /// holds a reference to each (OpenCL counts them) until the next set-points, and they
     /// must not be written meanwhile: the kernels trust the sort, and a moved point would be
@@ -330,7 +333,7 @@ impl<T: ClFloat> ClPlan<T> {
     /// its size). Plans both grids from the sets' extents (reduced on the device), rescales
     /// both sets and computes their phase factors on the device, and sorts both. The grids of
     /// the last point sets (kernels, FFT, buffers) are kept when the new sets need the same
-    /// sizes. Values are not checked: a non-finite coordinate gives NaN results.
+    /// sizes. A non-finite coordinate is reported as [`NudtError::NonFinite`].
     pub fn set_points_type3_device(
         &mut self,
         sources: &[&Buffer<T>],
@@ -348,7 +351,8 @@ impl<T: ClFloat> ClPlan<T> {
     }
 
     /// Bounding intervals per dimension of the `m` sources `x` and the `k` targets `s`,
-    /// reduced on the device.
+    /// reduced on the device. A non-finite coordinate shows in its array's interval and is
+    /// reported as [`NudtError::NonFinite`] (the array then read back to name the first).
     #[allow(clippy::type_complexity)]
     fn bounds(
         &self,
@@ -362,6 +366,14 @@ impl<T: ClFloat> ClPlan<T> {
             .chain(s.iter().map(|b| (*b, k)))
             .collect();
         let mut xb = extents(&self.dev, &t3.minmax, &arrays)?;
+        let names = SOURCES[..x.len()].iter().chain(&TARGETS[..s.len()]);
+        for ((&(b, n), &e), &name) in arrays.iter().zip(&xb).zip(names) {
+            if extent_non_finite(e) {
+                let mut host = vec![T::zero(); n];
+                read(&self.dev, b, &mut host)?;
+                check_finite(name, &host)?;
+            }
+        }
         let sb = xb.split_off(x.len());
         Ok((xb, sb))
     }

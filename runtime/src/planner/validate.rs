@@ -95,7 +95,7 @@ pub fn check_coords<T: Float>(
 /// The first non-finite value of `v`, if any, as an error. On every core of the caller's
 /// pool, by chunks (2-D, 10⁷ points: 4 ms; rayon's `position_first` over single elements
 /// took 70 ms).
-fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
+pub fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
     let first = v
@@ -110,6 +110,31 @@ fn check_finite<T: Float>(what: &'static str, v: &[T]) -> Result<()> {
         }),
         None => Ok(()),
     }
+}
+
+/// The error for point `index`, whose coordinates (`values`, one per dimension, read back
+/// from device arrays) a device's bin count found non-finite: the first such dimension.
+pub fn non_finite_point<T: Float>(
+    names: [&'static str; 3],
+    index: usize,
+    values: &[T],
+) -> NudtError {
+    let (d, v) = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite())
+        .unwrap_or((0, &values[0]));
+    NudtError::NonFinite {
+        what: names[d],
+        index,
+        value: v.wide(),
+    }
+}
+
+/// Whether a bounding interval reduced on a device (`nudt_minmax`, whose minimum is -∞ where
+/// an array holds a non-finite value) shows one. An empty array's (+∞, -∞) does not.
+pub fn extent_non_finite((lo, hi): (f64, f64)) -> bool {
+    lo == f64::NEG_INFINITY || hi == f64::INFINITY
 }
 
 /// Points of a grid of sides `n`, or [`NudtError::GridOverflow`] where they overflow.
