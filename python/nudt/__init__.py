@@ -9,7 +9,7 @@ raises ImportError saying why.
 """
 
 from . import _nudt
-from ._errors import NudtTypeError, NudtValueError
+from ._errors import NudtShapeError, NudtTypeError, NudtValueError
 from ._interfaces import (
     Plan,
     nufft1d1, nufft1d2, nufft1d3,
@@ -24,5 +24,5 @@ __all__ = [
     "nufft1d1", "nufft1d2", "nufft1d3",
     "nufft2d1", "nufft2d2", "nufft2d3",
     "nufft3d1", "nufft3d2", "nufft3d3",
-    "NudtTypeError", "NudtValueError",
+    "NudtShapeError", "NudtTypeError", "NudtValueError",
 ]

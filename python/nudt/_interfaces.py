@@ -4,8 +4,9 @@ Names, argument order, keywords, defaults and array conventions are finufft's: m
 user order ``(N1, N2, N3)`` with ``x`` along the first axis of a C-ordered mode array,
 several transforms stacked along a leading axis, the result written into ``out`` when it is
 given. Input arrays of the plan's dtype that are C-contiguous are used in place; others
-(Fortran-ordered, strided) are copied. Everything here only checks and shapes; the work
-runs in :class:`nudt._nudt.RawPlan`, without the GIL.
+(Fortran-ordered, strided) are copied with a ``UserWarning``, as finufft does. Bad input
+raises finufft's exception classes with its key phrases (see ``_errors``). Everything here
+only checks and shapes; the work runs in :class:`nudt._nudt.RawPlan`, without the GIL.
 """
 
 import numbers
@@ -14,7 +15,7 @@ import operator
 import numpy as np
 
 from . import _nudt
-from ._errors import NudtTypeError, NudtValueError
+from ._errors import NudtShapeError, NudtTypeError, NudtValueError, warn_copy
 
 __all__ = [
     "Plan",
@@ -88,9 +89,9 @@ def _options(kwargs):
         elif key in _TUNING_OPTIONS:
             _integer(value, key)
         elif key in ("fftw_lock_fun", "fftw_unlock_fun", "fftw_lock_data"):
-            raise NudtTypeError(f"option {key!r}: FFTW locks do not apply to nudt")
+            raise NudtTypeError(f"Invalid option {key!r}: FFTW locks do not apply to nudt")
         else:
-            raise NudtTypeError(f"unknown option {key!r}")
+            raise NudtTypeError(f"Invalid option {key!r}: not an option of finufft's")
     return fft_order, nthreads, upsampfac
 
 
@@ -100,47 +101,104 @@ def _complex_dtype(dtype):
     except TypeError:
         dt = None
     if dt not in (np.dtype(np.complex64), np.dtype(np.complex128)):
-        raise NudtTypeError(f"dtype must be 'complex64' or 'complex128', got {dtype!r}")
+        raise NudtTypeError(f"Expected complex64 or complex128: the dtype (precision type) "
+                            f"must be single or double, got {dtype!r}")
     return dt
 
 
+def wrong_dtype(name, got, want):
+    """finufft's and cufinufft's exception for an array of the wrong dtype."""
+    return NudtTypeError(f"Argument `{name}` does not have the correct dtype: {got} was "
+                         f"given, but {want} was expected.")
+
+
 def _input(a, name, dtype):
-    """`a` as a C-contiguous array of exactly `dtype`: a copy only if its layout needs one."""
+    """`a` as a C-contiguous array of exactly `dtype`: a copy, with finufft's warning, only
+    if its layout needs one."""
     if not isinstance(a, np.ndarray):
         # A list or scalar has no dtype of its own to respect: take the plan's when it fits.
         a = np.asarray(a)
         if np.can_cast(a.dtype, dtype, "same_kind"):
             a = a.astype(dtype)
     if a.dtype != dtype:
-        raise NudtTypeError(
-            f"argument `{name}` has dtype {a.dtype}, but {dtype} was expected")
-    return np.ascontiguousarray(a)
+        raise wrong_dtype(name, a.dtype, dtype)
+    if not a.flags.c_contiguous:
+        warn_copy(name)
+        a = np.ascontiguousarray(a)
+    return a
 
 
 def _output(out, dtype):
+    """`out` as given, refused (TypeError, as finufft) unless it is a writeable C-contiguous
+    numpy array of `dtype`: the result is written in place, so it cannot be a copy."""
     if not isinstance(out, np.ndarray):
-        raise NudtTypeError(f"argument `out` must be a numpy array, got {type(out).__name__}")
+        raise NudtTypeError(f"Argument `out` must be a numpy array, got {type(out).__name__}")
     if out.dtype != dtype:
-        raise NudtTypeError(f"argument `out` has dtype {out.dtype}, but {dtype} was expected")
-    if not out.flags.c_contiguous:
-        raise NudtTypeError("argument `out` must be C-contiguous")
-    if not out.flags.writeable:
-        raise NudtTypeError("argument `out` must be writeable")
+        raise wrong_dtype("out", out.dtype, dtype)
+    for flag, ok in (("C", out.flags.c_contiguous), ("W", out.flags.writeable)):
+        if not ok:
+            raise NudtTypeError(
+                f"Argument `out` does not satisfy the following requirement: {flag}")
     return out
 
 
-def _stack_shape(shape, inner, n_trans, name):
-    """Checks `shape` against `inner` (one transform) for `n_trans` transforms; returns the
-    leading (batch) axes. One transform may come with or without a leading axis of 1."""
+def stack_lead(shape, inner, n_trans):
+    """The leading (batch) axes of `shape` if it is `inner` (one transform) stacked for
+    `n_trans` transforms, else None. One transform may come with or without a leading axis
+    of 1."""
     k = len(inner)
     lead = tuple(shape[:len(shape) - k])
     ok = len(shape) >= k and tuple(shape[len(shape) - k:]) == tuple(inner)
-    ok = ok and (lead == (n_trans,) or (n_trans == 1 and lead == ()))
-    if not ok:
-        want = tuple(inner) if n_trans == 1 else (n_trans, *inner)
-        also = f" or {(1, *inner)}" if n_trans == 1 else ""
-        raise NudtValueError(f"{name} has shape {tuple(shape)}, expected {want}{also}")
-    return lead
+    if ok and (lead == (n_trans,) or (n_trans == 1 and lead == ())):
+        return lead
+    return None
+
+
+def stack_want(inner, n_trans):
+    """The shapes `stack_lead` accepts, in words."""
+    if n_trans == 1:
+        return f"{tuple(inner)} or {(1, *inner)}"
+    return f"{(n_trans, *inner)}"
+
+
+def _finufft_phrase(shape, inner, n_trans, kind):
+    """Which of finufft's shape rules `shape` breaks, in finufft's words (its users' tests
+    match them): `kind` "modes" for mode arrays (`inner` the mode counts), else vectors of
+    values at points ("c") or type 3's results at the targets ("f")."""
+    nd, one, letter = len(shape), n_trans == 1, kind
+    if kind == "modes":
+        d = len(inner)
+        if one and nd not in (d, d + 1):
+            return ("f.ndim must be same as the problem dimension or the problem dimension "
+                    "+ 1 for type 1 or 2 if n_trans == 1")
+        if one and nd == d + 1 and shape[0] != 1:
+            return ("f.shape[0] must be 1 for type 1 or 2 if n_trans == 1 and len(f.shape) "
+                    "== dim+1")
+        if not one and nd != d + 1:
+            return ("f.ndim must be same as the problem dimension + 1 for type 1 or 2 if "
+                    "n_trans > 1")
+        if not one and shape[0] != n_trans:
+            return "f.shape[0] must be n_trans for type 1 or 2 if n_trans > 1"
+        return "f.shape is not consistent with n_modes"
+    t3 = " for type 3" if letter == "f" else ""
+    if nd not in ((1, 2) if one else (2,)):
+        return f"{letter}.ndim must be {'1 or 2' if one else '2'}{t3} if n_trans " \
+            f"{'== 1' if one else '> 1'}"
+    if letter == "c":
+        return ("c.size must be same as x.size if n_trans == 1" if one
+                else "c.shape must be (n_trans, x.size) if n_trans > 1")
+    # "size of must": finufft's wording, which its tests match.
+    return "f.size of must be nk if n_trans == 1" if one else \
+        "f.shape must be (n_trans, nk) if n_trans > 1"
+
+
+def check_type(nufft_type):
+    """`nufft_type` as 1, 2 or 3."""
+    nufft_type = _integer(nufft_type, "nufft_type")
+    if nufft_type not in (1, 2, 3):
+        raise NudtValueError(
+            f"transform type invalid: nufft_type must be 1, 2 or 3, got {nufft_type}")
+    return nufft_type
 
 
 def _attribute(name, doc=None):
@@ -150,9 +208,11 @@ def _attribute(name, doc=None):
 
 class PlanBase:
     """What finufft's ``Plan`` and cufinufft's share: argument checks, attributes, the shapes
-    of data and results. A subclass says how arrays come in (``_input``, ``_output``), how
-    results are allocated (``_empty_like``) and runs the transforms (``_set_points``,
-    ``_execute``); the one-call functions ask it for ``_simple_dtype`` and ``_shape``.
+    of data and results. A subclass says how arrays come in (``_check_dtype``, ``_input``,
+    ``_output``), how results are allocated (``_empty_like``), words shape errors as its
+    model library does (``_POINTS_MESSAGES``, ``_stack_message``) and runs the transforms
+    (``_set_points``, ``_execute``); the one-call functions ask it for ``_simple_dtype`` and
+    ``_shape``.
     """
 
     type = _attribute("type")
@@ -178,12 +238,14 @@ class PlanBase:
         if nufft_type == 3:
             if len(sizes) != 1 or sizes[0] not in (1, 2, 3):
                 raise NudtValueError(
-                    f"a type 3 plan takes its dimension (1, 2 or 3), got {n_modes_or_dim!r}")
+                    f"type 3 plan n_modes_or_dim must be one number, the dimension (1, 2 or "
+                    f"3), got {n_modes_or_dim!r}")
             self._dim = sizes[0]
             self._n_modes = (1,) * self._dim
         else:
             if not 1 <= len(sizes) <= 3:
-                raise NudtValueError(f"n_modes must have 1, 2 or 3 entries, got {len(sizes)}")
+                raise NudtValueError(
+                    f"n_modes dimension must be 1, 2, or 3, got {len(sizes)} entries")
             if any(n < 1 for n in sizes):
                 raise NudtValueError(f"every mode count must be at least 1, got {sizes}")
             self._dim = len(sizes)
@@ -210,42 +272,62 @@ class PlanBase:
         targets for type 2), and for type 3 the target frequencies ``s[, t[, u]]`` (N each).
         Points are in radians, any finite value (the transform is 2pi-periodic in them).
         """
-        dim = self._dim
-
-        def vectors(arrays, names, role):
-            given = [a is not None for a in arrays]
-            if given != [True] * dim + [False] * (3 - dim):
-                raise NudtValueError(
-                    f"a {dim}-D plan takes {role} {', '.join(names[:dim])}, "
-                    f"got {', '.join(n for n, g in zip(names, given) if g) or 'none'}")
-            out = [self._input(a, n, self._real) for a, n in zip(arrays[:dim], names)]
-            for a, n in zip(out, names):
-                if a.ndim != 1:
-                    raise NudtValueError(f"{n} must be a vector, got shape {a.shape}")
-                if a.size != out[0].size:
-                    raise NudtValueError(
-                        f"{n} has {a.size} points but {names[0]} has {out[0].size}")
-            return out
-
-        src = vectors([x, y, z], "xyz", "points")
+        src = self._point_set((x, y, z), "xyz")
         if self._type == 3:
-            tgt = vectors([s, t, u], "stu", "target frequencies")
+            tgt = self._point_set((s, t, u), "stu")
         elif any(a is not None for a in (s, t, u)):
-            raise NudtValueError("s, t, u are target frequencies of a type 3 plan only")
+            raise NudtShapeError("s, t, u are the target frequencies of a type 3 plan only")
         else:
             tgt = []
         self._set_points(src, tgt)
         self._nj = src[0].size
         self._nk = tgt[0].size if tgt else None
 
+    def _point_set(self, arrays, names):
+        """One set of coordinates (points x, y, z or type 3 targets s, t, u) as the plan
+        takes them, checked as finufft and cufinufft check them — dtypes first, then one
+        vector per dimension, all of one length — before any is copied or moved."""
+        dim, real = self._dim, self._real
+        for a, n in zip(arrays, names):
+            if a is not None:
+                self._check_dtype(a, n, real)
+        for a, n in zip(arrays[dim:], names[dim:]):
+            if a is not None:
+                raise NudtShapeError(f"Plan dimension is {dim}, but `{n}` was specified")
+        wanted = ", ".join(names[:dim])
+        for a, n in zip(arrays[:dim], names):
+            shape = None if a is None else tuple(np.shape(a))
+            fields = dict(n=n, dim=dim, names=wanted, shape=shape, first=names[0])
+            if shape is None:
+                raise NudtShapeError(self._POINTS_MESSAGES["missing"].format(**fields))
+            if len(shape) != 1:
+                raise NudtShapeError(self._POINTS_MESSAGES["vector"].format(**fields))
+            if n == names[0]:
+                m = shape[0]
+            elif shape[0] != m:
+                raise NudtShapeError(
+                    self._POINTS_MESSAGES["length"].format(m=m, size=shape[0], **fields))
+        return [self._input(a, n, real) for a, n in zip(arrays[:dim], names)]
+
     def _shapes(self, adjoint):
-        """(input shape, output shape) of one transform in this direction."""
+        """(one transform's shape, kind) of the input and of the output in this direction;
+        the kind is the finufft rule a misfit breaks: "modes", "c" (M or N values per
+        transform) or "f" (type 3's N results per transform)."""
         if self._nj is None:
             raise RuntimeError("setpts must be called before execute")
-        modes = self._n_modes
-        a, b = {1: ((self._nj,), modes), 2: (modes, (self._nj,)),
-                3: ((self._nj,), (self._nk,))}[self._type]
+        pts, modes = ((self._nj,), "c"), (self._n_modes, "modes")
+        if self._type == 3:
+            a, b = pts, ((self._nk,), "c" if adjoint else "f")
+        else:
+            a, b = (pts, modes) if self._type == 1 else (modes, pts)
         return (b, a) if adjoint else (a, b)
+
+    def _lead(self, shape, inner, kind, name):
+        """The batch axes of `name`, shaped `shape`: `inner` stacked n_trans times."""
+        lead = stack_lead(shape, inner, self._n_trans)
+        if lead is None:
+            raise NudtShapeError(self._stack_message(tuple(shape), inner, kind, name))
+        return lead
 
     def execute_adjoint(self, data, out=None):
         """The adjoint transform (input shaped as ``execute``'s output, and back), with the
@@ -255,15 +337,18 @@ class PlanBase:
         return self._run(data, out, True)
 
     def _run(self, data, out, adjoint):
-        """Checks shapes, allocates or checks ``out``, runs; returns the result array."""
-        inner_in, inner_out = self._shapes(adjoint)
+        """Checks dtypes, ``out`` and shapes (in finufft's order), then copies ``data`` if
+        its layout needs it, allocates ``out`` if not given, runs; returns the result."""
+        (inner_in, kind_in), (inner_out, kind_out) = self._shapes(adjoint)
+        self._check_dtype(data, "data", self._dtype)
+        if out is not None:
+            out = self._output(out)
+        lead = self._lead(np.shape(data), inner_in, kind_in, "data")
+        if out is not None:
+            self._lead(out.shape, inner_out, kind_out, "out")
         data = self._input(data, "data", self._dtype)
-        lead = _stack_shape(data.shape, inner_in, self._n_trans, "data")
         if out is None:
             out = self._empty_like(data, (*lead, *inner_out))
-        else:
-            out = self._output(out)
-            _stack_shape(out.shape, inner_out, self._n_trans, "out")
         return self._execute(data, out, adjoint)
 
 
@@ -290,9 +375,7 @@ class Plan(PlanBase):
 
     def __init__(self, nufft_type, n_modes_or_dim, n_trans=1, eps=1e-6, isign=None,
                  dtype="complex128", **kwargs):
-        nufft_type = _integer(nufft_type, "nufft_type")
-        if nufft_type not in (1, 2, 3):
-            raise NudtValueError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
+        nufft_type = check_type(nufft_type)
         fft_order, nthreads, upsampfac = _options(kwargs)
         eps = self._setup(nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype)
         self._raw = _nudt.RawPlan(nufft_type, list(self._n_modes), self._isign,
@@ -300,7 +383,25 @@ class Plan(PlanBase):
                                   fft_order, nthreads, upsampfac)
 
     _repr_prefix = "nudt"
+    # finufft's words (its users' tests match "x must be a vector", "y must have same
+    # length as x").
+    _POINTS_MESSAGES = {
+        "missing": "{n} must be a vector: a {dim}-D plan takes {names}, {n} is missing",
+        "vector": "{n} must be a vector, got shape {shape}",
+        "length": "{n} must have same length as {first}: {first} has {m} values, {n} {size}",
+    }
+
+    @staticmethod
+    def _check_dtype(a, name, dtype):
+        """Refuses a numpy array of another dtype; lists are converted by ``_input``."""
+        if isinstance(a, np.ndarray) and a.dtype != dtype:
+            raise wrong_dtype(name, a.dtype, dtype)
+
     _input = staticmethod(_input)
+
+    def _stack_message(self, shape, inner, kind, name):
+        return (f"{_finufft_phrase(shape, inner, self._n_trans, kind)}: {name} has shape "
+                f"{shape}, expected {stack_want(inner, self._n_trans)}")
 
     def _output(self, out):
         return _output(out, self._dtype)
@@ -323,7 +424,8 @@ class Plan(PlanBase):
             return np.dtype(np.complex128)
         if dt == np.float32:
             return np.dtype(np.complex64)
-        raise NudtTypeError(f"x must be float64 or float32, got {dt}")
+        raise NudtTypeError(f"x dtype should be float64 for double precision or float32 "
+                            f"for single precision, got {dt}")
 
     _shape = staticmethod(np.shape)
 
@@ -334,17 +436,35 @@ class Plan(PlanBase):
         return self._run(data, out, False)
 
 
+def _n_modes(n_modes, dim):
+    """The one-call transforms' ``n_modes`` (an integer for every dimension, or one per
+    dimension) as a tuple, refused in finufft's words."""
+    if isinstance(n_modes, numbers.Integral):
+        return (operator.index(n_modes),) * dim
+    if isinstance(n_modes, str) or not hasattr(n_modes, "__iter__"):
+        raise NudtTypeError(f"input n_modes must be a tuple or an integer, got "
+                            f"{type(n_modes).__name__}")
+    n_modes = tuple(n_modes)
+    if len(n_modes) != dim:
+        raise NudtShapeError(f"input n_modes dimension does not match problem dimension: "
+                             f"{len(n_modes)} entries for a {dim}-D transform")
+    if not all(isinstance(n, numbers.Integral) for n in n_modes):
+        raise NudtTypeError(f"all elements of input n_modes must be integer, got {n_modes}")
+    return tuple(operator.index(n) for n in n_modes)
+
+
 def simple(plan_cls, dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwargs):
     """The one-call transforms of ``plan_cls``: finufft's rules for inferring n_trans and
-    n_modes, the precision as ``plan_cls._simple_dtype`` says."""
+    n_modes, and its words when they fail; the precision as ``plan_cls._simple_dtype``
+    says."""
     shape = plan_cls._shape
     dtype = plan_cls._simple_dtype(pts[0], f if tp == 2 else c)
+    modes_ndim = ("type 1 output dimension or type 2 input dimension must be either dim "
+                  "(n_trans==1) or dim+1 (n_trans>=1)")
     if tp == 2:
         fs = shape(f)
         if len(fs) not in (dim, dim + 1):
-            raise NudtValueError(
-                f"f must have {dim} dimensions (one transform) or {dim + 1} (n_trans "
-                f"transforms), got shape {fs}")
+            raise NudtShapeError(f"{modes_ndim}: f has shape {fs} for a {dim}-D transform")
         n_trans = fs[0] if len(fs) == dim + 1 else 1
         plan = plan_cls(2, fs[len(fs) - dim:], n_trans, eps, isign, dtype, **kwargs)
         plan.setpts(*pts)
@@ -352,35 +472,34 @@ def simple(plan_cls, dim, tp, pts, c, targets, f, out, n_modes, eps, isign, kwar
 
     xs, cs = shape(pts[0]), shape(c)
     if len(xs) != 1:
-        raise NudtValueError(f"x must be a vector, got shape {xs}")
-    m = xs[0]
-    n_trans = cs[0] if len(cs) == 2 else 1
-    if len(cs) not in (1, 2) or cs[-1] != m:
-        raise NudtValueError(
-            f"c has shape {cs}, expected ({m},) or (n_trans, {m}) for {m} points")
+        raise NudtShapeError(f"x must be a vector, got shape {xs}")
+    m, size = xs[0], int(np.prod(cs))
+    if m and size % m:
+        raise NudtShapeError(f"c.size must be divisible by x.size: c has shape {cs} for {m} "
+                             f"points")
+    # The plan's execute says in finufft's words what else is wrong with c's shape.
+    n_trans = size // m if m else (cs[0] if len(cs) == 2 else 1)
     if tp == 3:
         plan = plan_cls(3, dim, n_trans, eps, isign, dtype, **kwargs)
         plan.setpts(**dict(zip("xyz", pts)), **dict(zip("stu", targets)))
         return plan.execute(c, out)
 
     if n_modes is not None:
-        if isinstance(n_modes, (numbers.Integral, np.integer)):
-            n_modes = (operator.index(n_modes),) * dim
-        else:
-            n_modes = tuple(_integer(n, "n_modes") for n in n_modes)
-            if len(n_modes) != dim:
-                raise NudtValueError(f"n_modes must have {dim} entries, got {len(n_modes)}")
+        n_modes = _n_modes(n_modes, dim)
     if out is not None:
         os_ = shape(out)
         if len(os_) not in (dim, dim + 1):
-            raise NudtValueError(
-                f"out must have {dim} or {dim + 1} dimensions, got shape {os_}")
+            raise NudtShapeError(f"{modes_ndim}: out has shape {os_} for a {dim}-D transform")
+        if (os_[0] if len(os_) == dim + 1 else 1) != n_trans:
+            raise NudtShapeError(f"input n_trans and output n_trans do not match: c has shape "
+                                 f"{cs}, out {os_}")
         from_out = tuple(os_[len(os_) - dim:])
         if n_modes is not None and n_modes != from_out:
-            raise NudtValueError(f"n_modes {n_modes} does not match out's shape {os_}")
+            raise NudtShapeError(f"input n_modes and output n_modes do not match: {n_modes} "
+                                 f"and out's shape {os_}")
         n_modes = from_out
     if n_modes is None:
-        raise NudtValueError("a type 1 transform needs n_modes or out")
+        raise NudtValueError("type 1 input must supply n_modes or output vector (out), or both")
     plan = plan_cls(1, n_modes, n_trans, eps, isign, dtype, **kwargs)
     plan.setpts(*pts)
     return plan.execute(c, out)

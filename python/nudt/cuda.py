@@ -5,7 +5,9 @@ take cufinufft's arguments, keywords and defaults (``dtype='complex64'``), on de
 of any library that offers ``__cuda_array_interface__``: CuPy, PyTorch (CUDA tensors),
 Numba. Results are allocated by the library of the input (CuPy in, CuPy out; a tensor in, a
 tensor out on its device) or written into ``out``. Inputs of the plan's dtype that are
-C-contiguous are used in place; others are copied (CuPy and PyTorch arrays).
+C-contiguous are used in place; others are copied with a ``UserWarning`` if they are CuPy or
+PyTorch arrays and refused with ``TypeError`` otherwise (Numba), as cufinufft does. Bad
+input raises cufinufft's exception classes with its key phrases (see ``_errors``).
 
 Calls return once the work is queued. The plan's stream first waits for the streams the
 arrays name in their interface (and ``gpu_stream``), and those streams then wait for the
@@ -20,9 +22,10 @@ import numpy as np
 
 from . import _interfaces as _cpu
 from . import _nudt
-from ._errors import NudtTypeError, NudtValueError
+from ._errors import NudtTypeError, NudtValueError, warn_copy
 from ._interfaces import (
-    PlanBase, _complex_dtype, _default_only, _integer, _modeord, _upsampfac, simple,
+    PlanBase, _default_only, _integer, _modeord, _upsampfac, check_type, simple,
+    stack_want, wrong_dtype,
 )
 
 if not hasattr(_nudt, "RawCudaPlan"):
@@ -112,7 +115,7 @@ def _gpu_options(kwargs):
         elif key in _TUNING_OPTIONS:
             _integer(value, key)
         else:
-            raise NudtTypeError(f"unknown option {key!r}")
+            raise NudtTypeError(f"Invalid option {key!r}: not an option of cufinufft's")
     return fft_order, upsampfac, device, method, max_batch, bins, stream
 
 
@@ -152,7 +155,7 @@ def _interface(a, name):
         return a, a.__cuda_array_interface__
     except AttributeError:
         raise NudtTypeError(
-            f"argument `{name}` must be a CUDA device array (CuPy, PyTorch on a CUDA "
+            f"Argument `{name}` must be a CUDA device array (CuPy, PyTorch on a CUDA "
             f"device, Numba: an object with __cuda_array_interface__), got "
             f"{type(a).__module__}.{type(a).__name__}") from None
 
@@ -169,15 +172,21 @@ def _c_contiguous(shape, strides, itemsize):
 
 
 def _contiguous_copy(a, name):
+    """A C-contiguous copy of input `a`, with cufinufft's warning, for the libraries that
+    copy on the device themselves (CuPy, PyTorch); cufinufft's TypeError for the others
+    (Numba, whose arrays copy only through a kernel of the user's)."""
     lib = _library(a)
+    if lib not in ("torch", "cupy"):
+        raise NudtTypeError(
+            f"Argument `{name}` does not satisfy the following requirement: C (nudt copies "
+            f"CuPy and PyTorch arrays, not {type(a).__module__}.{type(a).__name__}: pass a "
+            f"C-contiguous one)")
+    warn_copy(name)
     if lib == "torch":
         return a.contiguous()
-    if lib == "cupy":
-        import cupy
+    import cupy
+    with cupy.cuda.Device(a.device.id):
         return cupy.ascontiguousarray(a)
-    raise NudtValueError(
-        f"argument `{name}` is not C-contiguous; nudt copies only CuPy and PyTorch arrays: "
-        f"pass a C-contiguous one")
 
 
 def _device_array(a, name, dtype, writes=False):
@@ -185,17 +194,19 @@ def _device_array(a, name, dtype, writes=False):
     needs one (never for an output)."""
     a, cai = _interface(a, name)
     if cai.get("mask") is not None:
-        raise NudtTypeError(f"argument `{name}`: masked arrays are not supported")
+        raise NudtTypeError(f"Argument `{name}`: masked arrays are not supported")
     got = np.dtype(cai["typestr"])
     if got != dtype:
-        raise NudtTypeError(f"argument `{name}` has dtype {got}, but {dtype} was expected")
+        raise wrong_dtype(name, got, dtype)
     shape = tuple(int(n) for n in cai["shape"])
     ptr, readonly = cai["data"]
     if writes and readonly:
-        raise NudtTypeError(f"argument `{name}` must be writeable")
+        raise NudtTypeError(f"Argument `{name}` does not satisfy the following requirement: W")
     if not _c_contiguous(shape, cai.get("strides"), got.itemsize):
         if writes:
-            raise NudtTypeError(f"argument `{name}` must be C-contiguous")
+            # The result is written in place: a copy would not be the caller's array.
+            raise NudtTypeError(
+                f"Argument `{name}` does not satisfy the following requirement: C")
         return _device_array(_contiguous_copy(a, name), name, dtype)
     stream = cai.get("stream")
     if stream is None and _library(a) == "torch":
@@ -248,12 +259,16 @@ class Plan(PlanBase):
     """
 
     _repr_prefix = "nudt.cuda"
+    # cufinufft's words (its tests match "`x` must be a vector", "`y` must be of shape").
+    _POINTS_MESSAGES = {
+        "missing": "Argument `{n}` is missing: a {dim}-D plan takes {names}",
+        "vector": "Argument `{n}` must be a vector, got shape {shape}",
+        "length": "Argument `{n}` must be of shape ({m},), got ({size},)",
+    }
 
     def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None,
                  dtype="complex64", **kwargs):
-        nufft_type = _integer(nufft_type, "nufft_type")
-        if nufft_type not in (1, 2, 3):
-            raise NudtValueError(f"nufft_type must be 1, 2 or 3, got {nufft_type}")
+        nufft_type = check_type(nufft_type)
         fft_order, upsampfac, device, method, max_batch, bins, self._stream = \
             _gpu_options(kwargs)
         eps = self._setup(nufft_type, n_modes, n_trans, eps, isign, dtype)
@@ -275,8 +290,23 @@ class Plan(PlanBase):
         return sorted(handles)
 
     @staticmethod
+    def _check_dtype(a, name, dtype):
+        """Refuses a device array, or a numpy array (refused later for being on the host,
+        after the shape checks, as cufinufft orders them), of another dtype."""
+        if isinstance(a, np.ndarray):
+            got = a.dtype
+        else:
+            got = np.dtype(_interface(a, name)[1]["typestr"])
+        if got != dtype:
+            raise wrong_dtype(name, got, dtype)
+
+    @staticmethod
     def _input(a, name, dtype):
         return _device_array(a, name, dtype)
+
+    def _stack_message(self, shape, inner, kind, name):
+        return f"Argument `{name}` must be of shape {stack_want(inner, self._n_trans)}, " \
+            f"got {shape}"
 
     def _output(self, out):
         return _device_array(out, "out", self._dtype, writes=True)
@@ -287,10 +317,10 @@ class Plan(PlanBase):
 
     def _set_points(self, src, tgt):
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
-        # order), so the plan holds the arrays, as cufinufft's does.
-        self._points = src
+        # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
+        # type 3 rescales copies.
         self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
-                         self._streams(src + tgt))
+                         self._streams(src + tgt), src if self._type != 3 else None)
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data.raw(), out.raw(), self._streams([data, out]), adjoint)

@@ -67,7 +67,10 @@ pub fn readwrite<'py, T: Element>(
         }
         _ => value_error(
             a.py(),
-            format!("argument `{name}` shares memory with an input array"),
+            format!(
+                "argument `{name}` shares memory with an input array, or with the `out` of a \
+                 call running on another thread"
+            ),
         ),
     })
 }

@@ -8,15 +8,15 @@
 //! on a shared stream.
 
 use crate::errors::{to_py, value_error};
+use crate::shared::Shared;
 use nudt_runtime::cuda::{
     device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaStream, ForeignSlice,
     ForeignStream, GpuMethod,
 };
-use nudt_runtime::{ModeOrder, TransformType, Upsampling};
+use nudt_runtime::{ModeOrder, NudtError, TransformType, Upsampling};
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// The exception for a CUDA backend error: bad input as the CPU plan's, a bad device array
 /// as `ValueError`, no memory as `MemoryError`, everything the GPU or its libraries did
@@ -35,6 +35,20 @@ enum AnyCudaPlan {
     F64(CudaPlan<f64>),
 }
 
+/// The plan and what the binding keeps with it, under one lock.
+struct CudaState {
+    plan: AnyCudaPlan,
+    /// The Python owners of the coordinate arrays that a type 1 or 2 plan reads at every
+    /// execute, kept alive until the next setpts (as cufinufft keeps them). They change
+    /// under the plan's lock, so a setpts on one thread cannot free the arrays an execute on
+    /// another is reading.
+    coords: Option<Py<PyAny>>,
+    /// Whether the last setpts succeeded. One that failed may leave the plan between two
+    /// point sets (the new arrays held, the old count), so executes are refused until a
+    /// setpts succeeds.
+    ready: bool,
+}
+
 /// A device array: its address and length in reals (complex data counts two per value).
 type Raw = (u64, usize);
 
@@ -42,12 +56,12 @@ type Raw = (u64, usize);
 /// normalised by `nudt.cuda.Plan`: `modes` in user order, `isign` ±1, `upsampfac` 0 for the
 /// default, `method` 0 for the plan's choice (else 1 GM-sort, 2 SM, 3 output-driven),
 /// `max_batch` 0 for the default, `bins` empty for the generator's choice.
-#[pyclass(module = "nudt._nudt")]
+///
+/// Shared between Python threads as the CPU plan is ([`Shared`]): calls take turns, each
+/// queuing its work on the plan's stream with the GIL released.
+#[pyclass(module = "nudt._nudt", frozen)]
 pub struct RawCudaPlan {
-    plan: AnyCudaPlan,
-    /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).
-    #[pyo3(get)]
-    last_call_s: f64,
+    plan: Shared<CudaState>,
 }
 
 /// Wraps each array as a [`ForeignSlice`] on `stream`.
@@ -139,15 +153,6 @@ fn execute<T: CudaFloat>(
             plan.execute_device(&input, &mut output)
         }
     })
-}
-
-/// Runs `f` without the GIL; returns the seconds it took.
-fn timed(py: Python<'_>, f: impl Send + FnOnce() -> Result<(), CudaError>) -> PyResult<f64> {
-    py.detach(|| {
-        let t0 = Instant::now();
-        f().map(|()| t0.elapsed().as_secs_f64())
-    })
-    .map_err(|e| cuda_to_py(py, e))
 }
 
 /// The number of CUDA devices; raises `RuntimeError` saying why there are none to be had
@@ -254,76 +259,102 @@ impl RawCudaPlan {
             })
             .map_err(|e| cuda_to_py(py, e))?;
         Ok(RawCudaPlan {
-            plan,
-            last_call_s: 0.0,
+            plan: Shared::new(CudaState {
+                plan,
+                coords: None,
+                ready: false,
+            }),
         })
     }
 
     /// Sets the points (`coords`: one device array per dimension, as (address, length)) and,
-    /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams.
+    /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams;
+    /// `keep` is what keeps the coordinate arrays alive while the plan reads them (types 1
+    /// and 2; type 3 copies them).
     fn setpts(
-        &mut self,
+        &self,
         py: Python<'_>,
         coords: Vec<Raw>,
         targets: Vec<Raw>,
         streams: Vec<u64>,
+        keep: Option<Py<PyAny>>,
     ) -> PyResult<()> {
-        self.last_call_s = match &mut self.plan {
-            AnyCudaPlan::F32(p) => timed(py, || setpts(p, &coords, &targets, &streams)),
-            AnyCudaPlan::F64(p) => timed(py, || setpts(p, &coords, &targets, &streams)),
-        }?;
-        Ok(())
+        self.plan.run(py, cuda_to_py, |st| {
+            st.ready = false;
+            // The old arrays go once nothing reads them: their decref waits for the GIL.
+            st.coords = None;
+            match &mut st.plan {
+                AnyCudaPlan::F32(p) => setpts(p, &coords, &targets, &streams),
+                AnyCudaPlan::F64(p) => setpts(p, &coords, &targets, &streams),
+            }?;
+            st.coords = keep;
+            st.ready = true;
+            Ok(())
+        })
     }
 
     /// Queues the transform (or its adjoint) from device array `data` into device array
     /// `out` (both C-contiguous, interleaved complex).
     fn execute(
-        &mut self,
+        &self,
         py: Python<'_>,
         data: Raw,
         out: Raw,
         streams: Vec<u64>,
         adjoint: bool,
     ) -> PyResult<()> {
-        self.last_call_s = match &mut self.plan {
-            AnyCudaPlan::F32(p) => timed(py, || execute(p, data, out, &streams, adjoint)),
-            AnyCudaPlan::F64(p) => timed(py, || execute(p, data, out, &streams, adjoint)),
-        }?;
-        Ok(())
+        self.plan.run(py, cuda_to_py, |st| {
+            if !st.ready {
+                return Err(CudaError::Nudt(NudtError::PointsNotSet));
+            }
+            match &mut st.plan {
+                AnyCudaPlan::F32(p) => execute(p, data, out, &streams, adjoint),
+                AnyCudaPlan::F64(p) => execute(p, data, out, &streams, adjoint),
+            }
+        })
+    }
+
+    /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).
+    #[getter]
+    fn last_call_s(&self, py: Python<'_>) -> PyResult<f64> {
+        self.plan.last_call_s(py)
     }
 
     /// GPU milliseconds of the last `setpts` and `execute`, by CUDA events (waits for them).
     fn timings(&self, py: Python<'_>) -> PyResult<(f32, f32)> {
-        let t = match &self.plan {
-            AnyCudaPlan::F32(p) => py.detach(|| p.timings()),
-            AnyCudaPlan::F64(p) => py.detach(|| p.timings()),
-        }
-        .map_err(|e| cuda_to_py(py, e))?;
+        let t = self
+            .plan
+            .with(py, |st| match &st.plan {
+                AnyCudaPlan::F32(p) => p.timings(),
+                AnyCudaPlan::F64(p) => p.timings(),
+            })?
+            .map_err(|e| cuda_to_py(py, e))?;
         Ok((t.setpts_ms, t.execute_ms))
     }
 
     /// Waits for the work queued by this plan.
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
-        match &self.plan {
-            AnyCudaPlan::F32(p) => py.detach(|| p.synchronize()),
-            AnyCudaPlan::F64(p) => py.detach(|| p.synchronize()),
-        }
-        .map_err(|e| cuda_to_py(py, e))
+        self.plan
+            .with(py, |st| match &st.plan {
+                AnyCudaPlan::F32(p) => p.synchronize(),
+                AnyCudaPlan::F64(p) => p.synchronize(),
+            })?
+            .map_err(|e| cuda_to_py(py, e))
     }
 
     /// The device ordinal the plan runs on.
     #[getter]
-    fn device(&self) -> usize {
-        match &self.plan {
+    fn device(&self, py: Python<'_>) -> PyResult<usize> {
+        self.plan.with(py, |st| match &st.plan {
             AnyCudaPlan::F32(p) => p.stream().context().ordinal(),
             AnyCudaPlan::F64(p) => p.stream().context().ordinal(),
-        }
+        })
     }
 
-    fn __repr__(&self) -> String {
-        match &self.plan {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.plan.with(py, |st| match &st.plan {
             AnyCudaPlan::F32(p) => format!("{p:?}"),
             AnyCudaPlan::F64(p) => format!("{p:?}"),
-        }
+        })
     }
 }

@@ -4,8 +4,10 @@
 //! `ValueError` for bad shapes and values. Bad input therefore raises
 //! `nudt.NudtValueError`, a subclass of both, so that either `except` catches it; a grid
 //! too large for memory raises `MemoryError`; misuse of a plan (execute before setpts)
-//! raises `RuntimeError`.
+//! raises `RuntimeError`. A tolerance the precision cannot reach says so in finufft's words
+//! ("eps tolerance too small to achieve"), which its users' tests match.
 
+use nudt_gen::GenError;
 use nudt_runtime::NudtError;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -32,6 +34,9 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         NudtError::PointsNotSet | NudtError::WrongType { .. } | NudtError::Threads(_) => {
             PyRuntimeError::new_err(msg)
         }
+        NudtError::Gen(
+            GenError::ToleranceBelowPrecision { .. } | GenError::WidthForTolerance { .. },
+        ) => value_error(py, format!("eps tolerance too small to achieve: {msg}")),
         NudtError::Gen(_)
         | NudtError::NonFinite { .. }
         | NudtError::Length { .. }

@@ -1,8 +1,9 @@
 //! `nudt._nudt`: the Rust half of the `nudt` Python package.
 //!
-//! It holds one class, [`RawPlan`], a thin shell around the runtime's [`nudt_runtime::Plan`]
-//! in f32 or f64 that takes numpy arrays exactly as they are (C-contiguous, of the plan's
-//! dtype) and releases the GIL while the runtime works. Everything a finufft user calls —
+//! It holds one class, [`plan::RawPlan`], a thin shell around the runtime's
+//! [`nudt_runtime::Plan`] in f32 or f64 that takes numpy arrays exactly as they are
+//! (C-contiguous, of the plan's dtype), releases the GIL while the runtime works, and may be
+//! called by several threads at once ([`shared::Shared`]). Everything a finufft user calls —
 //! argument defaults, shape rules, option keywords — lives in the pure-Python layer
 //! (`nudt/_interfaces.py`), where it reads like finufft's own interface and costs
 //! microseconds per call.
@@ -15,6 +16,7 @@ mod arrays;
 mod cuda;
 mod errors;
 mod plan;
+mod shared;
 
 use pyo3::prelude::*;
 

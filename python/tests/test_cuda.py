@@ -236,7 +236,8 @@ def test_torch_specifics():
     c = dev("torch", data)
     wide = torch.zeros((M, 2), dtype=torch.complex64, device="cuda")
     wide[:, 0] = c
-    got = cu.nufft2d1(*tx, wide[:, 0], (16, 13), eps=1e-5)
+    with pytest.warns(UserWarning, match="`data` does not satisfy the following requirement"):
+        got = cu.nufft2d1(*tx, wide[:, 0], (16, 13), eps=1e-5)
     assert isinstance(got, torch.Tensor) and got.device == c.device
     want = reference(1, x, data, [], (16, 13), 1)
     assert direct.rel_err(host(got), want) < 2e-4
@@ -245,14 +246,61 @@ def test_torch_specifics():
     assert direct.rel_err(host(got2), want) < 2e-4
 
 
+def fortran(lib, a):
+    """A Fortran-ordered device copy of host array `a`."""
+    if lib == "cupy":
+        return cupy.asfortranarray(cupy.asarray(a))
+    return dev(lib, a.T).T
+
+
+def strided(lib, v):
+    """A device vector with the values of `v` at every other element."""
+    return dev(lib, np.repeat(v, 2))[::2]
+
+
 @gpu
-def test_cupy_noncontiguous_and_fortran():
+@pytest.mark.parametrize("lib", LIBS)
+def test_noncontiguous_input_is_copied_with_a_warning(lib):
+    """As cufinufft: CuPy and PyTorch inputs that are not C-contiguous (strided points,
+    Fortran-ordered modes) are copied, with a UserWarning naming each; the results are
+    right."""
     x, data, _ = problem(6, 2, "complex128", 2)
-    f_fortran = cupy.asfortranarray(cupy.asarray(data))
-    xs = [cupy.asarray(np.repeat(v, 2))[::2] for v in x]  # strided points
-    got = cu.nufft2d2(*xs, f_fortran, eps=1e-9)
+    with pytest.warns(UserWarning) as record:
+        got = cu.nufft2d2(*[strided(lib, v) for v in x], fortran(lib, data), eps=1e-9)
+    copied = {str(w.message).split("`")[1] for w in record
+              if "following requirement: C. Copying array" in str(w.message)}
+    assert copied == {"x", "y", "data"}
     want = reference(2, x, data, [], MODES[2], -1)
     assert direct.rel_err(host(got), want) < 2e-8
+    # and through a plan's execute_adjoint
+    plan = cu.Plan(2, MODES[2], eps=1e-9, dtype="complex128")
+    plan.setpts(*[dev(lib, v) for v in x])
+    c = (np.arange(M) % 7 - 3.0).astype(np.complex128)
+    with pytest.warns(UserWarning, match="`data` does not satisfy the following"):
+        back = plan.execute_adjoint(strided(lib, c))
+    assert direct.rel_err(host(back), direct.type1(x, c, MODES[2], 1)) < 2e-8
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+def test_noncontiguous_out_is_refused(lib):
+    x, data, _ = problem(6, 2, "complex64", 1)
+    plan = cu.Plan(1, MODES[2])
+    plan.setpts(*[dev(lib, v) for v in x])
+    out = fortran(lib, np.zeros(MODES[2], np.complex64))
+    with pytest.raises(TypeError, match="following requirement: C"):
+        plan.execute(dev(lib, data), out=out)
+
+
+@gpu
+def test_numba_noncontiguous_is_refused():
+    """As cufinufft: a Numba array that is not C-contiguous raises TypeError (nudt copies
+    only arrays whose library copies on the device itself)."""
+    numba_cuda = pytest.importorskip("numba.cuda")
+    x, data, _ = problem(12, 1, "complex128", 1)
+    xs = numba_cuda.to_device(np.repeat(x[0], 2))[::2]
+    with pytest.raises(TypeError, match="`x` does not satisfy the following requirement: C"):
+        cu.nufft1d1(xs, numba_cuda.to_device(data), 37, eps=1e-9)
 
 
 @gpu
@@ -325,22 +373,22 @@ def test_errors():
         plan.setpts(x[0])  # a numpy array
     with pytest.raises(TypeError, match="CUDA device array"):
         plan.setpts(torch.from_numpy(x[0]))  # a CPU tensor
-    with pytest.raises(TypeError, match="dtype float64"):
+    with pytest.raises(TypeError, match="does not have the correct dtype: float64 was given"):
         plan.setpts(dx.astype(cupy.float64))
-    with pytest.raises(ValueError, match="1-D plan takes points x"):
+    with pytest.raises(ValueError, match="Plan dimension is 1, but `y` was specified"):
         plan.setpts(dx, dx)
     with pytest.raises(ValueError, match="vector"):
         plan.setpts(dx.reshape(20, 15))
     plan.setpts(dx)
-    with pytest.raises(TypeError, match="dtype complex128"):
+    with pytest.raises(TypeError, match="complex128 was given, but complex64 was expected"):
         plan.execute(dc.astype(cupy.complex128))
     with pytest.raises(ValueError, match="shape"):
         plan.execute(dc[:-1])
-    with pytest.raises(TypeError, match="`out` has dtype"):
+    with pytest.raises(TypeError, match="Argument `out` does not have the correct dtype"):
         plan.execute(dc, out=cupy.zeros(37, cupy.complex128))
     with pytest.raises(ValueError, match="shape"):
         plan.execute(dc, out=cupy.zeros(36, cupy.complex64))
-    with pytest.raises(TypeError, match="C-contiguous"):
+    with pytest.raises(TypeError, match="`out` does not satisfy the following requirement: C"):
         plan.execute(dc, out=cupy.zeros(74, cupy.complex64)[::2])
     with pytest.raises(TypeError, match="CUDA device array"):
         plan.execute(dc, out=np.zeros(37, np.complex64))
@@ -348,7 +396,7 @@ def test_errors():
     same.setpts(dx, s=dx)
     with pytest.raises(ValueError, match="shares memory"):
         same.execute(dc, out=dc)
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(TypeError, match="Invalid option 'nthreads'"):
         cu.Plan(1, 37, nthreads=2)
     with pytest.raises(ValueError, match="gpu_method"):
         cu.Plan(1, 37, gpu_method=4)
@@ -367,3 +415,115 @@ def test_errors():
     # errors are also RuntimeError, as cufinufft raises
     with pytest.raises(RuntimeError):
         cu.Plan(1, 37, gpu_method=4)
+
+
+@gpu
+def test_cufinufft_error_checks():
+    """The cases of cufinufft's own error tests (its tests/test_error_checks.py and
+    test_array_ordering.py): the classes and phrases they match, on CuPy arrays."""
+    x = dev("cupy", np.random.default_rng(1).uniform(-3, 3, (3, 8)).astype(np.float32))
+    plan = cu.Plan(1, (16, 16, 16), eps=1e-3)
+    with pytest.raises(TypeError, match="`y` must be of shape"):
+        plan.setpts(x[0], x[1][:4])
+    with pytest.raises(TypeError, match="`z` must be of shape"):
+        plan.setpts(x[0], x[1], x[2][:4])
+    with pytest.raises(TypeError, match="`x` must be a vector"):
+        plan.setpts(cupy.asnumpy(x))  # on the host too: the shape is refused first
+    with pytest.raises(TypeError, match="is 1, but `y` was specified"):
+        cu.Plan(1, (16,), eps=1e-3).setpts(x[0], x[1])
+    with pytest.raises(TypeError, match="is 2, but `z` was specified"):
+        cu.Plan(1, (16, 16), eps=1e-3).setpts(*x)
+    with pytest.raises(TypeError, match="Invalid option 'foo'"):
+        cu.Plan(1, (8, 8), foo="bar")
+    for dtype in ("uint8", "float32", "float64"):
+        with pytest.raises(TypeError, match="Expected complex64 or complex128"):
+            cu.Plan(1, (8, 8), dtype=dtype)
+    for i in range(3):
+        wrong = [v.astype(cupy.float64) if j == i else v for j, v in enumerate(x)]
+        with pytest.raises(TypeError, match="does not have the correct dtype"):
+            plan.setpts(*wrong)
+    plan.setpts(*x)
+    c = cupy.ones(8, cupy.complex64)
+    with pytest.raises(TypeError, match="does not have the correct dtype"):
+        plan.execute(c, cupy.empty((16, 16, 16), cupy.complex128))
+    with pytest.raises(TypeError, match="does not have the correct dtype"):
+        plan.execute(cupy.ascontiguousarray(c.real), cupy.empty((16, 16, 16), cupy.complex64))
+    with pytest.raises(TypeError, match="following requirement: C"):
+        plan.execute(c, out=cupy.empty((16, 16, 16), cupy.complex64, order="F"))
+    with pytest.raises(TypeError, match=r"Argument `data` must be of shape"):
+        plan.execute(c[:7])
+
+
+def _in_threads(work, n=8):
+    """Runs work(i) on n threads started together; re-raises the first exception."""
+    import threading
+    barrier, errors = threading.Barrier(n), []
+
+    def run(i):
+        try:
+            barrier.wait()
+            work(i)
+        except BaseException as e:  # noqa: BLE001 -- handed to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+@gpu
+@pytest.mark.parametrize("tp", (1, 2))
+def test_threads_share_one_plan(tp):
+    """Eight threads execute (and execute_adjoint) one plan at once, each on its own data
+    and each on its own CuPy stream: no exception, each result its own direct sum."""
+    dtype, modes = "complex128", (24, 20)
+    eps, bound = PRECISIONS[dtype]
+    x, _, _ = problem(40 + tp, 2, dtype, tp, modes=modes)
+    plan = cu.Plan(tp, modes, eps=eps, dtype=dtype)
+    plan.setpts(*[dev("cupy", v) for v in x])
+    data = [problem(50 + i, 2, dtype, tp, modes=modes)[1] for i in range(8)]
+    want = [reference(tp, x, d, [], modes, -1 if tp == 2 else 1) for d in data]
+
+    def work(i):
+        with cupy.cuda.Stream(non_blocking=True) as s:
+            d = dev("cupy", data[i])
+            for _ in range(5):
+                got = plan.execute(d)
+                back = plan.execute_adjoint(got)
+            s.synchronize()
+        assert direct.rel_err(host(got), want[i]) < bound
+        assert back.shape == d.shape
+
+    _in_threads(work)
+
+
+@gpu
+def test_setpts_while_others_execute():
+    """Two threads set one of two point sets over and over while six execute: every result
+    is the direct sum for one of the two sets, and no coordinate array is freed while an
+    execute reads it (the sets are temporaries, held only by the plan)."""
+    dtype, modes = "complex128", (24, 20)
+    eps, bound = PRECISIONS[dtype]
+    sets = [problem(60 + k, 2, dtype, 1, modes=modes)[0] for k in range(2)]
+    data = problem(70, 2, dtype, 1, modes=modes)[1]
+    want = [reference(1, x, data, [], modes, 1) for x in sets]
+    plan = cu.Plan(1, modes, eps=eps, dtype=dtype)
+    plan.setpts(*[dev("cupy", v) for v in sets[0]])
+    d = dev("cupy", data)
+
+    def work(i):
+        if i < 2:
+            for r in range(10):
+                plan.setpts(*[dev("cupy", v) for v in sets[(i + r) % 2]])
+                gc.collect()
+            return
+        for _ in range(8):
+            got = host(plan.execute(d))
+            errs = [direct.rel_err(got, w) for w in want]
+            assert min(errs) < bound, errs
+
+    _in_threads(work)

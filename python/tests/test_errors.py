@@ -1,12 +1,15 @@
 """Bad input raises the exception a finufft or numpy user expects, naming the problem.
 
 Value problems raise nudt.NudtValueError, a ValueError that is also a RuntimeError (what
-finufft raises); dtype problems a TypeError; misuse of a plan a RuntimeError."""
+finufft raises); shape problems nudt.NudtShapeError, which is also a TypeError (what
+cufinufft raises); dtype problems a TypeError; misuse of a plan a RuntimeError. The
+comparison with finufft itself, call by call, is test_finufft_errors.py."""
 
 import numpy as np
 import pytest
 
 import nudt
+import nudt_direct as direct
 
 M = 50
 
@@ -41,7 +44,7 @@ def test_dtypes(pts, c):
     x = pts[0]
     with pytest.raises(TypeError, match="dtype"):
         nudt.nufft1d1(x, c.astype(np.complex64), 10)  # complex64 strengths, float64 points
-    with pytest.raises(TypeError, match="float64 or float32"):
+    with pytest.raises(TypeError, match="x dtype should be float64 .* or float32"):
         nudt.nufft1d1(x.astype(np.int64), c, 10)
     plan = nudt.Plan(1, (10,), dtype="complex64")
     with pytest.raises(TypeError, match="float32"):
@@ -59,11 +62,11 @@ def test_out_requirements(pts, c):
     x = pts[0]
     with pytest.raises(TypeError, match="dtype"):
         nudt.nufft1d1(x, c, out=np.zeros(10, dtype=np.complex64))
-    with pytest.raises(TypeError, match="C-contiguous"):
+    with pytest.raises(TypeError, match="requirement: C"):
         nudt.nufft1d1(x, c, out=np.zeros(20, dtype=np.complex128)[::2])
     ro = np.zeros(10, dtype=np.complex128)
     ro.flags.writeable = False
-    with pytest.raises(TypeError, match="writeable"):
+    with pytest.raises(TypeError, match="requirement: W"):
         nudt.nufft1d1(x, c, out=ro)
     with value_error("shape"):
         nudt.nufft1d1(x, c, 10, out=np.zeros(11, dtype=np.complex128))
@@ -73,39 +76,62 @@ def test_out_requirements(pts, c):
         nudt.nufft1d2(x, np.ones(10, dtype=np.complex128), out=[0j] * M)
 
 
+def shape_error(match):
+    """ValueError, TypeError and RuntimeError at once, with `match` in the message."""
+    return pytest.raises(nudt.NudtShapeError, match=match)
+
+
+def test_shape_errors_are_every_class_a_user_may_catch():
+    for cls in (ValueError, TypeError, RuntimeError):
+        assert issubclass(nudt.NudtShapeError, cls)
+
+
 def test_shapes_and_sizes(pts, c):
     x, y, z = pts
-    with value_error("c has shape"):
+    with shape_error("c.size must be divisible by x.size: c has shape"):
         nudt.nufft1d1(x, c[:-1], 10)
-    with value_error("c has shape"):
+    with shape_error(r"c.ndim must be 2 if n_trans > 1: data has shape \(2, 3, 50\), "
+                     r"expected \(6, 50\)"):
         nudt.nufft2d1(x, y, np.ones((2, 3, M), np.complex128), 10)
-    with value_error("y has 49 points"):
+    with shape_error("y must have same length as x: x has 50 values, y 49"):
         nudt.nufft2d1(x, y[:-1], c, 10)
-    with value_error("x must be a vector"):
+    with shape_error(r"x must be a vector, got shape \(2, 50\)"):
         nudt.nufft1d1(pts[:2], c, 10)
-    with value_error("n_modes or out"):
+    with value_error("must supply n_modes or output vector"):
         nudt.nufft1d1(x, c)
-    with value_error("n_modes must have 2"):
+    with shape_error("n_modes dimension does not match problem dimension: 3 entries"):
         nudt.nufft2d1(x, y, c, (4, 4, 4))
-    with value_error("does not match"):
+    with shape_error("input n_modes and output n_modes do not match"):
         nudt.nufft2d1(x, y, c, (4, 4), out=np.zeros((4, 5), np.complex128))
-    with value_error("f must have 3 dimensions"):
+    with shape_error("type 2 input dimension must be either dim"):
         nudt.nufft3d2(x, y, z, np.ones((2, 2), np.complex128))
     plan = nudt.Plan(2, (6, 5), n_trans=2)
     plan.setpts(x, y)
-    with value_error("data has shape"):
+    with shape_error(r"data has shape \(6, 5\), expected \(2, 6, 5\)"):
         plan.execute(np.ones((6, 5), np.complex128))  # 2 transforms expected
-    with value_error("data has shape"):
+    with shape_error(r"data has shape \(2, 5, 6\)"):
         plan.execute(np.ones((2, 5, 6), np.complex128))
-    with value_error("takes points x, y"):
+    with shape_error("y must be a vector: a 2-D plan takes x, y, y is missing"):
         plan.setpts(x)
-    with value_error("takes points x, y"):
+    with shape_error("Plan dimension is 2, but `z` was specified"):
         plan.setpts(x, y, z)
-    with value_error("type 3"):
+    with shape_error("type 3"):
         plan.setpts(x, y, s=x)
     plan3 = nudt.Plan(3, 2)
-    with value_error("target frequencies s, t"):
+    with shape_error("s must be a vector: a 2-D plan takes s, t, s is missing"):
         plan3.setpts(x, y)
+    with shape_error("Plan dimension is 1, but `y` was specified"):
+        nudt.Plan(1, 8).setpts(x, y)
+
+
+def test_lists_are_taken(pts):
+    """finufft needs numpy arrays (a list has no dtype); nudt converts lists of numbers to
+    the plan's dtype, as numpy functions do."""
+    x = pts[0]
+    plan = nudt.Plan(1, (4,))
+    plan.setpts(list(x))
+    want = direct.type1(x[None], np.ones(M), (4,), 1)
+    assert direct.rel_err(plan.execute([1.0] * M), want) < 1e-5
 
 
 def test_non_finite_points(pts, c):
@@ -127,14 +153,17 @@ def test_non_finite_points(pts, c):
 def test_impossible_tolerances(eps, dtype):
     with value_error("tolerance"):
         nudt.Plan(1, (10,), eps=eps, dtype=dtype)
+    if eps > 0:
+        with value_error("eps tolerance too small to achieve"):
+            nudt.Plan(1, (10,), eps=eps, dtype=dtype)
 
 
 def test_plan_arguments():
-    with value_error("nufft_type"):
+    with value_error("transform type invalid: nufft_type must be 1, 2 or 3, got 4"):
         nudt.Plan(4, (10,))
     with value_error("dimension"):
         nudt.Plan(3, 4)
-    with value_error("1, 2 or 3 entries"):
+    with value_error("n_modes dimension must be 1, 2, or 3, got 4 entries"):
         nudt.Plan(1, (4, 4, 4, 4))
     with value_error("at least 1"):
         nudt.Plan(1, (4, 0))
@@ -147,9 +176,9 @@ def test_plan_arguments():
 
 
 def test_options():
-    with pytest.raises(TypeError, match="unknown option 'chkbnd'"):
+    with pytest.raises(TypeError, match="Invalid option 'chkbnd'"):
         nudt.Plan(1, (10,), chkbnd=1)
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(TypeError, match="Invalid option 'n_threads'"):
         nudt.nufft1d1(np.zeros(3), np.ones(3, np.complex128), 4, n_threads=2)
     with value_error("upsampfac"):
         nudt.Plan(1, (10,), upsampfac=2.6)
@@ -159,10 +188,10 @@ def test_options():
         nudt.Plan(1, (10,), nthreads=-1)
     with value_error("spreadinterponly"):
         nudt.Plan(1, (10,), spreadinterponly=1)
-    with pytest.raises(TypeError, match="FFTW locks"):
+    with pytest.raises(TypeError, match="Invalid option 'fftw_lock_fun': FFTW locks"):
         nudt.Plan(1, (10,), fftw_lock_fun=None)
     # upsampfac 1.25 needs a width past 16 at 1e-14: the planner says so
-    with value_error("tolerance"):
+    with value_error("eps tolerance too small to achieve: tolerance 1e-14 needs"):
         nudt.Plan(1, (10,), eps=1e-14, upsampfac=1.25)
 
 
