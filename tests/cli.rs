@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 fn nudt() -> Command {
     let mut c = Command::cargo_bin("nudt").expect("the nudt binary is built");
     c.env_remove("NUDT_PYTHON");
+    c.env_remove("NUDT_PROFILE");
     c
 }
 
@@ -988,18 +989,198 @@ fn transform_backend_cuda_runs_or_says_why_not() {
 }
 
 #[test]
-fn transform_output_replaces_atomically() {
+fn transform_output_replaces_atomically_with_a_notice() {
     let (dir, _, _) = inputs(200);
     let d = dir.path();
     std::fs::write(d.join("f.npy"), b"old contents").unwrap();
-    run_ok(
-        nudt_with(
-            "transform --type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --out f.npy",
-        )
-        .current_dir(d),
-    );
+    let line = "transform --type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --out f.npy";
+    let (_, err) = run_ok(nudt_with(line).current_dir(d));
+    assert_contains(&err, &["note: replaced the existing f.npy"]);
     assert_eq!(load_c64(&d.join("f.npy")).0, vec![8, 8]);
     assert_no_partial_outputs(d);
+    // --quiet silences the notice; a fresh output has none.
+    let (_, err) = run_ok(nudt_with(&format!("{line} --quiet")).current_dir(d));
+    assert!(!err.contains("note:"), "{err}");
+    std::fs::remove_file(d.join("f.npy")).unwrap();
+    let (_, err) = run_ok(nudt_with(line).current_dir(d));
+    assert!(!err.contains("replaced"), "{err}");
+}
+
+/// Outputs are checked before any input is read or any work is done: a folder that is
+/// missing, an output that is one of the inputs, an output that is a folder.
+#[test]
+fn outputs_are_checked_before_any_work() {
+    let (dir, _, _) = inputs(100);
+    let d = dir.path();
+    let x_before = std::fs::read(d.join("x.npy")).unwrap();
+    let t1 = |out: &str| {
+        let mut c = nudt_with(&format!(
+            "transform --type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --out {out}"
+        ));
+        c.current_dir(d);
+        c
+    };
+    assert_usage_error(
+        &mut t1("missing/f.npy"),
+        &["--out missing/f.npy", "does not exist"],
+    );
+    assert_usage_error(&mut t1("x.npy"), &["--out x.npy", "input x.npy"]);
+    std::fs::create_dir(d.join("sub")).unwrap();
+    assert_usage_error(&mut t1("./sub/../c.npy"), &["input c.npy"]);
+    assert_usage_error(&mut t1("sub"), &["--out sub", "folder"]);
+    assert_eq!(std::fs::read(d.join("x.npy")).unwrap(), x_before);
+    // bench --plot is refused at once, not after the benchmark.
+    let started = std::time::Instant::now();
+    assert_usage_error(
+        nudt_with("bench --only 2d-t1 --scale 0.01 --plot missing/p.svg").current_dir(d),
+        &["--plot missing/p.svg", "does not exist"],
+    );
+    assert!(started.elapsed().as_secs() < 5);
+    std::fs::write(d.join("p.svg"), "[[problem]]\n").unwrap();
+    assert_usage_error(
+        nudt_with("bench --problems p.svg --plot p.svg").current_dir(d),
+        &["--plot p.svg", "input p.svg"],
+    );
+    // gen's --out is a folder; tune's a file.
+    assert_usage_error(
+        nudt_with("gen --dim 1 --out x.npy").current_dir(d),
+        &["--out x.npy", "is a file"],
+    );
+    assert_usage_error(
+        nudt_with("tune --quick --dims 1 --out sub").current_dir(d),
+        &["--out sub", "folder"],
+    );
+    assert_no_partial_outputs(d);
+}
+
+/// FINUFFT's option names, negative values reaching nudt's own checks, counts written as
+/// 1e6, and --modeord.
+#[test]
+fn transform_takes_finufft_names_and_numbers_as_written() {
+    let (dir, x, c) = inputs(300);
+    let d = dir.path();
+    let cmd = |args: &str| {
+        let mut c = nudt_with(&format!(
+            "transform --points x.npy,y.npy --strengths c.npy {args}"
+        ));
+        c.current_dir(d);
+        c
+    };
+    let v = run_json(&mut cmd(
+        "--type 1 --modes 1e1,8 --eps 1e-9 --nthreads 1 --output f.npy --json",
+    ));
+    assert_eq!(v["modes"], serde_json::json!([10, 8]), "{v}");
+    assert_eq!(v["tol"], 1e-9, "{v}");
+    assert_eq!(v["threads"], 1, "{v}");
+    // --modeord 1: the same modes in FFT order (0..N/2-1, then -N/2..-1) in each axis.
+    run_ok(&mut cmd(
+        "--type 1 --modes 1e1,8 --eps 1e-9 --modeord 1 --out g.npy",
+    ));
+    let (_, centred) = load_c64(&d.join("f.npy"));
+    let (_, fft) = load_c64(&d.join("g.npy"));
+    for i in 0..10 {
+        for j in 0..8 {
+            let (ci, cj) = ((i + 5) % 10, (j + 4) % 8);
+            assert!((fft[i * 8 + j] - centred[ci * 8 + cj]).norm() < 1e-12);
+        }
+    }
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let exact = nudt::direct::type1(
+        &xs,
+        &c,
+        &[10, 8],
+        nudt::ModeOrder::Fft,
+        1,
+        &(0..80).collect::<Vec<_>>(),
+    );
+    assert!(rel_err(&fft, &exact) < 1e-8);
+    // Values that start with '-' get nudt's messages, not "unexpected argument".
+    assert_usage_error(
+        &mut cmd("--type 1 --modes 8,8 --out f.npy --tol -1"),
+        &["--tol", "positive number", "'-1'"],
+    );
+    assert_usage_error(
+        &mut cmd("--type 1 --modes -5,256 --out f.npy"),
+        &["--modes", "whole number", "'-5'"],
+    );
+    assert_usage_error(
+        &mut cmd("--type 1 --modes 8,8 --out f.npy --nthreads -2"),
+        &["--threads", "'-2'"],
+    );
+    assert_usage_error(
+        &mut cmd("--type 1 --modes 8,8 --out f.npy --modeord 2"),
+        &["--modeord"],
+    );
+    assert_usage_error(
+        &mut cmd("--type 1 --modes 2.5,8 --out f.npy"),
+        &["--modes", "'2.5'"],
+    );
+    // A huge count is read, and then refused by nudt's size checks with the option's name.
+    let (_, _, err) = run(&mut cmd("--type 1 --modes 1e12,1e12 --out big.npy"));
+    assert!(
+        err.starts_with("error: --modes 1000000000000,1000000000000"),
+        "{err}"
+    );
+    assert!(!err.contains("invalid digit"), "{err}");
+    assert!(!d.join("big.npy").exists());
+}
+
+/// Likely mistakes are run, with one warning line each; --quiet silences them.
+#[test]
+fn likely_mistakes_are_warned_about() {
+    let (dir, _, c) = inputs(100);
+    let d = dir.path();
+    let c32: Vec<nudt::num_complex::Complex32> = c
+        .iter()
+        .map(|v| nudt::num_complex::Complex32::new(v.re as f32, v.im as f32))
+        .collect();
+    npyz::to_file_1d(d.join("c32.npy"), c32.iter().copied()).unwrap();
+    save_c64(
+        &d.join("m2.npy"),
+        &[10, 10],
+        &vec![Complex64::new(1.0, 0.0); 100],
+    );
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let cases = [
+        (
+            "--type 1 --modes 8,8 --points x.npy,y.npy --strengths c32.npy",
+            "--strengths c32.npy: complex64 values converted to complex128",
+        ),
+        (
+            "--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --precision f32",
+            "complex128 values rounded to complex64",
+        ),
+        (
+            "--type 2 --points x.npy --coeffs m2.npy",
+            "shape (10, 10) read as 10 stacked 1-D transforms of 10 modes",
+        ),
+        (
+            "--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --tol 10",
+            "--tol 10 is very loose: kernel width 2",
+        ),
+        (
+            &format!(
+                "--type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --threads {}",
+                cores + 1
+            ),
+            "more than this machine's",
+        ),
+    ];
+    for (args, says) in cases {
+        let line = format!("transform --out o.npy {args}");
+        let (_, err) = run_ok(nudt_with(&line).current_dir(d));
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+        assert_eq!(warnings.len(), 1, "{line}: {err}");
+        assert_contains(warnings[0], &[says]);
+        let (_, err) = run_ok(nudt_with(&format!("{line} --quiet")).current_dir(d));
+        assert!(!err.contains("warning"), "{line}: {err}");
+    }
+    // An impossible tolerance names what would reach it, never what is already set.
+    let err = assert_usage_error(
+        nudt_with("transform --out o.npy --type 1 --modes 8,8 --points x.npy,y.npy --strengths c.npy --kernel es --upsampfac 1.25 --tol 1e-14").current_dir(d),
+        &["--tol 1e-14 with --kernel es and --upsampfac 1.25", "upsampling 2 reaches it", "at least"],
+    );
+    assert!(err.is_empty());
 }
 
 // ---------------------------------------------------------------- gen
@@ -1398,10 +1579,77 @@ fn tune_quick_saves_a_profile_that_gen_uses() {
     assert!(untuned["profile"].is_null(), "{untuned}");
 }
 
+/// A profile saved anywhere (`nudt tune -o FILE`) is taken by `transform` and `bench` through
+/// `--profile FILE` or NUDT_PROFILE; a foreign or broken one is an error, not ignored.
+#[test]
+fn transform_and_bench_take_a_profile_saved_anywhere() {
+    let arch = nudt::plan::this_machine();
+    let choice = nudt::profile::Choice {
+        dim: 2,
+        strategy: "target-driven".into(),
+        tile_side: 48,
+        upsampfac: 2.0,
+        seconds: 1.0,
+        default_seconds: 2.0,
+        default_tile_side: 64,
+    };
+    let (work, _, _) = inputs(2000);
+    let d = work.path();
+    let mine = saved_profile(arch, 1, vec![choice], vec![])
+        .to_toml()
+        .unwrap();
+    assert!(
+        mine.contains("NUDT_PROFILE"),
+        "the header says how plans read it: {mine}"
+    );
+    std::fs::write(d.join("p.toml"), &mine).unwrap();
+    let empty = d.join("no-cache");
+    let line = "transform --type 1 --modes 40,40 --points x.npy,y.npy --strengths c.npy \
+                --out f.npy --json";
+    let check = |v: serde_json::Value| {
+        let path = v["profile"].as_str().unwrap_or_default().to_string();
+        assert!(path.ends_with("p.toml"), "{v}");
+        let width = v["width"].as_i64().unwrap();
+        assert_eq!(v["tile_side"].as_i64().unwrap(), 48.max(width), "{v}");
+    };
+    check(run_json(
+        nudt_with(&format!("{line} --profile p.toml"))
+            .current_dir(d)
+            .env("XDG_CACHE_HOME", &empty),
+    ));
+    check(run_json(
+        nudt_with(line)
+            .current_dir(d)
+            .env("XDG_CACHE_HOME", &empty)
+            .env("NUDT_PROFILE", "p.toml"),
+    ));
+    let other = mine.replace(
+        &format!("machine = \"{}\"", arch.key()),
+        "machine = \"elsewhere\"",
+    );
+    std::fs::write(d.join("other.toml"), other).unwrap();
+    assert_usage_error(
+        nudt_with(&format!("{line} --profile other.toml")).current_dir(d),
+        &["--profile other.toml", "another machine (elsewhere)"],
+    );
+    assert_usage_error(
+        nudt_with("bench --only 2d-t1 --profile other.toml").current_dir(d),
+        &["--profile other.toml", "another machine"],
+    );
+    assert_usage_error(
+        nudt_with(line)
+            .current_dir(d)
+            .env("NUDT_PROFILE", "missing.toml"),
+        &["NUDT_PROFILE missing.toml", "cannot read"],
+    );
+}
+
 #[test]
 fn tune_bad_inputs() {
     assert_usage_error(&mut nudt_with("tune --dims 5"), &["--dims"]);
     assert_usage_error(&mut nudt_with("tune --threads 0"), &["--threads"]);
+    assert_usage_error(&mut nudt_with("tune --nthreads -1"), &["--threads", "'-1'"]);
+    assert_usage_error(&mut nudt_with("tune --points 1e10"), &["--points", "1e9"]);
 }
 
 /// Whether NVRTC can be loaded; where it cannot, says the test skipped, unless
@@ -1410,7 +1658,7 @@ fn nvrtc_present() -> bool {
     // SAFETY: only tries to dlopen the candidate library names.
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
     if !present {
-        let msg = "SKIPPED: NVRTC (libnvrtc.so.13) not found; see README.md";
+        let msg = "SKIPPED: NVRTC (libnvrtc.so.13) not found; see docs/gpu.md";
         assert!(
             !std::env::var("NUDT_REQUIRE_NVRTC").is_ok_and(|v| v == "1"),
             "NUDT_REQUIRE_NVRTC=1 but {msg}"

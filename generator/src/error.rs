@@ -16,12 +16,14 @@ pub enum GenError {
         precision: &'static str,
         floor: f64,
     },
-    #[error("tolerance {tol:e} needs a {kernel:?} kernel of width {needed} at upsampling {sigma}, above the maximum 16; use the ES kernel or upsampling 2")]
+    #[error("tolerance {tol:e} needs width {needed} with the {} kernel at upsampling {sigma}, above the maximum 16; {advice}", .kernel.name())]
     WidthForTolerance {
         tol: f64,
         needed: usize,
         kernel: KernelKind,
         sigma: f64,
+        /// What would reach `tol` instead, computed from the kernels and upsamplings that do.
+        advice: String,
     },
     #[error("kernel width must be between 2 and 16, got {0}")]
     Width(usize),

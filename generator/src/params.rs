@@ -57,6 +57,17 @@ pub enum KernelKind {
     Gaussian,
 }
 
+impl KernelKind {
+    /// The kernel's usual name, as the literature writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Pswf => "PSWF",
+            KernelKind::Es => "ES",
+            KernelKind::Gaussian => "Gaussian",
+        }
+    }
+}
+
 /// Parallel spreading strategy (NUDT, sections 4–5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {

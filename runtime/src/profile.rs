@@ -1,14 +1,20 @@
 //! Tuning profiles: what `nudt tune` measured and chose on one machine, as TOML under the
 //! user's cache directory (`$XDG_CACHE_HOME/nudt/<machine key>.toml`, else
-//! `~/.cache/nudt/...`). Plans for this machine read its profile once per process and take
-//! its choices for whatever their options leave to the planner ([`crate::Options::use_profile`]);
-//! `nudt gen --profile FILE` reads any profile.
+//! `~/.cache/nudt/...`), or any file `$NUDT_PROFILE` names ([`PROFILE_ENV`]: where
+//! `nudt tune -o FILE` saved one). Plans for this machine read that profile once per process
+//! and take its choices for whatever their options leave to the planner
+//! ([`crate::Options::use_profile`]); `nudt gen --profile FILE` reads any profile.
 
 use crate::plan::this_machine;
 use nudt_gen::{Arch, Strategy, Upsampling};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+/// The environment variable that names the profile plans read instead of the cache folder's:
+/// a profile saved elsewhere (`nudt tune -o FILE`), or one shared between machines of the
+/// same model. `nudt transform --profile FILE` and `nudt bench --profile FILE` set it.
+pub const PROFILE_ENV: &str = "NUDT_PROFILE";
 
 /// Version of the profile layout; bumped on incompatible changes.
 pub const FORMAT: u32 = 1;
@@ -152,8 +158,10 @@ impl Profile {
     pub fn to_toml(&self) -> Result<String, String> {
         let body = toml::to_string(self).map_err(|e| e.to_string())?;
         Ok(format!(
-            "# nudt tuning profile for {} — written by `nudt tune`; plans on this machine read \
-             it, and so does `nudt gen --profile`.\n\n{body}",
+            "# nudt tuning profile for {} — written by `nudt tune`. Plans on this machine read \
+             it from the cache folder (where `nudt tune` saves by default) or from wherever \
+             NUDT_PROFILE (`nudt transform|bench --profile FILE`) names it; `nudt gen \
+             --profile FILE` bakes it into source.\n\n{body}",
             self.machine
         ))
     }
@@ -202,15 +210,24 @@ pub fn default_path(arch: &Arch) -> Option<PathBuf> {
     cache_dir().map(|d| d.join(format!("{}.toml", arch.key())))
 }
 
-/// This machine's profile and its path, read once per process. A missing, unreadable,
-/// invalid or foreign profile (tuned for another machine key) counts as none: a plan then
-/// plans by its own rules, exactly as if `nudt tune` had never run.
+/// Where plans look for the profile of `arch`: `$NUDT_PROFILE` when set and not empty, else
+/// [`default_path`].
+pub fn lookup_path(arch: &Arch) -> Option<PathBuf> {
+    std::env::var_os(PROFILE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| default_path(arch))
+}
+
+/// This machine's profile and its path ([`lookup_path`]), read once per process. A missing,
+/// unreadable, invalid or foreign profile (tuned for another machine key) counts as none: a
+/// plan then plans by its own rules, exactly as if `nudt tune` had never run.
 pub fn this_machines() -> Option<(&'static Path, &'static Profile)> {
     static PROFILE: OnceLock<Option<(PathBuf, Profile)>> = OnceLock::new();
     PROFILE
         .get_or_init(|| {
             let arch = this_machine();
-            let path = default_path(arch)?;
+            let path = lookup_path(arch)?;
             let text = std::fs::read_to_string(&path).ok()?;
             let p = Profile::parse(&text).ok()?;
             (p.machine == arch.key()).then_some((path, p))

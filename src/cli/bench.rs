@@ -5,8 +5,8 @@ use super::peer::{self, PeerArgs, PeerResults};
 use super::plot::{self, Series};
 use super::problem::{self, Measurement, Problem, RunConfig};
 use super::{
-    describe_arch, fail, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result,
-    StrategyArg,
+    describe_arch, fail, fmt_rate, fmt_time, outln, parse_count, parse_threads, strategy_name,
+    warn_threads, Output, Result, StrategyArg,
 };
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -62,11 +62,11 @@ pub struct Args {
     /// Timed repetitions per problem (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: u64,
-    /// Worker threads, for nudt and the peer (default: all cores)
-    #[arg(long, value_parser = parse_threads)]
+    /// Worker threads, for nudt and the peer (default: all cores; FINUFFT's name: --nthreads)
+    #[arg(long, visible_alias = "nthreads", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Outputs per problem checked against the direct sum (0 to skip)
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_hyphen_values = true, value_parser = parse_count)]
     sample: usize,
     /// Seed of the random data
     #[arg(long, default_value_t = 42)]
@@ -83,10 +83,15 @@ pub struct Args {
     /// Peer script (default: benches/peer.py)
     #[arg(long, value_name = "FILE")]
     peer_script: Option<PathBuf>,
+    /// Tuning profile nudt's plans take choices from (saved by `nudt tune -o FILE`; also
+    /// NUDT_PROFILE) [default: this machine's in the cache folder, if tuned]
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// One JSON object per problem per line instead of the table
     #[arg(long)]
     json: bool,
-    /// Draw throughput per problem into FILE (.svg or .png)
+    /// Draw throughput per problem into FILE (.svg or .png); its folder is checked before the
+    /// benchmark runs, and an existing FILE is replaced with a notice
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
     /// Measure all problems in this process, not each in its own; memory peaks then include
@@ -194,6 +199,16 @@ pub fn run(args: Args) -> Result<()> {
             ));
         }
     }
+    let inputs: Vec<&Path> = (args.problems.iter().chain(&args.peer_script))
+        .chain(&args.profile)
+        .map(PathBuf::as_path)
+        .collect();
+    let plot_out = match &args.plot {
+        Some(p) => Some(Output::check(p, "--plot", &inputs, false)?),
+        None => None,
+    };
+    super::profile::use_given(args.profile.as_deref())?;
+    warn_threads(args.threads);
     let mut problems = select(
         problem::load_problems(args.problems.as_deref())?,
         &args.only,
@@ -227,6 +242,7 @@ pub fn run(args: Args) -> Result<()> {
         share: args.share_data.clone(),
     };
 
+    super::flush_notes();
     // A failed peer does not lose our results: they are printed, then the error is returned.
     let Runs {
         ours,
@@ -253,7 +269,8 @@ pub fn run(args: Args) -> Result<()> {
         print_table(&problems, args.scale, &ours, &theirs);
     }
 
-    if let Some(path) = &args.plot {
+    if let Some(out) = &plot_out {
+        let path = out.path();
         let names: Vec<String> = problems.iter().map(|p| p.name.clone()).collect();
         let mut series = vec![Series {
             name: "nudt".into(),
@@ -281,6 +298,7 @@ pub fn run(args: Args) -> Result<()> {
         if !args.json {
             outln!("\nwrote {}", path.display());
         }
+        out.written();
     }
 
     if let Some(e) = peer_error {
@@ -408,6 +426,8 @@ fn child_args(args: &Args, name: &str) -> Vec<OsString> {
         .expect("no skipped variants");
     let mut a: Vec<OsString> = [
         "bench",
+        // The parent has said whatever warnings apply, once.
+        "--quiet",
         "--one-process",
         "--json",
         "--only",

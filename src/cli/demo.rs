@@ -3,8 +3,7 @@
 
 use super::problem::{self, Problem, RunConfig};
 use super::{
-    describe_arch, fmt_dims, fmt_rate, fmt_time, kernel_name, outln, parse_threads, strategy_name,
-    Result,
+    describe_arch, fmt_dims, fmt_rate, fmt_time, outln, parse_threads, strategy_name, Result,
 };
 use nudt::Options;
 
@@ -14,8 +13,8 @@ use nudt::Options;
   nudt demo --threads 1        the same on one thread
   nudt demo --scale 4          four times the points")]
 pub struct Args {
-    /// Worker threads (default: all cores)
-    #[arg(long, value_parser = parse_threads)]
+    /// Worker threads (default: all cores; FINUFFT's name: --nthreads)
+    #[arg(long, visible_alias = "nthreads", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
     /// Multiply every point count by this factor
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_scale)]
@@ -62,6 +61,7 @@ fn cases() -> Vec<(Problem, &'static str)> {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    super::warn_threads(args.threads);
     let arch = nudt::plan::this_machine();
     outln!("nudt {} demo", env!("CARGO_PKG_VERSION"));
     outln!(
@@ -92,7 +92,7 @@ pub fn run(args: Args) -> Result<()> {
         outln!("{title}");
         outln!(
             "  kernel       {}, width {} (beta {:.2}), upsampling {}",
-            kernel_name(m.kernel),
+            m.kernel.name(),
             m.width,
             m.beta,
             m.sigma

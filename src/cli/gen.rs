@@ -4,8 +4,8 @@
 
 use super::profile;
 use super::{
-    describe_arch, fail, outln, parse_sigma, parse_tol, strategy_name, write_atomic, KernelArg,
-    PrecisionArg, Result, StrategyArg,
+    describe_arch, fail, outln, parse_count, parse_sigma, parse_tol, strategy_name,
+    writable_folder, write_atomic, KernelArg, Output, PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
 use nudt::gen::gpu::Dialect;
@@ -53,16 +53,16 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', required_unless_present = "fft", value_parser = clap::value_parser!(u8).range(1..=3))]
     dim: Vec<u8>,
     /// Emit an FFT of these sizes (1-3, last fastest) instead of spreaders (--target cuda|opencl)
-    #[arg(long, value_delimiter = ',', conflicts_with_all = ["dim", "width", "tol", "kernel", "upsampfac", "profile"])]
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["dim", "width", "tol", "kernel", "upsampfac", "profile"], allow_hyphen_values = true, value_parser = parse_count)]
     fft: Vec<usize>,
     /// Transforms in the FFT's batch (--fft)
-    #[arg(long, requires = "fft", default_value_t = 1)]
+    #[arg(long, requires = "fft", default_value_t = 1, allow_hyphen_values = true, value_parser = parse_count)]
     batch: usize,
     /// Kernel width in grid points (2-16)
     #[arg(long, conflicts_with = "tol", value_parser = clap::value_parser!(u8).range(2..=16))]
     width: Option<u8>,
-    /// Relative tolerance; the width follows from it [default: 1e-6]
-    #[arg(long, value_parser = parse_tol)]
+    /// Relative tolerance; the width follows from it [default: 1e-6] (FINUFFT's name: --eps)
+    #[arg(long, visible_alias = "eps", allow_hyphen_values = true, value_parser = parse_tol)]
     tol: Option<f64>,
     /// Precision of the generated arithmetic
     #[arg(long, value_enum, default_value_t = PrecisionArg::F64)]
@@ -71,7 +71,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = KernelArg::Pswf)]
     kernel: KernelArg,
     /// Upsampling factor the kernel is shaped for, 1.25 to 2.5 [default: 2, or the profile's]
-    #[arg(long, value_parser = parse_sigma)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_sigma)]
     upsampfac: Option<f64>,
     /// Schedule behind `spread` [default: the profile's, else source-driven]
     #[arg(long, value_enum)]
@@ -107,8 +107,9 @@ pub struct Args {
     /// Tuning profile written by `nudt tune`
     #[arg(long, value_name = "FILE")]
     profile: Option<PathBuf>,
-    /// Output directory (created if missing)
-    #[arg(long, short = 'o', value_name = "DIR")]
+    /// Output folder (created if missing; files of the same names in it are replaced, with a
+    /// notice)
+    #[arg(long, short = 'o', visible_alias = "output", value_name = "DIR")]
     out: PathBuf,
 }
 
@@ -180,6 +181,7 @@ fn module_name(dim: usize, width: usize, prec: &str) -> String {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    check_out_dir(&args.out)?;
     if !args.fft.is_empty() {
         return fft(&args);
     }
@@ -387,14 +389,33 @@ pub fn run(args: Args) -> Result<()> {
         }),
     ));
 
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| fail!("-o {}: cannot create directory: {e}", args.out.display()))?;
-    for (name, body) in &files {
-        let path = args.out.join(name);
-        write_atomic(&path, "-o", |w| {
+    write_files(&args.out, &files)
+}
+
+/// Checks, before anything is generated, that `--out` names a folder that exists or can be
+/// created: a generation that fails only at its first write has wasted the user's time.
+fn check_out_dir(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(fail!(
+            "--out {}: is a file; --out names the folder the sources go in",
+            out.display()
+        ));
+    }
+    writable_folder(out, true).map_err(|why| fail!("--out {}: {why}", out.display()))
+}
+
+/// Writes each `(file name, text)` into `dir` (created if missing), atomically, saying which
+/// it wrote and which existing files it replaced.
+pub(super) fn write_files(dir: &Path, files: &[(String, String)]) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| fail!("--out {}: cannot create the folder: {e}", dir.display()))?;
+    for (name, body) in files {
+        let out = Output::check(&dir.join(name), "--out", &[], false)?;
+        write_atomic(out.path(), "--out", |w| {
             std::io::Write::write_all(w, body.as_bytes())
         })?;
-        outln!("wrote {}", path.display());
+        outln!("wrote {}", out.path().display());
+        out.written();
     }
     Ok(())
 }

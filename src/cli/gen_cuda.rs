@@ -3,7 +3,7 @@
 //! kernels, rendered from the same templates), each with a JSON file stating its entry
 //! points, launch geometry and shared-memory needs.
 
-use super::{describe_gpu, errln, fail, outln, probe_gpu, write_atomic, Result};
+use super::{describe_gpu, errln, fail, outln, probe_gpu, Result};
 use nudt::gen::gpu::Dialect;
 use nudt::gen::gpu::{common_module_in, spread_module_in, GpuArch, GpuSource, GpuSpreadSpec};
 use nudt::gen::{KernelSpec, Precision};
@@ -97,22 +97,15 @@ pub fn emit(job: &CudaJob) -> Result<()> {
     modules.push(common_module_in(job.precision, job.dialect).map_err(|e| fail!("{e}"))?);
 
     let header = provenance(job, &arch, &arch_source);
-    std::fs::create_dir_all(job.out)
-        .map_err(|e| fail!("-o {}: cannot create directory: {e}", job.out.display()))?;
+    let mut files = Vec::new();
     for m in &modules {
-        let cu = job
-            .out
-            .join(format!("{}.{}", m.name, job.dialect.extension()));
-        let body = format!("{header}\n{}", m.source);
-        write_atomic(&cu, "-o", |w| std::io::Write::write_all(w, body.as_bytes()))?;
-        outln!("wrote {}", cu.display());
-        let json = job.out.join(format!("{}.json", m.name));
-        let text = m.describe_json();
-        write_atomic(&json, "-o", |w| {
-            std::io::Write::write_all(w, text.as_bytes())
-        })?;
-        outln!("wrote {}", json.display());
+        files.push((
+            format!("{}.{}", m.name, job.dialect.extension()),
+            format!("{header}\n{}", m.source),
+        ));
+        files.push((format!("{}.json", m.name), m.describe_json()));
     }
+    super::gen::write_files(job.out, &files)?;
     match job.dialect {
         Dialect::Cuda => outln!(
             "compile with NVRTC or `nvcc -arch={} --std=c++17 -cubin <file>.cu`; launch geometry and \

@@ -20,7 +20,9 @@ use nudt::gen::gpu::GpuArch;
 use nudt::gen::{KernelKind, Precision, Strategy, Upsampling};
 use std::fmt;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// Exit code of every error the user can fix: bad options, files, shapes, tolerances.
 pub const EXIT_USAGE: i32 = 2;
@@ -40,6 +42,39 @@ macro_rules! errln {
 }
 pub(crate) use errln;
 
+/// Set by `--quiet`: warnings and notices are not printed (errors always are).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Warnings and notices not yet printed. They are held until the command succeeds (or until
+/// [`flush_notes`] says the checks are over), so that a command that fails says one line, its
+/// error, whatever it noticed on the way.
+static PENDING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// A one-line `warning: ...` on stderr for input that is accepted but probably not what was
+/// meant (a precision converted, an axis read as stacked transforms); `--quiet` silences it.
+macro_rules! warnln {
+    ($($arg:tt)*) => { $crate::cli::note("warning", format_args!($($arg)*)) };
+}
+pub(crate) use warnln;
+
+/// Queues `<kind>: <text>` for stderr unless `--quiet` was given.
+pub fn note(kind: &str, text: fmt::Arguments) {
+    if !QUIET.load(Ordering::Relaxed) {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        pending.push(format!("{kind}: {text}"));
+    }
+}
+
+/// Prints the queued warnings and notices: at the end of a successful command, or where a
+/// long one (`bench`, `tune`) has passed its checks and starts measuring, so that they are
+/// read before the wait rather than after it.
+pub fn flush_notes() {
+    let pending = std::mem::take(&mut *PENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    for line in pending {
+        errln!("{line}");
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "nudt",
@@ -55,6 +90,9 @@ pub(crate) use errln;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print no warnings or notices on stderr (errors are still printed)
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,6 +115,7 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
     };
+    QUIET.store(cli.quiet, Ordering::Relaxed);
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Bench(a) => bench::run(a),
@@ -85,7 +124,10 @@ pub fn main() -> i32 {
         Command::Tune(a) => tune::run(a),
     };
     match result {
-        Ok(()) => 0,
+        Ok(()) => {
+            flush_notes();
+            0
+        }
         Err(e) => {
             let _ = std::io::stdout().flush();
             // One line, whatever the library said (an NVRTC log spans many).
@@ -316,13 +358,45 @@ pub fn parse_tol(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// Parses a thread count of at least 1.
+/// Parses a thread count of at least 1 (`1e3` reads as 1000).
 pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
-    match s.parse::<usize>() {
+    match parse_count(s) {
         Ok(v) if v >= 1 => Ok(v),
         _ => Err(format!(
             "expected a whole number of threads >= 1, got '{s}'"
         )),
+    }
+}
+
+/// Warns when `--threads` exceeds the cores: the extra threads only add scheduling and
+/// contention (`--threads 1000` measured 65× slower than the default). Called from
+/// each command rather than the parser, which runs before `--quiet` is known.
+pub fn warn_threads(threads: Option<usize>) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if let Some(n) = threads.filter(|&n| n > cores) {
+        warnln!("--threads {n} is more than this machine's {cores} cores; the extra threads only add overhead");
+    }
+}
+
+/// Parses a count (points, modes, a batch): digits, or a number such as `1e6` or `2.5e5` that
+/// is a whole number, since that is how sizes are written in papers and in numpy scripts.
+/// Zero is left to the caller, which knows whether it is allowed and how to say so.
+pub fn parse_count(s: &str) -> std::result::Result<usize, String> {
+    if let Ok(v) = s.parse::<usize>() {
+        return Ok(v);
+    }
+    let bad = || format!("expected a whole number such as 256 or 1e6, got '{s}'");
+    let v: f64 = s.parse().map_err(|_| bad())?;
+    // 2^64 itself is the first f64 past usize::MAX (on 64-bit targets).
+    if !v.is_finite() || v < 0.0 || v.fract() != 0.0 {
+        Err(bad())
+    } else if v >= usize::MAX as f64 {
+        Err(format!(
+            "'{s}' is more than the largest count this machine can address ({})",
+            usize::MAX
+        ))
+    } else {
+        Ok(v as usize)
     }
 }
 
@@ -332,15 +406,6 @@ pub fn strategy_name(s: Strategy) -> &'static str {
         Strategy::SourceDriven => "source-driven",
         Strategy::TargetDriven => "target-driven",
         Strategy::Auto => "auto",
-    }
-}
-
-/// A kernel's usual name, as the literature writes it.
-pub fn kernel_name(k: KernelKind) -> &'static str {
-    match k {
-        KernelKind::Pswf => "PSWF",
-        KernelKind::Es => "ES",
-        KernelKind::Gaussian => "Gaussian",
     }
 }
 
@@ -416,6 +481,95 @@ pub fn median(v: &[f64]) -> f64 {
         s[n / 2]
     } else {
         0.5 * (s[n / 2 - 1] + s[n / 2])
+    }
+}
+
+/// An output file checked before any work is done: its folder takes new files and it is none
+/// of the inputs. An existing file is replaced (atomically, by [`write_atomic`]) and
+/// [`Output::written`] says so in one notice, since overwriting a result without a word is the
+/// surprise a forgotten `--out` from an earlier run causes.
+pub struct Output {
+    path: PathBuf,
+    existed: bool,
+}
+
+impl Output {
+    /// Checks `path` (given as `option`) against `inputs`. With `create_dirs`, missing
+    /// folders above it are allowed (they will be created) when the nearest existing one is
+    /// writable; otherwise its folder must exist.
+    pub fn check(path: &Path, option: &str, inputs: &[&Path], create_dirs: bool) -> Result<Self> {
+        let shown = path.display();
+        let meta = std::fs::metadata(path).ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(fail!("{option} {shown}: is a folder; give a file name"));
+        }
+        if meta.is_some() {
+            let this = std::fs::canonicalize(path).ok();
+            if let Some(input) = inputs
+                .iter()
+                .find(|i| this.is_some() && std::fs::canonicalize(i).ok() == this)
+            {
+                return Err(fail!(
+                    "{option} {shown}: is also the input {}; writing it would destroy that input, so choose another output name",
+                    input.display()
+                ));
+            }
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        writable_folder(dir, create_dirs).map_err(|why| fail!("{option} {shown}: {why}"))?;
+        Ok(Output {
+            path: path.to_path_buf(),
+            existed: meta.is_some(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Says, after a successful write, that an existing file was replaced.
+    pub fn written(&self) {
+        if self.existed {
+            note(
+                "note",
+                format_args!("replaced the existing {}", self.path.display()),
+            );
+        }
+    }
+}
+
+/// Why files cannot be created in `dir`, if they cannot. With `create`, a missing `dir` is
+/// judged by its nearest existing ancestor (where it would be created). Writability is tested
+/// by creating and removing a probe file: permission bits alone miss read-only mounts and
+/// ACLs, and a file is what will be written.
+pub fn writable_folder(dir: &Path, create: bool) -> std::result::Result<(), String> {
+    let mut at = dir;
+    while !at.exists() {
+        if !create {
+            return Err(format!("the folder {} does not exist", dir.display()));
+        }
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    if !at.is_dir() {
+        return Err(format!("{} is not a folder", at.display()));
+    }
+    let probe = at.join(format!(".nudt-probe.{}.tmp", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(format!("cannot write in the folder {} ({e})", at.display())),
     }
 }
 

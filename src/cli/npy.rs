@@ -2,8 +2,9 @@
 //! data arrays in either precision and either memory order, atomic writes — and for the data
 //! `nudt bench` shares with its peers.
 
-use super::{fail, write_atomic, Result};
+use super::{fail, warnln, write_atomic, Result};
 use npyz::{DType, NpyFile, Order, TypeChar, WriterBuilder};
+use nudt::gen::Precision;
 use nudt::num_complex::Complex;
 use nudt::Float;
 use std::io::BufReader;
@@ -134,11 +135,23 @@ pub fn read_real<T: Float>(path: &Path, option: &str) -> Result<Array<T>> {
     })
 }
 
-/// A complex64 or complex128 array, converted to `Complex<T>`.
+/// A complex64 or complex128 array, converted to `Complex<T>`. A file of the other precision
+/// is converted with a warning: complex64 data in an f64 run limits the result to about 1e-7
+/// whatever `--tol` says, and complex128 data in an f32 run loses digits the user may expect.
 pub fn read_complex<T: Float>(path: &Path, option: &str) -> Result<Array<Complex<T>>> {
     let expected = "a complex64 or complex128 array";
     let hint = " (use .astype(np.complex128))";
     read(path, option, expected, hint, |npy, class, bytes| {
+        let shown = path.display();
+        match (class, bytes, T::PRECISION) {
+            (TypeChar::Complex, 8, Precision::F64) => warnln!(
+                "{option} {shown}: complex64 values converted to complex128 for this f64 run; they carry only about 7 digits (--precision f32 runs in the file's precision)"
+            ),
+            (TypeChar::Complex, 16, Precision::F32) => warnln!(
+                "{option} {shown}: complex128 values rounded to complex64 for this f32 run (--precision f64 keeps every digit)"
+            ),
+            _ => {}
+        }
         match (class, bytes) {
             (TypeChar::Complex, 8) => Some(npy.into_vec::<Complex<f32>>().map(|v| {
                 v.into_iter()

@@ -13,6 +13,41 @@ pub fn load(path: &Path) -> Result<Profile> {
     Profile::parse(&text).map_err(|e| fail!("--profile {}: {e}", path.display()))
 }
 
+/// Makes the profile at `path` (given as `option`: `--profile`, or `NUDT_PROFILE` from the
+/// environment) the one this process's plans read, after checking that it is a profile of
+/// this machine: plans skip a foreign or broken one silently, which is right for the cache
+/// folder but would hide a mistake in a file the user named.
+pub fn use_file(path: &Path, option: &str) -> Result<()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| fail!("{option} {}: cannot read: {e}", path.display()))?;
+    let p = Profile::parse(&text).map_err(|e| fail!("{option} {}: {e}", path.display()))?;
+    let here = nudt::plan::this_machine().key();
+    if p.machine != here {
+        return Err(fail!(
+            "{option} {}: tuned for another machine ({}); this one is {here}, so run `nudt tune` here",
+            path.display(),
+            p.machine
+        ));
+    }
+    let path =
+        std::fs::canonicalize(path).map_err(|e| fail!("{option} {}: {e}", path.display()))?;
+    // Plans read the variable once, at their first plan; nothing has planned or started a
+    // thread yet, and the child processes of `nudt bench` inherit it.
+    std::env::set_var(nudt::profile::PROFILE_ENV, path);
+    Ok(())
+}
+
+/// `--profile FILE` of `transform` and `bench`, else a `NUDT_PROFILE` set in the environment:
+/// checked and made the profile plans read (see [`use_file`]).
+pub fn use_given(file: Option<&Path>) -> Result<()> {
+    let env = nudt::profile::PROFILE_ENV;
+    match (file, std::env::var_os(env).filter(|v| !v.is_empty())) {
+        (Some(f), _) => use_file(f, "--profile"),
+        (None, Some(v)) => use_file(Path::new(&v), env),
+        (None, None) => Ok(()),
+    }
+}
+
 /// What [`merge_existing`] did with the file already at the destination.
 #[derive(Debug, PartialEq)]
 pub enum Merged {

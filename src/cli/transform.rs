@@ -4,14 +4,14 @@
 
 use super::npy::{self, fmt_shape, NpyComplex};
 use super::{
-    errln, fail, fmt_dims, fmt_time, outln, parse_sigma, parse_threads, parse_tol, Error,
-    KernelArg, PrecisionArg, Result, StrategyArg,
+    errln, fail, fmt_dims, fmt_time, outln, parse_count, parse_sigma, parse_threads, parse_tol,
+    warn_threads, warnln, Error, KernelArg, Output, PrecisionArg, Result, StrategyArg,
 };
 use clap::ValueEnum;
 use nudt::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt::gen::Upsampling;
 use nudt::num_complex::Complex;
-use nudt::{NudtError, TransformType};
+use nudt::{ModeOrder, NudtError, TransformType};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -47,15 +47,17 @@ impl BackendArg {
 
 Layout (as finufft's Python interface): points are 1-D float32/float64 arrays, one file per
 dimension; strengths/values are complex of shape (M,); mode arrays have shape (N1[, N2[, N3]]),
-row-major, mode k at index k + N/2 in each axis. A leading axis stacks several transforms:
-(ntransf, M) or (ntransf, N1, ...). Signs default to finufft's: +1 for types 1 and 3, -1 for
-type 2. The output is complex64 or complex128 (--precision), written atomically.")]
+row-major, mode k at index k + N/2 in each axis (--modeord 1: FFT order). A leading axis
+stacks several transforms: (ntransf, M) or (ntransf, N1, ...). Signs default to finufft's:
++1 for types 1 and 3, -1 for type 2. The output is complex64 or complex128 (--precision),
+written atomically; its folder is checked before any work, an output that names an input is
+refused, and an existing output is replaced with a notice on stderr (--quiet silences it).")]
 pub struct Args {
     /// NUFFT type: 1 (points -> modes), 2 (modes -> points), 3 (points -> frequencies)
     #[arg(long = "type", value_name = "1|2|3", value_parser = clap::value_parser!(u8).range(1..=3))]
     ty: u8,
     /// Mode counts N1[,N2[,N3]] (type 1; type 2 reads them from --coeffs when omitted)
-    #[arg(long, value_name = "N1[,N2[,N3]]", value_delimiter = ',')]
+    #[arg(long, value_name = "N1[,N2[,N3]]", value_delimiter = ',', allow_hyphen_values = true, value_parser = parse_count)]
     modes: Vec<usize>,
     /// Coordinate files, one 1-D array per dimension (radians; periodic)
     #[arg(
@@ -74,11 +76,11 @@ pub struct Args {
     /// Target frequency files, one 1-D array per dimension (type 3)
     #[arg(long, value_name = "S.npy[,T.npy[,U.npy]]", value_delimiter = ',')]
     targets: Vec<PathBuf>,
-    /// Output file (.npy)
-    #[arg(long, short = 'o', value_name = "OUT.npy")]
+    /// Output file (.npy); an existing file is replaced, with a notice
+    #[arg(long, short = 'o', visible_alias = "output", value_name = "OUT.npy")]
     out: PathBuf,
-    /// Relative tolerance
-    #[arg(long, default_value = "1e-6", value_parser = parse_tol)]
+    /// Relative tolerance (FINUFFT's name: --eps)
+    #[arg(long, visible_alias = "eps", default_value = "1e-6", allow_hyphen_values = true, value_parser = parse_tol)]
     tol: f64,
     /// Precision of the computation and of the output
     #[arg(long, value_enum, default_value_t = PrecisionArg::F64)]
@@ -89,11 +91,15 @@ pub struct Args {
     /// Where to run
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
-    /// Worker threads, --backend cpu (default: all cores)
-    #[arg(long, value_parser = parse_threads)]
+    /// Worker threads, --backend cpu (default: all cores; FINUFFT's name: --nthreads)
+    #[arg(long, visible_alias = "nthreads", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
+    /// Order of the modes in each axis, as FINUFFT's modeord: 0 centred (mode k at index
+    /// k + N/2), 1 FFT order (modes 0..N/2-1, then the negative ones)
+    #[arg(long, value_name = "0|1", default_value_t = 0, allow_hyphen_values = true, value_parser = clap::value_parser!(u8).range(0..=1))]
+    modeord: u8,
     /// Upsampling factor of the fine grid, 1.25 to 2.5 [default: the planner's choice]
-    #[arg(long, value_parser = parse_sigma)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_sigma)]
     upsampfac: Option<f64>,
     /// Spreading kernel
     #[arg(long, value_enum, default_value_t = KernelArg::Pswf)]
@@ -101,6 +107,10 @@ pub struct Args {
     /// Spreading schedule, --backend cpu (the GPU chooses its own per point set)
     #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
     strategy: StrategyArg,
+    /// Tuning profile to take choices from (saved by `nudt tune -o FILE`; also NUDT_PROFILE)
+    /// [default: this machine's in the cache folder, if tuned]
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// Print one JSON line with the parameters used and the timings
     #[arg(long)]
     json: bool,
@@ -116,9 +126,17 @@ fn parse_isign(s: &str) -> std::result::Result<i32, String> {
 
 pub fn run(args: Args) -> Result<()> {
     check_inputs(&args)?;
+    let inputs: Vec<&Path> = (args.points.iter().chain(&args.targets))
+        .chain(args.strengths.iter().chain(&args.coeffs))
+        .chain(&args.profile)
+        .map(PathBuf::as_path)
+        .collect();
+    let out = Output::check(&args.out, "--out", &inputs, false)?;
+    super::profile::use_given(args.profile.as_deref())?;
+    warn_threads(args.threads);
     match args.precision {
-        PrecisionArg::F32 => run_in::<f32>(&args),
-        PrecisionArg::F64 => run_in::<f64>(&args),
+        PrecisionArg::F32 => run_in::<f32>(&args, &out),
+        PrecisionArg::F64 => run_in::<f64>(&args, &out),
     }
 }
 
@@ -201,6 +219,11 @@ fn check_inputs(a: &Args) -> Result<()> {
     }
     Ok(())
 }
+
+/// Tolerances from here up get a warning: they give the narrowest kernels (width 2 or 3) and
+/// one digit or none, which is more often a typo (`--tol 1` for 1e-1, a sign or exponent
+/// lost) than a wish.
+const LOOSE_TOL: f64 = 0.1;
 
 /// Reads one 1-D coordinate array per file; all must have the same length.
 fn read_coords<T: NpyComplex>(files: &[PathBuf], option: &str) -> Result<Vec<Vec<T>>> {
@@ -414,6 +437,14 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
         if modes.contains(&0) {
             return Err(fail!("--coeffs {}: a mode count is 0", path.display()));
         }
+        if dim == 1 && nt > 1 {
+            warnln!(
+                "--coeffs {}: shape {} read as {nt} stacked 1-D transforms of {} modes each (one --points file); a 2-D transform needs two",
+                path.display(),
+                fmt_shape(&f.shape),
+                modes[0]
+            );
+        }
         (f.data, nt, modes, vec![m])
     } else {
         let path = a.strengths.as_ref().expect("checked");
@@ -425,6 +456,13 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
                     fmt_shape(&c.shape)
                 ));
         };
+        if dim == 1 && nt > 1 {
+            warnln!(
+                "--strengths {}: shape {} read as {nt} stacked 1-D transforms of {m} points each (one --points file)",
+                path.display(),
+                fmt_shape(&c.shape)
+            );
+        }
         let out_one = if a.ty == 1 { a.modes.clone() } else { vec![k] };
         (c.data, nt, a.modes.clone(), out_one)
     };
@@ -470,7 +508,14 @@ fn transform_type(ty: u8) -> TransformType {
 
 /// Every backend's options from the command line (each plan reads its own part).
 fn backend_options(a: &Args) -> BackendOptions {
-    let mut o = BackendOptions::default().with_kernel(a.kernel.get(), a.upsampfac.map(Upsampling));
+    let order = if a.modeord == 1 {
+        ModeOrder::Fft
+    } else {
+        ModeOrder::Cmcl
+    };
+    let mut o = BackendOptions::default()
+        .with_kernel(a.kernel.get(), a.upsampfac.map(Upsampling))
+        .with_mode_order(order);
     o.cpu.strategy = a.strategy.get();
     o.cpu.threads = a.threads;
     o
@@ -550,15 +595,24 @@ fn run_on<T: NpyComplex + BackendFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T
 }
 
 /// Reads the inputs, runs them on a backend, writes the output and reports.
-fn run_in<T: NpyComplex + BackendFloat>(a: &Args) -> Result<()> {
+fn run_in<T: NpyComplex + BackendFloat>(a: &Args, out: &Output) -> Result<()> {
     let d = read_inputs::<T>(a)?;
     let r = run_on(a, &d)?;
+    if a.tol >= LOOSE_TOL {
+        warnln!(
+            "--tol {} is very loose: kernel width {}, relative errors up to about {} (usual tolerances are 1e-3 to 1e-12)",
+            a.tol,
+            r.width,
+            a.tol.min(0.5)
+        );
+    }
     let (dim, m, k, ntransf) = (d.dim, d.points(), d.frequencies(), d.ntransf);
     let mut out_shape = d.out_one.clone();
     if ntransf > 1 {
         out_shape.insert(0, ntransf);
     }
-    npy::write_complex(&a.out, "--out", &out_shape, &r.out)?;
+    npy::write_complex(out.path(), "--out", &out_shape, &r.out)?;
+    out.written();
 
     let total_s = r.plan_s + r.setpts_s + r.execute_s;
     if a.json {

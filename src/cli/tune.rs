@@ -5,22 +5,22 @@
 use super::profile::{self, Choice, Profile, Trial};
 use super::transform::BackendArg;
 use super::{
-    describe_arch, describe_gpu, fail, fmt_time, median, outln, parse_threads, probe_gpu,
-    strategy_name, Result, Rng,
+    describe_arch, describe_gpu, fail, fmt_time, median, outln, parse_count, parse_threads,
+    probe_gpu, strategy_name, warn_threads, writable_folder, Result, Rng,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::gen::{KernelSpec, Precision, Upsampling};
 use nudt::num_complex::Complex64;
 use nudt::{Options, Plan, Strategy, TransformType};
 use std::f64::consts::PI;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:
   nudt tune --quick                  about 10-20 s on 2 cores; saves ~/.cache/nudt/<machine>.toml
   nudt tune --dims 3 --threads 4     tune 3-D only, on 4 threads
-  nudt tune --output my.toml         save the profile elsewhere
+  nudt tune --out my.toml            save the profile elsewhere
   nudt gen --target rust --dim 2 --profile ~/.cache/nudt/<machine>.toml -o kernels
   nudt tune --backend cuda --quick   the GPU's bins and methods (a build with --features cuda)
   nudt tune --backend opencl --quick the same on the first OpenCL device (--features opencl)
@@ -40,12 +40,13 @@ pub struct Args {
     /// Dimensions to tune
     #[arg(long, value_delimiter = ',', default_value = "1,2,3", value_parser = clap::value_parser!(u8).range(1..=3))]
     dims: Vec<u8>,
-    /// Worker threads (default: all cores; the CPU backend)
-    #[arg(long, value_parser = parse_threads)]
+    /// Worker threads (default: all cores; the CPU backend; FINUFFT's name: --nthreads)
+    #[arg(long, visible_alias = "nthreads", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
-    /// Write the profile here instead of the cache directory
-    #[arg(long, short = 'o', value_name = "FILE")]
-    output: Option<PathBuf>,
+    /// Write the profile here instead of the cache directory (its folder is checked before
+    /// tuning starts; an existing profile of this machine keeps the dimensions not tuned)
+    #[arg(long, short = 'o', visible_alias = "output", value_name = "FILE")]
+    out: Option<PathBuf>,
     /// Print the table only; save nothing
     #[arg(long)]
     no_save: bool,
@@ -54,20 +55,41 @@ pub struct Args {
     backend: BackendArg,
     /// Points of each GPU problem (default 10^7, with --quick 10^6); the modes stay
     /// (10^6 in 1-D, 1000² in 2-D, 100³ in 3-D)
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_gpu_points)]
     pub(super) points: Option<u64>,
 }
 
+/// `--points`: a count from 1 to 10^9 (`1e7` accepted), the most a GPU problem's arrays
+/// were sized for.
+fn parse_gpu_points(s: &str) -> std::result::Result<u64, String> {
+    match parse_count(s)? {
+        n @ 1..=1_000_000_000 => Ok(n as u64),
+        n => Err(format!("expected 1 to 1e9 points, got {n}")),
+    }
+}
+
 impl Args {
-    /// Where to save the profile: `--output`, else `default` (the cache directory's), or
-    /// nowhere with `--no-save`.
+    /// Where to save the profile: `--out`, else `default` (the cache directory's), or nowhere
+    /// with `--no-save`. A given `--out` is checked before any tuning: a long run that cannot
+    /// save its result has been wasted.
     pub(super) fn out_path(&self, default: Option<PathBuf>) -> Result<Option<PathBuf>> {
-        match (&self.output, self.no_save) {
+        match (&self.out, self.no_save) {
             (_, true) => Ok(None),
-            (Some(p), false) => Ok(Some(p.clone())),
+            (Some(p), false) => {
+                let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                if p.is_dir() {
+                    return Err(fail!(
+                        "--out {}: is a folder; give a file name",
+                        p.display()
+                    ));
+                }
+                writable_folder(dir.unwrap_or(Path::new(".")), true)
+                    .map_err(|why| fail!("--out {}: {why}", p.display()))?;
+                Ok(Some(p.clone()))
+            }
             (None, false) => default.map(Some).ok_or_else(|| {
                 fail!(
-                    "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --output FILE)"
+                    "cannot find a cache directory (set XDG_CACHE_HOME or HOME, or pass --out FILE)"
                 )
             }),
         }
@@ -205,6 +227,7 @@ struct Row {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    warn_threads(args.threads);
     if args.backend != BackendArg::Cpu {
         return super::tune_gpu::run(&args, args.backend.get());
     }
@@ -227,6 +250,7 @@ pub fn run(args: Args) -> Result<()> {
         "problems: types 1 and 2, uniform points, tolerance {TOL:e}, f64, {threads} thread(s), median of {repeats}\n"
     );
 
+    super::flush_notes();
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}")
@@ -413,6 +437,12 @@ pub fn run(args: Args) -> Result<()> {
             dims[0],
             path.display()
         );
+        if args.out.is_some() {
+            outln!(
+                "plans read it with `nudt transform --profile {0}` (or bench), or NUDT_PROFILE={0} in the environment",
+                path.display()
+            );
+        }
     }
     Ok(())
 }

@@ -316,6 +316,7 @@ pub fn run(args: &Args, backend: Backend) -> Result<()> {
         if args.quick { " --quick" } else { "" }
     );
     outln!("device: {line} ({key})");
+    super::flush_notes();
     let clock = match backend {
         Backend::Cuda => "GPU time of set-points + execute",
         _ => "wall time of set-points + execute (with its host copies)",

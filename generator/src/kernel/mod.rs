@@ -53,35 +53,14 @@ impl KernelSpec {
         }
         let tol = tol.min(0.5);
         let s = Upsampling::new(sigma.0)?.0;
-        let width = match kind {
-            KernelKind::Es if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
-            // The error falls by e^{π√(1−1/σ)} per point of width. With ln(1/tol) in the
-            // numerator (FINUFFT's rule) σ = 1.25 landed about 4× above tol (3.7e-6 and 4.1e-6
-            // at 1e-6 on the 2D and 3D type 3 benchmarks); ln(4/tol) adds the missing point.
-            KernelKind::Es => {
-                ((4.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
-            }
-            // PSWF at σ = 2: FINUFFT's rule. Below 2, FINUFFT's ln(1/tol) landed just above tol
-            // (1.2e-6 at 1e-6, width 10, σ = 1.25, on the 2-D and 3-D type 3 benchmarks), and
-            // ln(2/tol) at σ = 1.5 (width 8: 1.1e-6 and 1.6e-6); ln(3/tol) gives 11 and 9,
-            // 3.5e-7 and 1.8e-7 (σ = 1.4: 9, 5.9e-7).
-            KernelKind::Pswf if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
-            KernelKind::Pswf => {
-                ((3.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
-            }
-            // Greengard–Lee: error ≈ exp(−π m (σ−1)/(σ−½)) for half-width m.
-            KernelKind::Gaussian => {
-                let m = (1.0 / tol).ln() * (s - 0.5) / (std::f64::consts::PI * (s - 1.0));
-                2 * (m.ceil() as usize)
-            }
-        };
-        let width = width.max(MIN_WIDTH);
+        let width = width_for(kind, tol, s);
         if width > MAX_WIDTH {
             return Err(GenError::WidthForTolerance {
                 tol,
                 needed: width,
                 kernel: kind,
                 sigma: s,
+                advice: advice(kind, tol, s),
             });
         }
         Self::for_width(kind, width, sigma)
@@ -185,6 +164,88 @@ impl Shape {
     }
 }
 
+/// The width (at least [`MIN_WIDTH`], possibly above [`MAX_WIDTH`]) that kernel `kind` needs
+/// for tolerance `tol` (at most 0.5) at upsampling `s`.
+fn width_for(kind: KernelKind, tol: f64, s: f64) -> usize {
+    let width = match kind {
+        KernelKind::Es if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
+        // The error falls by e^{π√(1−1/σ)} per point of width. With ln(1/tol) in the
+        // numerator (FINUFFT's rule) σ = 1.25 landed about 4× above tol (3.7e-6 and 4.1e-6
+        // at 1e-6 on the 2D and 3D type 3 benchmarks); ln(4/tol) adds the missing point.
+        KernelKind::Es => {
+            ((4.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
+        }
+        // PSWF at σ = 2: FINUFFT's rule. Below 2, FINUFFT's ln(1/tol) landed just above tol
+        // (1.2e-6 at 1e-6, width 10, σ = 1.25, on the 2-D and 3-D type 3 benchmarks), and
+        // ln(2/tol) at σ = 1.5 (width 8: 1.1e-6 and 1.6e-6); ln(3/tol) gives 11 and 9,
+        // 3.5e-7 and 1.8e-7 (σ = 1.4: 9, 5.9e-7).
+        KernelKind::Pswf if s == 2.0 => (10.0 / tol).log10().ceil() as usize,
+        KernelKind::Pswf => {
+            ((3.0 / tol).ln() / (std::f64::consts::PI * (1.0 - 1.0 / s).sqrt())).ceil() as usize
+        }
+        // Greengard–Lee: error ≈ exp(−π m (σ−1)/(σ−½)) for half-width m.
+        KernelKind::Gaussian => {
+            let m = (1.0 / tol).ln() * (s - 0.5) / (std::f64::consts::PI * (s - 1.0));
+            2 * (m.ceil() as usize)
+        }
+    };
+    width.max(MIN_WIDTH)
+}
+
+/// What would reach `tol` where `kind` at upsampling `s` needs more than [`MAX_WIDTH`]: the
+/// first of the other choices (more upsampling, then the PSWF, the most accurate kernel per
+/// point of width) that reaches it, and the smallest tolerance the current choice reaches.
+/// Computed rather than fixed, so that the advice never names what is already set.
+fn advice(kind: KernelKind, tol: f64, s: f64) -> String {
+    let candidates = [
+        (kind, 2.0),
+        (kind, 2.5),
+        (KernelKind::Pswf, s),
+        (KernelKind::Pswf, 2.0),
+        (KernelKind::Pswf, 2.5),
+    ];
+    let other = candidates.iter().find_map(|&(k, sigma)| {
+        let w = width_for(k, tol, sigma);
+        ((k, sigma) != (kind, s) && w <= MAX_WIDTH).then(|| {
+            let with = match (k != kind, sigma != s) {
+                (true, true) => format!("the {} kernel at upsampling {sigma}", k.name()),
+                (true, false) => format!("the {} kernel", k.name()),
+                _ => format!("upsampling {sigma}"),
+            };
+            format!("{with} reaches it at width {w}, or ")
+        })
+    });
+    // The width falls as the tolerance grows: bisect (in log scale) for the smallest
+    // tolerance this kernel and σ reach, then round it up to two significant digits.
+    let (mut lo, mut hi) = (tol.ln(), 0.5f64.ln());
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if width_for(kind, mid.exp(), s) > MAX_WIDTH {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let reach = hi.exp();
+    let unit = 10f64.powf(reach.log10().floor() - 1.0);
+    let mut digits = (reach / unit).ceil();
+    // The printed value, not the computed one, must reach: step up past any rounding.
+    let shown = loop {
+        let text = format!("{:.1e}", digits * unit);
+        if text
+            .parse()
+            .is_ok_and(|t| width_for(kind, t, s) <= MAX_WIDTH)
+        {
+            break text;
+        }
+        digits += 1.0;
+    };
+    format!(
+        "{}ask for a tolerance of at least {shown}",
+        other.unwrap_or_default()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +289,38 @@ mod tests {
             KernelSpec::for_tolerance(KernelKind::Gaussian, 1e-12, Upsampling::TWO, Precision::F64);
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
+    }
+
+    /// The advice of an unreachable width names only what would change something, and every
+    /// alternative it names does reach the tolerance.
+    #[test]
+    fn width_advice_is_what_would_help() {
+        let message = |kind, tol, sigma| {
+            KernelSpec::for_tolerance(kind, tol, Upsampling(sigma), Precision::F64)
+                .unwrap_err()
+                .to_string()
+        };
+        // Already σ = 2: more upsampling or the PSWF helps, never "use upsampling 2".
+        let m = message(KernelKind::Gaussian, 1e-12, 2.0);
+        assert!(m.contains("Gaussian kernel"), "{m}");
+        assert!(!m.contains("upsampling 2 "), "{m}");
+        assert!(m.contains("the PSWF kernel reaches it at width 13"), "{m}");
+        // PSWF at σ = 1.25: σ = 2 reaches 1e-14 at width 15; the kernel is already the best.
+        let m = message(KernelKind::Pswf, 1e-14, 1.25);
+        assert!(m.contains("upsampling 2 reaches it at width 15"), "{m}");
+        assert!(!m.contains("PSWF kernel reaches"), "{m}");
+        // ES at σ = 1.25: σ = 2 is named, not "the ES kernel".
+        let m = message(KernelKind::Es, 1e-14, 1.25);
+        assert!(m.contains("upsampling 2 reaches it"), "{m}");
+        assert!(!m.contains("the ES kernel reaches"), "{m}");
+        // The tolerance named as reachable is reached, at the width limit or below.
+        let reach: f64 = m.rsplit(' ').next().unwrap().parse().unwrap();
+        let k = KernelSpec::for_tolerance(KernelKind::Es, reach, Upsampling(1.25), Precision::F64);
+        assert!(k.is_ok_and(|k| k.width <= MAX_WIDTH), "{m}");
+        assert!(
+            width_for(KernelKind::Es, reach / 1.2, 1.25) > MAX_WIDTH,
+            "{m}"
+        );
         for bad in [0.5, -2.0, 1.0, 1.2, 2.6, f64::NAN, f64::INFINITY] {
             let e =
                 KernelSpec::for_tolerance(KernelKind::Pswf, 1e-6, Upsampling(bad), Precision::F64);
