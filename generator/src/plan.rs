@@ -204,7 +204,7 @@ pub fn type3_stage_tolerance(tol: f64, dim: usize, precision: Precision) -> f64 
 /// The errors of the axes add up: at σ = 2 and 1e-6 the measured error grows from 4.4e-7 (1-D)
 /// to 7.5e-7 (2-D) and 7–9.6e-7 (3-D), where ducc0, which raises σ with the dimension
 /// (2.24 and 2.4 at 1e-6), stays at 3.4–4.8e-7. The per-axis error falls as
-/// `e^{−κπ√(1−1/σ)·w}` with κ = [`ALIAS_DECAY`], so `√(1−1/σ) = √(1/2) + ln(dim)/(κπw)`
+/// `e^{−κπ√(1−1/σ)·w}` with κ = `ALIAS_DECAY`, so `√(1−1/σ) = √(1/2) + ln(dim)/(κπw)`
 /// divides it by `dim` at the same width: σ = 2.25 in 2-D and 2.45 in 3-D at width 7
 /// (rounded to 0.05; the grid then rounds up to an FFT-friendly size: 2250² and 250³ for the
 /// benchmark's 1000² and 100³ modes). Only the grid grows, by `(σ/2)^dim`, which the planner
