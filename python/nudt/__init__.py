@@ -5,7 +5,9 @@
 ``execute_adjoint``) take the same arguments, keywords and defaults, and give the same
 results to the requested tolerance. ``import nudt.cuda as cufinufft`` does the same for
 cufinufft's interface on GPU arrays (CuPy, PyTorch, Numba); without a GPU importing it
-raises ImportError saying why.
+raises ImportError saying why. ``import nudt.mrinufft`` registers the mri-nufft backends
+"nudt" and "nudt-cuda". A plan may be shared between threads (calls take turns, without the
+GIL).
 """
 
 from . import _nudt
