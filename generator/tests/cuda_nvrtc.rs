@@ -14,7 +14,7 @@ use nudt_gen::gpu::{
     common_module, fnv1a64, gaussian_wide_module, spread_module, GpuArch, GpuSource, GpuSpreadSpec,
 };
 use nudt_gen::{KernelKind, KernelSpec, Precision, Upsampling};
-use nvrtc::{compile_ptx, nvrtc_present};
+use nvrtc::{check_syntax, compile_ptx, nvrtc_present};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -133,36 +133,58 @@ fn skeleton(src: &str) -> String {
     out
 }
 
+/// How far NVRTC takes a module: to PTX (front end, optimiser, code generation), or through
+/// its front end only, a hundredth of the time on the widest 3-D modules. Every module gets
+/// the front end, which is where the generated text can go wrong (names, types, overloads,
+/// the architecture's intrinsics); a sample of each kind goes on to PTX, so that the back
+/// end is seen to take what the front end accepts.
+#[derive(Clone, Copy, PartialEq)]
+enum Depth {
+    Ptx,
+    Syntax,
+}
+
 /// The compile jobs, one per distinct skeleton and architecture.
 #[derive(Default)]
 struct Jobs {
-    jobs: Vec<(GpuSource, GpuArch)>,
+    jobs: Vec<(GpuSource, GpuArch, Depth)>,
     seen: HashSet<(String, u64)>,
     requested: usize,
 }
 
 impl Jobs {
-    fn push(&mut self, src: GpuSource, arch: &GpuArch) {
+    fn push(&mut self, src: GpuSource, arch: &GpuArch, depth: Depth) {
         self.requested += 1;
         if self
             .seen
             .insert((arch.sm(), fnv1a64(skeleton(&src.source).as_bytes())))
         {
-            self.jobs.push((src, arch.clone()));
+            self.jobs.push((src, arch.clone(), depth));
         }
     }
 
     /// The spread modules of `kernels` in every dimension, with the bins of both grids a
     /// plan makes: interpolated from (type 2, type 3's inner grid) and spread onto (types 1
-    /// and 3, `for_spreading` and `for_sparse_spreading`).
-    fn spread_modules(&mut self, kernels: &[KernelSpec], precision: Precision, arch: &GpuArch) {
+    /// and 3, `for_spreading` and `for_sparse_spreading`); to PTX at the widths `ptx`.
+    fn spread_modules(
+        &mut self,
+        kernels: &[KernelSpec],
+        precision: Precision,
+        arch: &GpuArch,
+        ptx: impl Fn(usize) -> bool,
+    ) {
         for &k in kernels {
+            let depth = if ptx(k.width) {
+                Depth::Ptx
+            } else {
+                Depth::Syntax
+            };
             for dim in 1..=3 {
                 let spec = GpuSpreadSpec::new(dim, k, precision, arch).unwrap();
                 let spreading = spec.clone().for_spreading();
                 let sparse = spec.clone().for_sparse_spreading(arch.local_memory());
                 for s in [spec, spreading, sparse] {
-                    self.push(spread_module(&s).unwrap(), arch);
+                    self.push(spread_module(&s).unwrap(), arch, depth);
                 }
             }
         }
@@ -170,7 +192,7 @@ impl Jobs {
 }
 
 /// Compiles `jobs` on all cores; returns the failures.
-fn compile_all(jobs: Vec<(GpuSource, GpuArch)>) -> Vec<String> {
+fn compile_all(jobs: Vec<(GpuSource, GpuArch, Depth)>) -> Vec<String> {
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -178,10 +200,14 @@ fn compile_all(jobs: Vec<(GpuSource, GpuArch)>) -> Vec<String> {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((src, arch)) = jobs.get(i) else {
+                let Some((src, arch, depth)) = jobs.get(i) else {
                     break;
                 };
-                if let Err(e) = compile(src, arch) {
+                let r = match depth {
+                    Depth::Ptx => compile(src, arch).map(drop),
+                    Depth::Syntax => check_syntax(&src.name, &src.source, arch),
+                };
+                if let Err(e) = r {
                     failures.lock().unwrap().push(e);
                 }
             });
@@ -196,7 +222,15 @@ fn every_requestable_module_compiles_to_ptx() {
         return;
     }
     let start = std::time::Instant::now();
+    // NUDT_NVRTC_FULL=1: every module on every architecture, all of them to PTX.
     let full = std::env::var("NUDT_NVRTC_FULL").is_ok_and(|v| v == "1");
+    let depth = |to_ptx: bool| {
+        if full || to_ptx {
+            Depth::Ptx
+        } else {
+            Depth::Syntax
+        }
+    };
     let mut jobs = Jobs::default();
     let (h100, turing, a100) = (GpuArch::h100(), GpuArch::turing(), GpuArch::a100());
     for p in [Precision::F32, Precision::F64] {
@@ -205,35 +239,50 @@ fn every_requestable_module_compiles_to_ptx() {
             let keep = |k: &&KernelSpec| full || widths.contains(&k.width);
             kernels.iter().filter(keep).copied().collect()
         };
-        // The H100 (the GPU the benchmarks run on): everything a plan can ask for.
-        jobs.push(common_module(p).unwrap(), &h100);
-        jobs.spread_modules(&kernels, p, &h100);
+        // The H100 (the GPU the benchmarks run on): everything a plan can ask for, to PTX
+        // at the narrowest and the default (1e-6) widths (the widest 3-D modules take NVVM
+        // 15 s each and differ from these only in their loops' bounds).
+        let sample = |w: usize| full || [2, 7].contains(&w);
+        jobs.push(common_module(p).unwrap(), &h100, Depth::Ptx);
+        jobs.spread_modules(&kernels, p, &h100, sample);
         // Older GPUs take the f32 path without float2 atomics, and smaller shared memories
-        // give other bins: Turing (the smallest) at the narrowest, the default (1e-6) and
-        // the widest kernels, the A100 at the default (everything with NUDT_NVRTC_FULL=1).
+        // give other bins: Turing (the smallest) at the narrowest, the default and the
+        // widest kernels, the A100 at the default (everything with NUDT_NVRTC_FULL=1), to
+        // PTX at the default.
         for (arch, widths) in [(&turing, &[2, 7, 16][..]), (&a100, &[7][..])] {
-            jobs.push(common_module(p).unwrap(), arch);
-            jobs.spread_modules(&at(widths), p, arch);
+            jobs.push(common_module(p).unwrap(), arch, Depth::Ptx);
+            jobs.spread_modules(&at(widths), p, arch, |w| full || w == 7);
         }
         // The wide-Gaussian modules of the Gaussian-gridding type 3: the width sets only the
         // loop bounds, so the widths at the ends of the tolerance range and at the
         // benchmarks' tolerances cover the code (Turing, at the widest, the path without
-        // float2 atomics; the source has nothing else that depends on the GPU).
+        // float2 atomics; the source has nothing else that depends on the GPU); to PTX at
+        // the narrowest.
         let widths = gaussian_window_widths(p);
         for dim in 1..=3 {
+            let narrowest = *widths.first().unwrap();
             for &w in &widths {
-                jobs.push(gaussian_wide_module(dim, w, p).unwrap(), &h100);
+                jobs.push(
+                    gaussian_wide_module(dim, w, p).unwrap(),
+                    &h100,
+                    depth(w == narrowest),
+                );
             }
             let widest = *widths.last().unwrap();
-            jobs.push(gaussian_wide_module(dim, widest, p).unwrap(), &turing);
+            jobs.push(
+                gaussian_wide_module(dim, widest, p).unwrap(),
+                &turing,
+                depth(false),
+            );
         }
     }
     let (requested, n) = (jobs.requested, jobs.jobs.len());
+    let to_ptx = jobs.jobs.iter().filter(|j| j.2 == Depth::Ptx).count();
     let generated = start.elapsed().as_secs_f64();
     let failures = compile_all(jobs.jobs);
     eprintln!(
-        "{requested} module requests, {n} distinct up to literals: generated in {generated:.1} s, \
-         compiled by NVRTC in {:.1} s",
+        "{requested} module requests, {n} distinct up to literals ({to_ptx} to PTX, the rest \
+         through the front end): generated in {generated:.1} s, compiled by NVRTC in {:.1} s",
         start.elapsed().as_secs_f64() - generated
     );
     assert!(
@@ -319,5 +368,8 @@ fn compile_errors_are_reported_not_panicked() {
         spec: None,
     };
     let e = compile(&bad, &GpuArch::h100()).unwrap_err();
+    assert!(e.contains("undefined_thing"), "{e}");
+    // The front end alone finds it too.
+    let e = check_syntax(&bad.name, &bad.source, &GpuArch::h100()).unwrap_err();
     assert!(e.contains("undefined_thing"), "{e}");
 }

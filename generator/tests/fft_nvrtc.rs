@@ -1,5 +1,5 @@
-//! The generated FFT's CUDA dialect compiles with NVRTC (to CUBIN through ptxas, for the
-//! H100's sm_90 and an older sm_75) on a machine without a GPU, for shapes that between them
+//! The generated FFT's CUDA dialect compiles with NVRTC (to PTX for the H100's sm_90; through
+//! the front end for an older sm_75) on a machine without a GPU, for shapes that between them
 //! use every kernel kind and radix: power-of-two, mixed and prime lengths, fused 3D volumes,
 //! strided tiles, global passes, directly summed primes in shared and global memory, 64-bit
 //! indices. Execution is checked in the OpenCL dialect on PoCL (runtime/tests/opencl_fft.rs) and
@@ -16,7 +16,7 @@ mod nvrtc;
 use nudt_gen::fft::{fft_module, FftDevice, FftDirection, FftModule, FftSpec};
 use nudt_gen::gpu::GpuArch;
 use nudt_gen::Precision;
-use nvrtc::{compile_ptx, nvrtc_present};
+use nvrtc::{check_syntax, compile_ptx, nvrtc_present};
 
 fn compile(m: &FftModule, arch: &GpuArch) -> Result<(), String> {
     let text = compile_ptx(&m.name, &m.source, arch)?;
@@ -60,7 +60,14 @@ fn cuda_dialect_compiles() {
             for p in [Precision::F32, Precision::F64] {
                 let m =
                     fft_module(&FftSpec::new(shape, batch, p), &FftDevice::cuda(&arch)).unwrap();
-                match compile(&m, &arch) {
+                // The H100 to PTX; the older GPU's spelling (no float2 atomics, other
+                // shared memory) through NVRTC's front end, a fraction of the time.
+                let r = if arch.sm() == "sm_90" {
+                    compile(&m, &arch)
+                } else {
+                    check_syntax(&m.name, &m.source, &arch)
+                };
+                match r {
                     Ok(()) => built += 1,
                     Err(e) => failures.push(e),
                 }

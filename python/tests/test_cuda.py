@@ -527,3 +527,33 @@ def test_setpts_while_others_execute():
             assert min(errs) < bound, errs
 
     _in_threads(work)
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_device_points_leave_the_context_alive(lib, bad):
+    """A NaN or an infinity in device coordinates (types 1, 2 and 3) is a ValueError naming
+    the point, found on the GPU; the CUDA context survives, so the same plan, a new one and
+    the array library itself keep working."""
+    x, data, _ = problem(11, 2, "complex128", 1)
+    bx = [v.copy() for v in x]
+    bx[1][123] = bad
+    plan = cu.Plan(1, MODES[2], eps=1e-9, isign=-1, dtype="complex128")
+    with pytest.raises(ValueError, match=r"y has a non-finite value .* at index 123"):
+        plan.setpts(*[dev(lib, v) for v in bx])
+    with pytest.raises(RuntimeError, match="setpts"):
+        plan.execute(dev(lib, data))
+    plan.setpts(*[dev(lib, v) for v in x])
+    got = host(plan.execute(dev(lib, data)))
+    assert direct.rel_err(got, reference(1, x, data, None, MODES[2], -1)) < 2e-8
+    with pytest.raises(ValueError, match="index 123"):
+        cu.nufft2d2(*[dev(lib, v) for v in bx], dev(lib, got), eps=1e-9)
+    s = [np.linspace(-9.0, 9.0, 50) for _ in range(2)]
+    with pytest.raises(ValueError, match="index 123"):
+        cu.nufft2d3(*[dev(lib, v) for v in bx], dev(lib, data), *[dev(lib, v) for v in s])
+    f = host(cu.nufft2d3(*[dev(lib, v) for v in x], dev(lib, data), *[dev(lib, v) for v in s],
+                         eps=1e-9))
+    assert direct.rel_err(f, reference(3, x, data, s, None, 1)) < 2e-8
+    # The library's own kernels still run in this context.
+    assert float(host(dev(lib, np.arange(4.0)) * 2).sum()) == 12.0

@@ -25,11 +25,24 @@ pub fn nvrtc_present() -> bool {
 /// with the options the runtime uses (see nudt_runtime::cuda): a real architecture, so that
 /// ptxas runs too, as it does for the runtime's CUBIN.
 pub fn compile_ptx(name: &str, source: &str, arch: &GpuArch) -> Result<String, String> {
+    nvrtc(name, source, arch, &[])
+}
+
+/// NVRTC's front end only (`-fdevice-syntax-only`: parsing, types, overloads, templates and
+/// the architecture's intrinsics), without the optimiser and code generation that take all
+/// but a hundredth of a large module's time: Ok, or NVRTC's log.
+pub fn check_syntax(name: &str, source: &str, arch: &GpuArch) -> Result<(), String> {
+    nvrtc(name, source, arch, &["-fdevice-syntax-only"]).map(drop)
+}
+
+fn nvrtc(name: &str, source: &str, arch: &GpuArch, extra: &[&str]) -> Result<String, String> {
+    let mut options = vec![
+        format!("--gpu-architecture={}", arch.sm()),
+        "--std=c++17".into(),
+    ];
+    options.extend(extra.iter().map(|o| o.to_string()));
     let options = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={}", arch.sm()),
-            "--std=c++17".into(),
-        ],
+        options,
         ..Default::default()
     };
     let ptx = compile_ptx_with_opts(source, options).map_err(|e| match e {
