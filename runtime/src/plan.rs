@@ -143,6 +143,10 @@ enum Engine<T: Float> {
 /// let mut f = vec![Complex64::default(); 8];
 /// plan.execute(&c, &mut f).unwrap();
 /// ```
+///
+/// A plan is `Send + Sync`: it may move to another thread, and be shared. `set_points` and
+/// `execute` take `&mut self` (they reuse the plan's work buffers), so threads sharing one plan
+/// hold it behind a `Mutex`, as the Python package does; a plan per thread runs concurrently.
 pub struct Plan<T: Float> {
     problem: Problem,
     opts: Options,
@@ -166,6 +170,13 @@ pub struct Plan<T: Float> {
 fn needs_own_pool(n: usize) -> bool {
     rayon::current_thread_index().is_some() || rayon::current_num_threads() != n
 }
+
+// The promise above, checked at compile time.
+const _: () = {
+    const fn send_sync<P: Send + Sync>() {}
+    send_sync::<Plan<f32>>();
+    send_sync::<Plan<f64>>();
+};
 
 impl<T: Float> Plan<T> {
     crate::entry::plan_entry_points!(Options, NudtError);
