@@ -16,6 +16,7 @@ import pytest
 
 import nudt
 import nudt_direct as direct
+from concurrency import in_threads
 
 REQUIRE = os.environ.get("NUDT_REQUIRE_GPU") == "1"
 try:
@@ -454,27 +455,6 @@ def test_cufinufft_error_checks():
         plan.execute(c[:7])
 
 
-def _in_threads(work, n=8):
-    """Runs work(i) on n threads started together; re-raises the first exception."""
-    import threading
-    barrier, errors = threading.Barrier(n), []
-
-    def run(i):
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as e:  # noqa: BLE001 -- handed to the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-
-
 @gpu
 @pytest.mark.parametrize("tp", (1, 2))
 def test_threads_share_one_plan(tp):
@@ -498,7 +478,7 @@ def test_threads_share_one_plan(tp):
         assert direct.rel_err(host(got), want[i]) < bound
         assert back.shape == d.shape
 
-    _in_threads(work)
+    in_threads(work)
 
 
 @gpu
@@ -526,7 +506,7 @@ def test_setpts_while_others_execute():
             errs = [direct.rel_err(got, w) for w in want]
             assert min(errs) < bound, errs
 
-    _in_threads(work)
+    in_threads(work)
 
 
 @gpu

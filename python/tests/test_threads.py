@@ -10,8 +10,8 @@ import pytest
 
 import nudt
 import nudt_direct as direct
+from concurrency import THREADS, in_threads
 
-THREADS = 8
 M, MODES, NK = 2000, (24, 17), 300
 EPS, BOUND = 1e-9, 1e-7
 
@@ -54,27 +54,6 @@ def inputs(tp, seed):
     rng = np.random.default_rng(seed)
     shapes = {1: ((M,), MODES), 2: (MODES, (M,)), 3: ((M,), (NK,))}[tp]
     return [rng.standard_normal(sh) + 1j * rng.standard_normal(sh) for sh in shapes]
-
-
-def in_threads(work, n=THREADS):
-    """Runs work(i) on n threads started together; re-raises the first exception."""
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def run(i):
-        try:
-            barrier.wait()
-            work(i)
-        except BaseException as e:  # noqa: BLE001 -- handed to the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
 
 
 @pytest.mark.parametrize("tp", (1, 2, 3))
