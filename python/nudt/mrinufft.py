@@ -172,8 +172,16 @@ class MRInudtCuda(FourierOperatorSimple):
         self.compute_density(self._density_method)
 
     def compute_density(self, method=None):
-        """mri-nufft's density methods compute on the host: the weights go to the GPU."""
-        super().compute_density(method)
+        """mri-nufft's density methods compute on the host (Voronoi's is scipy's): they see
+        the samples copied there, and the weights go to the GPU."""
+        cupy = _GPU[1]
+        on_device = self._samples
+        if isinstance(on_device, cupy.ndarray):
+            self._samples = cupy.asnumpy(on_device)
+        try:
+            super().compute_density(method)
+        finally:
+            self._samples = on_device
         if self._density is not None:
             self._density = _GPU[1].asarray(self._density, dtype=self.dtype)
 
