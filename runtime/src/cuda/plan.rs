@@ -271,6 +271,20 @@ fn read_word(stream: &Arc<CudaStream>, word: &CudaSlice<u32>) -> CudaResult<u32>
     Ok(host[0])
 }
 
+/// `n` values of `T` at device address `x`, copied to the host once the stream's earlier work
+/// has run: the slow paths that name a bad point.
+fn read_back<T: CudaFloat>(stream: &CudaStream, x: u64, n: usize) -> CudaResult<Vec<T>> {
+    let mut host = vec![T::zero(); n];
+    // SAFETY: `x .. x + n` lies inside the caller's array (lengths checked at set-points);
+    // the copy completes before the synchronisation returns.
+    unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
+        .map_err(|e| driver("cuMemcpyDtoH (points read back)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host)
+}
+
 /// The coordinates of point `index` from the device arrays at `coords` (one per dimension):
 /// what an error about that point names.
 fn read_point<T: CudaFloat>(
@@ -278,41 +292,21 @@ fn read_point<T: CudaFloat>(
     coords: &[u64],
     index: usize,
 ) -> CudaResult<Vec<T>> {
-    let mut values = vec![T::zero(); coords.len()];
-    for (v, &base) in values.iter_mut().zip(coords) {
-        // SAFETY: `index` is below the arrays' common length, checked at set-points; the
-        // one element is copied into `v` before the synchronisation returns.
-        unsafe {
-            cudarc::driver::result::memcpy_dtoh_async(
-                std::slice::from_mut(v),
-                at::<T>(base, index),
-                stream.cu_stream(),
-            )
-        }
-        .map_err(|e| driver("cuMemcpyDtoH (a non-finite point)", e))?;
-    }
-    stream
-        .synchronize()
-        .map_err(|e| driver("cuStreamSynchronize", e))?;
-    Ok(values)
+    coords
+        .iter()
+        .map(|&base| Ok(read_back::<T>(stream, at::<T>(base, index), 1)?[0]))
+        .collect()
 }
 
-/// The whole array of `n` values at `x` on the host, for the error naming its first
-/// non-finite value once a bounding interval showed one (a slow path: errors only).
+/// The error naming the first non-finite value of the `n` values at `x`, once a bounding
+/// interval showed one (a slow path: errors only).
 fn first_non_finite<T: CudaFloat>(
     stream: &CudaStream,
     name: &'static str,
     x: u64,
     n: usize,
 ) -> CudaResult<()> {
-    let mut host = vec![T::zero(); n];
-    // SAFETY: `x .. x + n` is the caller's array (lengths checked at set-points).
-    unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
-        .map_err(|e| driver("cuMemcpyDtoH (type 3 points)", e))?;
-    stream
-        .synchronize()
-        .map_err(|e| driver("cuStreamSynchronize", e))?;
-    Ok(check_finite(name, &host)?)
+    Ok(check_finite(name, &read_back::<T>(stream, x, n)?)?)
 }
 
 /// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
