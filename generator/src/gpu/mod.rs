@@ -23,6 +23,7 @@
 
 mod arch;
 pub mod dialect;
+mod docs;
 mod render;
 mod source;
 mod spec;
@@ -31,6 +32,7 @@ mod tests;
 
 pub use arch::{GpuArch, LocalMemory};
 pub use dialect::Dialect;
+pub use docs::{kernel_purpose, param_meaning};
 pub use render::*;
 pub use source::*;
 pub use spec::*;
