@@ -105,6 +105,8 @@ pub fn emit(job: &CudaJob) -> Result<()> {
         ));
         files.push((format!("{}.json", m.name), m.describe_json()));
     }
+    // Beside the kernels: per dimension the FFT and host program of one type 1, and README.md.
+    files.extend(super::gen_host::files(job, &arch, &modules, &header)?);
     super::gen::write_files(job.out, &files)?;
     match job.dialect {
         Dialect::Cuda => outln!(

@@ -6,6 +6,7 @@ mod demo;
 mod gen;
 mod gen_cuda;
 mod gen_fft;
+mod gen_host;
 mod npy;
 mod peer;
 mod plot;
