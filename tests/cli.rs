@@ -1691,12 +1691,19 @@ fn gen_opencl_writes_kernels() {
 }
 
 /// The kernel sources `nudt gen` wrote into `dir` (files ending `.ext`, by name), each with its
-/// text and the kernels its launch description (the `.json` beside it) lists, never none.
+/// text and the kernels its launch description (the `.json` beside it) lists, never none. The
+/// FFT modules of the host programs beside them are not among them (tests/gen_host.rs).
 fn generated_kernels(dir: &Path, ext: &str) -> Vec<(PathBuf, String, Vec<serde_json::Value>)> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("nudt_fft_")
+        })
         .collect();
     paths.sort();
     paths
