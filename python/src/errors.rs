@@ -44,6 +44,7 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::ModesShape { .. }
         | NudtError::ZeroTransforms
         | NudtError::Sign(_)
-        | NudtError::TooManyPoints(_) => value_error(py, msg),
+        | NudtError::TooManyPoints(_)
+        | NudtError::Profile { .. } => value_error(py, msg),
     }
 }

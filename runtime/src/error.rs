@@ -45,6 +45,10 @@ pub enum NudtError {
     WrongType { expected: u8, actual: u8 },
     #[error("thread pool: {0}")]
     Threads(String),
+    /// The tuning profile file given to a plan ([`crate::Options::profile`]) cannot be read
+    /// or is not a profile.
+    #[error("tuning profile {path}: {why}")]
+    Profile { path: String, why: String },
 }
 
 pub type Result<T> = std::result::Result<T, NudtError>;

@@ -12,7 +12,7 @@ use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
 use nudt_gen::{Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
 use num_complex::Complex;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 /// Plan options; `Options::default()` is what FINUFFT users expect.
@@ -39,6 +39,11 @@ pub struct Options {
     /// `Auto`), the tile side and σ (when `None`). Applies only with `arch: None` (a plan for
     /// this machine); fields set here always win.
     pub use_profile: bool,
+    /// A tuning profile file to take those choices from instead (one `nudt tune -o FILE`
+    /// saved): read when the plan is made, and used as given, whichever machine it was tuned
+    /// on and whatever `use_profile` and `arch` say; fields set here still win. A file that
+    /// cannot be read or is no profile is [`NudtError::Profile`].
+    pub profile: Option<PathBuf>,
 }
 
 /// A type 3 engine of either method.
@@ -96,6 +101,7 @@ impl Default for Options {
             tile_side: None,
             type3: Type3Method::Finufft,
             use_profile: true,
+            profile: None,
         }
     }
 }
@@ -158,7 +164,7 @@ pub struct Plan<T: Float> {
     num_targets: usize,
     pool: Option<Arc<rayon::ThreadPool>>,
     /// The tuning profile this plan took choices from.
-    profile: Option<&'static Path>,
+    profile: Option<PathBuf>,
 }
 
 /// Whether a plan of `n` threads made here needs a pool of its own: not when rayon's global
@@ -183,15 +189,19 @@ impl<T: Float> Plan<T> {
 
     fn build(mut problem: Problem, opts: Options) -> Result<Self> {
         let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
-        // This machine's tuned choice for the dimension, for a type 1/2 plan that leaves
-        // something to the planner.
-        let tuned = match crate::profile::this_machines() {
-            Some((path, p))
-                if opts.use_profile && opts.arch.is_none() && ty != TransformType::Type3 =>
-            {
-                p.choice(dim).map(|c| (path, c))
-            }
-            _ => None,
+        // The tuned choice for the dimension, for a type 1/2 plan that leaves something to
+        // the planner: from the profile file given, else this machine's.
+        let tuned = match &opts.profile {
+            _ if ty == TransformType::Type3 => None,
+            Some(path) => crate::profile::read(path)?
+                .choice(dim)
+                .map(|c| (path.clone(), c.clone())),
+            None => match crate::profile::this_machines() {
+                Some((path, p)) if opts.use_profile && opts.arch.is_none() => {
+                    p.choice(dim).map(|c| (path.to_path_buf(), c.clone()))
+                }
+                _ => None,
+            },
         };
         let mut opts = opts;
         let mut profile = None;
@@ -452,9 +462,10 @@ impl<T: Float> Plan<T> {
         }
     }
 
-    /// The tuning profile whose choices this plan took, if any ([`Options::use_profile`]).
-    pub fn profile(&self) -> Option<&'static Path> {
-        self.profile
+    /// The tuning profile whose choices this plan took, if any ([`Options::profile`],
+    /// [`Options::use_profile`]).
+    pub fn profile(&self) -> Option<&Path> {
+        self.profile.as_deref()
     }
 
     /// Tile side of the CPU schedules, in grid points per dimension.

@@ -3,8 +3,10 @@
 //! `~/.cache/nudt/...`), or any file `$NUDT_PROFILE` names ([`PROFILE_ENV`]: where
 //! `nudt tune -o FILE` saved one). Plans for this machine read that profile once per process
 //! and take its choices for whatever their options leave to the planner
-//! ([`crate::Options::use_profile`]); `nudt gen --profile FILE` reads any profile.
+//! ([`crate::Options::use_profile`]); a plan given a profile file ([`crate::Options::profile`])
+//! takes that one's instead, and `nudt gen --profile FILE` reads any profile.
 
+use crate::error::NudtError;
 use crate::plan::this_machine;
 use nudt_gen::{Arch, Strategy, Upsampling};
 use serde::{Deserialize, Serialize};
@@ -165,6 +167,17 @@ impl Profile {
             self.machine
         ))
     }
+}
+
+/// Reads and checks the profile at `path` ([`crate::Options::profile`]); an unreadable file
+/// or one that is no profile is [`NudtError::Profile`], naming the file.
+pub fn read(path: &Path) -> Result<Profile, NudtError> {
+    let err = |why: String| NudtError::Profile {
+        path: path.display().to_string(),
+        why,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    Profile::parse(&text).map_err(err)
 }
 
 /// `$XDG_CACHE_HOME/nudt`, else `~/.cache/nudt`.
