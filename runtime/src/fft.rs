@@ -6,7 +6,7 @@
 use crate::float::Float;
 use num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
+use rustfft::{Fft, FftDirection, FftNum};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Columns gathered per task on non-contiguous axes: a cache line or more of each row.
@@ -50,13 +50,7 @@ impl<T: Float> FftNd<T> {
             FftDirection::Forward => &self.forward,
             FftDirection::Inverse => &self.inverse,
         };
-        cell.get_or_init(|| {
-            let mut planner = FftPlanner::new();
-            self.dims
-                .iter()
-                .map(|&n| planner.plan_fft(n, direction))
-                .collect()
-        })
+        cell.get_or_init(|| T::fft_plans(&self.dims, direction))
     }
 
     /// In place: `e^{-2πi jk/n}` for `Forward` (isign = −1), `e^{+2πi jk/n}` for `Inverse`.
@@ -281,7 +275,7 @@ impl<T: Float> FourStep<T> {
     }
 
     pub fn new(n1: usize, n2: usize, direction: FftDirection) -> Self {
-        let mut planner = FftPlanner::new();
+        let plans = T::fft_plans(&[n1, n2], direction);
         let n = n1 * n2;
         let sign = match direction {
             FftDirection::Forward => -1.0,
@@ -294,8 +288,8 @@ impl<T: Float> FourStep<T> {
         FourStep {
             n1,
             n2,
-            columns: planner.plan_fft(n1, direction),
-            rows: planner.plan_fft(n2, direction),
+            columns: plans[0].clone(),
+            rows: plans[1].clone(),
             coarse: (0..n1).map(|hi| root(hi * n2)).collect(),
             fine: (0..n2).map(root).collect(),
             scratch: Mutex::new(Vec::new()),
@@ -384,6 +378,7 @@ impl<T> SyncPtr<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustfft::FftPlanner;
 
     /// Naive multi-dimensional DFT, the independent reference.
     fn naive(dims: &[usize], x: &[Complex<f64>], sign: f64) -> Vec<Complex<f64>> {

@@ -4,18 +4,43 @@ use crate::kernels::KernelRegistry;
 pub use crate::support::Real;
 use nudt_gen::Precision;
 use num_complex::Complex;
+use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
+use std::sync::Arc;
 
 /// f32 or f64: generated kernels, FFTs and complex arithmetic all available.
-pub trait Float: KernelRegistry + rustfft::FftNum + num_traits::Float + Default {
+pub trait Float: KernelRegistry + FftNum + num_traits::Float + Default {
     const PRECISION: Precision;
+
+    /// rustfft's plans for `lengths`, from one planner (which shares twiddles and inner
+    /// transforms between equal factors).
+    ///
+    /// A method of each precision rather than a generic function: rustfft's planner
+    /// instantiates hundreds of algorithms, and a generic call would compile them again in
+    /// every crate that uses a `Plan<f64>` (release builds do not share generic
+    /// instances between crates). Here they are compiled once, in this crate.
+    fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>>;
+}
+
+fn plans<T: FftNum>(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<T>>> {
+    let mut planner = FftPlanner::new();
+    lengths
+        .iter()
+        .map(|&n| planner.plan_fft(n, direction))
+        .collect()
 }
 
 impl Float for f32 {
     const PRECISION: Precision = Precision::F32;
+    fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
+        plans(lengths, direction)
+    }
 }
 
 impl Float for f64 {
     const PRECISION: Precision = Precision::F64;
+    fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
+        plans(lengths, direction)
+    }
 }
 
 /// Views complex values as interleaved `[re, im, ..]` reals, the generated code's layout.
