@@ -1,9 +1,12 @@
 //! `nudt bench`: the problem set of benches/problems.toml, timed (median of repeats) and checked
 //! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
 
+mod soak;
+
 use super::peer::{self, PeerArgs, PeerResults};
 use super::plot::{self, Series};
 use super::problem::{self, Measurement, Problem, RunConfig};
+use super::transform::BackendArg;
 use super::{
     describe_arch, fail, fmt_rate, fmt_time, outln, parse_count, parse_threads, strategy_name,
     warn_threads, Output, Result, StrategyArg,
@@ -41,6 +44,7 @@ impl Peer {
   nudt bench --compare finufft,ducc0 --dist clustered   both peers, 90% of the points in a blob
   nudt bench --scale 0.1 --json > results.jsonl    one JSON object per problem
   nudt bench --compare finufft --plot bench.svg    throughput chart (.svg or .png)
+  nudt bench --soak --backend opencl --cycles 1000 plan/setpts/execute cycles: memory and speed over time
 
 Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
 problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
@@ -98,6 +102,24 @@ pub struct Args {
     /// what earlier problems left allocated
     #[arg(long)]
     one_process: bool,
+    /// Soak test instead of the problem set: --cycles plan → set-points → execute cycles on
+    /// --backend, of --shapes problem shapes (types, dimensions, precisions, sizes), fresh data
+    /// each cycle; reports host RSS and device memory after a warm-up and at the end, and the
+    /// throughput of the first and last tenth of the cycles
+    #[arg(long, conflicts_with_all = [
+        "problems", "only", "scale", "repeats", "sample", "strategy", "dist", "compare",
+        "peer_script", "plot", "one_process",
+    ])]
+    soak: bool,
+    /// Cycles of the soak test
+    #[arg(long, default_value_t = 10_000, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
+    cycles: usize,
+    /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
+    #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
+    shapes: usize,
+    /// Where the soak test runs
+    #[arg(long, value_enum, default_value_t = BackendArg::Cpu, requires = "soak")]
+    backend: BackendArg,
     /// Where a child process writes its problem's data and checked outputs for the peers
     /// (set by the parent `nudt bench`)
     #[arg(long, value_name = "DIR", hide = true)]
@@ -158,6 +180,14 @@ fn parse_scale(s: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// A count of at least 1 (`--cycles`, `--shapes`).
+fn parse_positive(s: &str) -> std::result::Result<usize, String> {
+    match parse_count(s) {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!("expected a whole number >= 1, got '{s}'")),
+    }
+}
+
 /// The problems to run, in file order.
 fn select(all: Vec<Problem>, only: &[String]) -> Result<Vec<Problem>> {
     if only.is_empty() {
@@ -190,6 +220,17 @@ fn progress(len: usize, json: bool) -> ProgressBar {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if args.soak {
+        warn_threads(args.threads);
+        return soak::run(soak::SoakArgs {
+            backend: args.backend,
+            cycles: args.cycles,
+            shapes: args.shapes,
+            seed: args.seed,
+            threads: args.threads,
+            json: args.json,
+        });
+    }
     if let Some(p) = &args.plot {
         let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase());
         if !matches!(ext.as_deref(), Some("svg") | Some("png")) {
