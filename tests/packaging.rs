@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 
 /// The workspace's crates: folder and name.
-const CRATES: [(&str, &str); 4] = [
+const CRATES: [(&str, &str); 5] = [
     (".", "nudt"),
     ("generator", "nudt-gen"),
+    ("kernels", "nudt-kernels"),
     ("macros", "nudt-macros"),
     ("runtime", "nudt-runtime"),
 ];

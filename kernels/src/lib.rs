@@ -1,6 +1,15 @@
-//! The runtime's own generated spreaders: every dimension (1–3), width (2–16) and precision,
-//! instantiated through the same `spreader!` macro users call, plus the wide-Gaussian ones,
-//! and a registry that picks one.
+//! nudt-kernels: nudt's generated CPU spreaders — every dimension (1–3), width (2–16) and
+//! precision, instantiated through the same `spreader!` macro users call, plus the
+//! wide-Gaussian ones — and a registry that picks one.
+//!
+//! They are a crate apart from nudt-runtime, which runs them, because they are most of its
+//! machine code: compiled here once, they are not compiled again for the runtime's unit tests
+//! or after each edit of the runtime.
+
+/// Width-independent generated code (tiling, bin sort, schedules) shared by every spreader.
+pub mod support {
+    nudt_macros::support! {}
+}
 
 use crate::support::{
     interp, interp_row, spread_source_driven, spread_source_driven_row, spread_target_driven, Real,

@@ -10,7 +10,6 @@ pub mod error;
 mod fft;
 pub mod float;
 mod grid;
-pub mod kernels;
 mod oneshot;
 #[cfg(feature = "opencl")]
 pub mod opencl;
@@ -22,10 +21,9 @@ mod type3;
 mod type3_gaussian;
 mod uniform;
 
-/// Width-independent generated code (tiling, bin sort, schedules) shared by every spreader.
-pub mod support {
-    nudt_macros::support! {}
-}
+/// The generated spreaders and their registry (`nudt-kernels`).
+pub use nudt_kernels as kernels;
+pub use nudt_kernels::support;
 
 pub use error::{NudtError, Result};
 pub use float::Float;
