@@ -237,10 +237,27 @@ fn cycle<T: BackendFloat>(
     Ok(Some(direct::rel_error(&got, &want) / shape.tol))
 }
 
-/// Resident memory of this process (Linux `VmRSS`), in bytes.
+/// Resident memory of this process (Linux `VmRSS`), in bytes, once the allocator has given
+/// back what it keeps free (glibc's `malloc_trim`): what is left is what is allocated (and
+/// its fragmentation), not what the last cycle freed.
 fn rss() -> Option<usize> {
+    trim();
     status_kib("VmRSS:")
 }
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    extern "C" {
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: glibc's malloc_trim takes no pointers and may be called at any time.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
 
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
 fn peak_rss() -> Option<usize> {
