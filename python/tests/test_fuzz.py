@@ -296,9 +296,9 @@ def known(c, why):
     if c["tp"] == 3 and "non-finite output" in why and (c["x"] in extreme or c["s"] in extreme):
         return ("type 3 gives NaN (no error) where sources or targets span a subnormal extent, "
                 "or one of them is at +-1e300 or beyond with no extent to grid")
-    if c["tp"] == 3 and why.startswith("error ") and c["api"] == "adjoint" \
-            and c["upsampfac"] == 1.25:
-        return "type 3 adjoint at upsampfac 1.25 and tight tolerances misses 10 eps"
+    if c["tp"] == 3 and why.startswith("error ") and c["upsampfac"] == 1.25:
+        return ("type 3 at upsampfac 1.25 and tight tolerances misses 10 eps (forward and "
+                "adjoint; complex64 at eps 1e-6: errors up to 6e-4)")
     return None
 
 
@@ -312,7 +312,9 @@ class Failure(AssertionError):
 def test_calls_are_within_tolerance_or_raise_what_finufft_users_expect(c):
     COUNTS["calls"] += 1
     try:
-        raised, bad = run_case(c)
+        # Phases beyond the largest float overflow in the direct sum: no warning for those.
+        with np.errstate(all="ignore"):
+            raised, bad = run_case(c)
     except Failure as f:
         k = known(c, str(f))
         if k is None:
@@ -324,7 +326,10 @@ def test_calls_are_within_tolerance_or_raise_what_finufft_users_expect(c):
         return
     name = type(raised).__name__
     COUNTS[f"raised {name}"] += 1
-    if not bad:
+    # A tolerance the chosen upsampfac cannot reach is refused by design (the message says
+    # which upsampfac or tolerance would do).
+    unreachable = c["upsampfac"] == 1.25 and "too small to achieve" in str(raised)
+    if not bad and not unreachable:
         # Allowed by the property, but listed: a valid call that raised.
         COUNTS[f"raised {name} on a valid call"] += 1
         if len(VALID_ERRORS) < 8:
