@@ -497,10 +497,10 @@ pub fn run(a: SoakArgs) -> Result<()> {
 /// The device a soak runs on, in words.
 fn describe_device(backend: Backend, threads: Option<usize>) -> String {
     match backend {
-        Backend::Cpu => format!(
-            "cpu ({} threads)",
-            threads.unwrap_or_else(rayon::current_num_threads)
-        ),
+        Backend::Cpu => match threads.unwrap_or_else(rayon::current_num_threads) {
+            1 => "cpu (1 thread)".into(),
+            n => format!("cpu ({n} threads)"),
+        },
         #[cfg(feature = "cuda")]
         Backend::Cuda => match super::super::probe_gpu() {
             Ok(arch) => format!("cuda ({})", arch.name),
