@@ -649,11 +649,13 @@ fn run_case<T: BackendFloat>(b: Backend, c: &Case) -> Result<Outcome, String> {
 /// fuzzer found that are not fixed yet (issue 43's follow-ups). Each is narrow — its kind of
 /// transform, coordinates and symptom — so that anything else still fails the test.
 fn known(c: &Case, why: &str) -> Option<&'static str> {
-    let extreme = |cl: Coords| matches!(cl, Coords::Subnormal | Coords::Huge | Coords::AllHuge);
+    let extreme = |cl: Coords| matches!(cl, Coords::Huge | Coords::AllHuge);
     let nan = why.starts_with("non-finite output");
     let miss = why.starts_with("error ") && !why.starts_with("error NaN");
     if c.ty == 3 && nan && (extreme(c.x) || extreme(c.s)) {
-        return Some("type 3 gives NaN (no error) where sources or targets span a subnormal extent, or one of them is at ±1e300 or beyond with no extent to grid");
+        return Some(
+            "type 3 gives NaN (no error) where one source (or one target) sits at ±1e300 or beyond",
+        );
     }
     if c.ty == 3 && miss && c.sigma == Some(1.25) {
         return Some("type 3 at σ = 1.25 and tight tolerances misses 10·tol, forward and adjoint (f64 below 1e-8: up to 35·tol; f32 at 1e-6 and 1e-7: errors 6e-4 to 0.23)");

@@ -15,17 +15,24 @@ use crate::error::Result;
 use nudt_gen::{plan as gplan, GenError, KernelSpec};
 
 /// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
+/// Halved before they are added, so that points near ±f64::MAX do not overflow to ∞ (and a
+/// NaN centre) where their interval is narrow.
 pub fn centre_of((lo, hi): (f64, f64)) -> (f64, f64) {
     if lo > hi {
         (0.0, 0.0)
     } else {
-        ((lo + hi) / 2.0, (hi - lo) / 2.0)
+        (lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0)
     }
 }
 
 /// Half-extents made safe for degenerate sets (FINUFFT's rule): X·S ≥ 1 keeps the grid
-/// sensible when either set collapses to a point.
+/// sensible when either set collapses to a point. A half-extent under 1e-300 counts as a
+/// point too: its reciprocal, which would size the other set's scale, overflows the grid's
+/// scale factors (`2σ/h` beyond f64's range, and NaN positions); the points are still placed
+/// exactly, on a grid sized for the other set alone.
 pub fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
+    let point = |h: f64| if h < 1e-300 { 0.0 } else { h };
+    let (xh, sh) = (point(xh), point(sh));
     if xh == 0.0 {
         if sh == 0.0 {
             (1.0, 1.0)
@@ -87,7 +94,9 @@ impl Axis {
         Ok(Axis {
             cx,
             cs,
-            inv_gamma: 1.0 / gamma,
+            // Sources at one point (x' = 0) facing targets near ±f64::MAX: 1/γ overflows,
+            // and 0·∞ would be NaN; the largest finite scale places them at 0 all the same.
+            inv_gamma: (1.0 / gamma).min(f64::MAX),
             h_gamma: 2.0 * std::f64::consts::PI / n as f64 * gamma,
             s_half: sh,
             n,
@@ -147,6 +156,26 @@ impl Geometry {
 mod tests {
     use super::*;
     use nudt_gen::{KernelKind, Upsampling};
+
+    /// Subnormal extents and points near ±f64::MAX: finite centres and scales (NaN here was
+    /// a NaN transform without an error, found by runtime/tests/fuzz.rs).
+    #[test]
+    fn degenerate_extents_give_finite_scales() {
+        let k = KernelSpec::for_width(KernelKind::Pswf, 8, Upsampling(2.0)).unwrap();
+        let tiny = f64::MIN_POSITIVE / 4.0;
+        let cases = [
+            ((0.0, tiny), (-3.0, 3.0)),
+            ((-3.0, 3.0), (tiny, 2.0 * tiny)),
+            ((0.0, tiny), (0.0, tiny)),
+            ((f64::MAX, f64::MAX), (-3.0, 3.0)),
+            ((0.0, 0.0), (-f64::MAX, -f64::MAX)),
+        ];
+        for (x, s) in cases {
+            let a = Axis::new(x, s, &k).unwrap();
+            let all = [a.cx, a.cs, a.inv_gamma, a.h_gamma, a.s_half];
+            assert!(all.iter().all(|v| v.is_finite()), "{x:?} {s:?}: {a:?}");
+        }
+    }
 
     #[test]
     fn sources_fit_the_grid_and_targets_the_band() {
