@@ -296,6 +296,7 @@ fn host_program(job: &CudaJob, d: &Demo, common: &GpuSource) -> Result<String> {
         },
     );
     s += "#define _POSIX_C_SOURCE 200809L\n#define NUDT_PI 3.14159265358979323846\n#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include <time.h>\n";
+    s += READ_TEXT;
     s += if cuda { CUDA_LAYER } else { OPENCL_LAYER };
     let spec = d.spec;
     let quad = fourier_quadrature(&job.kernel);
@@ -672,6 +673,29 @@ grid); the number of points is not.\n";
     s
 }
 
+/// A generated file's text, read whole (both layers build their modules from source).
+const READ_TEXT: &str = r#"
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s (run the program in the folder of the generated files)\n", path);
+        exit(2);
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)len + 1);
+    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(2);
+    }
+    text[len] = 0;
+    fclose(f);
+    return text;
+}
+"#;
+
 /// The OpenCL device layer of the host program.
 const OPENCL_LAYER: &str = r#"#define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -719,26 +743,6 @@ static void dev_init(int argc, char **argv)
     cl_check(e, "clCreateContext");
     queue = clCreateCommandQueue(context, device, 0, &e);
     cl_check(e, "clCreateCommandQueue");
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s (run the program in the folder of the generated files)\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    text[len] = 0;
-    fclose(f);
-    return text;
 }
 
 static dprog dev_build(const char *file)
@@ -913,26 +917,6 @@ static void load_nvrtc(void)
     LOAD(lib, nvrtcGetCUBINSize_, "nvrtcGetCUBINSize");
     LOAD(lib, nvrtcGetCUBIN_, "nvrtcGetCUBIN");
     LOAD(lib, nvrtcDestroyProgram_, "nvrtcDestroyProgram");
-}
-
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s (run the program in the folder of the generated files)\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    text[len] = 0;
-    fclose(f);
-    return text;
 }
 
 /* The module in `file` compiled by NVRTC for `arch` to a CUBIN (size in *size). */
