@@ -12,8 +12,8 @@ pub mod support {
 }
 
 use crate::support::{
-    interp, interp_row, spread_source_driven, spread_source_driven_row, spread_target_driven, Real,
-    TileKernel, Tiles,
+    interp, interp_grad, interp_row, spread_grad, spread_source_driven, spread_source_driven_row,
+    spread_target_driven, GradTileKernel, Real, TileKernel, Tiles,
 };
 
 /// `(tiles, strengths, grid, table)`: spread onto the grid.
@@ -26,6 +26,18 @@ pub type InterpFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 /// `(tiles, slab, values, table, points per task, row)`: interpolate one row's points.
 pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
+
+/// `(tiles, values and derivative weights, grid, table, derivative table)`: spread with the
+/// kernel's derivative ([`GradTileKernel`]).
+pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T]);
+/// `(tiles, grid, values and derivatives, table, derivative table, points per task)`.
+pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], usize);
+
+/// The kernels with the derivative of a spreader: for gradients with respect to the points.
+pub struct GradFns<T: 'static> {
+    pub spread: SpreadGradFn<T>,
+    pub interp: InterpGradFn<T>,
+}
 
 /// Type-erased entry points of one generated spreader.
 pub struct KernelFns<T: 'static> {
@@ -40,6 +52,20 @@ pub struct KernelFns<T: 'static> {
     /// Reals per row of the module's Horner table ([`TileKernel::TABLE_COLUMNS`]): tables
     /// fitted at run time are padded with zero columns to match.
     pub table_columns: usize,
+    /// The value-and-gradient kernels; `None` for the wide Gaussian (type 3 only, whose
+    /// gradients are transforms of their own).
+    pub grad: Option<GradFns<T>>,
+}
+
+/// A Horner-table spreader's entry points, its gradient kernels included.
+fn entry_grad<T: Real, K: GradTileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
+    KernelFns {
+        grad: Some(GradFns {
+            spread: spread_grad::<T, K>,
+            interp: interp_grad::<T, K>,
+        }),
+        ..entry::<T, K>(table)
+    }
 }
 
 fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
@@ -51,6 +77,7 @@ fn entry<T: Real, K: TileKernel<T>>(table: &'static [T]) -> KernelFns<T> {
         interp_row: interp_row::<T, K>,
         table,
         table_columns: K::TABLE_COLUMNS,
+        grad: None,
     }
 }
 
@@ -98,7 +125,7 @@ macro_rules! registry {
         impl KernelRegistry for $real {
             fn kernels(dim: usize, width: usize) -> Option<KernelFns<Self>> {
                 match (dim, width) {
-                    $( ($d, $w) => Some(entry::<$real, $module::$name::Kernel>($module::$name::table())), )*
+                    $( ($d, $w) => Some(entry_grad::<$real, $module::$name::Kernel>($module::$name::table())), )*
                     _ => None,
                 }
             }

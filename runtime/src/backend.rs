@@ -219,6 +219,13 @@ impl BackendOptions {
         self
     }
 
+    /// Plans every backend for derivatives with respect to the points ([`Options::gradients`]).
+    pub fn with_gradients(mut self, gradients: bool) -> Self {
+        self.cpu.gradients = gradients;
+        on_gpus!(self, o => { o.gradients = gradients; });
+        self
+    }
+
     /// Sets every backend's mode order (FINUFFT's `modeord`).
     pub fn with_mode_order(mut self, order: crate::ModeOrder) -> Self {
         self.cpu.mode_order = order;
@@ -349,6 +356,33 @@ pub trait NufftPlan<T: Float> {
         input: &[Complex<T>],
         output: &mut [Complex<T>],
     ) -> Result<(), BackendError>;
+    /// The order of the modes in input and output arrays.
+    fn mode_order(&self) -> crate::ModeOrder;
+    /// A type 2 (a type 2 plan's forward, or a type 1 plan's adjoint) with its gradient: per
+    /// transform and point `dim + 1` values in `out`, the interpolant `u(x_j)` and its
+    /// derivatives `∂u/∂x_d(x_j)` (radians⁻¹). What [`crate::gradient`] differentiates
+    /// types 1 and 2 with. The CPU runs one interpolation pass with the kernel's derivative;
+    /// other backends, until they have derivative kernels, `dim + 1` transforms.
+    fn interp_with_gradient(
+        &mut self,
+        modes: &[Complex<T>],
+        out: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<(), BackendError> {
+        crate::gradient::interp_by_transforms(self, modes, out, adjoint)
+    }
+    /// A type 1 (a type 1 plan's forward, or a type 2 plan's adjoint) of values and derivative
+    /// weights, `dim + 1` a point `(v_j, u_j)`: `f_k = Σ_j (v_j + s·i k·u_j) e^{s·i k·x_j}`
+    /// with `s` the direction's sign. The CPU spreads once with the kernel's derivative;
+    /// other backends run `dim + 1` transforms.
+    fn spread_with_gradient(
+        &mut self,
+        vu: &[Complex<T>],
+        modes: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<(), BackendError> {
+        crate::gradient::spread_by_transforms(self, vu, modes, adjoint)
+    }
     /// Waits for the device's queued work (set-points returns before the sort is done on a
     /// GPU); a no-op on the CPU. For timing.
     fn synchronize(&self) -> Result<(), BackendError> {
@@ -471,6 +505,9 @@ macro_rules! forward_plan_methods {
         fn recipe(&self) -> Recipe {
             <$plan>::recipe(self)
         }
+        fn mode_order(&self) -> crate::ModeOrder {
+            <$plan>::mode_order(self)
+        }
     };
 }
 
@@ -479,6 +516,22 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
         Backend::Cpu
     }
     forward_plan_methods!(Plan<T>);
+    fn interp_with_gradient(
+        &mut self,
+        modes: &[Complex<T>],
+        out: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<(), BackendError> {
+        Ok(Plan::interp_with_gradient(self, modes, out, adjoint)?)
+    }
+    fn spread_with_gradient(
+        &mut self,
+        vu: &[Complex<T>],
+        modes: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<(), BackendError> {
+        Ok(Plan::spread_with_gradient(self, vu, modes, adjoint)?)
+    }
     fn report(&self) -> PlanReport {
         PlanReport {
             method: Some(

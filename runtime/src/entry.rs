@@ -44,7 +44,7 @@ macro_rules! plan_entry_points {
         /// What the options choose for the plan layer, in the plan's precision.
         fn choices(opts: &$opts) -> crate::planner::Choices {
             let (kernel, upsampling, type3) = (opts.kernel, opts.upsampling, opts.type3);
-            crate::planner::Choices::new(T::PRECISION, kernel, upsampling, type3)
+            crate::planner::Choices::new(T::PRECISION, kernel, upsampling, type3, opts.gradients)
         }
 
         /// Runs the plan's transform on `ntransf` stacked inputs. Type 1: strengths (M each)

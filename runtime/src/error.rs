@@ -45,6 +45,9 @@ pub enum NudtError {
     WrongType { expected: u8, actual: u8 },
     #[error("thread pool: {0}")]
     Threads(String),
+    /// A gradient was asked of a plan that cannot give it.
+    #[error("no gradient: {why}")]
+    NoGradient { why: &'static str },
     /// The tuning profile file given to a plan ([`crate::Options::profile`]) cannot be read
     /// or is not a profile.
     #[error("tuning profile {path}: {why}")]

@@ -7,6 +7,7 @@ use crate::kernels::{wide_table, KernelFns};
 use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// A fine grid with its kernel, tiling and (once set) binned points.
@@ -15,6 +16,9 @@ pub struct FineGrid<T: Float> {
     pub kernel: KernelSpec,
     fns: KernelFns<T>,
     table: Cow<'static, [T]>,
+    /// The Horner table of the kernel's derivative, for gradients (empty where the kernel
+    /// has no gradient kernels: the wide Gaussian).
+    dtable: Vec<T>,
     side: Vec<usize>,
     requested: Strategy,
     strategy: Strategy,
@@ -63,6 +67,10 @@ impl<T: Float> FineGrid<T> {
             };
             (fns, table)
         };
+        let dtable = match fns.grad {
+            Some(_) => crate::support::derivative_table(&table, fns.table_columns),
+            None => Vec::new(),
+        };
         let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
         let narrow = plan::narrow_horner_variables(&kernel, tol, T::PRECISION);
         Ok(FineGrid {
@@ -71,6 +79,7 @@ impl<T: Float> FineGrid<T> {
             kernel,
             fns,
             table,
+            dtable,
             requested: strategy,
             strategy,
             max_block_points: 1 << 15,
@@ -188,6 +197,65 @@ impl<T: Float> FineGrid<T> {
             &self.table,
             plan::INTERP_CHUNK,
             row,
+        );
+        Ok(())
+    }
+
+    /// The gradient kernels, or the typed error of a grid that has none.
+    fn grad_fns(&self) -> Result<&crate::kernels::GradFns<T>> {
+        self.fns.grad.as_ref().ok_or(NudtError::NoGradient {
+            why: "the wide Gaussian window has no derivative kernels",
+        })
+    }
+
+    /// Per dimension, the factor from the kernels' derivative (in the Horner variable `t`)
+    /// to the derivative in the coordinate (radians): `t` runs over 2 as a point moves one
+    /// grid spacing (`2π/n` radians) down the grid, so `∂/∂x = −(n/π)·∂/∂t`.
+    fn coordinate_scales(&self) -> Vec<T> {
+        self.n
+            .iter()
+            .map(|&n| T::of(-(n as f64) / std::f64::consts::PI))
+            .collect()
+    }
+
+    /// Interpolates `grid` at the points with the gradient: per point (original order) the
+    /// value and its derivative along each dimension in radians⁻¹, `dim + 1` values.
+    pub fn interp_grad(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
+        let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
+        (grad.interp)(
+            tiles,
+            interleaved(grid),
+            interleaved_mut(out),
+            &self.table,
+            &self.dtable,
+            plan::INTERP_CHUNK,
+        );
+        let scales = self.coordinate_scales();
+        out.par_chunks_mut(scales.len() + 1).for_each(|p| {
+            for (v, &s) in p[1..].iter_mut().zip(&scales) {
+                *v = *v * s;
+            }
+        });
+        Ok(())
+    }
+
+    /// Spreads, per point (original order), `(v, u_0, ..)`: `v·W + Σ_d u_d·∂W/∂x_d` of each
+    /// point's weights `W` (the transpose of [`Self::interp_grad`]); `grid` is overwritten.
+    pub fn spread_grad(&self, vu: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
+        let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
+        let scales = self.coordinate_scales();
+        let mut scaled = vu.to_vec();
+        scaled.par_chunks_mut(scales.len() + 1).for_each(|p| {
+            for (v, &s) in p[1..].iter_mut().zip(&scales) {
+                *v = *v * s;
+            }
+        });
+        (grad.spread)(
+            tiles,
+            interleaved(&scaled),
+            interleaved_mut(grid),
+            &self.table,
+            &self.dtable,
         );
         Ok(())
     }

@@ -9,6 +9,7 @@ mod entry;
 pub mod error;
 mod fft;
 pub mod float;
+pub mod gradient;
 mod grid;
 mod oneshot;
 #[cfg(feature = "opencl")]

@@ -44,6 +44,10 @@ pub struct Options {
     /// on and whatever `use_profile` and `arch` say; fields set here still win. A file that
     /// cannot be read or is no profile is [`NudtError::Profile`].
     pub profile: Option<PathBuf>,
+    /// Plan for derivatives with respect to the points ([`crate::gradient`]): a type 1 or 2
+    /// plan's kernel then meets a tenth of the tolerance where it can, so that the point
+    /// derivatives meet the tolerance itself ([`crate::planner::Problem::kernel_tol`]).
+    pub gradients: bool,
 }
 
 /// A type 3 engine of either method.
@@ -102,6 +106,7 @@ impl Default for Options {
             type3: Type3Method::Finufft,
             use_profile: true,
             profile: None,
+            gradients: false,
         }
     }
 }
@@ -245,13 +250,14 @@ impl<T: Float> Plan<T> {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
-                uniform_engine(&problem.modes, n, kernel, tol, &opts, &arch)?
+                uniform_engine(&problem.modes, n, kernel, problem.kernel_tol, &opts, &arch)?
             }
         };
+        let kernel_tol = problem.kernel_tol;
         Ok(Plan {
             problem,
             kernel,
-            kernel_tol: tol,
+            kernel_tol,
             engine,
             num_points: 0,
             num_targets: 0,
@@ -303,7 +309,7 @@ impl<T: Float> Plan<T> {
             return Ok(());
         };
         let arch = self.opts.arch.clone().unwrap_or_default();
-        let (modes, tol, opts) = (&self.problem.modes, self.problem.tol, &self.opts);
+        let (modes, tol, opts) = (&self.problem.modes, self.problem.kernel_tol, &self.opts);
         if let Ok(engine) = self.run(|| uniform_engine(modes, n, kernel, tol, opts, &arch)) {
             self.engine = engine;
             self.kernel = kernel;
@@ -422,6 +428,88 @@ impl<T: Float> Plan<T> {
             Some(p) => p.install(body),
             None => body(),
         }
+    }
+
+    /// The uniform engine and the checked point count of a gradient pass on `len` values a
+    /// transform's points (`dim + 1` a point, stacked), in the direction `adjoint` gives.
+    fn gradient_pass(
+        &mut self,
+        modes: usize,
+        per_point: usize,
+        adjoint: bool,
+        interpolates: bool,
+    ) -> Result<(&mut Uniform<T>, i32, usize, usize)> {
+        crate::gradient::check_direction(self.problem.ty, adjoint, interpolates)?;
+        let q = self.dim() + 1;
+        let (m, _) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let n: usize = self.problem.modes.iter().product();
+        crate::error::check_stack(
+            [modes, per_point],
+            [n, m * q],
+            self.problem.ntransf,
+            ["modes", "values with the gradient (dim + 1 a point)"],
+        )?;
+        let isign = if adjoint {
+            -self.problem.isign
+        } else {
+            self.problem.isign
+        };
+        let Engine::Uniform(u) = &mut self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
+        Ok((u, isign, n, m * q))
+    }
+
+    /// A type 2 (this type 2 plan's forward, or this type 1 plan's adjoint) with its gradient:
+    /// per transform and point `dim + 1` values in `out`, `u(x_j)` and `∂u/∂x_d(x_j)` of
+    /// `u(x) = Σ_k f_k e^{±i k·x}`, in one interpolation pass with the kernel's derivative.
+    /// What [`crate::gradient`] differentiates types 1 and 2 with.
+    pub fn interp_with_gradient(
+        &mut self,
+        modes: &[Complex<T>],
+        out: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<()> {
+        let pool = self.pool.clone();
+        let (u, isign, n, mq) = self.gradient_pass(modes.len(), out.len(), adjoint, true)?;
+        let mut body = move || -> Result<()> {
+            for (f, o) in modes.chunks(n).zip(out.chunks_mut(mq)) {
+                u.type2_grad(f, o, isign)?;
+            }
+            Ok(())
+        };
+        match pool {
+            Some(p) => p.install(body),
+            None => body(),
+        }
+    }
+
+    /// A type 1 (this type 1 plan's forward, or this type 2 plan's adjoint) of values and
+    /// derivative weights, `dim + 1` a point `(v_j, u_j)`: `f_k = Σ_j (v_j ± i k·u_j)
+    /// e^{±i k·x_j}`, in one spreading pass with the kernel's derivative.
+    pub fn spread_with_gradient(
+        &mut self,
+        vu: &[Complex<T>],
+        modes: &mut [Complex<T>],
+        adjoint: bool,
+    ) -> Result<()> {
+        let pool = self.pool.clone();
+        let (u, isign, n, mq) = self.gradient_pass(modes.len(), vu.len(), adjoint, false)?;
+        let mut body = move || -> Result<()> {
+            for (v, f) in vu.chunks(mq).zip(modes.chunks_mut(n)) {
+                u.type1_grad(v, f, isign)?;
+            }
+            Ok(())
+        };
+        match pool {
+            Some(p) => p.install(body),
+            None => body(),
+        }
+    }
+
+    /// The order of the modes in input and output arrays.
+    pub fn mode_order(&self) -> ModeOrder {
+        self.opts.mode_order
     }
 
     /// Kernel width per dimension.

@@ -200,8 +200,31 @@ impl<T: Float> Uniform<T> {
         if let Some((slabs, grid, first)) = self.slabs() {
             return slabs.type1(grid, first, c, f, direction(isign));
         }
+        self.spread_to_modes(|grid, work| grid.spread(c, work), f, isign)
+    }
+
+    /// Type 1 of values and derivative weights, `dim + 1` per point `(v_j, u_j)`:
+    /// `f_k = Σ_j (v_j + isign·i k·u_j) e^{isign·i k·x_j}`, in one spreading pass with the
+    /// kernel's derivative ([`FineGrid::spread_grad`]) — the forward-mode derivative of a
+    /// type 1 with respect to its points (`v = δc`, `u = c·δx`).
+    pub fn type1_grad(
+        &mut self,
+        vu: &[Complex<T>],
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        self.spread_to_modes(|grid, work| grid.spread_grad(vu, work), f, isign)
+    }
+
+    /// `spread` onto the whole fine grid, its FFT and the corrected modes into `f`.
+    fn spread_to_modes(
+        &mut self,
+        spread: impl FnOnce(&FineGrid<T>, &mut [Complex<T>]) -> Result<()>,
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
         crate::float::resize_parallel(&mut self.work, self.grid.len());
-        self.grid.spread(c, &mut self.work)?;
+        spread(&self.grid, &mut self.work)?;
         self.fft.process_pruned(
             &mut self.work,
             direction(isign),
@@ -229,6 +252,25 @@ impl<T: Float> Uniform<T> {
         if let Some((slabs, grid, first)) = self.slabs() {
             return slabs.type2(grid, first, f, c, direction(isign));
         }
+        self.modes_to_grid(f, isign);
+        self.grid.interp(&self.work, c)
+    }
+
+    /// Type 2 with its gradient: per point `dim + 1` values, `u(x_j)` and `∂u/∂x_d(x_j)` of
+    /// `u(x) = Σ_k f_k e^{isign·i k·x}`, in one interpolation pass with the kernel's
+    /// derivative ([`FineGrid::interp_grad`]).
+    pub fn type2_grad(
+        &mut self,
+        f: &[Complex<T>],
+        out: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        self.modes_to_grid(f, isign);
+        self.grid.interp_grad(&self.work, out)
+    }
+
+    /// The whole fine grid of modes `f`: corrected, placed and transformed.
+    fn modes_to_grid(&mut self, f: &[Complex<T>], isign: i32) {
         crate::float::resize_parallel(&mut self.work, self.grid.len());
         self.work
             .par_iter_mut()
@@ -262,6 +304,5 @@ impl<T: Float> Uniform<T> {
             &self.needed,
             Needed::Inputs,
         );
-        self.grid.interp(&self.work, c)
     }
 }

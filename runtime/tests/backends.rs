@@ -14,40 +14,13 @@
 //! ```
 
 mod common;
-use common::Lcg;
+use common::{backends, Lcg};
 use nudt_gen::gpu::GpuMethod;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct;
 use nudt_runtime::{ModeOrder, NudtError, TransformType, Type3Method, Upsampling};
 use num_complex::{Complex, Complex64};
 use std::f64::consts::PI;
-
-/// The environment variable that makes a missing backend a failure.
-fn requirement(b: Backend) -> Option<&'static str> {
-    match b {
-        Backend::Cpu => None,
-        Backend::Cuda => Some("NUDT_REQUIRE_GPU"),
-        Backend::OpenCl => Some("NUDT_REQUIRE_OPENCL"),
-    }
-}
-
-/// The backends this build and machine run, each missing one named on stderr (or, where the
-/// environment requires it, a panic).
-fn backends() -> Vec<Backend> {
-    Backend::ALL
-        .into_iter()
-        .filter(|&b| match b.available() {
-            Ok(()) => true,
-            Err(e) => {
-                let required = requirement(b)
-                    .is_some_and(|v| std::env::var(v).is_ok_and(|v| v == "1") && b.is_built());
-                assert!(!required, "{b} is required here but: {e}");
-                eprintln!("SKIPPED {b}: {e}");
-                false
-            }
-        })
-        .collect()
-}
 
 /// The GPU backends among [`backends`]: the ones with methods to force and batches to size.
 fn gpus() -> Vec<Backend> {

@@ -148,6 +148,54 @@ pub trait TileKernel<T: Real> {
     fn interp_tile(buf: &[T], strides: [usize; 3], pts: Points<'_, T>, vals: &mut [T], table: &[T]);
 }
 
+/// The value-and-gradient half of a tile kernel, for derivatives of a transform with respect
+/// to its points. `dtable` is the Horner table of the kernel's derivative in the Horner
+/// variable ([`derivative_table`] of the kernel's table); the derivatives are in its units,
+/// which the caller converts to the coordinates'.
+pub trait GradTileKernel<T: Real>: TileKernel<T> {
+    /// Interpolates `buf` at the points: per point `DIM + 1` interleaved complex values, the
+    /// interpolant and its derivative along each dimension.
+    fn interp_grad_tile(
+        buf: &[T],
+        strides: [usize; 3],
+        pts: Points<'_, T>,
+        vals: &mut [T],
+        table: &[T],
+        dtable: &[T],
+    );
+    /// Adds, per point, `v·φ + Σ_d u_d·∂_dφ` into `buf`, from `DIM + 1` interleaved complex
+    /// values `(v, u_0, ..)` per point in `c`: the transpose of [`Self::interp_grad_tile`].
+    fn spread_grad_tile(
+        buf: &mut [T],
+        strides: [usize; 3],
+        pts: Points<'_, T>,
+        c: &[T],
+        table: &[T],
+        dtable: &[T],
+    );
+}
+
+/// The Horner table of the derivative of the polynomials in `table` (rows of `columns` reals,
+/// highest degree first): one row fewer, row `k` scaled by its degree.
+pub fn derivative_table<T: Real>(table: &[T], columns: usize) -> Vec<T> {
+    let rows = table.len() / columns.max(1);
+    table
+        .chunks_exact(columns)
+        .take(rows.saturating_sub(1))
+        .enumerate()
+        .flat_map(|(k, row)| {
+            let degree = T::of((rows - 1 - k) as f64);
+            row.iter().map(move |&c| c * degree)
+        })
+        .collect()
+}
+
+/// An interpolating tile kernel bound to its tables, as the schedules call it: `(buffer,
+/// strides, points, values)`, the values `Q` interleaved complex per point.
+pub type InterpTileFn<'a, T> = dyn Fn(&[T], [usize; 3], Points<'_, T>, &mut [T]) + Sync + 'a;
+/// A spreading tile kernel bound to its tables: `(buffer, strides, points, strengths)`.
+pub type SpreadTileFn<'a, T> = dyn Fn(&mut [T], [usize; 3], Points<'_, T>, &[T]) + Sync + 'a;
+
 /// How a fine grid is cut into tiles of `side ≥ width` points along each dimension. The
 /// remainder is a last tile of its own where it is at least `width` long, which the colouring
 /// needs of every tile, and is otherwise added to the tile before: at most `side + width − 1`
@@ -1088,15 +1136,16 @@ const GATHER_AHEAD: usize = 160;
 /// TLB miss each; inside a tile kernel one point's row updates are too long for the core to
 /// reach the next point's load by itself, and the misses serialised (most of the 3-D
 /// spreading time). This short loop, with a prefetch ahead, keeps many of them in flight.
-fn gather<T: Real>(c: &[T], idx: &[u32], out: &mut Vec<T>) {
+/// `Q` complex values per point.
+fn gather<T: Real, const Q: usize>(c: &[T], idx: &[u32], out: &mut Vec<T>) {
     out.clear();
-    out.reserve(2 * idx.len());
+    out.reserve(2 * Q * idx.len());
     for (k, &j) in idx.iter().enumerate() {
         if let Some(&a) = idx.get(k + GATHER_AHEAD) {
-            prefetch::<TO_L2, _>(c[2 * a as usize..].as_ptr());
+            prefetch::<TO_L2, _>(c[2 * Q * a as usize..].as_ptr());
         }
-        let j = 2 * j as usize;
-        out.extend_from_slice(&c[j..j + 2]);
+        let j = 2 * Q * j as usize;
+        out.extend_from_slice(&c[j..j + 2 * Q]);
     }
 }
 
@@ -1291,19 +1340,20 @@ impl<T: Real> Workers<T> {
 }
 
 impl<T: Real> Work<T> {
-    /// Spreads sorted points `range` into `buf` (a tile's padded box, `strides`).
-    fn spread<K: TileKernel<T>>(
+    /// Spreads sorted points `range` into `buf` (a tile's padded box, `strides`), `Q`
+    /// complex values a point.
+    fn spread<const Q: usize>(
         &mut self,
         tiles: &Tiles<T>,
         range: std::ops::Range<usize>,
         c: &[T],
         buf: &mut [T],
         strides: [usize; 3],
-        table: &[T],
+        tile: &SpreadTileFn<'_, T>,
     ) {
         let pts = tiles.points(range, &mut self.scratch);
-        gather(c, pts.idx, &mut self.values);
-        K::spread_tile(buf, strides, pts, &self.values, table);
+        gather::<T, Q>(c, pts.idx, &mut self.values);
+        tile(buf, strides, pts, &self.values);
     }
 }
 
@@ -1363,7 +1413,28 @@ pub fn spread_source_driven<T: Real, K: TileKernel<T>>(
     grid: &mut [T],
     table: &[T],
 ) {
-    spread_part::<T, K>(tiles, c, grid, table, Part::Whole);
+    let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_tile(b, s, p, c, table);
+    spread_part::<T, 1>(tiles, c, grid, Part::Whole, K::row_len, &tile);
+}
+
+/// Source-driven spreading of `(v, u_0, ..)` per point (`DIM + 1` interleaved complex, the
+/// original point order): `Σ v·φ + Σ_d u_d·∂_dφ` with the derivative along each dimension in
+/// the Horner variable ([`GradTileKernel`]). `grid` is overwritten.
+pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
+    tiles: &Tiles<T>,
+    c: &[T],
+    grid: &mut [T],
+    table: &[T],
+    dtable: &[T],
+) {
+    let tile =
+        |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_grad_tile(b, s, p, c, table, dtable);
+    let (part, len) = (Part::Whole, K::row_len);
+    match K::DIM {
+        1 => spread_part::<T, 2>(tiles, c, grid, part, len, &tile),
+        2 => spread_part::<T, 3>(tiles, c, grid, part, len, &tile),
+        _ => spread_part::<T, 4>(tiles, c, grid, part, len, &tile),
+    }
 }
 
 /// As [`spread_source_driven`], for the tiles of row `row` along the first dimension only, into
@@ -1376,15 +1447,20 @@ pub fn spread_source_driven_row<T: Real, K: TileKernel<T>>(
     table: &[T],
     row: usize,
 ) {
-    spread_part::<T, K>(tiles, c, slab, table, Part::Row(row));
+    let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_tile(b, s, p, c, table);
+    spread_part::<T, 1>(tiles, c, slab, Part::Row(row), K::row_len, &tile);
 }
 
-fn spread_part<T: Real, K: TileKernel<T>>(
+/// The source-driven schedule for any tile kernel (`tile`, with `Q` complex values a point
+/// and boxes of `row_len` points along the contiguous dimension): generic over the precision
+/// and `Q` only, so it is compiled once for all widths.
+fn spread_part<T: Real, const Q: usize>(
     tiles: &Tiles<T>,
     c: &[T],
     grid: &mut [T],
-    table: &[T],
     part: Part,
+    row_len: fn(usize) -> usize,
+    tile: &SpreadTileFn<'_, T>,
 ) {
     let g = &tiles.grid;
     grid.par_iter_mut().for_each(|v| *v = T::default());
@@ -1404,7 +1480,7 @@ fn spread_part<T: Real, K: TileKernel<T>>(
     for ids in by_colour.iter().filter(|v| !v.is_empty()) {
         ids.par_iter().for_each(|&id| {
             let tc = g.tile_coords(id);
-            let len = g.padded(tc, K::row_len);
+            let len = g.padded(tc, row_len);
             let strides = g.strides(len);
             let size = 2 * len.iter().product::<usize>();
             let range = tiles.tile_range(id);
@@ -1420,13 +1496,13 @@ fn spread_part<T: Real, K: TileKernel<T>>(
                     .map(|s| {
                         let mut b = vec![T::default(); size];
                         workers.with(|w| {
-                            w.spread::<K>(
+                            w.spread::<Q>(
                                 tiles,
                                 s..(s + heavy / 2).min(range.end),
                                 c,
                                 &mut b,
                                 strides,
-                                table,
+                                tile,
                             )
                         });
                         b
@@ -1443,7 +1519,7 @@ fn spread_part<T: Real, K: TileKernel<T>>(
                     let mut b = std::mem::take(&mut w.buf);
                     b.clear();
                     b.resize(size, T::default());
-                    w.spread::<K>(tiles, range, c, &mut b, strides, table);
+                    w.spread::<Q>(tiles, range, c, &mut b, strides, tile);
                     // SAFETY: as above.
                     unsafe { add_box(&shared, g.dim, gstr, &b, &maps) };
                     w.buf = b;
@@ -1608,7 +1684,7 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(
         len[g.dim - 1] = K::row_len(len[g.dim - 1]);
         let mut buf = vec![T::default(); 2 * len.iter().product::<usize>()];
         let mut cs = Vec::new();
-        gather(c, &idx, &mut cs);
+        gather::<T, 1>(c, &idx, &mut cs);
         K::spread_tile(&mut buf, g.strides(len), pts, &cs, table);
         let maps = box_maps(g.dim, len, |d| {
             let (s, l) = (b.start[d], b.len[d]);
@@ -1631,7 +1707,29 @@ pub fn interp<T: Real, K: TileKernel<T>>(
     table: &[T],
     chunk: usize,
 ) {
-    interp_part::<T, K>(tiles, grid, out, table, chunk, Part::Whole);
+    let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_tile(b, s, p, v, table);
+    interp_part::<T, 1>(tiles, grid, out, chunk, Part::Whole, K::row_len, &tile);
+}
+
+/// Interpolation with the gradient: per point `DIM + 1` interleaved complex values in `out`
+/// (original point order), the interpolant and its derivative along each dimension in the
+/// Horner variable ([`GradTileKernel`]).
+pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
+    tiles: &Tiles<T>,
+    grid: &[T],
+    out: &mut [T],
+    table: &[T],
+    dtable: &[T],
+    chunk: usize,
+) {
+    let tile =
+        |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_grad_tile(b, s, p, v, table, dtable);
+    let (part, len) = (Part::Whole, K::row_len);
+    match K::DIM {
+        1 => interp_part::<T, 2>(tiles, grid, out, chunk, part, len, &tile),
+        2 => interp_part::<T, 3>(tiles, grid, out, chunk, part, len, &tile),
+        _ => interp_part::<T, 4>(tiles, grid, out, chunk, part, len, &tile),
+    }
 }
 
 /// As [`interp`], for the points of tile row `row` along the first dimension only, from
@@ -1645,16 +1743,20 @@ pub fn interp_row<T: Real, K: TileKernel<T>>(
     chunk: usize,
     row: usize,
 ) {
-    interp_part::<T, K>(tiles, slab, out, table, chunk, Part::Row(row));
+    let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_tile(b, s, p, v, table);
+    interp_part::<T, 1>(tiles, slab, out, chunk, Part::Row(row), K::row_len, &tile);
 }
 
-fn interp_part<T: Real, K: TileKernel<T>>(
+/// The interpolation schedule for any tile kernel (`tile`, `Q` complex values a point, boxes
+/// of `row_len` points along the contiguous dimension): compiled once per precision and `Q`.
+fn interp_part<T: Real, const Q: usize>(
     tiles: &Tiles<T>,
     grid: &[T],
     out: &mut [T],
-    table: &[T],
     chunk: usize,
     part: Part,
+    row_len: fn(usize) -> usize,
+    tile: &InterpTileFn<'_, T>,
 ) {
     let g = &tiles.grid;
     let chunk = chunk.max(1);
@@ -1673,7 +1775,7 @@ fn interp_part<T: Real, K: TileKernel<T>>(
     work.par_iter().for_each(|&(id, s, e)| {
         workers.with(|w| {
             let tc = g.tile_coords(id);
-            let len = g.padded(tc, K::row_len);
+            let len = g.padded(tc, row_len);
             // Every entry, the contiguous dimension's slack included, maps to a grid point, so
             // the load overwrites the whole buffer and it needs no zeroing.
             let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
@@ -1683,16 +1785,16 @@ fn interp_part<T: Real, K: TileKernel<T>>(
             let pts = tiles.points(s..e, &mut w.scratch);
             let vals = &mut w.values;
             vals.clear();
-            vals.resize(2 * (e - s), T::default());
-            K::interp_tile(buf, g.strides(len), pts, vals, table);
+            vals.resize(2 * Q * (e - s), T::default());
+            tile(buf, g.strides(len), pts, vals);
             for (k, &j) in pts.idx.iter().enumerate() {
                 if let Some(&a) = pts.idx.get(k + GATHER_AHEAD) {
-                    shared.prefetch(2 * a as usize, 2);
+                    shared.prefetch(2 * Q * a as usize, 2 * Q);
                 }
-                // SAFETY: `idx` is a permutation, so every output slot is written by one task.
-                unsafe {
-                    shared.write(2 * j as usize, vals[2 * k]);
-                    shared.write(2 * j as usize + 1, vals[2 * k + 1]);
+                for r in 0..2 * Q {
+                    // SAFETY: `idx` is a permutation, so every output slot is written by one
+                    // task.
+                    unsafe { shared.write(2 * Q * j as usize + r, vals[2 * Q * k + r]) };
                 }
             }
         })

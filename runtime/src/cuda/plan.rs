@@ -68,6 +68,8 @@ pub struct CudaOptions {
     /// How type 3 is computed: FINUFFT's scheme with the plan's kernel (the default), or
     /// Gaussian gridding with Capozzoli et al.'s parameters, as the CPU's option of that name.
     pub type3: Type3Method,
+    /// Plan for derivatives with respect to the points, as the CPU's option of that name.
+    pub gradients: bool,
     /// The fine grids' FFT: by default whichever of cuFFT and the generated FFT measured
     /// faster for the grid's shape and batch on this GPU (timed once, cached on disk).
     pub fft: FftEngine,
@@ -89,6 +91,7 @@ impl Default for CudaOptions {
             arch: None,
             use_profile: true,
             type3: Type3Method::Finufft,
+            gradients: false,
             fft: FftEngine::Auto,
         }
     }
@@ -411,11 +414,12 @@ impl<T: CudaFloat> CudaPlan<T> {
                 .map_err(|e| driver("cuEventCreate", e))
         };
         let events = [ev()?, ev()?, ev()?, ev()?];
+        let kernel_tol = problem.kernel_tol;
         Ok(CudaPlan {
             problem,
             batch,
             kernel,
-            kernel_tol: tol,
+            kernel_tol,
             choice,
             opts,
             ctx,
@@ -1115,6 +1119,11 @@ impl<T: CudaFloat> CudaPlan<T> {
 
     pub fn dim(&self) -> usize {
         self.problem.dim()
+    }
+
+    /// The order of the modes in input and output arrays.
+    pub fn mode_order(&self) -> ModeOrder {
+        self.opts.mode_order
     }
 
     pub fn transform_type(&self) -> TransformType {

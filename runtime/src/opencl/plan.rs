@@ -67,6 +67,8 @@ pub struct ClOptions {
     /// How type 3 is computed: FINUFFT's scheme (default) or Gaussian gridding, as on every
     /// backend.
     pub type3: Type3Method,
+    /// Plan for derivatives with respect to the points, as the CPU's option of that name.
+    pub gradients: bool,
 }
 
 impl Default for ClOptions {
@@ -82,6 +84,7 @@ impl Default for ClOptions {
             use_profile: true,
             max_batch: 0,
             type3: Type3Method::Finufft,
+            gradients: false,
         }
     }
 }
@@ -228,10 +231,11 @@ impl<T: ClFloat> ClPlan<T> {
             let u = UniformDev::new(&dev, &module, &common, grids, opts.mode_order, batch)?;
             (Engine::Uniform(Box::new(u)), Some(module), None)
         };
+        let kernel_tol = problem.kernel_tol;
         Ok(ClPlan {
             problem,
             kernel,
-            kernel_tol: tol,
+            kernel_tol,
             want,
             bins,
             profile,
@@ -676,6 +680,11 @@ impl<T: ClFloat> ClPlan<T> {
 
     pub fn dim(&self) -> usize {
         self.problem.dim()
+    }
+
+    /// The order of the modes in input and output arrays.
+    pub fn mode_order(&self) -> ModeOrder {
+        self.mode_order
     }
 
     pub fn kernel(&self) -> &KernelSpec {

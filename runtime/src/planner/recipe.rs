@@ -55,6 +55,12 @@ pub struct Problem {
     /// σ as the caller fixed it; `None`: the planner's ([`super::sigma`]).
     pub upsampling: Option<Upsampling>,
     pub type3: Type3Method,
+    /// The tolerance a type 1 or 2 plan's kernel meets: `tol`, or for a plan made for
+    /// gradients a tenth of it where the kernel reaches that. The derivative of the
+    /// interpolant ([`crate::gradient`]) aliases about ten times as much as the interpolant
+    /// (the aliased images sit at about 1.5σN, the signal's derivative at about N/4), so a
+    /// kernel one digit better gives point derivatives within the caller's tolerance.
+    pub kernel_tol: f64,
 }
 
 /// The algorithm choices a caller may fix, the same on every backend (each backend's options
@@ -66,6 +72,9 @@ pub struct Choices {
     /// σ; `None`: the planner's ([`super::sigma`]).
     pub upsampling: Option<Upsampling>,
     pub type3: Type3Method,
+    /// Whether the plan will be differentiated with respect to its points
+    /// ([`Problem::kernel_tol`]).
+    pub gradients: bool,
 }
 
 impl Choices {
@@ -74,12 +83,14 @@ impl Choices {
         kernel: KernelKind,
         upsampling: Option<Upsampling>,
         type3: Type3Method,
+        gradients: bool,
     ) -> Self {
         Choices {
             precision,
             kernel,
             upsampling,
             type3,
+            gradients,
         }
     }
 }
@@ -127,6 +138,16 @@ impl Problem {
             TransformType::Type3 => c.type3,
             _ => Type3Method::Finufft,
         };
+        let finer = tol / 10.0;
+        let kernel_tol = match ty {
+            TransformType::Type3 => tol,
+            _ if c.gradients
+                && KernelSpec::for_tolerance(c.kernel, finer, sigma, c.precision).is_ok() =>
+            {
+                finer
+            }
+            _ => tol,
+        };
         Ok(Problem {
             ty,
             modes,
@@ -137,6 +158,7 @@ impl Problem {
             kernel: c.kernel,
             upsampling: c.upsampling,
             type3,
+            kernel_tol,
         })
     }
 

@@ -15,7 +15,7 @@ pub fn initial_kernel(p: &Problem) -> Result<KernelSpec> {
     let sigma = p.upsampling.unwrap_or(Upsampling::TWO);
     Ok(KernelSpec::for_tolerance(
         p.kernel,
-        p.tol,
+        p.kernel_tol,
         sigma,
         p.precision,
     )?)
@@ -51,21 +51,21 @@ pub fn refit_uniform<T>(
     if p.upsampling.is_some() || p.dim() < 2 || device == DeviceClass::Gpu {
         return Ok(None);
     }
-    let two = KernelSpec::for_tolerance(p.kernel, p.tol, Upsampling::TWO, p.precision)?;
+    let two = KernelSpec::for_tolerance(p.kernel, p.kernel_tol, Upsampling::TWO, p.precision)?;
     let grid_points: usize = p
         .modes
         .iter()
         .map(|&n| gplan::fine_size(n, &two))
         .product::<std::result::Result<usize, _>>()?;
     let sigma = if points >= grid_points {
-        gplan::choose_upsampling_uniform(p.kernel, p.tol, p.precision, p.dim())
+        gplan::choose_upsampling_uniform(p.kernel, p.kernel_tol, p.precision, p.dim())
     } else {
         Upsampling::TWO
     };
     if sigma == current.upsampling {
         return Ok(None);
     }
-    let kernel = KernelSpec::for_tolerance(p.kernel, p.tol, sigma, p.precision)?;
+    let kernel = KernelSpec::for_tolerance(p.kernel, p.kernel_tol, sigma, p.precision)?;
     Ok(uniform_grid::<T>(p, &kernel, memory)
         .ok()
         .map(|n| (kernel, n)))
