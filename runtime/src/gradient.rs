@@ -152,8 +152,9 @@ pub(crate) fn check_direction(
 }
 
 /// [`NufftPlan::interp_with_gradient`] by `d + 1` ordinary transforms (the interpolant of
-/// `i·s·k_d·f` is `∂_d u`): for backends without derivative kernels.
-pub(crate) fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
+/// `i·s·k_d·f` is `∂_d u`): for backends without derivative kernels, and the way a library
+/// without them is differentiated (`nudt bench --gradients` times both).
+pub fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &mut P,
     modes: &[Complex<T>],
     out: &mut [Complex<T>],
@@ -186,7 +187,7 @@ pub(crate) fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
 
 /// [`NufftPlan::spread_with_gradient`] by `d + 1` ordinary transforms: for backends without
 /// derivative kernels.
-pub(crate) fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
+pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &mut P,
     vu: &[Complex<T>],
     modes: &mut [Complex<T>],

@@ -218,9 +218,16 @@ impl<T: Float> FineGrid<T> {
             .collect()
     }
 
-    /// Interpolates `grid` at the points with the gradient: per point (original order) the
-    /// value and its derivative along each dimension in radians⁻¹, `dim + 1` values.
-    pub fn interp_grad(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
+    /// Interpolates `grid` (or with `row`, that tile row's slab, as [`Self::interp_row`]) at
+    /// the points with the gradient: per point (original order) the value and its derivative
+    /// along each dimension, `dim + 1` values, the derivatives in the kernels' units until
+    /// [`Self::to_coordinates`] converts them.
+    pub fn interp_grad(
+        &self,
+        grid: &[Complex<T>],
+        out: &mut [Complex<T>],
+        row: Option<usize>,
+    ) -> Result<()> {
         let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.interp)(
             tiles,
@@ -229,33 +236,41 @@ impl<T: Float> FineGrid<T> {
             &self.table,
             &self.dtable,
             plan::INTERP_CHUNK,
+            row,
         );
-        let scales = self.coordinate_scales();
-        out.par_chunks_mut(scales.len() + 1).for_each(|p| {
-            for (v, &s) in p[1..].iter_mut().zip(&scales) {
-                *v = *v * s;
-            }
-        });
         Ok(())
     }
 
-    /// Spreads, per point (original order), `(v, u_0, ..)`: `v·W + Σ_d u_d·∂W/∂x_d` of each
-    /// point's weights `W` (the transpose of [`Self::interp_grad`]); `grid` is overwritten.
-    pub fn spread_grad(&self, vu: &[Complex<T>], grid: &mut [Complex<T>]) -> Result<()> {
-        let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
+    /// Converts the derivatives of values with the gradient (`dim + 1` per point) between the
+    /// kernels' units and the coordinates' (radians): the same factor both ways, since the
+    /// kernels' derivative weights and the derivatives of interpolants scale alike.
+    pub fn to_coordinates(&self, values: &mut [Complex<T>]) {
         let scales = self.coordinate_scales();
-        let mut scaled = vu.to_vec();
-        scaled.par_chunks_mut(scales.len() + 1).for_each(|p| {
+        values.par_chunks_mut(scales.len() + 1).for_each(|p| {
             for (v, &s) in p[1..].iter_mut().zip(&scales) {
                 *v = *v * s;
             }
         });
+    }
+
+    /// Spreads, per point (original order), `(v, u_0, ..)` with `u` already in the kernels'
+    /// units ([`Self::to_coordinates`]): `v·W + Σ_d u_d·∂W/∂x_d` of each point's weights `W`
+    /// (the transpose of [`Self::interp_grad`]) onto `grid`, overwritten (or with `row`, that
+    /// tile row's slab, as [`Self::spread_row`]).
+    pub fn spread_grad(
+        &self,
+        vu: &[Complex<T>],
+        grid: &mut [Complex<T>],
+        row: Option<usize>,
+    ) -> Result<()> {
+        let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.spread)(
             tiles,
-            interleaved(&scaled),
+            interleaved(vu),
             interleaved_mut(grid),
             &self.table,
             &self.dtable,
+            row,
         );
         Ok(())
     }

@@ -104,8 +104,9 @@ impl<T: Float> Slabs<T> {
         Ok(Geometry { rows, n0, plane, m })
     }
 
-    /// Type 1: the corrected modes of the spread strengths `c` into `f`, whose first-axis
-    /// modes sit at grid indices `gidx0` with corrections `corr0`.
+    /// Type 1: the corrected modes of what `spread` puts into each tile row's slab (`(slab,
+    /// row)`: the strengths, or with the gradient, values and derivative weights) into `f`,
+    /// whose first-axis modes sit at grid indices `gidx0` with corrections `corr0`.
     ///
     /// The column grid's rows at those indices are `f`'s own rows: they gather their planes'
     /// mode entries there, are transformed in place and end corrected there, and only the
@@ -116,7 +117,7 @@ impl<T: Float> Slabs<T> {
         &mut self,
         grid: &FineGrid<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
-        c: &[Complex<T>],
+        spread: impl Fn(&mut [Complex<T>], usize) -> Result<()>,
         f: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
@@ -149,7 +150,7 @@ impl<T: Float> Slabs<T> {
             .collect();
         for &(r, first, planes) in &rows {
             let slab = &mut slab[..planes * plane];
-            grid.spread_row(c, slab, r)?;
+            spread(slab, r)?;
             slab.par_chunks_mut(plane)
                 .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs));
             let slab = &*slab;
@@ -184,7 +185,7 @@ impl<T: Float> Slabs<T> {
         grid: &FineGrid<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
         f: &[Complex<T>],
-        c: &mut [Complex<T>],
+        mut interp: impl FnMut(&[Complex<T>], usize) -> Result<()>,
         direction: FftDirection,
     ) -> Result<()> {
         let Geometry { rows, n0, plane, m } = self.prepare(grid, grid.n[0])?;
@@ -218,7 +219,7 @@ impl<T: Float> Slabs<T> {
                 }
                 fft.process_pruned(p, direction, needed, Needed::Inputs);
             });
-            grid.interp_row(slab, c, r)?;
+            interp(slab, r)?;
         }
         Ok(())
     }

@@ -198,7 +198,8 @@ impl<T: Float> Uniform<T> {
     /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform.
     pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
         if let Some((slabs, grid, first)) = self.slabs() {
-            return slabs.type1(grid, first, c, f, direction(isign));
+            let rows = |slab: &mut [Complex<T>], r| grid.spread_row(c, slab, r);
+            return slabs.type1(grid, first, rows, f, direction(isign));
         }
         self.spread_to_modes(|grid, work| grid.spread(c, work), f, isign)
     }
@@ -213,7 +214,14 @@ impl<T: Float> Uniform<T> {
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        self.spread_to_modes(|grid, work| grid.spread_grad(vu, work), f, isign)
+        let mut vu = vu.to_vec();
+        self.grid.to_coordinates(&mut vu);
+        let vu = &vu;
+        if let Some((slabs, grid, first)) = self.slabs() {
+            let rows = |slab: &mut [Complex<T>], r| grid.spread_grad(vu, slab, Some(r));
+            return slabs.type1(grid, first, rows, f, direction(isign));
+        }
+        self.spread_to_modes(|grid, work| grid.spread_grad(vu, work, None), f, isign)
     }
 
     /// `spread` onto the whole fine grid, its FFT and the corrected modes into `f`.
@@ -250,7 +258,8 @@ impl<T: Float> Uniform<T> {
     /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform.
     pub fn type2(&mut self, f: &[Complex<T>], c: &mut [Complex<T>], isign: i32) -> Result<()> {
         if let Some((slabs, grid, first)) = self.slabs() {
-            return slabs.type2(grid, first, f, c, direction(isign));
+            let rows = |slab: &[Complex<T>], r| grid.interp_row(slab, c, r);
+            return slabs.type2(grid, first, f, rows, direction(isign));
         }
         self.modes_to_grid(f, isign);
         self.grid.interp(&self.work, c)
@@ -265,8 +274,15 @@ impl<T: Float> Uniform<T> {
         out: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        self.modes_to_grid(f, isign);
-        self.grid.interp_grad(&self.work, out)
+        if let Some((slabs, grid, first)) = self.slabs() {
+            let rows = |slab: &[Complex<T>], r| grid.interp_grad(slab, out, Some(r));
+            slabs.type2(grid, first, f, rows, direction(isign))?;
+        } else {
+            self.modes_to_grid(f, isign);
+            self.grid.interp_grad(&self.work, out, None)?;
+        }
+        self.grid.to_coordinates(out);
+        Ok(())
     }
 
     /// The whole fine grid of modes `f`: corrected, placed and transformed.

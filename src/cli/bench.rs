@@ -1,6 +1,7 @@
 //! `nudt bench`: the problem set of benches/problems.toml, timed (median of repeats) and checked
 //! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
 
+mod gradients;
 mod soak;
 
 use super::peer::{self, PeerArgs, PeerResults};
@@ -45,6 +46,7 @@ impl Peer {
   nudt bench --scale 0.1 --json > results.jsonl    one JSON object per problem
   nudt bench --compare finufft --plot bench.svg    throughput chart (.svg or .png)
   nudt bench --soak --backend opencl --cycles 1000 plan/setpts/execute cycles: memory and speed over time
+  nudt bench --gradients --scale 0.1               point derivatives against the forward transform
 
 Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
 problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
@@ -111,14 +113,23 @@ pub struct Args {
         "peer_script", "plot", "one_process",
     ])]
     soak: bool,
+    /// Point derivatives instead of the problem set: for types 1 and 2 in 1-3 D on
+    /// --backend, the reverse-mode (a type 2 with the gradient) and forward-mode (a type 1
+    /// with the kernel's derivative) passes against the forward transform on the same plan,
+    /// and against d + 1 transforms of k-weighted modes
+    #[arg(long, conflicts_with_all = [
+        "problems", "only", "sample", "strategy", "dist", "compare", "peer_script", "plot",
+        "one_process", "soak",
+    ])]
+    gradients: bool,
     /// Cycles of the soak test
     #[arg(long, default_value_t = 10_000, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     cycles: usize,
     /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
     #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     shapes: usize,
-    /// Where the soak test runs
-    #[arg(long, value_enum, default_value_t = BackendArg::Cpu, requires = "soak")]
+    /// Where the soak test and the gradient benchmark run (the problem set runs on the CPU)
+    #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
     /// Where a child process writes its problem's data and checked outputs for the peers
     /// (set by the parent `nudt bench`)
@@ -230,6 +241,22 @@ pub fn run(args: Args) -> Result<()> {
             threads: args.threads,
             json: args.json,
         });
+    }
+    if args.gradients {
+        warn_threads(args.threads);
+        return gradients::run(gradients::GradientArgs {
+            backend: args.backend,
+            scale: args.scale,
+            repeats: args.repeats,
+            seed: args.seed,
+            threads: args.threads,
+            json: args.json,
+        });
+    }
+    if args.backend != BackendArg::Cpu {
+        return Err(fail!(
+            "--backend applies to --soak and --gradients; the problem set runs on the CPU"
+        ));
     }
     if let Some(p) = &args.plot {
         let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase());

@@ -1419,17 +1419,19 @@ pub fn spread_source_driven<T: Real, K: TileKernel<T>>(
 
 /// Source-driven spreading of `(v, u_0, ..)` per point (`DIM + 1` interleaved complex, the
 /// original point order): `Σ v·φ + Σ_d u_d·∂_dφ` with the derivative along each dimension in
-/// the Horner variable ([`GradTileKernel`]). `grid` is overwritten.
+/// the Horner variable ([`GradTileKernel`]). `grid` is overwritten; with `row`, it is that
+/// tile row's slab ([`spread_source_driven_row`]).
 pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     c: &[T],
     grid: &mut [T],
     table: &[T],
     dtable: &[T],
+    row: Option<usize>,
 ) {
     let tile =
         |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_grad_tile(b, s, p, c, table, dtable);
-    let (part, len) = (Part::Whole, K::row_len);
+    let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
         1 => spread_part::<T, 2>(tiles, c, grid, part, len, &tile),
         2 => spread_part::<T, 3>(tiles, c, grid, part, len, &tile),
@@ -1713,7 +1715,8 @@ pub fn interp<T: Real, K: TileKernel<T>>(
 
 /// Interpolation with the gradient: per point `DIM + 1` interleaved complex values in `out`
 /// (original point order), the interpolant and its derivative along each dimension in the
-/// Horner variable ([`GradTileKernel`]).
+/// Horner variable ([`GradTileKernel`]). With `row`, only that tile row's points, from its
+/// slab ([`interp_row`]).
 pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     grid: &[T],
@@ -1721,10 +1724,11 @@ pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     table: &[T],
     dtable: &[T],
     chunk: usize,
+    row: Option<usize>,
 ) {
     let tile =
         |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_grad_tile(b, s, p, v, table, dtable);
-    let (part, len) = (Part::Whole, K::row_len);
+    let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
         1 => interp_part::<T, 2>(tiles, grid, out, chunk, part, len, &tile),
         2 => interp_part::<T, 3>(tiles, grid, out, chunk, part, len, &tile),
