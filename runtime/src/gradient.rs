@@ -108,11 +108,13 @@ fn run<T: Float, P: NufftPlan<T> + ?Sized>(
     }
 }
 
-/// The mode numbers along `axis` of the modes of one transform, in `order`.
+/// The mode numbers along `axis` of the modes of one transform (row-major, the first
+/// dimension slowest), in `order`.
 fn mode_numbers(modes: &[usize], order: ModeOrder, axis: usize) -> Vec<f64> {
+    let inner: usize = modes[axis + 1..].iter().product();
     let total: usize = modes.iter().product();
     (0..total)
-        .map(|idx| crate::direct::mode_of(idx, modes, order)[axis] as f64)
+        .map(|idx| order.mode((idx / inner) % modes[axis], modes[axis]) as f64)
         .collect()
 }
 
