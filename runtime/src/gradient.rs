@@ -218,13 +218,20 @@ pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     Ok(())
 }
 
-/// The points a type 3 derivative needs, or the typed error of their absence.
+/// The points a type 3 derivative needs, checked, with the numbers of sources and targets,
+/// or the typed error of their absence.
 fn type3_points<'a, T>(
     points: Option<Type3Points<'a, T>>,
-) -> Result<Type3Points<'a, T>, NudtError> {
-    points.ok_or(NudtError::NoGradient {
+    dim: usize,
+) -> Result<(Type3Points<'a, T>, usize, usize), NudtError> {
+    let p = points.ok_or(NudtError::NoGradient {
         why: "a type 3 derivative needs the sources and targets (gradient::Type3Points)",
-    })
+    })?;
+    let count = |a: &[&[T]]| a.first().map_or(0, |a| a.len());
+    let (m, k) = (count(p.sources), count(p.targets));
+    check_points("sources", p.sources, dim, m)?;
+    check_points("targets", p.targets, dim, k)?;
+    Ok((p, m, k))
 }
 
 /// `v · w_j` for every transform of a stack of `v`, `w` one weight per point.
@@ -295,14 +302,8 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
             }
         }
         TransformType::Type3 => {
-            let p = type3_points(points)?;
+            let (p, m, k) = type3_points(points, dim)?;
             let s = T::of(f64::from(plan.recipe().isign));
-            let (m, k) = (
-                p.sources.first().map_or(0, |a| a.len()),
-                p.targets.first().map_or(0, |a| a.len()),
-            );
-            check_points("sources", p.sources, dim, m)?;
-            check_points("targets", p.targets, dim, k)?;
             if wanted.input {
                 out.input = vec![Complex::default(); input.len()];
                 plan.execute_adjoint(cotangent, &mut out.input)?;
@@ -419,14 +420,8 @@ pub fn jvp<T: Float, P: NufftPlan<T> + ?Sized>(
             }
         }
         TransformType::Type3 => {
-            let p = type3_points(points)?;
+            let (p, m, k) = type3_points(points, dim)?;
             let s = T::of(f64::from(plan.recipe().isign));
-            let (m, k) = (
-                p.sources.first().map_or(0, |a| a.len()),
-                p.targets.first().map_or(0, |a| a.len()),
-            );
-            check_points("sources", p.sources, dim, m)?;
-            check_points("targets", p.targets, dim, k)?;
             match tangents.input {
                 Some(dc) => plan.execute(dc, output)?,
                 None => output.iter_mut().for_each(|v| *v = Complex::default()),

@@ -172,6 +172,14 @@ pub struct Plan<T: Float> {
     profile: Option<PathBuf>,
 }
 
+/// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own.
+fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
 /// Whether a plan of `n` threads made here needs a pool of its own: not when rayon's global
 /// pool has `n` threads and this thread is none of a pool's. A pool per plan starts fresh
 /// threads, and glibc gives them malloc arenas that still hold earlier plans' freed buffers:
@@ -271,10 +279,7 @@ impl<T: Float> Plan<T> {
     }
 
     fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.pool {
-            Some(p) => p.install(f),
-            None => f(),
-        }
+        in_pool(&self.pool, f)
     }
 
     /// Sets the nonuniform points of a type 1 or 2 plan: one array per dimension, in radians
@@ -412,7 +417,7 @@ impl<T: Float> Plan<T> {
         };
         let as_type1 = (self.problem.ty == TransformType::Type1) != adjoint;
         let engine = &mut self.engine;
-        let mut body = move || -> Result<()> {
+        let body = move || -> Result<()> {
             for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
                 match &mut *engine {
                     Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
@@ -424,31 +429,30 @@ impl<T: Float> Plan<T> {
             }
             Ok(())
         };
-        match self.pool.clone() {
-            Some(p) => p.install(body),
-            None => body(),
-        }
+        in_pool(&self.pool, body)
     }
 
-    /// The uniform engine and the checked point count of a gradient pass on `len` values a
-    /// transform's points (`dim + 1` a point, stacked), in the direction `adjoint` gives.
+    /// One gradient pass over the stack: interpolation with the gradient (`interpolates`:
+    /// modes in, `dim + 1` values a point out) or spreading of values and derivative weights
+    /// (`dim + 1` a point in, modes out), in the direction `adjoint` gives.
     fn gradient_pass(
         &mut self,
-        modes: usize,
-        per_point: usize,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
         adjoint: bool,
         interpolates: bool,
-    ) -> Result<(&mut Uniform<T>, i32, usize, usize)> {
+    ) -> Result<()> {
         crate::gradient::check_direction(self.problem.ty, adjoint, interpolates)?;
-        let q = self.dim() + 1;
         let (m, _) = self.counts().ok_or(NudtError::PointsNotSet)?;
         let n: usize = self.problem.modes.iter().product();
-        crate::error::check_stack(
-            [modes, per_point],
-            [n, m * q],
-            self.problem.ntransf,
-            ["modes", "values with the gradient (dim + 1 a point)"],
-        )?;
+        let mq = m * (self.dim() + 1);
+        let with = "values with the gradient (dim + 1 a point)";
+        let (one, names) = match interpolates {
+            true => ([n, mq], ["modes", with]),
+            false => ([mq, n], [with, "modes"]),
+        };
+        let lengths = [input.len(), output.len()];
+        crate::error::check_stack(lengths, one, self.problem.ntransf, names)?;
         let isign = if adjoint {
             -self.problem.isign
         } else {
@@ -457,7 +461,15 @@ impl<T: Float> Plan<T> {
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
         };
-        Ok((u, isign, n, m * q))
+        in_pool(&self.pool, || {
+            for (x, y) in input.chunks(one[0]).zip(output.chunks_mut(one[1])) {
+                match interpolates {
+                    true => u.type2_grad(x, y, isign)?,
+                    false => u.type1_grad(x, y, isign)?,
+                }
+            }
+            Ok(())
+        })
     }
 
     /// A type 2 (this type 2 plan's forward, or this type 1 plan's adjoint) with its gradient:
@@ -470,18 +482,7 @@ impl<T: Float> Plan<T> {
         out: &mut [Complex<T>],
         adjoint: bool,
     ) -> Result<()> {
-        let pool = self.pool.clone();
-        let (u, isign, n, mq) = self.gradient_pass(modes.len(), out.len(), adjoint, true)?;
-        let mut body = move || -> Result<()> {
-            for (f, o) in modes.chunks(n).zip(out.chunks_mut(mq)) {
-                u.type2_grad(f, o, isign)?;
-            }
-            Ok(())
-        };
-        match pool {
-            Some(p) => p.install(body),
-            None => body(),
-        }
+        self.gradient_pass(modes, out, adjoint, true)
     }
 
     /// A type 1 (this type 1 plan's forward, or this type 2 plan's adjoint) of values and
@@ -493,18 +494,7 @@ impl<T: Float> Plan<T> {
         modes: &mut [Complex<T>],
         adjoint: bool,
     ) -> Result<()> {
-        let pool = self.pool.clone();
-        let (u, isign, n, mq) = self.gradient_pass(modes.len(), vu.len(), adjoint, false)?;
-        let mut body = move || -> Result<()> {
-            for (v, f) in vu.chunks(mq).zip(modes.chunks_mut(n)) {
-                u.type1_grad(v, f, isign)?;
-            }
-            Ok(())
-        };
-        match pool {
-            Some(p) => p.install(body),
-            None => body(),
-        }
+        self.gradient_pass(vu, modes, adjoint, false)
     }
 
     /// The order of the modes in input and output arrays.
