@@ -27,11 +27,13 @@ pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 /// `(tiles, slab, values, table, points per task, row)`: interpolate one row's points.
 pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
 
-/// `(tiles, values and derivative weights, grid, table, derivative table, row)`: spread with
-/// the kernel's derivative ([`GradTileKernel`]), onto the whole grid or one row's slab.
-pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], Option<usize>);
-/// `(tiles, grid, values and derivatives, table, derivative table, points per task, row)`.
-pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], usize, Option<usize>);
+/// `(tiles, values and derivative weights, grid, table, derivative table, derivative scales,
+/// row)`: spread with the kernel's derivative ([`GradTileKernel`]), onto the whole grid or
+/// one row's slab.
+pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], &[T], Option<usize>);
+/// `(tiles, grid, values and derivatives, table, derivative table, derivative scales, points
+/// per task, row)`.
+pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], &[T], usize, Option<usize>);
 
 /// The kernels with the derivative of a spreader: for gradients with respect to the points.
 pub struct GradFns<T: 'static> {

@@ -7,7 +7,6 @@ use crate::kernels::{wide_table, KernelFns};
 use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
-use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// A fine grid with its kernel, tiling and (once set) binned points.
@@ -210,7 +209,8 @@ impl<T: Float> FineGrid<T> {
 
     /// Per dimension, the factor from the kernels' derivative (in the Horner variable `t`)
     /// to the derivative in the coordinate (radians): `t` runs over 2 as a point moves one
-    /// grid spacing (`2π/n` radians) down the grid, so `∂/∂x = −(n/π)·∂/∂t`.
+    /// grid spacing (`2π/n` radians) down the grid, so `∂/∂x = −(n/π)·∂/∂t`. The tile kernels
+    /// apply it as they write or read each point's derivatives.
     fn coordinate_scales(&self) -> Vec<T> {
         self.n
             .iter()
@@ -220,8 +220,7 @@ impl<T: Float> FineGrid<T> {
 
     /// Interpolates `grid` (or with `row`, that tile row's slab, as [`Self::interp_row`]) at
     /// the points with the gradient: per point (original order) the value and its derivative
-    /// along each dimension, `dim + 1` values, the derivatives in the kernels' units until
-    /// [`Self::to_coordinates`] converts them.
+    /// along each dimension in radians⁻¹, `dim + 1` values.
     pub fn interp_grad(
         &self,
         grid: &[Complex<T>],
@@ -235,28 +234,16 @@ impl<T: Float> FineGrid<T> {
             interleaved_mut(out),
             &self.table,
             &self.dtable,
+            &self.coordinate_scales(),
             plan::INTERP_CHUNK,
             row,
         );
         Ok(())
     }
 
-    /// Converts the derivatives of values with the gradient (`dim + 1` per point) between the
-    /// kernels' units and the coordinates' (radians): the same factor both ways, since the
-    /// kernels' derivative weights and the derivatives of interpolants scale alike.
-    pub fn to_coordinates(&self, values: &mut [Complex<T>]) {
-        let scales = self.coordinate_scales();
-        values.par_chunks_mut(scales.len() + 1).for_each(|p| {
-            for (v, &s) in p[1..].iter_mut().zip(&scales) {
-                *v = *v * s;
-            }
-        });
-    }
-
-    /// Spreads, per point (original order), `(v, u_0, ..)` with `u` already in the kernels'
-    /// units ([`Self::to_coordinates`]): `v·W + Σ_d u_d·∂W/∂x_d` of each point's weights `W`
-    /// (the transpose of [`Self::interp_grad`]) onto `grid`, overwritten (or with `row`, that
-    /// tile row's slab, as [`Self::spread_row`]).
+    /// Spreads, per point (original order), `(v, u_0, ..)`: `v·W + Σ_d u_d·∂W/∂x_d` of each
+    /// point's weights `W` (the transpose of [`Self::interp_grad`]) onto `grid`, overwritten
+    /// (or with `row`, that tile row's slab, as [`Self::spread_row`]).
     pub fn spread_grad(
         &self,
         vu: &[Complex<T>],
@@ -270,6 +257,7 @@ impl<T: Float> FineGrid<T> {
             interleaved_mut(grid),
             &self.table,
             &self.dtable,
+            &self.coordinate_scales(),
             row,
         );
         Ok(())

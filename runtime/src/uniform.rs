@@ -214,9 +214,6 @@ impl<T: Float> Uniform<T> {
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        let mut vu = vu.to_vec();
-        self.grid.to_coordinates(&mut vu);
-        let vu = &vu;
         if let Some((slabs, grid, first)) = self.slabs() {
             let rows = |slab: &mut [Complex<T>], r| grid.spread_grad(vu, slab, Some(r));
             return slabs.type1(grid, first, rows, f, direction(isign));
@@ -276,13 +273,10 @@ impl<T: Float> Uniform<T> {
     ) -> Result<()> {
         if let Some((slabs, grid, first)) = self.slabs() {
             let rows = |slab: &[Complex<T>], r| grid.interp_grad(slab, out, Some(r));
-            slabs.type2(grid, first, f, rows, direction(isign))?;
-        } else {
-            self.modes_to_grid(f, isign);
-            self.grid.interp_grad(&self.work, out, None)?;
+            return slabs.type2(grid, first, f, rows, direction(isign));
         }
-        self.grid.to_coordinates(out);
-        Ok(())
+        self.modes_to_grid(f, isign);
+        self.grid.interp_grad(&self.work, out, None)
     }
 
     /// The whole fine grid of modes `f`: corrected, placed and transformed.

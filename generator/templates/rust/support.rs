@@ -150,8 +150,9 @@ pub trait TileKernel<T: Real> {
 
 /// The value-and-gradient half of a tile kernel, for derivatives of a transform with respect
 /// to its points. `dtable` is the Horner table of the kernel's derivative in the Horner
-/// variable ([`derivative_table`] of the kernel's table); the derivatives are in its units,
-/// which the caller converts to the coordinates'.
+/// variable ([`derivative_table`] of the kernel's table); `scales[d]` converts a derivative
+/// along dimension `d` from its units to the coordinates' (the caller's: `−n_d/π` for
+/// radians), applied to each point's derivatives as they are written or read.
 pub trait GradTileKernel<T: Real>: TileKernel<T> {
     /// Interpolates `buf` at the points: per point `DIM + 1` interleaved complex values, the
     /// interpolant and its derivative along each dimension.
@@ -162,6 +163,7 @@ pub trait GradTileKernel<T: Real>: TileKernel<T> {
         vals: &mut [T],
         table: &[T],
         dtable: &[T],
+        scales: &[T],
     );
     /// Adds, per point, `v·φ + Σ_d u_d·∂_dφ` into `buf`, from `DIM + 1` interleaved complex
     /// values `(v, u_0, ..)` per point in `c`: the transpose of [`Self::interp_grad_tile`].
@@ -172,6 +174,7 @@ pub trait GradTileKernel<T: Real>: TileKernel<T> {
         c: &[T],
         table: &[T],
         dtable: &[T],
+        scales: &[T],
     );
 }
 
@@ -1427,10 +1430,12 @@ pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
     grid: &mut [T],
     table: &[T],
     dtable: &[T],
+    scales: &[T],
     row: Option<usize>,
 ) {
-    let tile =
-        |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_grad_tile(b, s, p, c, table, dtable);
+    let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| {
+        K::spread_grad_tile(b, s, p, c, table, dtable, scales)
+    };
     let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
         1 => spread_part::<T, 2>(tiles, c, grid, part, len, &tile),
@@ -1723,11 +1728,13 @@ pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     out: &mut [T],
     table: &[T],
     dtable: &[T],
+    scales: &[T],
     chunk: usize,
     row: Option<usize>,
 ) {
-    let tile =
-        |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_grad_tile(b, s, p, v, table, dtable);
+    let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| {
+        K::interp_grad_tile(b, s, p, v, table, dtable, scales)
+    };
     let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
         1 => interp_part::<T, 2>(tiles, grid, out, chunk, part, len, &tile),
