@@ -13,7 +13,7 @@ pub mod support {
 
 use crate::support::{
     interp, interp_grad, interp_row, spread_grad, spread_source_driven, spread_source_driven_row,
-    spread_target_driven, GradTileKernel, Real, TileKernel, Tiles,
+    spread_target_driven, GradTables, GradTileKernel, Real, TileKernel, Tiles,
 };
 
 /// `(tiles, strengths, grid, table)`: spread onto the grid.
@@ -27,13 +27,11 @@ pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 /// `(tiles, slab, values, table, points per task, row)`: interpolate one row's points.
 pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
 
-/// `(tiles, values and derivative weights, grid, table, derivative table, derivative scales,
-/// row)`: spread with the kernel's derivative ([`GradTileKernel`]), onto the whole grid or
-/// one row's slab.
-pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], &[T], Option<usize>);
-/// `(tiles, grid, values and derivatives, table, derivative table, derivative scales, points
-/// per task, row)`.
-pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], &[T], &[T], usize, Option<usize>);
+/// `(tiles, values and derivative weights, grid, tables, row)`: spread with the kernel's
+/// derivative ([`GradTileKernel`]), onto the whole grid or one row's slab.
+pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, Option<usize>);
+/// `(tiles, grid, values and derivatives, tables, points per task, row)`.
+pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, usize, Option<usize>);
 
 /// The kernels with the derivative of a spreader: for gradients with respect to the points.
 pub struct GradFns<T: 'static> {

@@ -218,6 +218,14 @@ impl<T: Float> FineGrid<T> {
             .collect()
     }
 
+    fn grad_tables<'a>(&'a self, scales: &'a [T]) -> crate::support::GradTables<'a, T> {
+        crate::support::GradTables {
+            table: &self.table,
+            dtable: &self.dtable,
+            scales,
+        }
+    }
+
     /// Interpolates `grid` (or with `row`, that tile row's slab, as [`Self::interp_row`]) at
     /// the points with the gradient: per point (original order) the value and its derivative
     /// along each dimension in radians⁻¹, `dim + 1` values.
@@ -232,9 +240,7 @@ impl<T: Float> FineGrid<T> {
             tiles,
             interleaved(grid),
             interleaved_mut(out),
-            &self.table,
-            &self.dtable,
-            &self.coordinate_scales(),
+            &self.grad_tables(&self.coordinate_scales()),
             plan::INTERP_CHUNK,
             row,
         );
@@ -255,9 +261,7 @@ impl<T: Float> FineGrid<T> {
             tiles,
             interleaved(vu),
             interleaved_mut(grid),
-            &self.table,
-            &self.dtable,
-            &self.coordinate_scales(),
+            &self.grad_tables(&self.coordinate_scales()),
             row,
         );
         Ok(())

@@ -178,6 +178,15 @@ pub trait GradTileKernel<T: Real>: TileKernel<T> {
     );
 }
 
+/// What the gradient kernels evaluate with: the kernel's Horner table, its derivative's
+/// ([`derivative_table`]) and the derivatives' scales per dimension ([`GradTileKernel`]).
+#[derive(Clone, Copy, Debug)]
+pub struct GradTables<'a, T> {
+    pub table: &'a [T],
+    pub dtable: &'a [T],
+    pub scales: &'a [T],
+}
+
 /// The Horner table of the derivative of the polynomials in `table` (rows of `columns` reals,
 /// highest degree first): one row fewer, row `k` scaled by its degree.
 pub fn derivative_table<T: Real>(table: &[T], columns: usize) -> Vec<T> {
@@ -1428,13 +1437,11 @@ pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     c: &[T],
     grid: &mut [T],
-    table: &[T],
-    dtable: &[T],
-    scales: &[T],
+    t: &GradTables<'_, T>,
     row: Option<usize>,
 ) {
     let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| {
-        K::spread_grad_tile(b, s, p, c, table, dtable, scales)
+        K::spread_grad_tile(b, s, p, c, t.table, t.dtable, t.scales)
     };
     let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
@@ -1726,14 +1733,12 @@ pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     grid: &[T],
     out: &mut [T],
-    table: &[T],
-    dtable: &[T],
-    scales: &[T],
+    t: &GradTables<'_, T>,
     chunk: usize,
     row: Option<usize>,
 ) {
     let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| {
-        K::interp_grad_tile(b, s, p, v, table, dtable, scales)
+        K::interp_grad_tile(b, s, p, v, t.table, t.dtable, t.scales)
     };
     let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
     match K::DIM {
