@@ -90,6 +90,18 @@ impl CudaState {
 /// A device array: its address and length in reals (complex data counts two per value).
 type Raw = (u64, usize);
 
+/// Host copies of a type 3 plan's sources and targets (numpy arrays, one per dimension).
+type HostPoints<'py> = (Vec<Bound<'py, PyAny>>, Vec<Bound<'py, PyAny>>);
+
+/// [`HostPoints`] borrowed as arrays of the plan's real type.
+type Borrowed<'py, T> = (
+    Vec<PyReadonlyArrayDyn<'py, T>>,
+    Vec<PyReadonlyArrayDyn<'py, T>>,
+);
+
+/// How a call finds the plan of its precision.
+type Pick<T> = fn(&mut AnyCudaPlan) -> Option<&mut Held<CudaPlan<T>, T>>;
+
 /// A type 1, 2 or 3 GPU plan in f32 (`single=True`) or f64. Arguments are already
 /// normalised by `nudt.cuda.Plan`: `modes` in user order, `isign` ±1, `upsampfac` 0 for the
 /// default, `method` 0 for the plan's choice (else 1 GM-sort, 2 SM, 3 output-driven),
@@ -319,7 +331,7 @@ impl RawCudaPlan {
         targets: Vec<Raw>,
         streams: Vec<u64>,
         keep: Option<Py<PyAny>>,
-        host: Option<(Vec<Bound<'_, PyAny>>, Vec<Bound<'_, PyAny>>)>,
+        host: Option<HostPoints<'_>>,
     ) -> PyResult<()> {
         #[allow(clippy::too_many_arguments)]
         fn typed<T: CudaFloat + numpy::Element>(
@@ -329,13 +341,9 @@ impl RawCudaPlan {
             targets: Vec<Raw>,
             streams: Vec<u64>,
             keep: Option<Py<PyAny>>,
-            host: Option<(Vec<Bound<'_, PyAny>>, Vec<Bound<'_, PyAny>>)>,
-            pick: fn(&mut AnyCudaPlan) -> Option<&mut Held<CudaPlan<T>, T>>,
+            host: Option<HostPoints<'_>>,
+            pick: Pick<T>,
         ) -> PyResult<()> {
-            type Borrowed<'py, T> = (
-                Vec<PyReadonlyArrayDyn<'py, T>>,
-                Vec<PyReadonlyArrayDyn<'py, T>>,
-            );
             let host: Option<Borrowed<'_, T>> = host
                 .map(|(s, t)| -> PyResult<_> {
                     Ok((

@@ -18,11 +18,14 @@ use numpy::{Element, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+/// A type 3 plan's sources and target frequencies, one array per dimension each.
+type PointSets<T> = (Vec<Vec<T>>, Vec<Vec<T>>);
+
 /// A runtime plan and, for a type 3 plan made for gradients, its points as set.
 pub struct Held<P, T> {
     pub plan: P,
     /// The sources and target frequencies of the last set-points that succeeded.
-    type3: Option<(Vec<Vec<T>>, Vec<Vec<T>>)>,
+    type3: Option<PointSets<T>>,
 }
 
 /// Borrows of one point set's arrays as slices.
