@@ -6,9 +6,9 @@ Usage (from the repository root, with nudt installed; PyTorch for the nudt.torch
         [--threads 2] [--repeats 5]
 
 One 2-D type 1 problem (modes² modes, uniform points in [-pi, pi)², complex128), on one plan
-made with gradients=True and its points set once:
+made with gradients=True and its points set once (and the forward of a plain plan beside it):
 
-* forward: ``execute``;
+* forward: ``execute``; adjoint: ``execute_adjoint``, a type 2;
 * vjp, points: ``vjp(c, g, wrt="points")``, one interpolation pass with the kernel's
   derivative;
 * d transforms: what differentiating the sum term by term takes instead, ``d`` adjoint
@@ -17,7 +17,7 @@ made with gradients=True and its points set once:
 
 Then the same through nudt.torch (each call makes its plan and sets its points, as finufft's
 one-call functions do): the forward call, and ``backward`` with respect to the points only.
-Medians of ``repeats`` runs, in milliseconds, and each as a multiple of the plan's forward.
+Medians of ``repeats`` runs, in milliseconds, and each as a multiple of the first row.
 """
 import argparse
 import statistics
@@ -64,10 +64,14 @@ def main():
     slow = by_transforms()
     err = max(np.linalg.norm(f - s) / np.linalg.norm(s) for f, s in zip(fast, slow))
 
+    plain = nudt.Plan(1, n, eps=a.eps, nthreads=a.threads)
+    plain.setpts(x, y)
     rows = [
-        ("forward (execute)", lambda: plan.execute(c)),
+        ("forward (execute, plan without gradients)", lambda: plain.execute(c)),
+        ("forward (execute, gradients=True)", lambda: plan.execute(c)),
+        ("adjoint (execute_adjoint)", lambda: plan.execute_adjoint(g)),
         ("vjp, points (one pass)", lambda: plan.vjp(c, g, wrt="points")),
-        (f"d = 2 adjoint transforms", by_transforms),
+        ("d = 2 adjoint transforms of i k_d g", by_transforms),
         ("vjp, points + strengths", lambda: plan.vjp(c, g)),
     ]
     try:
