@@ -22,10 +22,12 @@ whose fine grid would otherwise stay allocated until the backward runs.
 
 CPU tensors run on ``nudt.Plan``, CUDA tensors on ``nudt.cuda.Plan`` (whose derivatives copy
 to the host for now). Under ``torch.compile`` the transforms are opaque custom operators
-(``torch.ops.nudt.nufft`` and ``torch.ops.nudt.nufft_vjp``; ``nudt.nufft_jvp`` serves forward
-mode), so a compiled model keeps one
+(``torch.ops.nudt.nufft`` and ``torch.ops.nudt.nufft_vjp``), so a compiled model keeps one
 graph around them; forward mode is not available there (PyTorch's custom operators have no
-forward-mode rule).
+forward-mode rule, and torch.compile refuses an autograd.Function's own). Eager calls run the
+same operators (and ``nudt.nufft_jvp``) under an autograd.Function, which gives forward mode.
+``torch.func.vmap`` (and so ``jacrev``, ``jacfwd``) runs the operators once per batch element.
+Second derivatives are not available (the backward is not itself differentiable).
 
 Importing this module raises ImportError where PyTorch 2.4 or newer is not installed.
 """
@@ -33,6 +35,7 @@ Importing this module raises ImportError where PyTorch 2.4 or newer is not insta
 import ast
 import math
 import numbers
+from typing import List, Optional  # PyTorch reads the operators' annotations
 
 import numpy as np
 
@@ -43,8 +46,6 @@ except ImportError as e:
 if not hasattr(torch.library, "custom_op"):
     raise ImportError(f"nudt.torch needs PyTorch 2.4 or newer (torch.library.custom_op); "
                       f"this is {torch.__version__}")
-
-from typing import List, Optional  # noqa: E402  (PyTorch reads the operators' annotations)
 
 from ._errors import NudtShapeError, NudtTypeError, NudtValueError  # noqa: E402
 from ._interfaces import Plan, _n_modes  # noqa: E402
@@ -222,6 +223,19 @@ def _nufft_jvp_fake(points, targets, data, d_data, d_points, d_targets, nufft_ty
     return data.new_empty(_out_shape(spec, points, targets, data))
 
 
+def _backward(params, dim, saved, grad, need_data, need_points, need_targets):
+    """The gradients of the data, the points and the targets that autograd asks for (None
+    for the others), through the vjp operator (of both autograd registrations: an operator's
+    dispatch also unwraps the tensors torch.func's transforms hand a backward)."""
+    data, *coords = saved
+    points, targets = coords[:dim], coords[dim:]
+    wrt = [need_data, any(need_points), any(need_targets)]
+    got = _once(torch.ops.nudt.nufft_vjp, points, targets, data, grad, *params, wrt)
+    return (got[0] if need_data else None,
+            [g if n else None for g, n in zip(got[1:1 + dim], need_points)],
+            [g if n else None for g, n in zip(got[1 + dim:], need_targets)])
+
+
 def _op_setup(ctx, inputs, output):
     points, targets, data, *params = inputs
     ctx.save_for_backward(data, *points, *targets)
@@ -229,49 +243,126 @@ def _op_setup(ctx, inputs, output):
 
 
 def _op_backward(ctx, grad):
-    data, *coords = ctx.saved_tensors
-    points, targets = coords[:ctx.dim], coords[ctx.dim:]
     need_points, need_targets, need_data = ctx.needs_input_grad[:3]
-    wrt = [need_data, any(need_points), any(need_targets)]
-    got = torch.ops.nudt.nufft_vjp(points, targets, data, grad, *ctx.params, wrt)
-    d_points = [g if n else None for g, n in zip(got[1:1 + ctx.dim], need_points)]
-    d_targets = [g if n else None for g, n in zip(got[1 + ctx.dim:], need_targets)]
-    return d_points, d_targets, got[0] if need_data else None, None, None, None, None, None
+    d_data, d_points, d_targets = _backward(ctx.params, ctx.dim, ctx.saved_tensors, grad,
+                                            need_data, need_points, need_targets)
+    return d_points, d_targets, d_data, None, None, None, None, None
 
 
 _nufft_op.register_autograd(_op_backward, setup_context=_op_setup)
 
 
-# -- Eager mode: the same transforms as an autograd.Function, which also has forward mode.
+class _Layout:
+    """Where `_once` puts a call's arguments back: `(kind, where)` per argument, one value to
+    torch.func's transforms (a tuple would be taken apart as a tree of arguments)."""
 
-class _Nufft(torch.autograd.Function):
-    """One transform: inputs `(spec, dim, data, *points, *targets)`."""
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = parts
+
+
+class _Once(torch.autograd.Function):
+    """A call of a derivative operator (vjp or jvp) that refuses to be differentiated again.
+    PyTorch takes an operator without a forward-mode rule for a constant there, so that
+    torch.func.hessian (forward over reverse) would silently give zeros; and the operators
+    see only the tensors passed to them directly, so the calls go through here, their
+    tensors flattened out of the lists (`layout` puts them back)."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(spec, dim, data, *coords):
-        return _forward(spec, coords[:dim], coords[dim:], data)
+    def forward(op, layout, *tensors):
+        args = [a if kind == "value" else tensors[a] if kind == "tensor"
+                else list(tensors[a[0]:a[1]]) for kind, a in layout.parts]
+        out = op(*args)
+        return out if isinstance(out, torch.Tensor) else tuple(out)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        spec, dim, data, *coords = inputs
-        ctx.spec, ctx.dim = spec, dim
+        """Nothing to keep: differentiating a derivative only raises."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        raise RuntimeError(_TWICE)
+
+
+_TWICE = ("nudt.torch: second derivatives are not available (the vjp and jvp of the "
+          "transforms are not themselves differentiable)")
+
+
+def _once(op, *args):
+    """`op(*args)` through `_Once`."""
+    layout, tensors = [], []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            layout.append(("tensor", len(tensors)))
+            tensors.append(a)
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], torch.Tensor):
+            layout.append(("list", (len(tensors), len(tensors) + len(a))))
+            tensors.extend(a)
+        else:
+            layout.append(("value", a))
+    return _Once.apply(op, _Layout(layout), *tensors)
+
+
+def _vmap_by_loop(op):
+    """A batching rule for `op` that runs it once per batch element: what torch.func.vmap,
+    jacrev and jacfwd need (a batch of point sets has no shared plan to fold it into)."""
+    def pick(arg, dim, i):
+        if dim is None:
+            return arg
+        if isinstance(dim, (list, tuple)):
+            return [pick(a, d, i) for a, d in zip(arg, dim)]
+        return arg.select(dim, i)
+
+    def rule(info, in_dims, *args):
+        outs = [op(*(pick(a, d, i) for a, d in zip(args, in_dims)))
+                for i in range(info.batch_size)]
+        if isinstance(outs[0], torch.Tensor):
+            return torch.stack(outs), 0
+        return [torch.stack(o) for o in zip(*outs)], [0] * len(outs[0])
+
+    return rule
+
+
+for _op in (_nufft_op, _nufft_vjp_op, _nufft_jvp_op):
+    _op.register_vmap(_vmap_by_loop(_op))
+
+
+# -- Eager mode: the same operators under an autograd.Function, which also has forward mode.
+
+class _Nufft(torch.autograd.Function):
+    """One transform: inputs `(params, dim, data, *points, *targets)`, `params` the
+    operators' `(nufft_type, n_modes, eps, isign, options)`."""
+
+    # Its methods run only operators, whose batching rules vmap can compose.
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(params, dim, data, *coords):
+        return torch.ops.nudt.nufft(coords[:dim], coords[dim:], data, *params)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        params, dim, data, *coords = inputs
+        ctx.params, ctx.dim = params, dim
         ctx.save_for_backward(data, *coords)
         ctx.save_for_forward(data, *coords)
 
     @staticmethod
-    @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        data, *coords = ctx.saved_tensors
-        dim = ctx.dim
-        need = ctx.needs_input_grad[2:]
-        wrt = [need[0], any(need[1:1 + dim]), any(need[1 + dim:])]
-        d_data, d_points, d_targets = _vjp(ctx.spec, coords[:dim], coords[dim:], data, grad,
-                                           wrt)
-        grads = [d_data, *d_points, *d_targets]
-        return (None, None, *(g if n else None for g, n in zip(grads, need)))
+        dim, need = ctx.dim, ctx.needs_input_grad[2:]
+        d_data, d_points, d_targets = _backward(ctx.params, dim, ctx.saved_tensors, grad,
+                                                need[0], need[1:1 + dim], need[1 + dim:])
+        return None, None, d_data, *d_points, *d_targets
 
     @staticmethod
-    def jvp(ctx, _spec, _dim, d_data, *d_coords):
+    def jvp(ctx, _params, _dim, d_data, *d_coords):
         data, *coords = ctx.saved_tensors
         dim = ctx.dim
 
@@ -281,11 +372,9 @@ class _Nufft(torch.autograd.Function):
                 return []
             return [torch.zeros_like(a) if t is None else t for t, a in zip(tangents, arrays)]
 
-        nufft_type, n_modes, eps, isign, options = ctx.spec
-        return torch.ops.nudt.nufft_jvp(
-            coords[:dim], coords[dim:], data, d_data, filled(d_coords[:dim], coords[:dim]),
-            filled(d_coords[dim:], coords[dim:]), nufft_type, list(n_modes), eps, isign,
-            options)
+        return _once(
+            torch.ops.nudt.nufft_jvp, coords[:dim], coords[dim:], data, d_data, filled(d_coords[:dim], coords[:dim]),
+            filled(d_coords[dim:], coords[dim:]), *ctx.params)
 
 
 # -- Checks and the public functions.
@@ -362,13 +451,11 @@ def _transform(nufft_type, points, targets, data, n_modes, eps, isign, kwargs):
     isign = 1 if int(isign) >= 0 else -1
     batch = tuple(data.shape[:data.ndim - len(inner)])
     flat = data.reshape(math.prod(batch), *inner)
-    options = _options(kwargs)
+    params = (nufft_type, list(n_modes), float(eps), isign, _options(kwargs))
     if torch.compiler.is_compiling():
-        out = torch.ops.nudt.nufft(list(points), list(targets), flat, nufft_type,
-                                   list(n_modes), float(eps), isign, options)
+        out = torch.ops.nudt.nufft(list(points), list(targets), flat, *params)
     else:
-        spec = _spec(nufft_type, n_modes, float(eps), isign, options)
-        out = _Nufft.apply(spec, dim, flat, *points, *targets)
+        out = _Nufft.apply(params, dim, flat, *points, *targets)
     return out.reshape(*batch, *out.shape[1:])
 
 

@@ -12,7 +12,7 @@ use crate::errors::{backend_to_py, value_error};
 use crate::shared::Shared;
 use nudt_runtime::backend::{BackendError, NufftPlan};
 use nudt_runtime::gradient::{self, Tangents, Type3Points, Wanted};
-use nudt_runtime::{Float, NudtError};
+use nudt_runtime::{Float, NudtError, TransformType};
 use num_complex::Complex;
 use numpy::{Element, PyArray1};
 use pyo3::prelude::*;
@@ -63,6 +63,23 @@ impl<P, T: Float> Held<P, T> {
     }
 }
 
+/// [`PointSets`] borrowed as slices.
+type Slices<'a, T> = (Vec<&'a [T]>, Vec<&'a [T]>);
+
+/// Borrows of the kept point sets, for the runtime's derivatives: `None` for types 1 and 2;
+/// for a type 3 plan that kept none (a plan made for gradients whose set-points failed, or
+/// that has not run) the plan has no points either.
+fn borrowed<T>(
+    ty: TransformType,
+    type3: &Option<PointSets<T>>,
+) -> Result<Option<Slices<'_, T>>, BackendError> {
+    match (ty, type3) {
+        (TransformType::Type3, None) => Err(NudtError::PointsNotSet.into()),
+        (TransformType::Type3, Some((s, t))) => Ok(Some((refs(s), refs(t)))),
+        _ => Ok(None),
+    }
+}
+
 impl<P: NufftPlan<T>, T: Float> Held<P, T> {
     fn vjp(
         &mut self,
@@ -70,13 +87,10 @@ impl<P: NufftPlan<T>, T: Float> Held<P, T> {
         cotangent: &[Complex<T>],
         wanted: Wanted,
     ) -> Result<gradient::Cotangents<T>, BackendError> {
-        let (s, t) = self
-            .type3
-            .as_ref()
-            .map_or((Vec::new(), Vec::new()), |(s, t)| (refs(s), refs(t)));
-        let points = self.type3.is_some().then_some(Type3Points {
-            sources: &s,
-            targets: &t,
+        let sets = borrowed(self.plan.transform_type(), &self.type3)?;
+        let points = sets.as_ref().map(|(s, t)| Type3Points {
+            sources: s,
+            targets: t,
         });
         gradient::vjp(&mut self.plan, data, cotangent, points, wanted)
     }
@@ -87,13 +101,10 @@ impl<P: NufftPlan<T>, T: Float> Held<P, T> {
         tangents: Tangents<'_, T>,
         out: &mut [Complex<T>],
     ) -> Result<(), BackendError> {
-        let (s, t) = self
-            .type3
-            .as_ref()
-            .map_or((Vec::new(), Vec::new()), |(s, t)| (refs(s), refs(t)));
-        let points = self.type3.is_some().then_some(Type3Points {
-            sources: &s,
-            targets: &t,
+        let sets = borrowed(self.plan.transform_type(), &self.type3)?;
+        let points = sets.as_ref().map(|(s, t)| Type3Points {
+            sources: s,
+            targets: t,
         });
         gradient::jvp(&mut self.plan, data, tangents, points, out)
     }

@@ -4,8 +4,9 @@
   respect to the values, the points and (type 3) the targets, in reverse and forward mode;
 * the gradients against the same sums written directly in torch and differentiated by
   autograd, at eps 1e-6 (double) and 1e-4 (single), within 10x eps relative;
-* batches of transforms sharing the points, forward mode through ``torch.func.jvp``,
-  ``torch.compile`` (one graph around the custom operators), ``torch.library.opcheck``;
+* batches of transforms sharing the points, forward mode through ``torch.func.jvp``, the
+  other torch.func transforms, ``torch.compile`` (one graph around the custom operators),
+  ``torch.library.opcheck``;
 * bad arguments raise TypeError/ValueError.
 
 Skips where PyTorch is missing, unless NUDT_REQUIRE_TORCH=1 (as CI sets), which makes a
@@ -186,6 +187,35 @@ def test_forward_mode(tp):
     _, ref = torch.func.jvp(lambda d, *c: direct(tp, c[:2], d, modes, c[2:]), primals,
                             tangents)
     assert rel(ours, ref) < 1e-8
+
+
+def test_func_transforms():
+    """torch.func: grad, jacrev, jacfwd and vmap (the operators' batching rule runs one
+    transform per element) against the same transforms of the direct sums; a second
+    derivative (hessian, double backward) raises rather than return zeros."""
+    pts, data, tgt, _ = problem(3, 2, m=12, n=6, seed=2)
+    y, s, t = pts[1], *tgt
+
+    def ours(x):
+        return torch.view_as_real(nt.nufft2d3(x, y, data, s, t, eps=1e-10))
+
+    def ref(x):
+        return torch.view_as_real(direct(3, [x, y], data, None, [s, t]))
+
+    x = pts[0]
+    jac = torch.func.jacrev(ref)(x)
+    assert rel(torch.func.jacrev(ours)(x), jac) < 1e-9
+    assert rel(torch.func.jacfwd(ours)(x), jac) < 1e-9
+    xs = torch.stack([x, 0.5 * x, x + 1])
+    assert rel(torch.func.vmap(ours)(xs), torch.stack([ref(v) for v in xs])) < 1e-9
+    loss = lambda f: lambda x: f(x).pow(2).sum()  # noqa: E731
+    assert rel(torch.func.grad(loss(ours))(x), torch.func.grad(loss(ref))(x)) < 1e-9
+    with pytest.raises(RuntimeError, match="second derivatives"):
+        torch.func.hessian(loss(ours))(x)
+    leaf = x.clone().requires_grad_()
+    g, = torch.autograd.grad(loss(ours)(leaf), leaf, create_graph=True)
+    with pytest.raises(RuntimeError, match="second derivatives"):
+        g.sum().backward()
 
 
 def test_torch_compile():
