@@ -204,9 +204,9 @@ def check_type(nufft_type):
 
 
 Cotangents = collections.namedtuple("Cotangents", "data points targets")
-Cotangents.__doc__ = """What ``Plan.vjp`` returns: the cotangents of the input (``data``, shaped as it),
-of the points (``points``: one array per dimension, the sources' for type 3) and of type 3's
-target frequencies (``targets``); ``None`` for what was not asked for (``wrt``)."""
+Cotangents.__doc__ = """What ``Plan.vjp`` returns: the cotangents of the input (``data``, shaped
+as it), of the points (``points``: one array per dimension, the sources' for type 3) and of
+type 3's target frequencies (``targets``); ``None`` for what was not asked for (``wrt``)."""
 
 _WRT = ("data", "points", "targets")
 

@@ -291,16 +291,16 @@ class Plan(PlanBase):
         eps (float): relative tolerance; one the precision cannot reach raises ValueError.
         isign (int): sign of the exponent; default -1 for type 2 and +1 otherwise.
         dtype: ``'complex64'`` (the default, as cufinufft's) or ``'complex128'``.
-        **kwargs: cufinufft's options, and nudt's ``gradients`` (default False): plan for
-            ``vjp`` and ``jvp``, as ``nudt.Plan``'s; a type 3 plan then keeps a host copy of
-            its points (``setpts`` waits for it). ``modeord`` (0 centred, 1 FFT order), ``upsampfac``
+        **kwargs: cufinufft's options. ``modeord`` (0 centred, 1 FFT order), ``upsampfac``
             (2.0, 1.25, 0 for the default), ``gpu_method`` (0 chosen per point set, 1
             GM-sort, 2 SM, 3 output-driven), ``gpu_binsizex/y/z`` (bin sides, 0 default),
             ``gpu_maxbatchsize`` (transforms per batch, 0 default), ``gpu_device_id`` and
             ``gpu_stream`` (a stream to order the work with) act; the options that tune
             cuFINUFFT's internals (``gpu_sort``, ``gpu_kerevalmeth``,
             ``gpu_maxsubprobsize``, ...) are accepted and have no effect; unknown keywords
-            raise ``TypeError``.
+            raise ``TypeError``. nudt's own ``gradients`` (default False) plans for ``vjp``
+            and ``jvp``, as ``nudt.Plan``'s; a type 3 plan then keeps a host copy of its
+            points (``setpts`` waits for it).
     """
 
     _repr_prefix = "nudt.cuda"

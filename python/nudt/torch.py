@@ -372,9 +372,10 @@ class _Nufft(torch.autograd.Function):
                 return []
             return [torch.zeros_like(a) if t is None else t for t, a in zip(tangents, arrays)]
 
-        return _once(
-            torch.ops.nudt.nufft_jvp, coords[:dim], coords[dim:], data, d_data, filled(d_coords[:dim], coords[:dim]),
-            filled(d_coords[dim:], coords[dim:]), *ctx.params)
+        points, targets = coords[:dim], coords[dim:]
+        return _once(torch.ops.nudt.nufft_jvp, points, targets, data, d_data,
+                     filled(d_coords[:dim], points), filled(d_coords[dim:], targets),
+                     *ctx.params)
 
 
 # -- Checks and the public functions.
