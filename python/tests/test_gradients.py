@@ -2,7 +2,11 @@
 type and dimension: against central differences of the direct sums (``nudt_direct``) along
 one random direction of all inputs at once, stacks of transforms (the points' cotangents sum
 over the stack), and the typed errors of bad requests. PyTorch's functions on top of these
-are tested in ``test_torch.py``."""
+are tested in ``test_torch.py``; here only that ``nudt.torch`` says what it needs where
+PyTorch is missing."""
+
+import importlib
+import sys
 
 import numpy as np
 import pytest
@@ -126,3 +130,11 @@ def test_errors():
         plan.jvp(data, d_targets=[dx[0], dx[1]])
     with pytest.raises(TypeError, match="dtype"):
         plan.jvp(data, d_points=[dx[0].astype(np.float32), dx[1]])
+
+
+def test_torch_module_without_torch(monkeypatch):
+    """Without PyTorch, importing nudt.torch raises ImportError saying what to install."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # what `import torch` then raises
+    monkeypatch.delitem(sys.modules, "nudt.torch", raising=False)
+    with pytest.raises(ImportError, match="nudt.torch needs PyTorch"):
+        importlib.import_module("nudt.torch")
