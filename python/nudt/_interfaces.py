@@ -383,7 +383,10 @@ class PlanBase:
         by ``n_trans`` transforms get the sum over them. ``wrt`` names what to compute, some
         of ``"data"``, ``"points"``, ``"targets"`` (default: all the plan's type has); the
         others are ``None``. Needs a plan made with ``gradients=True``; types 1 and 2 take one
-        pass with the kernel's derivative on the CPU, type 3 ``2 dim + 1`` transforms.
+        pass with the kernel's derivative on the CPU, type 3 ``2 dim + 1`` transforms. A
+        ``nudt.cuda`` plan copies the arrays to the host and the results back, and takes
+        ``dim + 1`` transforms for types 1 and 2, until the GPU backend has derivative
+        kernels.
         """
         wrt = self._wrt(wrt)
         data, cotangent, lead = self._derivative_inputs(data, cotangent, "cotangent", True)
