@@ -114,6 +114,20 @@ def test_gradcheck(tp, dim):
     assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True, **GRADCHECK)
 
 
+@pytest.mark.parametrize("tp", [1, 2])
+def test_gradcheck_options(tp):
+    """Options reach the backward's plan: FFT mode order (modeord=1), a flipped sign, one
+    thread."""
+    pts, data, _, modes = problem(tp, 2, m=8, seed=3)
+    inputs = [t.requires_grad_() for t in (data, *pts)]
+
+    def fn(data, *pts):
+        return call(tp, pts, data, [], modes, eps=1e-12, isign=-1 if tp == 1 else 1,
+                    modeord=1, nthreads=1)
+
+    assert torch.autograd.gradcheck(fn, inputs, check_forward_ad=True, **GRADCHECK)
+
+
 @pytest.mark.parametrize("dim", [1, 2, 3])
 @pytest.mark.parametrize("tp", [1, 2, 3])
 def test_against_torch_sums(tp, dim):
