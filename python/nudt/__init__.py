@@ -13,6 +13,7 @@ GIL).
 from . import _nudt
 from ._errors import NudtShapeError, NudtTypeError, NudtValueError
 from ._interfaces import (
+    Cotangents,
     Plan,
     nufft1d1, nufft1d2, nufft1d3,
     nufft2d1, nufft2d2, nufft2d3,
@@ -22,6 +23,7 @@ from ._interfaces import (
 __version__ = _nudt.__version__
 
 __all__ = [
+    "Cotangents",
     "Plan",
     "nufft1d1", "nufft1d2", "nufft1d3",
     "nufft2d1", "nufft2d2", "nufft2d3",

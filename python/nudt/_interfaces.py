@@ -9,6 +9,7 @@ raises finufft's exception classes with its key phrases (see ``_errors``). Every
 only checks and shapes; the work runs in :class:`nudt._nudt.RawPlan`, without the GIL.
 """
 
+import collections
 import numbers
 import operator
 
@@ -18,6 +19,7 @@ from . import _nudt
 from ._errors import NudtShapeError, NudtTypeError, NudtValueError, warn_copy
 
 __all__ = [
+    "Cotangents",
     "Plan",
     "nufft1d1", "nufft1d2", "nufft1d3",
     "nufft2d1", "nufft2d2", "nufft2d3",
@@ -201,6 +203,20 @@ def check_type(nufft_type):
     return nufft_type
 
 
+Cotangents = collections.namedtuple("Cotangents", "data points targets")
+Cotangents.__doc__ = """What ``Plan.vjp`` returns: the cotangents of the input (``data``, shaped
+as it), of the points (``points``: one array per dimension, the sources' for type 3) and of
+type 3's target frequencies (``targets``); ``None`` for what was not asked for (``wrt``)."""
+
+_WRT = ("data", "points", "targets")
+
+
+def _boolean(value, name):
+    if not isinstance(value, (bool, np.bool_)):
+        raise NudtTypeError(f"`{name}` must be True or False, got {type(value).__name__}")
+    return bool(value)
+
+
 def _attribute(name, doc=None):
     """A read-only property for the attribute ``_name``."""
     return property(operator.attrgetter("_" + name), doc=doc)
@@ -221,9 +237,11 @@ class PlanBase:
     n_modes = _attribute("n_modes", "Modes per dimension, in user order (ones for type 3).")
     n_trans = _attribute("n_trans")
     isign = _attribute("isign")
+    gradients = _attribute("gradients", "Whether the plan was made for ``vjp`` and ``jvp``.")
 
-    def _setup(self, nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype):
+    def _setup(self, nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype, gradients):
         """Checks and keeps the arguments every plan takes; returns eps as a float."""
+        self._gradients = _boolean(gradients, "gradients")
         self._dtype = _complex_dtype(dtype)
         self._real = np.dtype(np.float32 if self._dtype == np.complex64 else np.float64)
 
@@ -352,6 +370,109 @@ class PlanBase:
         return self._execute(data, out, adjoint)
 
 
+    def vjp(self, data, cotangent, wrt=None):
+        """Reverse mode (the vector-Jacobian product a backward pass needs) of ``execute`` at
+        input ``data``, for the cotangent ``cotangent`` of its output (shaped as ``execute``'s
+        result): the cotangents of the input, of the points (sources for type 3) and, for
+        type 3, of the target frequencies, as a :data:`Cotangents` ``(data, points,
+        targets)``.
+
+        Conventions are PyTorch's: the cotangent of complex values ``y`` is ``dL/dRe y + i
+        dL/dIm y`` for a real loss ``L``, so the input's cotangent is ``execute_adjoint`` of
+        ``cotangent``, and a coordinate's is ``sum Re(conj(cotangent) * dy/dx)``; points shared
+        by ``n_trans`` transforms get the sum over them. ``wrt`` names what to compute, some
+        of ``"data"``, ``"points"``, ``"targets"`` (default: all the plan's type has); the
+        others are ``None``. Needs a plan made with ``gradients=True``; types 1 and 2 take one
+        pass with the kernel's derivative on the CPU, type 3 ``2 dim + 1`` transforms. A
+        ``nudt.cuda`` plan copies the arrays to the host and the results back, and takes
+        ``dim + 1`` transforms for types 1 and 2, until the GPU backend has derivative
+        kernels.
+        """
+        wrt = self._wrt(wrt)
+        data, cotangent, lead = self._derivative_inputs(data, cotangent, "cotangent", True)
+        got = self._vjp(data, cotangent, wrt)
+        d_data, points, targets = got
+        if d_data is not None:
+            d_data = d_data.reshape(*lead, *self._shapes(False)[0][0])
+        return Cotangents(d_data, tuple(points) if "points" in wrt else None,
+                          tuple(targets) if "targets" in wrt else None)
+
+    def jvp(self, data, d_data=None, d_points=None, d_targets=None, out=None):
+        """Forward mode (the Jacobian-vector product) of ``execute`` at input ``data``: the
+        change of its output for a change ``d_data`` of the input (shaped as ``data``),
+        ``d_points`` of the points (one array per dimension, the sources' for type 3) and,
+        for type 3, ``d_targets`` of the target frequencies; ``None`` for what does not
+        change. Returns it shaped as ``execute``'s result (in ``out`` when given). Needs a
+        plan made with ``gradients=True``.
+        """
+        if d_data is not None:
+            data, d_data, lead = self._derivative_inputs(data, d_data, "d_data", False)
+        else:
+            data, _, lead = self._derivative_inputs(data, None, None, False)
+        src = self._tangent_set(d_points, "xyz", self._nj, "d_points")
+        tgt = None
+        if d_targets is not None:
+            if self._type != 3:
+                raise NudtShapeError("d_targets: only a type 3 plan has target frequencies")
+            tgt = self._tangent_set(d_targets, "stu", self._nk, "d_targets")
+        inner_out, kind_out = self._shapes(False)[1]
+        if out is not None:
+            out = self._output(out)
+            self._lead(out.shape, inner_out, kind_out, "out")
+        else:
+            out = self._empty_like(data, (*lead, *inner_out))
+        return self._jvp(data, d_data, src, tgt, out)
+
+    def _wrt(self, wrt):
+        """``wrt`` as a set of names, checked against the plan's type."""
+        names = _WRT if self._type == 3 else _WRT[:2]
+        if wrt is None:
+            return set(names)
+        if isinstance(wrt, str):
+            wrt = (wrt,)
+        wrt = set(wrt)
+        bad = wrt - set(names)
+        if bad:
+            raise NudtValueError(f"wrt: {sorted(bad)} not among {list(names)} (type "
+                                 f"{self._type})")
+        return wrt
+
+    def _derivative_inputs(self, data, other, name, output):
+        """``data`` (shaped as ``execute``'s input) and ``other`` (as its output if `output`,
+        else as its input; None for none) as the raw plan takes them, checked as ``execute``
+        checks (one transform with or without a leading axis of 1); with ``data``'s batch
+        axes."""
+        if not self._gradients:
+            raise NudtValueError("vjp and jvp need a plan made with gradients=True (its "
+                                 "kernel then meets eps/10, so that the derivatives meet eps)")
+        (inner_in, kind_in), (inner_out, kind_out) = self._shapes(False)
+        self._check_dtype(data, "data", self._dtype)
+        lead = self._lead(np.shape(data), inner_in, kind_in, "data")
+        if other is not None:
+            self._check_dtype(other, name, self._dtype)
+            inner, kind = (inner_out, kind_out) if output else (inner_in, kind_in)
+            self._lead(np.shape(other), inner, kind, name)
+            other = self._input(other, name, self._dtype)
+        return self._input(data, "data", self._dtype), other, lead
+
+    def _tangent_set(self, arrays, names, n, what):
+        """A tangent of a point set (one array of n per dimension), or None."""
+        if arrays is None:
+            return None
+        arrays = list(arrays) if isinstance(arrays, (list, tuple)) else [arrays]
+        if len(arrays) != self._dim:
+            raise NudtShapeError(f"{what}: {len(arrays)} arrays for a {self._dim}-D plan "
+                                 f"(one per dimension: {', '.join(names[:self._dim])})")
+        out = []
+        for a, letter in zip(arrays, names):
+            name = f"d_{letter}"
+            self._check_dtype(a, name, self._real)
+            if tuple(np.shape(a)) != (n,):
+                raise NudtShapeError(f"{name} must be of shape ({n},), got {np.shape(a)}")
+            out.append(self._input(a, name, self._real))
+        return out
+
+
 class Plan(PlanBase):
     """A NUFFT plan, as finufft's ``Plan``: make it once, ``setpts``, then ``execute`` (and
     ``execute_adjoint``) as often as needed.
@@ -370,17 +491,22 @@ class Plan(PlanBase):
         **kwargs: finufft's options. ``modeord`` (0 centred, 1 FFT order), ``nthreads``
             (0: all cores), ``upsampfac`` (2.0, 1.25, or 0 for the planner's choice) act;
             the options that tune FINUFFT's internals are accepted and have no effect;
-            unknown keywords raise ``TypeError``.
+            unknown keywords raise ``TypeError``. nudt's own ``gradients`` (default False)
+            plans for ``vjp`` and ``jvp`` (derivatives with respect to the input and the
+            points): the kernel then meets ``eps/10``, so that the point derivatives meet
+            ``eps``, and a type 3 plan keeps a copy of its points.
     """
 
     def __init__(self, nufft_type, n_modes_or_dim, n_trans=1, eps=1e-6, isign=None,
                  dtype="complex128", **kwargs):
         nufft_type = check_type(nufft_type)
+        # A keyword of nudt's own, among finufft's options so the signature stays finufft's.
+        gradients = kwargs.pop("gradients", False)
         fft_order, nthreads, upsampfac = _options(kwargs)
-        eps = self._setup(nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype)
+        eps = self._setup(nufft_type, n_modes_or_dim, n_trans, eps, isign, dtype, gradients)
         self._raw = _nudt.RawPlan(nufft_type, list(self._n_modes), self._isign,
                                   self._n_trans, eps, self._dtype == np.complex64,
-                                  fft_order, nthreads, upsampfac)
+                                  fft_order, nthreads, upsampfac, self._gradients)
 
     _repr_prefix = "nudt"
     # finufft's words (its users' tests match "x must be a vector", "y must have same
@@ -414,6 +540,13 @@ class Plan(PlanBase):
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data, out, adjoint)
+        return out
+
+    def _vjp(self, data, cotangent, wrt):
+        return self._raw.vjp(data, cotangent, *(w in wrt for w in _WRT))
+
+    def _jvp(self, data, d_data, d_points, d_targets, out):
+        self._raw.jvp(data, d_data, d_points, d_targets, out)
         return out
 
     @staticmethod

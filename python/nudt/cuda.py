@@ -14,6 +14,10 @@ arrays name in their interface (and ``gpu_stream``), and those streams then wait
 plan: work the caller queues afterwards on the same streams sees the results, without the
 host waiting. Points must be finite: as in cufinufft, they are not checked on the device.
 
+A plan made with ``gradients=True`` gives ``vjp`` and ``jvp`` as ``nudt.Plan``'s, on device
+arrays; for now they copy the arrays to the host and run the plan's host interface (which
+waits for the work), until the GPU backend has kernels of the kernel's derivative.
+
 Importing this module raises ImportError, with the reason, when the package was built
 without the ``cuda`` feature or when no CUDA driver, device, NVRTC or cuFFT is found.
 """
@@ -216,6 +220,45 @@ def _device_array(a, name, dtype, writes=False):
     return _DeviceArray(a, int(ptr or 0), shape, got, stream)
 
 
+def _to_host(a):
+    """A device array's values as a new numpy array (the copy waits for the owner's work)."""
+    lib = _library(a)
+    if lib == "torch":
+        return a.detach().resolve_conj().cpu().numpy()
+    if lib == "cupy":
+        return a.get()
+    if hasattr(a, "copy_to_host"):  # Numba
+        return a.copy_to_host()
+    raise NudtTypeError(f"nudt.cuda copies CuPy, PyTorch and Numba arrays to the host, not "
+                        f"{type(a).__module__}.{type(a).__name__}")
+
+
+def _from_host(a, like):
+    """numpy array `a` as a new device array of `like`'s library, on its device."""
+    lib = _library(like)
+    if lib == "torch":
+        import torch
+        return torch.from_numpy(a).to(like.device)
+    if lib == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return cupy.asarray(a)
+    from numba import cuda
+    return cuda.to_device(a)
+
+
+def _copy_from_host(dst, a):
+    """Writes numpy array `a` into device array `dst` (of `a`'s shape and dtype)."""
+    lib = _library(dst)
+    if lib == "torch":
+        import torch
+        dst.copy_(torch.from_numpy(a))
+    elif lib == "cupy":
+        dst.set(a)
+    else:
+        dst.copy_to_device(a)
+
+
 def _empty_like(like, shape, dtype):
     """A new device array of ``like``'s library, on its device."""
     lib = _library(like)
@@ -255,7 +298,9 @@ class Plan(PlanBase):
             ``gpu_stream`` (a stream to order the work with) act; the options that tune
             cuFINUFFT's internals (``gpu_sort``, ``gpu_kerevalmeth``,
             ``gpu_maxsubprobsize``, ...) are accepted and have no effect; unknown keywords
-            raise ``TypeError``.
+            raise ``TypeError``. nudt's own ``gradients`` (default False) plans for ``vjp``
+            and ``jvp``, as ``nudt.Plan``'s; a type 3 plan then keeps a host copy of its
+            points (``setpts`` waits for it).
     """
 
     _repr_prefix = "nudt.cuda"
@@ -269,9 +314,10 @@ class Plan(PlanBase):
     def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None,
                  dtype="complex64", **kwargs):
         nufft_type = check_type(nufft_type)
+        gradients = kwargs.pop("gradients", False)  # nudt's own, as nudt.Plan's
         fft_order, upsampfac, device, method, max_batch, bins, self._stream = \
             _gpu_options(kwargs)
-        eps = self._setup(nufft_type, n_modes, n_trans, eps, isign, dtype)
+        eps = self._setup(nufft_type, n_modes, n_trans, eps, isign, dtype, gradients)
         if any(bins):
             if not all(bins[:self._dim]):
                 raise NudtValueError(f"give gpu_binsize for all {self._dim} dimensions")
@@ -280,7 +326,8 @@ class Plan(PlanBase):
             bins = []
         self._raw = _nudt.RawCudaPlan(nufft_type, list(self._n_modes), self._isign,
                                       self._n_trans, eps, self._dtype == np.complex64,
-                                      fft_order, upsampfac, device, method, max_batch, bins)
+                                      fft_order, upsampfac, device, method, max_batch, bins,
+                                      self._gradients)
 
     def _streams(self, arrays):
         """The distinct streams of the arrays' owners and the plan's ``gpu_stream``."""
@@ -318,12 +365,32 @@ class Plan(PlanBase):
     def _set_points(self, src, tgt):
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
-        # type 3 rescales copies.
+        # type 3 rescales copies (and for gradients keeps them on the host too).
+        host = None
+        if self._type == 3 and self._gradients:
+            host = ([_to_host(a.obj) for a in src], [_to_host(a.obj) for a in tgt])
         self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
-                         self._streams(src + tgt), src if self._type != 3 else None)
+                         self._streams(src + tgt), src if self._type != 3 else None, host)
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data.raw(), out.raw(), self._streams([data, out]), adjoint)
+        return out.obj
+
+    def _vjp(self, data, cotangent, wrt):
+        d_data, points, targets = self._raw.vjp(
+            _to_host(data.obj), _to_host(cotangent.obj),
+            *(w in wrt for w in ("data", "points", "targets")))
+        like = data.obj
+        return (None if d_data is None else _from_host(d_data, like),
+                [_from_host(a, like) for a in points], [_from_host(a, like) for a in targets])
+
+    def _jvp(self, data, d_data, d_points, d_targets, out):
+        host = np.empty(out.shape, dtype=self._dtype)
+        self._raw.jvp(_to_host(data.obj), None if d_data is None else _to_host(d_data.obj),
+                      None if d_points is None else [_to_host(a.obj) for a in d_points],
+                      None if d_targets is None else [_to_host(a.obj) for a in d_targets],
+                      host)
+        _copy_from_host(out.obj, host)
         return out.obj
 
     @staticmethod

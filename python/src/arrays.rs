@@ -56,6 +56,28 @@ pub fn readonly<'py, T: Element>(
         .map_err(|e| value_error(a.py(), format!("argument `{name}`: {e}")))
 }
 
+/// Each of `arrays` as [`readonly`], named by `names` in errors (one per array).
+pub fn readonly_all<'py, T: Element>(
+    arrays: &[Bound<'py, PyAny>],
+    names: &[&str],
+) -> PyResult<Vec<PyReadonlyArrayDyn<'py, T>>> {
+    arrays
+        .iter()
+        .zip(names)
+        .map(|(a, n)| readonly::<T>(a, n))
+        .collect()
+}
+
+/// The values of a [`readonly`] array.
+pub fn slice<'a, T: Element>(a: &'a PyReadonlyArrayDyn<'_, T>) -> &'a [T] {
+    a.as_slice().expect("readonly() checked C order")
+}
+
+/// The values of each of `arrays`.
+pub fn slices<'a, T: Element>(arrays: &'a [PyReadonlyArrayDyn<'_, T>]) -> Vec<&'a [T]> {
+    arrays.iter().map(slice).collect()
+}
+
 /// `a` as a writeable array of `T`, C-contiguous, not overlapping any array borrowed before.
 pub fn readwrite<'py, T: Element>(
     a: &Bound<'py, PyAny>,

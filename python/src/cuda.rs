@@ -6,22 +6,32 @@
 //! the plan's stream afterwards ([`ForeignStream`]): calls return as soon as the work is
 //! queued, and the caller's next kernels on its own stream see the results, as cuFINUFFT's
 //! on a shared stream.
+//!
+//! The derivatives (`vjp`, `jvp`) run on host arrays for now, through the plan's host
+//! interface ([`crate::gradients`]): `nudt.cuda.Plan` copies the device arrays over and the
+//! results back. CUDA kernels of the kernel's derivative would spare the copies and the
+//! `d + 1` transforms that types 1 and 2 take without them.
 
+use crate::arrays::{self, readonly_all};
 use crate::errors::{to_py, value_error};
+use crate::gradients::{self, check_gradients, Held};
 use crate::shared::Shared;
 use nudt_runtime::cuda::{
     device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaStream, ForeignSlice,
     ForeignStream, GpuMethod,
 };
+use nudt_runtime::gradient::Wanted;
 use nudt_runtime::{ModeOrder, NudtError, TransformType, Upsampling};
+use numpy::PyReadonlyArrayDyn;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use std::sync::Arc;
 
 /// The exception for a CUDA backend error: bad input as the CPU plan's, a bad device array
 /// as `ValueError`, no memory as `MemoryError`, everything the GPU or its libraries did
 /// wrong as `RuntimeError`.
-fn cuda_to_py(py: Python<'_>, e: CudaError) -> PyErr {
+pub fn cuda_to_py(py: Python<'_>, e: CudaError) -> PyErr {
     match e {
         CudaError::Nudt(e) => to_py(py, e),
         e @ CudaError::ForeignMemory { .. } => value_error(py, e.to_string()),
@@ -31,8 +41,8 @@ fn cuda_to_py(py: Python<'_>, e: CudaError) -> PyErr {
 }
 
 enum AnyCudaPlan {
-    F32(CudaPlan<f32>),
-    F64(CudaPlan<f64>),
+    F32(Held<CudaPlan<f32>, f32>),
+    F64(Held<CudaPlan<f64>, f64>),
 }
 
 /// The plan and what the binding keeps with it, under one lock.
@@ -49,18 +59,62 @@ struct CudaState {
     ready: bool,
 }
 
+impl AnyCudaPlan {
+    fn f32(&mut self) -> Option<&mut Held<CudaPlan<f32>, f32>> {
+        match self {
+            AnyCudaPlan::F32(h) => Some(h),
+            AnyCudaPlan::F64(_) => None,
+        }
+    }
+
+    fn f64(&mut self) -> Option<&mut Held<CudaPlan<f64>, f64>> {
+        match self {
+            AnyCudaPlan::F64(h) => Some(h),
+            AnyCudaPlan::F32(_) => None,
+        }
+    }
+}
+
+impl CudaState {
+    /// The plan in f32, if it is one and has points (for the derivatives).
+    fn ready_f32(&mut self) -> Option<&mut Held<CudaPlan<f32>, f32>> {
+        self.ready.then(|| self.plan.f32()).flatten()
+    }
+
+    /// The plan in f64, if it is one and has points.
+    fn ready_f64(&mut self) -> Option<&mut Held<CudaPlan<f64>, f64>> {
+        self.ready.then(|| self.plan.f64()).flatten()
+    }
+}
+
 /// A device array: its address and length in reals (complex data counts two per value).
 type Raw = (u64, usize);
+
+/// Host copies of a type 3 plan's sources and targets (numpy arrays, one per dimension).
+type HostPoints<'py> = (Vec<Bound<'py, PyAny>>, Vec<Bound<'py, PyAny>>);
+
+/// [`HostPoints`] borrowed as arrays of the plan's real type.
+type Borrowed<'py, T> = (
+    Vec<PyReadonlyArrayDyn<'py, T>>,
+    Vec<PyReadonlyArrayDyn<'py, T>>,
+);
+
+/// How a call finds the plan of its precision.
+type Pick<T> = fn(&mut AnyCudaPlan) -> Option<&mut Held<CudaPlan<T>, T>>;
 
 /// A type 1, 2 or 3 GPU plan in f32 (`single=True`) or f64. Arguments are already
 /// normalised by `nudt.cuda.Plan`: `modes` in user order, `isign` ±1, `upsampfac` 0 for the
 /// default, `method` 0 for the plan's choice (else 1 GM-sort, 2 SM, 3 output-driven),
-/// `max_batch` 0 for the default, `bins` empty for the generator's choice.
+/// `max_batch` 0 for the default, `bins` empty for the generator's choice, `gradients` for a
+/// plan meant for `vjp` and `jvp` (`CudaOptions::gradients`).
 ///
 /// Shared between Python threads as the CPU plan is ([`Shared`]): calls take turns, each
 /// queuing its work on the plan's stream with the GIL released.
 #[pyclass(module = "nudt._nudt", frozen)]
 pub struct RawCudaPlan {
+    /// f32 or f64, and made for derivatives: fixed at construction.
+    single: bool,
+    gradients: bool,
     plan: Shared<CudaState>,
 }
 
@@ -171,7 +225,7 @@ impl RawCudaPlan {
     #[new]
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (nufft_type, modes, isign, n_trans, eps, single, fft_order, upsampfac,
-                        device, method, max_batch, bins))]
+                        device, method, max_batch, bins, gradients=false))]
     fn new(
         py: Python<'_>,
         nufft_type: u8,
@@ -186,6 +240,7 @@ impl RawCudaPlan {
         method: u8,
         max_batch: usize,
         bins: Vec<usize>,
+        gradients: bool,
     ) -> PyResult<Self> {
         let ty = match nufft_type {
             1 => TransformType::Type1,
@@ -227,6 +282,7 @@ impl RawCudaPlan {
                 [a, b, c] => Some([a, b, c]),
                 _ => return Err(value_error(py, "bins: 1 to 3 sides".into())),
             },
+            gradients,
             ..CudaOptions::default()
         };
         if upsampfac != 0.0 {
@@ -235,30 +291,24 @@ impl RawCudaPlan {
         let plan = py
             .detach(|| -> Result<_, CudaError> {
                 Ok(match (ty, single) {
-                    (TransformType::Type3, true) => AnyCudaPlan::F32(CudaPlan::new_type3(
-                        modes.len(),
-                        isign,
-                        n_trans,
-                        eps,
-                        opts,
-                    )?),
-                    (TransformType::Type3, false) => AnyCudaPlan::F64(CudaPlan::new_type3(
-                        modes.len(),
-                        isign,
-                        n_trans,
-                        eps,
-                        opts,
-                    )?),
-                    (_, true) => {
-                        AnyCudaPlan::F32(CudaPlan::new(ty, &modes, isign, n_trans, eps, opts)?)
-                    }
-                    (_, false) => {
-                        AnyCudaPlan::F64(CudaPlan::new(ty, &modes, isign, n_trans, eps, opts)?)
-                    }
+                    (TransformType::Type3, true) => AnyCudaPlan::F32(Held::new(
+                        CudaPlan::new_type3(modes.len(), isign, n_trans, eps, opts)?,
+                    )),
+                    (TransformType::Type3, false) => AnyCudaPlan::F64(Held::new(
+                        CudaPlan::new_type3(modes.len(), isign, n_trans, eps, opts)?,
+                    )),
+                    (_, true) => AnyCudaPlan::F32(Held::new(CudaPlan::new(
+                        ty, &modes, isign, n_trans, eps, opts,
+                    )?)),
+                    (_, false) => AnyCudaPlan::F64(Held::new(CudaPlan::new(
+                        ty, &modes, isign, n_trans, eps, opts,
+                    )?)),
                 })
             })
             .map_err(|e| cuda_to_py(py, e))?;
         Ok(RawCudaPlan {
+            single,
+            gradients,
             plan: Shared::new(CudaState {
                 plan,
                 coords: None,
@@ -270,7 +320,10 @@ impl RawCudaPlan {
     /// Sets the points (`coords`: one device array per dimension, as (address, length)) and,
     /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams;
     /// `keep` is what keeps the coordinate arrays alive while the plan reads them (types 1
-    /// and 2; type 3 copies them).
+    /// and 2; type 3 copies them). `host`: a type 3 plan made for gradients is given host
+    /// copies of both sets (numpy arrays of its real dtype), and keeps them for `vjp` and
+    /// `jvp`.
+    #[pyo3(signature = (coords, targets, streams, keep, host=None))]
     fn setpts(
         &self,
         py: Python<'_>,
@@ -278,19 +331,55 @@ impl RawCudaPlan {
         targets: Vec<Raw>,
         streams: Vec<u64>,
         keep: Option<Py<PyAny>>,
+        host: Option<HostPoints<'_>>,
     ) -> PyResult<()> {
-        self.plan.run(py, cuda_to_py, |st| {
-            st.ready = false;
-            // The old arrays go once nothing reads them: their decref waits for the GIL.
-            st.coords = None;
-            match &mut st.plan {
-                AnyCudaPlan::F32(p) => setpts(p, &coords, &targets, &streams),
-                AnyCudaPlan::F64(p) => setpts(p, &coords, &targets, &streams),
-            }?;
-            st.coords = keep;
-            st.ready = true;
-            Ok(())
-        })
+        #[allow(clippy::too_many_arguments)]
+        fn typed<T: CudaFloat + numpy::Element>(
+            py: Python<'_>,
+            plan: &Shared<CudaState>,
+            coords: Vec<Raw>,
+            targets: Vec<Raw>,
+            streams: Vec<u64>,
+            keep: Option<Py<PyAny>>,
+            host: Option<HostPoints<'_>>,
+            pick: Pick<T>,
+        ) -> PyResult<()> {
+            let host: Option<Borrowed<'_, T>> = host
+                .map(|(s, t)| -> PyResult<_> {
+                    Ok((
+                        readonly_all::<T>(&s, &["x", "y", "z"])?,
+                        readonly_all::<T>(&t, &["s", "t", "u"])?,
+                    ))
+                })
+                .transpose()?;
+            let host = host
+                .as_ref()
+                .map(|(s, t)| (arrays::slices(s), arrays::slices(t)));
+            plan.run(py, cuda_to_py, |st| {
+                st.ready = false;
+                // The old arrays go once nothing reads them: their decref waits for the GIL.
+                st.coords = None;
+                let h = pick(&mut st.plan).expect("precision");
+                let set = |p: &mut CudaPlan<T>| setpts(p, &coords, &targets, &streams);
+                match &host {
+                    Some((s, t)) => h.set_type3(s, t, true, set),
+                    None => {
+                        h.forget_type3();
+                        set(&mut h.plan)
+                    }
+                }?;
+                st.coords = keep;
+                st.ready = true;
+                Ok(())
+            })
+        }
+        if self.single {
+            let pick = AnyCudaPlan::f32;
+            typed(py, &self.plan, coords, targets, streams, keep, host, pick)
+        } else {
+            let pick = AnyCudaPlan::f64;
+            typed(py, &self.plan, coords, targets, streams, keep, host, pick)
+        }
     }
 
     /// Queues the transform (or its adjoint) from device array `data` into device array
@@ -308,10 +397,70 @@ impl RawCudaPlan {
                 return Err(CudaError::Nudt(NudtError::PointsNotSet));
             }
             match &mut st.plan {
-                AnyCudaPlan::F32(p) => execute(p, data, out, &streams, adjoint),
-                AnyCudaPlan::F64(p) => execute(p, data, out, &streams, adjoint),
+                AnyCudaPlan::F32(h) => execute(&mut h.plan, data, out, &streams, adjoint),
+                AnyCudaPlan::F64(h) => execute(&mut h.plan, data, out, &streams, adjoint),
             }
         })
+    }
+
+    /// Reverse mode on host arrays (numpy, the plan's dtypes), as `RawPlan.vjp`; the Python
+    /// layer moves device arrays over and back. Waits for the transforms it runs.
+    #[pyo3(signature = (data, cotangent, wrt_data, wrt_points, wrt_targets))]
+    fn vjp<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        cotangent: &Bound<'py, PyAny>,
+        wrt_data: bool,
+        wrt_points: bool,
+        wrt_targets: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        check_gradients(py, self.gradients)?;
+        let wanted = Wanted {
+            input: wrt_data,
+            points: wrt_points,
+            targets: wrt_targets,
+        };
+        if self.single {
+            gradients::vjp(
+                py,
+                &self.plan,
+                CudaState::ready_f32,
+                data,
+                cotangent,
+                wanted,
+            )
+        } else {
+            gradients::vjp(
+                py,
+                &self.plan,
+                CudaState::ready_f64,
+                data,
+                cotangent,
+                wanted,
+            )
+        }
+    }
+
+    /// Forward mode on host arrays, as `RawPlan.jvp`.
+    #[pyo3(signature = (data, d_data, d_points, d_targets, out))]
+    fn jvp<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        d_data: Option<&Bound<'py, PyAny>>,
+        d_points: Option<Vec<Bound<'py, PyAny>>>,
+        d_targets: Option<Vec<Bound<'py, PyAny>>>,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        check_gradients(py, self.gradients)?;
+        if self.single {
+            let pick = CudaState::ready_f32;
+            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
+        } else {
+            let pick = CudaState::ready_f64;
+            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
+        }
     }
 
     /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).
@@ -325,8 +474,8 @@ impl RawCudaPlan {
         let t = self
             .plan
             .with(py, |st| match &st.plan {
-                AnyCudaPlan::F32(p) => p.timings(),
-                AnyCudaPlan::F64(p) => p.timings(),
+                AnyCudaPlan::F32(h) => h.plan.timings(),
+                AnyCudaPlan::F64(h) => h.plan.timings(),
             })?
             .map_err(|e| cuda_to_py(py, e))?;
         Ok((t.setpts_ms, t.execute_ms))
@@ -336,8 +485,8 @@ impl RawCudaPlan {
     fn synchronize(&self, py: Python<'_>) -> PyResult<()> {
         self.plan
             .with(py, |st| match &st.plan {
-                AnyCudaPlan::F32(p) => p.synchronize(),
-                AnyCudaPlan::F64(p) => p.synchronize(),
+                AnyCudaPlan::F32(h) => h.plan.synchronize(),
+                AnyCudaPlan::F64(h) => h.plan.synchronize(),
             })?
             .map_err(|e| cuda_to_py(py, e))
     }
@@ -346,15 +495,15 @@ impl RawCudaPlan {
     #[getter]
     fn device(&self, py: Python<'_>) -> PyResult<usize> {
         self.plan.with(py, |st| match &st.plan {
-            AnyCudaPlan::F32(p) => p.stream().context().ordinal(),
-            AnyCudaPlan::F64(p) => p.stream().context().ordinal(),
+            AnyCudaPlan::F32(h) => h.plan.stream().context().ordinal(),
+            AnyCudaPlan::F64(h) => h.plan.stream().context().ordinal(),
         })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.plan.with(py, |st| match &st.plan {
-            AnyCudaPlan::F32(p) => format!("{p:?}"),
-            AnyCudaPlan::F64(p) => format!("{p:?}"),
+            AnyCudaPlan::F32(h) => format!("{:?}", h.plan),
+            AnyCudaPlan::F64(h) => format!("{:?}", h.plan),
         })
     }
 }

@@ -5,9 +5,11 @@
 //! `nudt.NudtValueError`, a subclass of both, so that either `except` catches it; a grid
 //! too large for memory raises `MemoryError`; misuse of a plan (execute before setpts)
 //! raises `RuntimeError`. A tolerance the precision cannot reach says so in finufft's words
-//! ("eps tolerance too small to achieve"), which its users' tests match.
+//! ("eps tolerance too small to achieve"), which its users' tests match. A derivative asked of
+//! a plan that cannot give it (`NoGradient`) is a bad request too: `NudtValueError`.
 
 use nudt_gen::GenError;
+use nudt_runtime::backend::BackendError;
 use nudt_runtime::NudtError;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -45,6 +47,19 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::ZeroTransforms
         | NudtError::Sign(_)
         | NudtError::TooManyPoints(_)
+        | NudtError::NoGradient { .. }
         | NudtError::Profile { .. } => value_error(py, msg),
+    }
+}
+
+/// The exception for an error of a plan driven through the runtime's backend interface (the
+/// derivatives, [`crate::gradients`]): as its backend's own errors.
+pub fn backend_to_py(py: Python<'_>, e: BackendError) -> PyErr {
+    match e {
+        BackendError::Input(e) => to_py(py, e),
+        #[cfg(feature = "cuda")]
+        BackendError::Cuda(e) => crate::cuda::cuda_to_py(py, e),
+        #[allow(unreachable_patterns)]
+        e => PyRuntimeError::new_err(e.to_string()),
     }
 }

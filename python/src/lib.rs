@@ -10,11 +10,15 @@
 //!
 //! With the `cuda` feature it also holds [`cuda::RawCudaPlan`], the runtime's CUDA plan on
 //! device arrays handed over by address, behind `nudt.cuda` (cufinufft's interface).
+//!
+//! Both plan classes also give the derivatives of their transform (`vjp`, `jvp`:
+//! [`gradients`]), which `nudt.torch` builds PyTorch's autograd functions on.
 
 mod arrays;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod errors;
+mod gradients;
 mod plan;
 mod shared;
 

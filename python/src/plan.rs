@@ -1,27 +1,30 @@
 //! `RawPlan`: the runtime's CPU plan in the precision the Python `Plan` asked for.
 
-use crate::arrays::{readonly, readwrite};
+use crate::arrays::{readonly, readonly_all, readwrite, slice, slices};
 use crate::errors::{to_py, value_error};
+use crate::gradients::{self, check_gradients, Held};
 use crate::shared::Shared;
+use nudt_runtime::gradient::Wanted;
 use nudt_runtime::{Float, ModeOrder, Options, Plan, TransformType, Upsampling};
 use num_complex::Complex;
-use numpy::{Element, PyReadonlyArrayDyn};
+use numpy::Element;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 enum AnyPlan {
-    F32(Plan<f32>),
-    F64(Plan<f64>),
+    F32(Held<Plan<f32>, f32>),
+    F64(Held<Plan<f64>, f64>),
 }
 
 impl AnyPlan {
-    fn f32(&mut self) -> Option<&mut Plan<f32>> {
+    fn f32(&mut self) -> Option<&mut Held<Plan<f32>, f32>> {
         match self {
             AnyPlan::F32(p) => Some(p),
             AnyPlan::F64(_) => None,
         }
     }
 
-    fn f64(&mut self) -> Option<&mut Plan<f64>> {
+    fn f64(&mut self) -> Option<&mut Held<Plan<f64>, f64>> {
         match self {
             AnyPlan::F64(p) => Some(p),
             AnyPlan::F32(_) => None,
@@ -30,11 +33,12 @@ impl AnyPlan {
 }
 
 /// How a call finds the plan of its precision `T` in an [`AnyPlan`].
-type Pick<T> = fn(&mut AnyPlan) -> Option<&mut Plan<T>>;
+type Pick<T> = fn(&mut AnyPlan) -> Option<&mut Held<Plan<T>, T>>;
 
 /// A type 1, 2 or 3 plan in f32 (`single=True`) or f64. Arguments are already normalised by
 /// `nudt.Plan`: `modes` in user order (x first), `isign` ±1, `nthreads` 0 for all threads,
-/// `upsampfac` 0 for the planner's choice.
+/// `upsampfac` 0 for the planner's choice, `gradients` for a plan meant for `vjp` and `jvp`
+/// (`Options::gradients`).
 ///
 /// One plan may be used by several Python threads at once (finufft documents concurrent
 /// `execute` calls as safe): see [`Shared`] for how calls take turns.
@@ -43,6 +47,8 @@ pub struct RawPlan {
     /// f32 or f64: fixed at construction, so calls borrow their arrays in it before they
     /// wait for the plan.
     single: bool,
+    /// Made for derivatives: fixed at construction, as `single`.
+    gradients: bool,
     plan: Shared<AnyPlan>,
 }
 
@@ -60,29 +66,12 @@ fn make<T: Float>(
     }
 }
 
-fn borrow_all<'py, T: Element>(
-    arrays: &[Bound<'py, PyAny>],
-    names: [&str; 3],
-) -> PyResult<Vec<PyReadonlyArrayDyn<'py, T>>> {
-    arrays
-        .iter()
-        .zip(names)
-        .map(|(a, n)| readonly::<T>(a, n))
-        .collect()
-}
-
-fn slices<'a, T: Element>(arrays: &'a [PyReadonlyArrayDyn<'_, T>]) -> Vec<&'a [T]> {
-    arrays
-        .iter()
-        .map(|a| a.as_slice().expect("readonly() checked C order"))
-        .collect()
-}
-
 #[pymethods]
 impl RawPlan {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (nufft_type, modes, isign, n_trans, eps, single, fft_order, nthreads, upsampfac))]
+    #[pyo3(signature = (nufft_type, modes, isign, n_trans, eps, single, fft_order, nthreads, upsampfac,
+                        gradients=false))]
     fn new(
         py: Python<'_>,
         nufft_type: u8,
@@ -94,6 +83,7 @@ impl RawPlan {
         fft_order: bool,
         nthreads: usize,
         upsampfac: f64,
+        gradients: bool,
     ) -> PyResult<Self> {
         let ty = match nufft_type {
             1 => TransformType::Type1,
@@ -119,25 +109,27 @@ impl RawPlan {
             },
             threads: (nthreads > 0).then_some(nthreads),
             upsampling,
+            gradients,
             ..Options::default()
         };
         let plan = py
             .detach(|| {
                 Ok(if single {
-                    AnyPlan::F32(make(ty, &modes, isign, n_trans, eps, opts)?)
+                    AnyPlan::F32(Held::new(make(ty, &modes, isign, n_trans, eps, opts)?))
                 } else {
-                    AnyPlan::F64(make(ty, &modes, isign, n_trans, eps, opts)?)
+                    AnyPlan::F64(Held::new(make(ty, &modes, isign, n_trans, eps, opts)?))
                 })
             })
             .map_err(|e| to_py(py, e))?;
         Ok(RawPlan {
             single,
+            gradients,
             plan: Shared::new(plan),
         })
     }
 
     /// Sets the points (`coords`: one array per dimension) and, for type 3, the target
-    /// frequencies (`targets`).
+    /// frequencies (`targets`), of which a plan made for gradients keeps copies.
     fn setpts(
         &self,
         py: Python<'_>,
@@ -150,23 +142,26 @@ impl RawPlan {
             coords: &[Bound<'_, PyAny>],
             targets: &[Bound<'_, PyAny>],
             pick: Pick<T>,
+            keep: bool,
         ) -> PyResult<()> {
-            let c = borrow_all::<T>(coords, ["x", "y", "z"])?;
-            let t = borrow_all::<T>(targets, ["s", "t", "u"])?;
+            let c = readonly_all::<T>(coords, &["x", "y", "z"])?;
+            let t = readonly_all::<T>(targets, &["s", "t", "u"])?;
             let (c, t) = (slices(&c), slices(&t));
             plan.run(py, to_py, |p| {
-                let p = pick(p).expect("precision");
-                if p.transform_type() == TransformType::Type3 {
-                    p.set_points_type3(&c, &t)
+                let h = pick(p).expect("precision");
+                if h.plan.transform_type() == TransformType::Type3 {
+                    h.set_type3(&c, &t, keep, |p| p.set_points_type3(&c, &t))
                 } else {
-                    p.set_points(&c)
+                    h.forget_type3();
+                    h.plan.set_points(&c)
                 }
             })
         }
+        let keep = self.gradients;
         if self.single {
-            typed(py, &self.plan, &coords, &targets, AnyPlan::f32)
+            typed(py, &self.plan, &coords, &targets, AnyPlan::f32, keep)
         } else {
-            typed(py, &self.plan, &coords, &targets, AnyPlan::f64)
+            typed(py, &self.plan, &coords, &targets, AnyPlan::f64, keep)
         }
     }
 
@@ -191,10 +186,10 @@ impl RawPlan {
         {
             let input = readonly::<Complex<T>>(data, "data")?;
             let mut output = readwrite::<Complex<T>>(out, "out")?;
-            let input = input.as_slice().expect("readonly() checked C order");
+            let input = slice(&input);
             let output = output.as_slice_mut().expect("readwrite() checked C order");
             plan.run(py, to_py, |p| {
-                let p = pick(p).expect("precision");
+                let p = &mut pick(p).expect("precision").plan;
                 if adjoint {
                     p.execute_adjoint(input, output)
                 } else {
@@ -209,6 +204,57 @@ impl RawPlan {
         }
     }
 
+    /// Reverse mode at input `data` and output cotangent `cotangent` (C-contiguous, the
+    /// plan's complex dtype, shaped as `execute`'s input and output): `(input's cotangent or
+    /// None, [points'], [targets'])`, flat, each computed only if its `wrt_` flag is set
+    /// (`gradient::vjp`). Needs a plan made with `gradients=True`.
+    #[pyo3(signature = (data, cotangent, wrt_data, wrt_points, wrt_targets))]
+    fn vjp<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        cotangent: &Bound<'py, PyAny>,
+        wrt_data: bool,
+        wrt_points: bool,
+        wrt_targets: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        check_gradients(py, self.gradients)?;
+        let wanted = Wanted {
+            input: wrt_data,
+            points: wrt_points,
+            targets: wrt_targets,
+        };
+        if self.single {
+            gradients::vjp(py, &self.plan, AnyPlan::f32, data, cotangent, wanted)
+        } else {
+            gradients::vjp(py, &self.plan, AnyPlan::f64, data, cotangent, wanted)
+        }
+    }
+
+    /// Forward mode at input `data`: the change of the output for the changes `d_data`
+    /// (shaped as `data`), `d_points` (one array per dimension; type 3: the sources') and
+    /// `d_targets` (type 3), each None where nothing changes, written into `out`
+    /// (`gradient::jvp`). Needs a plan made with `gradients=True`.
+    #[pyo3(signature = (data, d_data, d_points, d_targets, out))]
+    fn jvp<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        d_data: Option<&Bound<'py, PyAny>>,
+        d_points: Option<Vec<Bound<'py, PyAny>>>,
+        d_targets: Option<Vec<Bound<'py, PyAny>>>,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        check_gradients(py, self.gradients)?;
+        if self.single {
+            let pick = AnyPlan::f32;
+            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
+        } else {
+            let pick = AnyPlan::f64;
+            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
+        }
+    }
+
     /// Seconds the runtime spent in the last `setpts` or `execute` of this plan (by any
     /// thread), GIL released: what the Python layer adds is a call's wall time minus this.
     #[getter]
@@ -220,8 +266,8 @@ impl RawPlan {
     #[getter]
     fn width(&self, py: Python<'_>) -> PyResult<usize> {
         self.plan.with(py, |p| match p {
-            AnyPlan::F32(p) => p.width(),
-            AnyPlan::F64(p) => p.width(),
+            AnyPlan::F32(h) => h.plan.width(),
+            AnyPlan::F64(h) => h.plan.width(),
         })
     }
 
@@ -229,15 +275,15 @@ impl RawPlan {
     #[getter]
     fn fine_grid(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
         self.plan.with(py, |p| match p {
-            AnyPlan::F32(p) => p.fine_grid(),
-            AnyPlan::F64(p) => p.fine_grid(),
+            AnyPlan::F32(h) => h.plan.fine_grid(),
+            AnyPlan::F64(h) => h.plan.fine_grid(),
         })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.plan.with(py, |p| match p {
-            AnyPlan::F32(p) => format!("{p:?}"),
-            AnyPlan::F64(p) => format!("{p:?}"),
+            AnyPlan::F32(h) => format!("{:?}", h.plan),
+            AnyPlan::F64(h) => format!("{:?}", h.plan),
         })
     }
 }

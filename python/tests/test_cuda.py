@@ -1,6 +1,6 @@
 """nudt.cuda, cufinufft's interface on the GPU: accuracy against direct sums on the host for
 every type x dimension x dtype, out=, batches, mode orders, CuPy and PyTorch arrays,
-streams, and the typed errors.
+streams, the derivatives (vjp, jvp), and the typed errors.
 
 Without a GPU the GPU tests are skipped (saying why) and ``test_import`` checks the
 ImportError instead; with NUDT_REQUIRE_GPU=1 a missing GPU, CuPy or PyTorch is a failure.
@@ -208,6 +208,33 @@ def test_execute_adjoint(lib, dtype, tp, dim):
     out = dev(lib, np.zeros(want.shape, dtype))
     assert plan.execute_adjoint(dev(lib, data), out=out) is out
     assert direct.rel_err(host(out), want) < bound
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("tp", (1, 2, 3))
+def test_gradients(lib, tp):
+    """vjp and jvp of a plan made with gradients=True (host copies for now): the cotangents
+    and tangents of the CPU plan, to both plans' accuracy (1e-9 asked), as arrays of the
+    input's library."""
+    x, data, s = problem(7 + tp, 2, "complex128", tp, n_trans=2, modes=(10, 8))
+    x, s = [v[:60] for v in x], [v[:40] for v in s]
+    data = data[..., :60] if tp != 2 else data
+    shape = (2, 10, 8) if tp == 1 else (2, 60) if tp == 2 else (2, 40)
+    g = np.random.default_rng(1).standard_normal(shape) * (1 + 0.5j)
+    plans = [mod.Plan(tp, 2 if tp == 3 else (10, 8), 2, 1e-9, dtype="complex128",
+                      gradients=True) for mod in (nudt, cu)]
+    plans[0].setpts(*x, **dict(zip("st", s)))
+    plans[1].setpts(*[dev(lib, v) for v in x], **{k: dev(lib, v) for k, v in zip("st", s)})
+    want = plans[0].vjp(data, g)
+    got = plans[1].vjp(dev(lib, data), dev(lib, g))
+    assert type(got.data) is type(dev(lib, data))
+    assert direct.rel_err(host(got.data), want.data) < 1e-7
+    for a, b in zip(got.points + (got.targets or ()), want.points + (want.targets or ())):
+        assert direct.rel_err(host(a), b) < 1e-7
+    dx = [np.ones_like(v) for v in x]
+    tangent = plans[1].jvp(dev(lib, data), d_points=[dev(lib, v) for v in dx])
+    assert direct.rel_err(host(tangent), plans[0].jvp(data, d_points=dx)) < 1e-7
 
 
 @gpu
