@@ -28,6 +28,7 @@ pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
 
 /// Type-erased entry points of one generated spreader.
+#[derive(Clone, Copy)]
 pub struct KernelFns<T: 'static> {
     pub spread_source_driven: SpreadFn<T>,
     pub spread_target_driven: SpreadBlocksFn<T>,

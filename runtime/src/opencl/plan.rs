@@ -510,14 +510,16 @@ impl<T: ClFloat> ClPlan<T> {
         Ok(())
     }
 
-    /// Points and targets (`None` before the points are set; targets 0 but for type 3).
-    fn counts(&self) -> Option<(usize, usize)> {
-        match &self.engine {
-            Engine::Uniform(u) => Some((u.grid.points()?, 0)),
-            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
-            Engine::Gaussian(g) => Some((g.m, g.k)),
-            Engine::Type3Pending => None,
-        }
+    /// Points and targets, which every transform shares (`None` before the points are set;
+    /// targets 0 but for type 3).
+    fn counts(&self) -> Option<Vec<(usize, usize)>> {
+        let (m, k) = match &self.engine {
+            Engine::Uniform(u) => (u.grid.points()?, 0),
+            Engine::Type3(t) => (t.spread.points()?, t.k),
+            Engine::Gaussian(g) => (g.m, g.k),
+            Engine::Type3Pending => return None,
+        };
+        Some(self.problem.shared_counts(m, k))
     }
 
     fn execute_host(
@@ -526,7 +528,8 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut [Complex<T>],
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
+        // Every transform's lengths are the first's: the transforms share their points.
+        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?[0];
         if a == 0 || b == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
