@@ -512,13 +512,18 @@ impl<T: ClFloat> ClPlan<T> {
 
     /// Points and targets, which every transform shares (`None` before the points are set;
     /// targets 0 but for type 3).
+    fn points_set(&self) -> Option<(usize, usize)> {
+        match &self.engine {
+            Engine::Uniform(u) => Some((u.grid.points()?, 0)),
+            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
+            Engine::Gaussian(g) => Some((g.m, g.k)),
+            Engine::Type3Pending => None,
+        }
+    }
+
+    /// [`Self::points_set`] for each transform.
     fn counts(&self) -> Option<Vec<(usize, usize)>> {
-        let (m, k) = match &self.engine {
-            Engine::Uniform(u) => (u.grid.points()?, 0),
-            Engine::Type3(t) => (t.spread.points()?, t.k),
-            Engine::Gaussian(g) => (g.m, g.k),
-            Engine::Type3Pending => return None,
-        };
+        let (m, k) = self.points_set()?;
         Some(self.problem.shared_counts(m, k))
     }
 
@@ -576,7 +581,7 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut Buffer<T>,
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (m, k) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let (m, k) = self.points_set().ok_or(NudtError::PointsNotSet)?;
         let (a, b) = self.problem.lengths(m, k, adjoint);
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
@@ -644,7 +649,7 @@ impl<T: ClFloat> ClPlan<T> {
         count: usize,
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (points, targets) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let (points, targets) = self.points_set().ok_or(NudtError::PointsNotSet)?;
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
             if complex_len(&t.cw)? < targets * self.batch {
