@@ -3,8 +3,8 @@
 //! with a point set per transform (`Plan::set_points_per_transform`), as many nudt plans one
 //! after another, and with `--compare finufft` FINUFFT's Python `finufft.Plan` looped over
 //! the sets (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
-//! execute over the whole stack, median of `--repeats` after a warm-up run; plan times are
-//! reported beside. Uniform points in [-π, π)^d, complex normal strengths and modes, f64,
+//! execute over the whole stack, median of `--repeats` after a warm-up run (nudt's two in
+//! turn, run by run); plan times are in the JSON lines. Uniform points in [-π, π)^d, complex normal strengths and modes, f64,
 //! tolerance 1e-6; M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D
 //! 64³ modes, types 1 and 2.
 
@@ -186,15 +186,28 @@ fn separate_plans(
     Ok(Timed { plan_s, run_s, out })
 }
 
-/// `f`'s plan time and median set-points + execute time over `repeats` runs after a
-/// warm-up, and the last run's output.
-fn timed(repeats: usize, f: impl Fn() -> Result<Timed>) -> Result<Timed> {
-    f()?;
-    let runs = (0..repeats).map(|_| f()).collect::<Result<Vec<_>>>()?;
-    let plan_s = median(&runs.iter().map(|t| t.plan_s).collect::<Vec<_>>());
-    let run_s = median(&runs.iter().map(|t| t.run_s).collect::<Vec<_>>());
-    let out = runs.into_iter().last().expect("a repeat").out;
-    Ok(Timed { plan_s, run_s, out })
+/// The plan time and median set-points + execute time of `a` and `b` over `repeats` runs
+/// each, after a warm-up run of each, taken in turn so that a machine whose load changes
+/// weighs on both alike; with the last run's outputs.
+fn timed_pair(
+    repeats: usize,
+    a: impl Fn() -> Result<Timed>,
+    b: impl Fn() -> Result<Timed>,
+) -> Result<(Timed, Timed)> {
+    a()?;
+    b()?;
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        ra.push(a()?);
+        rb.push(b()?);
+    }
+    let summary = |runs: Vec<Timed>| {
+        let plan_s = median(&runs.iter().map(|t| t.plan_s).collect::<Vec<_>>());
+        let run_s = median(&runs.iter().map(|t| t.run_s).collect::<Vec<_>>());
+        let out = runs.into_iter().last().expect("a repeat").out;
+        Timed { plan_s, run_s, out }
+    };
+    Ok((summary(ra), summary(rb)))
 }
 
 /// The relative error of transforms 0 and `batch − 1` of `out` against the direct sum, at
@@ -331,12 +344,11 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                     TransformType::Type1 => case.modes.iter().product(),
                     _ => case.points,
                 };
-            let one = timed(args.repeats, || {
-                one_plan(&case, &data, batch, &opts, out_len)
-            })?;
-            let many = timed(args.repeats, || {
-                separate_plans(&case, &data, batch, &opts, out_len)
-            })?;
+            let (one, many) = timed_pair(
+                args.repeats,
+                || one_plan(&case, &data, batch, &opts, out_len),
+                || separate_plans(&case, &data, batch, &opts, out_len),
+            )?;
             let same = direct::rel_error(&many.out, &one.out);
             let error = sampled_error(&case, &data, batch, &one.out);
             let peer = match args.finufft {
