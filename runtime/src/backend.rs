@@ -600,3 +600,26 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backend without per-transform sets refuses them with a typed error that says where
+    /// they run.
+    #[test]
+    fn per_transform_sets_elsewhere_are_unsupported() {
+        let e = per_transform_unsupported(Backend::Cuda);
+        assert_eq!(
+            e,
+            BackendError::Input(NudtError::Unsupported {
+                what: "per-transform point sets",
+                backend: "cuda",
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            "per-transform point sets run on the CPU backend in this build; the cuda backend does not support them yet"
+        );
+    }
+}

@@ -455,3 +455,34 @@ fn bad_stacks_are_typed_errors() {
     ));
     assert_eq!(t3.point_counts(), None);
 }
+
+/// `NufftPlan` forwards per-transform sets to the CPU plan, counts and all.
+#[test]
+fn the_plan_interface_takes_per_transform_sets() {
+    use nudt_runtime::backend::{Backend, BackendOptions};
+    let opts = BackendOptions::default();
+    let (a, b) = ([0.1, 0.2, 0.3], [0.5, 0.6]);
+    let mut plan = Backend::Cpu
+        .plan::<f64>(TransformType::Type1, &[8], 1, 2, 1e-9, &opts)
+        .unwrap();
+    plan.set_points_per_transform(&[&[&a], &[&b]]).unwrap();
+    assert_eq!(plan.point_counts(), Some(vec![(3, 0), (2, 0)]));
+    let c = vec![Complex64::new(1.0, 0.0); 5];
+    let mut f = vec![Complex64::default(); 16];
+    plan.execute(&c, &mut f).unwrap();
+    let want = direct::type1(
+        &[&b],
+        &c[3..],
+        &[8],
+        ModeOrder::Cmcl,
+        1,
+        &(0..8).collect::<Vec<_>>(),
+    );
+    assert_close(&f[8..], &want, 1e-8, "transform 1 through NufftPlan");
+    let mut t3 = Backend::Cpu
+        .plan_type3::<f64>(1, 1, 2, 1e-9, &opts)
+        .unwrap();
+    t3.set_points_type3_per_transform(&[&[&a], &[&b]], &[&[&b], &[&a]])
+        .unwrap();
+    assert_eq!(t3.point_counts(), Some(vec![(3, 2), (2, 3)]));
+}

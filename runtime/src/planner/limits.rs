@@ -54,3 +54,19 @@ pub fn cpu_concurrent(
     });
     ntransf.min(threads).min(by_memory).max(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_concurrent;
+
+    #[test]
+    fn a_cpu_stack_runs_a_transform_per_thread_within_memory() {
+        assert_eq!(cpu_concurrent(32, 8, 1 << 20, None), 8);
+        assert_eq!(cpu_concurrent(3, 8, 1 << 20, None), 3);
+        // A quarter of 64 MiB holds two 8 MiB buffers.
+        assert_eq!(cpu_concurrent(32, 8, 8 << 20, Some(64 << 20)), 2);
+        // One runs whatever its buffers take.
+        assert_eq!(cpu_concurrent(32, 8, 1 << 30, Some(64 << 20)), 1);
+        assert_eq!(cpu_concurrent(1, 0, 0, Some(0)), 1);
+    }
+}
