@@ -787,6 +787,131 @@ fn transform_round_trip_matches_the_library() {
     assert!(rel_err(&got2, &exact) < 1e-4);
 }
 
+fn save_f64_shaped(path: &Path, shape: &[u64], v: &[f64]) {
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(std::io::BufWriter::new(
+            std::fs::File::create(path).unwrap(),
+        ))
+        .begin_nd()
+        .unwrap();
+    w.extend(v.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+/// Points files of shape (B, M) give each transform its own set: the outputs are the
+/// library's per-transform plan's, stacked on the same leading axis, for types 1, 2 and 3;
+/// data that does not stack B transforms, targets without the axis and a non-finite value
+/// in a set are one-line errors naming the file.
+#[test]
+fn transform_takes_a_point_set_per_transform() {
+    let (b, m, k) = (3usize, 200usize, 50usize);
+    let dir = tmp();
+    let d = dir.path();
+    // Transform t's points: the shared generator's, shifted by t.
+    let (x, c) = data(2, b * m);
+    let x: Vec<Vec<f64>> = x
+        .into_iter()
+        .map(|v| {
+            v.iter()
+                .enumerate()
+                .map(|(j, p)| p + (j / m) as f64)
+                .collect()
+        })
+        .collect();
+    save_f64_shaped(&d.join("x.npy"), &[b as u64, m as u64], &x[0]);
+    save_f64_shaped(&d.join("y.npy"), &[b as u64, m as u64], &x[1]);
+    save_c64(&d.join("c.npy"), &[b as u64, m as u64], &c);
+    let sets: Vec<Vec<&[f64]>> = (0..b)
+        .map(|t| x.iter().map(|v| &v[t * m..(t + 1) * m]).collect())
+        .collect();
+    let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
+    let library =
+        |ty: TransformType, modes: &[usize], isign: i32, input: &[Complex64], n: usize| {
+            let mut plan = Plan::<f64>::new(ty, modes, isign, b, 1e-9, Options::default()).unwrap();
+            plan.set_points_per_transform(&sets).unwrap();
+            let mut out = vec![Complex64::default(); n];
+            plan.execute(input, &mut out).unwrap();
+            out
+        };
+
+    let v = run_json(
+        nudt_with(
+            "transform --type 1 --modes 16,12 --points x.npy,y.npy --strengths c.npy \
+             --out f.npy --tol 1e-9 --json",
+        )
+        .current_dir(d),
+    );
+    assert_eq!(v["ntransf"], 3);
+    assert_eq!(v["per_transform"], true);
+    assert_eq!(v["points"], 200);
+    let (shape, f) = load_c64(&d.join("f.npy"));
+    assert_eq!(shape, vec![3, 16, 12]);
+    let want = library(TransformType::Type1, &[16, 12], 1, &c, b * 192);
+    assert!(rel_err(&f, &want) < 1e-12, "{}", rel_err(&f, &want));
+
+    run_ok(
+        nudt_with("transform --type 2 --points x.npy,y.npy --coeffs f.npy --out v.npy --tol 1e-9")
+            .current_dir(d),
+    );
+    let (shape, vals) = load_c64(&d.join("v.npy"));
+    assert_eq!(shape, vec![3, 200]);
+    let want = library(TransformType::Type2, &[16, 12], -1, &f, b * m);
+    assert!(rel_err(&vals, &want) < 1e-12, "{}", rel_err(&vals, &want));
+
+    // Type 3, 1-D: each transform its sources (row t of x.npy) and targets.
+    let s: Vec<f64> = (0..b * k).map(|j| (j as f64 * 0.37).sin() * 30.0).collect();
+    save_f64_shaped(&d.join("s.npy"), &[b as u64, k as u64], &s);
+    let (_, g) = {
+        run_ok(
+            nudt_with(
+                "transform --type 3 --points x.npy --targets s.npy --strengths c.npy --out g.npy \
+                 --tol 1e-9",
+            )
+            .current_dir(d),
+        );
+        load_c64(&d.join("g.npy"))
+    };
+    assert_eq!(g.len(), b * k);
+    for t in 0..b {
+        let which: Vec<usize> = (0..k).collect();
+        let exact = nudt::direct::type3(
+            &[&x[0][t * m..(t + 1) * m]],
+            &c[t * m..(t + 1) * m],
+            &[&s[t * k..(t + 1) * k]],
+            1,
+            &which,
+        );
+        let e = rel_err(&g[t * k..(t + 1) * k], &exact);
+        assert!(e < 1e-8, "transform {t}: {e}");
+    }
+
+    let t1 = |args: &str| {
+        let mut c = nudt_with(&format!("transform --out out.npy {args}"));
+        c.current_dir(d);
+        c
+    };
+    save_c64(&d.join("c2.npy"), &[2, m as u64], &c[..2 * m]);
+    assert_usage_error(
+        &mut t1("--type 1 --modes 8,8 --points x.npy,y.npy --strengths c2.npy"),
+        &["--strengths", "c2.npy", "(2, 200)", "3 point set"],
+    );
+    save_f64(&d.join("flat.npy"), &x[0][..k]);
+    assert_usage_error(
+        &mut t1("--type 3 --points x.npy --targets flat.npy --strengths c.npy"),
+        &["--targets", "flat.npy", "(B, K)"],
+    );
+    let mut bad = x[1].clone();
+    bad[m + 5] = f64::NAN;
+    save_f64_shaped(&d.join("nan.npy"), &[b as u64, m as u64], &bad);
+    assert_usage_error(
+        &mut t1("--type 1 --modes 8,8 --points x.npy,nan.npy --strengths c.npy"),
+        &["--points nan.npy", "non-finite", "[1, 5]"],
+    );
+    assert!(!d.join("out.npy").exists(), "no output after errors");
+}
+
 /// The sort's loops carry an AVX-512 copy taken at run time (`NUDT_NO_AVX512` keeps the
 /// AVX2 original): both must place every point alike, so the transforms agree to the bit, and
 /// both are the true transform. On a CPU without AVX-512 both runs take the original.

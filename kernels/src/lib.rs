@@ -34,12 +34,14 @@ pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, Opt
 pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, usize, Option<usize>);
 
 /// The kernels with the derivative of a spreader: for gradients with respect to the points.
+#[derive(Clone, Copy)]
 pub struct GradFns<T: 'static> {
     pub spread: SpreadGradFn<T>,
     pub interp: InterpGradFn<T>,
 }
 
 /// Type-erased entry points of one generated spreader.
+#[derive(Clone, Copy)]
 pub struct KernelFns<T: 'static> {
     pub spread_source_driven: SpreadFn<T>,
     pub spread_target_driven: SpreadBlocksFn<T>,

@@ -33,9 +33,10 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
     let msg = e.to_string();
     match e {
         NudtError::GridTooLarge { .. } | NudtError::GridOverflow => PyMemoryError::new_err(msg),
-        NudtError::PointsNotSet | NudtError::WrongType { .. } | NudtError::Threads(_) => {
-            PyRuntimeError::new_err(msg)
-        }
+        NudtError::PointsNotSet
+        | NudtError::WrongType { .. }
+        | NudtError::Threads(_)
+        | NudtError::Unsupported { .. } => PyRuntimeError::new_err(msg),
         NudtError::Gen(
             GenError::ToleranceBelowPrecision { .. } | GenError::WidthForTolerance { .. },
         ) => value_error(py, format!("eps tolerance too small to achieve: {msg}")),
@@ -48,6 +49,8 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::Sign(_)
         | NudtError::TooManyPoints(_)
         | NudtError::NoGradient { .. }
+        | NudtError::PointSets { .. }
+        | NudtError::InTransform { .. }
         | NudtError::Profile { .. } => value_error(py, msg),
     }
 }

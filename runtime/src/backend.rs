@@ -254,8 +254,9 @@ impl BackendOptions {
         with_gpu_bins(bins: Option<[usize; 3]>);
         /// Whether the GPU backends take their device's `nudt tune` profile (the default).
         with_gpu_profiles(use_profile: bool);
-        /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs a
-        /// stack one transform at a time.
+        /// Sets the GPU backends' transforms per batch (0: `min(ntransf, 8)`); the CPU runs
+        /// as many transforms of a stack at once as its threads and memory allow
+        /// ([`crate::planner::limits::cpu_concurrent`]).
         with_gpu_batch(max_batch: usize);
     }
 }
@@ -340,6 +341,28 @@ pub trait NufftPlan<T: Float> {
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError>;
     /// Sources and target frequencies of a type 3 plan.
     fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError>;
+    /// A point set per transform of a type 1 or 2 plan (`sets[b][d]`: transform b's
+    /// coordinates along dimension d; sizes may differ), as [`Plan::set_points_per_transform`].
+    /// Only the CPU backend runs them in this build; the others give
+    /// [`NudtError::Unsupported`].
+    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
+        let _ = sets;
+        Err(per_transform_unsupported(self.backend()))
+    }
+    /// Sources and targets per transform of a type 3 plan, as
+    /// [`Plan::set_points_type3_per_transform`]; CPU only in this build, as
+    /// [`Self::set_points_per_transform`].
+    fn set_points_type3_per_transform(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<(), BackendError> {
+        let _ = (sources, targets);
+        Err(per_transform_unsupported(self.backend()))
+    }
+    /// Per transform, its points (type 3: sources) and targets (0 for types 1 and 2), once
+    /// set: the layout of execute's concatenated inputs and outputs.
+    fn point_counts(&self) -> Option<Vec<(usize, usize)>>;
     /// The transform (type 1: strengths → modes; 2: modes → values; 3: strengths → values
     /// at the targets). Returns once `output` holds the result.
     fn execute(
@@ -393,6 +416,15 @@ pub trait NufftPlan<T: Float> {
     fn recipe(&self) -> Recipe;
     /// Where it runs and what the backend chose to run it with.
     fn report(&self) -> PlanReport;
+}
+
+/// The error of a backend that does not run per-transform point sets.
+fn per_transform_unsupported(backend: Backend) -> BackendError {
+    NudtError::Unsupported {
+        what: "per-transform point sets",
+        backend: backend.name(),
+    }
+    .into()
 }
 
 /// What a plan transforms: types 1/2 with their modes, or type 3 in some dimension.
@@ -502,6 +534,9 @@ macro_rules! forward_plan_methods {
         ) -> Result<(), BackendError> {
             Ok(<$plan>::execute_adjoint(self, input, output)?)
         }
+        fn point_counts(&self) -> Option<Vec<(usize, usize)>> {
+            <$plan>::point_counts(self)
+        }
         fn recipe(&self) -> Recipe {
             <$plan>::recipe(self)
         }
@@ -531,6 +566,18 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
         adjoint: bool,
     ) -> Result<(), BackendError> {
         Ok(Plan::spread_with_gradient(self, vu, modes, adjoint)?)
+    }
+    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
+        Ok(Plan::set_points_per_transform(self, sets)?)
+    }
+    fn set_points_type3_per_transform(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<(), BackendError> {
+        Ok(Plan::set_points_type3_per_transform(
+            self, sources, targets,
+        )?)
     }
     fn report(&self) -> PlanReport {
         PlanReport {
@@ -604,5 +651,28 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
             profile: self.profile().map(|p| p.display().to_string()),
             ..PlanReport::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backend without per-transform sets refuses them with a typed error that says where
+    /// they run.
+    #[test]
+    fn per_transform_sets_elsewhere_are_unsupported() {
+        let e = per_transform_unsupported(Backend::Cuda);
+        assert_eq!(
+            e,
+            BackendError::Input(NudtError::Unsupported {
+                what: "per-transform point sets",
+                backend: "cuda",
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            "per-transform point sets run on the CPU backend in this build; the cuda backend does not support them yet"
+        );
     }
 }

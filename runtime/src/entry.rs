@@ -2,7 +2,8 @@
 //! constructors, which hand the caller's request to the plan layer as a
 //! [`crate::planner::Problem`], and execute and its adjoint on host slices, whose lengths the
 //! problem checks. A backend supplies what differs: `build` (the problem → its kernels and
-//! buffers), `counts` (the points set, if any) and `execute_host` (one checked run).
+//! buffers), `counts` (the sizes of each transform's point set, once set) and `execute_host`
+//! (one checked run).
 
 /// Expands, inside `impl<T: …> SomePlan<T>`, to `new`, `new_type3`, `execute`,
 /// `execute_adjoint` and `check_io` for options `$opts` (with `kernel`, `upsampling` and
@@ -70,9 +71,17 @@ macro_rules! plan_entry_points {
             self.execute_host(input, output, true)
         }
 
-        /// One transform's input and output lengths, for `input` and `output` values in all
-        /// (the transform's, or with `adjoint` its adjoint's), or the typed error: points not
-        /// set, or lengths that are not `ntransf` of them.
+        /// Per transform, the size of its point set: points (type 3: sources) and targets
+        /// (0 for types 1 and 2), `ntransf` pairs, equal where the transforms share their
+        /// points; `None` before points are set. Execute's input and output are the
+        /// concatenations of the transforms' arrays of these sizes.
+        pub fn point_counts(&self) -> Option<Vec<(usize, usize)>> {
+            self.counts()
+        }
+
+        /// Each transform's input and output lengths, for `input` and `output` values in all
+        /// (the transforms', or with `adjoint` their adjoints'), or the typed error: points
+        /// not set, or lengths that are not the sum of the transforms'.
         // `?` converts the plan layer's error into the backend's (the CPU's is the same type).
         #[allow(clippy::needless_question_mark)]
         fn check_io(
@@ -80,9 +89,9 @@ macro_rules! plan_entry_points {
             input: usize,
             output: usize,
             adjoint: bool,
-        ) -> std::result::Result<(usize, usize), $err> {
-            let (m, k) = self.counts().ok_or(crate::NudtError::PointsNotSet)?;
-            Ok(self.problem.check_io(m, k, [input, output], adjoint)?)
+        ) -> std::result::Result<Vec<(usize, usize)>, $err> {
+            let counts = self.counts().ok_or(crate::NudtError::PointsNotSet)?;
+            Ok(self.problem.check_io(&counts, [input, output], adjoint)?)
         }
     };
 }

@@ -43,6 +43,22 @@ pub enum NudtError {
     PointsNotSet,
     #[error("this operation needs a type {expected} plan, but the plan is type {actual}")]
     WrongType { expected: u8, actual: u8 },
+    /// Per-transform point sets whose number is not the plan's `ntransf`.
+    #[error("expected {expected} {what} (one per transform, ntransf = {expected}), got {got}")]
+    PointSets {
+        what: &'static str,
+        expected: usize,
+        got: usize,
+    },
+    /// What is wrong with one transform's own point set (`index` counts from 0).
+    #[error("transform {index}: {error}")]
+    InTransform { index: usize, error: Box<NudtError> },
+    /// A feature this backend does not run in this build.
+    #[error("{what} run on the CPU backend in this build; the {backend} backend does not support them yet")]
+    Unsupported {
+        what: &'static str,
+        backend: &'static str,
+    },
     #[error("thread pool: {0}")]
     Threads(String),
     /// A gradient was asked of a plan that cannot give it.
@@ -56,18 +72,16 @@ pub enum NudtError {
 
 pub type Result<T> = std::result::Result<T, NudtError>;
 
-/// Checks the lengths (complex values) of a stack of `ntransf` inputs and outputs, `got`,
-/// against one transform's, `one`; a mismatch is a [`NudtError::Length`] naming `what`. A
-/// stack whose length would overflow is a length error too, since no array has it. Every
+/// Checks the lengths (complex values) of a stack of inputs and outputs, `got`, against each
+/// transform's, `each` (input, output); a mismatch is a [`NudtError::Length`] naming `what`.
+/// A stack whose length would overflow is a length error too, since no array has it. Every
 /// backend's `execute` and `execute_adjoint` check through here.
-pub(crate) fn check_stack(
-    got: [usize; 2],
-    one: [usize; 2],
-    ntransf: usize,
-    what: [&str; 2],
-) -> Result<()> {
+pub(crate) fn check_stack(got: [usize; 2], each: &[(usize, usize)], what: [&str; 2]) -> Result<()> {
     for d in 0..2 {
-        let expected = one[d].saturating_mul(ntransf);
+        let expected = each
+            .iter()
+            .map(|&(a, b)| if d == 0 { a } else { b })
+            .fold(0usize, usize::saturating_add);
         if got[d] != expected {
             return Err(NudtError::Length {
                 what: what[d].into(),

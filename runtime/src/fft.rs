@@ -261,7 +261,9 @@ pub struct FourStep<T: FftNum> {
     coarse: Vec<Complex<T>>,
     fine: Vec<Complex<T>>,
     /// Holds the transposed result before it is copied back: [`FourStep::process`] only; the
-    /// NUFFT's grids take the transposed spectrum as it is.
+    /// NUFFT's grids take the transposed spectrum as it is. Taken out of the lock while in
+    /// use: the transforms of a stack may run at once, and a thread that held the lock
+    /// through the parallel copy could steal another transform's task that waits on it.
     scratch: Mutex<Vec<Complex<T>>>,
 }
 
@@ -300,7 +302,7 @@ impl<T: Float> FourStep<T> {
     pub fn process(&self, data: &mut [Complex<T>]) {
         let (n1, n2) = (self.n1, self.n2);
         self.natural_to_transposed(data);
-        let mut out = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::mem::take(&mut *self.scratch.lock().unwrap_or_else(|e| e.into_inner()));
         crate::float::resize_parallel(&mut out, n1 * n2);
         // Transpose in blocks of output rows: each task reads a strip of columns.
         const BLOCK: usize = 16;
@@ -318,6 +320,7 @@ impl<T: Float> FourStep<T> {
         data.par_chunks_mut(1 << 16)
             .zip(out.par_chunks(1 << 16))
             .for_each(|(d, o)| d.copy_from_slice(o));
+        *self.scratch.lock().unwrap_or_else(|e| e.into_inner()) = out;
     }
 
     /// The first three steps: natural order in, output `k1 + n1·k2` at entry `(k1, k2)`.

@@ -58,10 +58,18 @@ pub fn interleaved_mut<T>(c: &mut [Complex<T>]) -> &mut [T] {
 
 /// Gives `v` length `n`. A fresh allocation is filled by all threads, so the first touch of
 /// its pages (the kernel zeroing them) is shared out rather than serialised; existing
-/// contents are left as they are — callers that need zeros write them.
+/// contents are left as they are — callers that need zeros write them. Within its capacity
+/// `v` is cut or extended in place: a buffer that serves grids of several sizes in turn
+/// (the type 3 engines of a plan with a point set per transform) is allocated and faulted
+/// in once.
 pub fn resize_parallel<T: Float>(v: &mut Vec<Complex<T>>, n: usize) {
     use rayon::prelude::*;
-    if v.len() != n {
+    if n <= v.len() {
+        v.truncate(n);
+    } else if n <= v.capacity() {
+        let more = n - v.len();
+        v.par_extend(rayon::iter::repeat_n(Complex::default(), more));
+    } else {
         *v = Vec::new();
         let mut fresh: Vec<Complex<T>> = Vec::with_capacity(n);
         // Before the first touch, so that the fill faults in huge pages where it can.

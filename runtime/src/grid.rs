@@ -88,6 +88,25 @@ impl<T: Float> FineGrid<T> {
         })
     }
 
+    /// The same grid, kernel and schedule, holding no points: a plan whose transforms have
+    /// a point set each sorts every set onto one of these (`Plan::set_points_per_transform`).
+    pub fn without_points(&self) -> Self {
+        FineGrid {
+            n: self.n.clone(),
+            kernel: self.kernel,
+            fns: self.fns,
+            table: self.table.clone(),
+            dtable: self.dtable.clone(),
+            side: self.side.clone(),
+            requested: self.requested,
+            strategy: self.strategy,
+            max_block_points: self.max_block_points,
+            narrow: self.narrow,
+            tiles: None,
+            arch: self.arch.clone(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.n.iter().product()
     }

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod planner;
 pub mod profile;
 mod slabs;
+mod stack;
 mod type3;
 mod type3_gaussian;
 mod uniform;

@@ -5,13 +5,17 @@ use crate::error::{NudtError, Result};
 use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::type3::Geometry;
-use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
-use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
+use crate::planner::validate::{
+    check_coords, check_point_sets, check_type, physical_memory, SOURCES, TARGETS,
+};
+use crate::planner::{limits, sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::type3::NonUniform;
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
+use crate::{type3, uniform};
 use nudt_gen::{Arch, KernelKind, KernelSpec, Strategy, TransformType, Upsampling};
 use num_complex::Complex;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -50,30 +54,56 @@ pub struct Options {
     pub gradients: bool,
 }
 
+/// One transform's sources and targets, one array per dimension each.
+type SetPair<'a, T> = (&'a [&'a [T]], &'a [&'a [T]]);
+
 /// A type 3 engine of either method.
 enum Type3Engine<T: Float> {
-    Finufft(NonUniform<T>),
-    Gaussian(GaussianType3<T>),
+    Finufft(Box<NonUniform<T>>),
+    Gaussian(Box<GaussianType3<T>>),
 }
 
 impl<T: Float> Type3Engine<T> {
-    fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
+    fn execute(
+        &self,
+        work: &mut type3::Work<T>,
+        c: &[Complex<T>],
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
         match self {
-            Type3Engine::Finufft(e) => e.execute(c, f, isign),
-            Type3Engine::Gaussian(e) => e.execute(c, f, isign),
+            Type3Engine::Finufft(e) => e.execute(work, c, f, isign),
+            Type3Engine::Gaussian(e) => e.execute(work, c, f, isign),
         }
     }
 
     /// Targets → sources; `isign` is the adjoint's (the forward's negated).
     fn execute_adjoint(
-        &mut self,
+        &self,
+        work: &mut type3::Work<T>,
         f: &[Complex<T>],
         c: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
         match self {
-            Type3Engine::Finufft(e) => e.execute_adjoint(f, c, isign),
-            Type3Engine::Gaussian(e) => e.execute_adjoint(f, c, isign),
+            Type3Engine::Finufft(e) => e.execute_adjoint(work, f, c, isign),
+            Type3Engine::Gaussian(e) => e.execute_adjoint(work, f, c, isign),
+        }
+    }
+
+    fn work_bytes(&self) -> usize {
+        match self {
+            Type3Engine::Finufft(e) => e.work_bytes(),
+            Type3Engine::Gaussian(e) => e.work_bytes(),
+        }
+    }
+
+    /// Its grids: the one the FFT runs on and, FINUFFT's method, the one sources are
+    /// spread on.
+    fn grids(&self) -> (Vec<usize>, Vec<usize>) {
+        match self {
+            Type3Engine::Finufft(e) => (e.inner_grid().to_vec(), e.spread_grid().n.clone()),
+            Type3Engine::Gaussian(g) => (g.grid().to_vec(), Vec::new()),
         }
     }
 
@@ -81,14 +111,6 @@ impl<T: Float> Type3Engine<T> {
         match self {
             Type3Engine::Finufft(e) => e.spread_grid(),
             Type3Engine::Gaussian(e) => e.spread_grid(),
-        }
-    }
-
-    /// The grid the FFT runs on.
-    fn fft_grid(&self) -> Vec<usize> {
-        match self {
-            Type3Engine::Finufft(e) => e.inner_grid().to_vec(),
-            Type3Engine::Gaussian(e) => e.grid().to_vec(),
         }
     }
 }
@@ -121,11 +143,10 @@ fn uniform_engine<T: Float>(
     arch: &Arch,
 ) -> Result<Engine<T>> {
     let grid = FineGrid::new(n, kernel, tol, opts.strategy, arch, opts.tile_side)?;
-    Ok(Engine::Uniform(Box::new(Uniform::new(
-        modes,
-        grid,
-        opts.mode_order,
-    ))))
+    Ok(Engine::Uniform(
+        Box::new(Uniform::new(modes, grid, opts.mode_order)),
+        Vec::new(),
+    ))
 }
 
 /// The machine this process runs on, detected once.
@@ -135,11 +156,54 @@ pub fn this_machine() -> &'static Arch {
 }
 
 enum Engine<T: Float> {
-    Uniform(Box<Uniform<T>>),
+    /// Types 1 and 2: the steps (FFT, mode map), whose own grid holds the points the
+    /// transforms share, and with a point set per transform, each set sorted on a grid like
+    /// it (empty for shared points).
+    Uniform(Box<Uniform<T>>, Vec<FineGrid<T>>),
     /// Type 3 before its points are set: the grids depend on them.
     Type3Pending,
-    /// Type 3 with its grids; the engine runs both directions on them.
-    Type3(Box<Type3Engine<T>>),
+    /// Type 3 with its grids, one engine that every transform shares or one per transform;
+    /// an engine runs both directions on them.
+    Type3(Vec<Type3Engine<T>>),
+}
+
+impl<T: Float> Engine<T> {
+    /// Bytes of work buffers one running transform holds at most.
+    fn work_bytes(&self) -> usize {
+        match self {
+            Engine::Uniform(u, _) => u.work_bytes(),
+            Engine::Type3(engines) => engines.iter().map(|e| e.work_bytes()).max().unwrap_or(0),
+            Engine::Type3Pending => 0,
+        }
+    }
+}
+
+/// The buffers of one running transform, kept from one execute to the next: a plan holds
+/// one per transform it runs at once ([`limits::cpu_concurrent`]). A plan uses the part of
+/// its type; the other stays empty.
+#[derive(Default)]
+struct Work<T> {
+    uniform: uniform::Work<T>,
+    type3: type3::Work<T>,
+}
+
+/// The type 3 engine transform `b` of a stack runs on: the only one where the transforms
+/// share their points, else the transform's own.
+fn of_transform<T: Float>(engines: &[Type3Engine<T>], b: usize) -> &Type3Engine<T> {
+    match engines {
+        [one] => one,
+        _ => &engines[b],
+    }
+}
+
+/// The grid holding transform `b`'s points: one of `sets`, or where the transforms share
+/// their points (`sets` empty), the steps' own.
+fn of_points<'a, T: Float>(
+    u: &'a Uniform<T>,
+    sets: &'a [FineGrid<T>],
+    b: usize,
+) -> &'a FineGrid<T> {
+    sets.get(b).unwrap_or(&u.grid)
 }
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions.
@@ -165,8 +229,10 @@ pub struct Plan<T: Float> {
     /// The tolerance `kernel` was chosen for (type 3: a stage's share).
     kernel_tol: f64,
     engine: Engine<T>,
-    num_points: usize,
-    num_targets: usize,
+    /// Per transform, its points (type 3: sources) and targets; empty until points are set.
+    counts: Vec<(usize, usize)>,
+    /// Buffers of the transforms that run at once.
+    work: Vec<Work<T>>,
     pool: Option<Arc<rayon::ThreadPool>>,
     /// The tuning profile this plan took choices from.
     profile: Option<PathBuf>,
@@ -267,8 +333,8 @@ impl<T: Float> Plan<T> {
             kernel,
             kernel_tol,
             engine,
-            num_points: 0,
-            num_targets: 0,
+            counts: Vec::new(),
+            work: Vec::new(),
             pool,
             profile,
             opts: Options {
@@ -283,20 +349,59 @@ impl<T: Float> Plan<T> {
     }
 
     /// Sets the nonuniform points of a type 1 or 2 plan: one array per dimension, in radians
-    /// (any finite value; the transform is 2π-periodic). Bins them for every later execute.
+    /// (any finite value; the transform is 2π-periodic), which all `ntransf` transforms
+    /// share. Bins them for every later execute.
     pub fn set_points(&mut self, coords: &[&[T]]) -> Result<()> {
-        crate::planner::validate::check_type(1, self.problem.ty)?;
+        check_type(1, self.problem.ty)?;
         let m = self.run(|| check_coords(self.dim(), coords, SOURCES))?;
         self.fit_upsampling(m)?;
         let pool = self.pool.clone();
-        let Engine::Uniform(u) = &mut self.engine else {
+        let Engine::Uniform(u, sets) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
         };
+        *sets = Vec::new();
         match pool {
             Some(p) => p.install(|| u.grid.set_points(coords)),
             None => u.grid.set_points(coords),
         }
-        self.num_points = m;
+        self.counts = self.problem.shared_counts(m, 0);
+        Ok(())
+    }
+
+    /// Sets a point set per transform of a type 1 or 2 plan: `sets[b][d]` holds transform
+    /// b's coordinates along dimension d (radians, any finite value), `ntransf` sets whose
+    /// sizes `M_b` may differ and may be 0. [`Plan::execute`] then takes and gives the
+    /// concatenation over the transforms of their arrays: type 1, `Σ M_b` strengths in and
+    /// `ntransf` mode arrays out; type 2 the reverse ([`Plan::point_counts`] has the `M_b`).
+    ///
+    /// Every set is binned here, the sets in parallel; the transforms share the fine grid
+    /// size, kernel and FFT, and execute runs several at once. A bad set is
+    /// [`NudtError::InTransform`] naming it, and the plan then keeps the points it had.
+    /// [`Plan::set_points`] goes back to points that every transform shares.
+    pub fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<()> {
+        check_type(1, self.problem.ty)?;
+        let (dim, ntransf) = (self.dim(), self.problem.ntransf);
+        let counts = self.run(|| check_point_sets(dim, ntransf, sets, SOURCES, "point sets"))?;
+        self.fit_upsampling(sigma::points_per_transform(&counts))?;
+        let Engine::Uniform(u, held) = &mut self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
+        // The steps' own grid holds shared points only.
+        u.grid = u.grid.without_points();
+        let sort = || -> Vec<FineGrid<T>> {
+            sets.par_iter()
+                .map(|set| {
+                    let mut grid = u.grid.without_points();
+                    grid.set_points(set);
+                    grid
+                })
+                .collect()
+        };
+        *held = match &self.pool {
+            Some(p) => p.install(sort),
+            None => sort(),
+        };
+        self.counts = counts.into_iter().map(|m| (m, 0)).collect();
         Ok(())
     }
 
@@ -318,41 +423,130 @@ impl<T: Float> Plan<T> {
         if let Ok(engine) = self.run(|| uniform_engine(modes, n, kernel, tol, opts, &arch)) {
             self.engine = engine;
             self.kernel = kernel;
+            self.counts = Vec::new();
         }
         Ok(())
     }
 
-    /// Sets sources `x` and target frequencies `s` of a type 3 plan.
+    /// Sets sources `x` and target frequencies `s` of a type 3 plan, which all `ntransf`
+    /// transforms share.
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<()> {
-        crate::planner::validate::check_type(3, self.problem.ty)?;
+        check_type(3, self.problem.ty)?;
         let dim = self.dim();
         let m = self.run(|| check_coords(dim, sources, SOURCES))?;
         let k = self.run(|| check_coords(dim, targets, TARGETS))?;
-        let bounds = |v: &[&[T]]| self.run(|| v.iter().map(|c| crate::type3::bounds(c)).collect());
-        let (xb, sb): (Vec<_>, Vec<_>) = (bounds(sources), bounds(targets));
-        let (isign, strategy) = (self.problem.isign, self.opts.strategy);
+        let engines = self.type3_engines(&[(sources, targets)], &[(m, k)])?;
+        self.engine = Engine::Type3(engines);
+        self.counts = self.problem.shared_counts(m, k);
+        Ok(())
+    }
+
+    /// Sets sources and target frequencies per transform of a type 3 plan: `sources[b][d]`
+    /// and `targets[b][d]` are transform b's along dimension d, `ntransf` of each, with
+    /// sizes `M_b` and `K_b` that may differ and may be 0. [`Plan::execute`] then takes the
+    /// `Σ M_b` strengths and gives the `Σ K_b` values, each transform's in turn.
+    ///
+    /// Each transform gets its own grids for its points' extents (the engines are built in
+    /// parallel) with one kernel for all, the one the planner chooses for the widest
+    /// ([`sigma::type3_kernel_for_sets`]); execute runs several at once. A bad set, or one
+    /// whose grids do not fit, is [`NudtError::InTransform`] naming it, and the plan then
+    /// keeps the points it had. [`Plan::set_points_type3`] goes back to shared points.
+    pub fn set_points_type3_per_transform(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<()> {
+        check_type(3, self.problem.ty)?;
+        let (dim, ntransf) = (self.dim(), self.problem.ntransf);
+        let m = self.run(|| check_point_sets(dim, ntransf, sources, SOURCES, "source sets"))?;
+        let k = self.run(|| check_point_sets(dim, ntransf, targets, TARGETS, "target sets"))?;
+        let pairs: Vec<_> = sources
+            .iter()
+            .copied()
+            .zip(targets.iter().copied())
+            .collect();
+        let counts: Vec<_> = m.into_iter().zip(k).collect();
+        let engines = self.type3_engines(&pairs, &counts)?;
+        self.engine = Engine::Type3(engines);
+        self.counts = counts;
+        Ok(())
+    }
+
+    /// Type 3 engines for point set pairs `sets` (sources, targets) of sizes `counts`, built
+    /// in parallel with one kernel (which the plan takes). With more than one pair, an
+    /// error of one is [`NudtError::InTransform`] naming it.
+    fn type3_engines(
+        &mut self,
+        sets: &[SetPair<'_, T>],
+        counts: &[(usize, usize)],
+    ) -> Result<Vec<Type3Engine<T>>> {
+        let named = |b: usize, error: NudtError| match sets.len() {
+            1 => error,
+            _ => NudtError::InTransform {
+                index: b,
+                error: Box::new(error),
+            },
+        };
+        // The lowest transform's error, of results made in parallel.
+        let first_error = |all: Vec<Result<Type3Engine<T>>>| -> Result<Vec<Type3Engine<T>>> {
+            all.into_iter()
+                .enumerate()
+                .map(|(b, r)| r.map_err(|e| named(b, e)))
+                .collect()
+        };
+        let (isign, strategy, side) = (self.problem.isign, self.opts.strategy, self.opts.tile_side);
         let arch = self.opts.arch.clone().unwrap_or_default();
-        let side = self.opts.tile_side;
-        let (nu, kernel, kernel_tol) = match self.problem.type3 {
+        let (engines, kernel, kernel_tol) = match self.problem.type3 {
             Type3Method::Finufft => {
-                let extent = crate::planner::type3::extents(&xb, &sb);
-                let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
-                let geometry = Geometry::new::<T>(&xb, &sb, &kernel, physical_memory())?;
-                let nu = self.run(|| {
-                    NonUniform::new(
-                        sources, targets, geometry, kernel, stage_tol, isign, strategy, &arch, side,
-                    )
-                })?;
-                (Type3Engine::Finufft(nu), kernel, stage_tol)
+                let bounds = |v: &[&[T]]| -> Vec<(f64, f64)> {
+                    v.iter().map(|c| crate::type3::bounds(c)).collect()
+                };
+                let boxes: Vec<_> = self.run(|| {
+                    sets.par_iter()
+                        .map(|(x, s)| (bounds(x), bounds(s)))
+                        .collect()
+                });
+                let extents: Vec<Vec<f64>> = boxes
+                    .iter()
+                    .map(|(xb, sb)| crate::planner::type3::extents(xb, sb))
+                    .collect();
+                let points: Vec<usize> = counts.iter().map(|&(m, k)| m + k).collect();
+                let (kernel, stage_tol) =
+                    sigma::type3_kernel_for_sets(&self.problem, &extents, &points)?;
+                let geometries = boxes
+                    .iter()
+                    .enumerate()
+                    .map(|(b, (xb, sb))| {
+                        Geometry::new::<T>(xb, sb, &kernel, physical_memory())
+                            .map_err(|e| named(b, e))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let engines = self.run(|| {
+                    sets.par_iter()
+                        .zip(geometries)
+                        .map(|(&(x, s), geometry)| {
+                            NonUniform::new(
+                                x, s, geometry, kernel, stage_tol, isign, strategy, &arch, side,
+                            )
+                            .map(|e| Type3Engine::Finufft(Box::new(e)))
+                        })
+                        .collect()
+                });
+                (first_error(engines)?, kernel, stage_tol)
             }
             // Gaussian gridding sizes its windows from the caller's tolerance itself.
             Type3Method::GaussianCapozzoli => {
                 let tol = self.problem.tol;
-                let g = self.run(|| {
-                    GaussianType3::new(sources, targets, tol, isign, strategy, &arch, side)
-                })?;
+                let engines = self.run(|| {
+                    sets.par_iter()
+                        .map(|&(x, s)| {
+                            GaussianType3::new(x, s, tol, isign, strategy, &arch, side)
+                                .map(|g| Type3Engine::Gaussian(Box::new(g)))
+                        })
+                        .collect()
+                });
                 (
-                    Type3Engine::Gaussian(g),
+                    first_error(engines)?,
                     crate::planner::gaussian::window_for(tol),
                     tol,
                 )
@@ -360,23 +554,14 @@ impl<T: Float> Plan<T> {
         };
         self.kernel = kernel;
         self.kernel_tol = kernel_tol;
-        self.engine = Engine::Type3(Box::new(nu));
-        self.num_points = m;
-        self.num_targets = k;
-        Ok(())
+        Ok(engines)
     }
 
     /// What the planner chose for this plan: kernel, tolerances and grids (a type 3's grids
-    /// once its points are set).
+    /// once its points are set; with a point set per transform, the largest side of any
+    /// transform's along each axis).
     pub fn recipe(&self) -> Recipe {
-        let (fine, spread) = match &self.engine {
-            Engine::Uniform(u) => (u.grid.n.clone(), Vec::new()),
-            Engine::Type3(e) => match &**e {
-                Type3Engine::Finufft(e) => (e.inner_grid().to_vec(), e.spread_grid().n.clone()),
-                Type3Engine::Gaussian(g) => (g.grid().to_vec(), Vec::new()),
-            },
-            Engine::Type3Pending => (Vec::new(), Vec::new()),
-        };
+        let (fine, spread) = self.grids();
         Recipe::new(
             &self.problem,
             DeviceClass::Cpu,
@@ -387,14 +572,29 @@ impl<T: Float> Plan<T> {
         )
     }
 
-    /// The points set: sources and targets (type 3) or points and 0.
-    fn counts(&self) -> Option<(usize, usize)> {
-        let set = match &self.engine {
-            Engine::Uniform(u) => u.grid.has_points(),
-            Engine::Type3Pending => false,
-            Engine::Type3(_) => true,
+    /// The grid the FFT runs on and a type 3's spreading grid (empty for types 1 and 2, and
+    /// before a type 3's points are set); over a type 3's engines, the largest side along
+    /// each axis.
+    fn grids(&self) -> (Vec<usize>, Vec<usize>) {
+        let widest = |a: Vec<usize>, b: Vec<usize>| match a.is_empty() {
+            true => b,
+            false => a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect(),
         };
-        set.then_some((self.num_points, self.num_targets))
+        match &self.engine {
+            Engine::Uniform(u, _) => (u.grid.n.clone(), Vec::new()),
+            Engine::Type3(engines) => engines
+                .iter()
+                .map(Type3Engine::grids)
+                .fold((Vec::new(), Vec::new()), |(f, s), (g, t)| {
+                    (widest(f, g), widest(s, t))
+                }),
+            Engine::Type3Pending => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The points set, per transform: sources and targets (type 3) or points and 0.
+    fn counts(&self) -> Option<Vec<(usize, usize)>> {
+        (!self.counts.is_empty()).then(|| self.counts.clone())
     }
 
     fn execute_host(
@@ -403,31 +603,36 @@ impl<T: Float> Plan<T> {
         output: &mut [Complex<T>],
         adjoint: bool,
     ) -> Result<()> {
-        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
-        if a == 0 {
-            output.iter_mut().for_each(|v| *v = Complex::default());
-        }
-        if a == 0 || b == 0 {
-            return Ok(());
-        }
+        let each = self.check_io(input.len(), output.len(), adjoint)?;
         let isign = if adjoint {
             -self.problem.isign
         } else {
             self.problem.isign
         };
         let as_type1 = (self.problem.ty == TransformType::Type1) != adjoint;
-        let engine = &mut self.engine;
-        let body = move || -> Result<()> {
-            for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
-                match &mut *engine {
-                    Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
-                    Engine::Uniform(u) => u.type2(x, y, isign)?,
-                    Engine::Type3(e) if adjoint => e.execute_adjoint(x, y, isign)?,
-                    Engine::Type3(e) => e.execute(x, y, isign)?,
-                    Engine::Type3Pending => return Err(NudtError::PointsNotSet),
+        let slots = limits::cpu_concurrent(
+            self.problem.ntransf,
+            self.threads(),
+            self.engine.work_bytes(),
+            physical_memory(),
+        );
+        self.work.truncate(slots);
+        self.work.resize_with(slots, Work::default);
+        let (engine, work) = (&self.engine, &mut self.work[..]);
+        let body = move || {
+            crate::stack::run(work, &each, input, output, |b, w, x, y| match engine {
+                Engine::Uniform(u, sets) if as_type1 => {
+                    u.type1(of_points(u, sets, b), &mut w.uniform, x, y, isign)
                 }
-            }
-            Ok(())
+                Engine::Uniform(u, sets) => {
+                    u.type2(of_points(u, sets, b), &mut w.uniform, x, y, isign)
+                }
+                Engine::Type3(e) if adjoint => {
+                    of_transform(e, b).execute_adjoint(&mut w.type3, x, y, isign)
+                }
+                Engine::Type3(e) => of_transform(e, b).execute(&mut w.type3, x, y, isign),
+                Engine::Type3Pending => Err(NudtError::PointsNotSet),
+            })
         };
         in_pool(&self.pool, body)
     }
@@ -443,7 +648,16 @@ impl<T: Float> Plan<T> {
         interpolates: bool,
     ) -> Result<()> {
         crate::gradient::check_direction(self.problem.ty, adjoint, interpolates)?;
-        let (m, _) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let counts = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let Engine::Uniform(u, sets) = &self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
+        if !sets.is_empty() {
+            return Err(NudtError::NoGradient {
+                why: "gradients of a plan with a point set per transform are not implemented yet",
+            });
+        }
+        let m = counts[0].0;
         let n: usize = self.problem.modes.iter().product();
         let mq = m * (self.dim() + 1);
         let with = "values with the gradient (dim + 1 a point)";
@@ -452,20 +666,21 @@ impl<T: Float> Plan<T> {
             false => ([mq, n], [with, "modes"]),
         };
         let lengths = [input.len(), output.len()];
-        crate::error::check_stack(lengths, one, self.problem.ntransf, names)?;
+        let each = vec![(one[0], one[1]); self.problem.ntransf];
+        crate::error::check_stack(lengths, &each, names)?;
         let isign = if adjoint {
             -self.problem.isign
         } else {
             self.problem.isign
         };
-        let Engine::Uniform(u) = &mut self.engine else {
-            unreachable!("type 1/2 plans hold a uniform engine")
-        };
+        self.work.truncate(1);
+        self.work.resize_with(1, Work::default);
+        let work = &mut self.work[0].uniform;
         in_pool(&self.pool, || {
             for (x, y) in input.chunks(one[0]).zip(output.chunks_mut(one[1])) {
                 match interpolates {
-                    true => u.type2_grad(x, y, isign)?,
-                    false => u.type1_grad(x, y, isign)?,
+                    true => u.type2_grad(&u.grid, work, x, y, isign)?,
+                    false => u.type1_grad(&u.grid, work, x, y, isign)?,
                 }
             }
             Ok(())
@@ -524,18 +739,14 @@ impl<T: Float> Plan<T> {
 
     /// Fine grid size per dimension (type 3: the inner type 2's grid, once points are set).
     pub fn fine_grid(&self) -> Vec<usize> {
-        match &self.engine {
-            Engine::Uniform(u) => u.grid.n.clone(),
-            Engine::Type3(forward) => forward.fft_grid(),
-            Engine::Type3Pending => Vec::new(),
-        }
+        self.grids().0
     }
 
     /// The spreading schedule chosen for the current points.
     pub fn strategy(&self) -> Strategy {
         match &self.engine {
-            Engine::Uniform(u) => u.grid.strategy(),
-            Engine::Type3(forward) => forward.spread_grid().strategy(),
+            Engine::Uniform(u, _) => u.grid.strategy(),
+            Engine::Type3(engines) => engines[0].spread_grid().strategy(),
             Engine::Type3Pending => self.opts.strategy,
         }
     }
@@ -549,8 +760,8 @@ impl<T: Float> Plan<T> {
     /// Tile side of the CPU schedules, in grid points per dimension.
     pub fn tile_side(&self) -> usize {
         match &self.engine {
-            Engine::Uniform(u) => u.grid.tile_side(),
-            Engine::Type3(forward) => forward.spread_grid().tile_side(),
+            Engine::Uniform(u, _) => u.grid.tile_side(),
+            Engine::Type3(engines) => engines[0].spread_grid().tile_side(),
             Engine::Type3Pending => 0,
         }
     }
@@ -564,18 +775,23 @@ impl<T: Float> Plan<T> {
     }
 
     /// Spreads with an explicit schedule onto the fine grid (types 1/2; for cross-checking
-    /// the two schedules and for tuning). Returns the fine grid.
+    /// the two schedules and for tuning) the strengths at the points the transforms share
+    /// ([`NudtError::PointsNotSet`] without them). Returns the fine grid.
     pub fn spread_only(&self, strategy: Strategy, c: &[Complex<T>]) -> Result<Vec<Complex<T>>> {
-        let Engine::Uniform(u) = &self.engine else {
+        let Engine::Uniform(u, _) = &self.engine else {
             return Err(NudtError::WrongType {
                 expected: 1,
                 actual: 3,
             });
         };
-        if c.len() != self.num_points {
+        if !u.grid.has_points() {
+            return Err(NudtError::PointsNotSet);
+        }
+        let m = self.counts[0].0;
+        if c.len() != m {
             return Err(NudtError::Length {
                 what: "strengths".into(),
-                expected: self.num_points,
+                expected: m,
                 got: c.len(),
             });
         }

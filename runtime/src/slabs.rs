@@ -32,7 +32,9 @@ struct Geometry {
 /// The first axis's modes: their grid indices and corrections.
 pub type FirstAxis<'a, T> = (&'a [usize], &'a [T]);
 
-/// Plane and column transforms, mode positions and buffers of a slab-wise type 1 or 2.
+/// Plane and column transforms and mode positions of a slab-wise type 1 or 2: read-only
+/// while transforms run, so that the transforms of a stack share them and run at once, each
+/// with its own [`SlabWork`].
 pub struct Slabs<T: Float> {
     /// Transform of one plane (the grid's axes after the first).
     plane: FftNd<T>,
@@ -45,8 +47,13 @@ pub struct Slabs<T: Float> {
     corr: Vec<T>,
     /// Per plane axis, whether an index holds a mode (the plane transform's pruning).
     needed: Vec<Vec<bool>>,
+}
+
+/// The buffers of one running slab-wise transform: a slab of planes and the column grid.
+#[derive(Default)]
+pub struct SlabWork<T> {
     slab: Vec<Complex<T>>,
-    columns_data: Vec<Complex<T>>,
+    columns: Vec<Complex<T>>,
 }
 
 impl<T: Float> Slabs<T> {
@@ -76,8 +83,6 @@ impl<T: Float> Slabs<T> {
             at,
             corr: c,
             needed,
-            slab: Vec::new(),
-            columns_data: Vec::new(),
         }
     }
 
@@ -86,9 +91,9 @@ impl<T: Float> Slabs<T> {
         self.at.len()
     }
 
-    /// The slab rows of `grid`'s points, with room made for the longest slab and `held`
-    /// rows of the column grid (zeroed).
-    fn prepare(&mut self, grid: &FineGrid<T>, held: usize) -> Result<Geometry> {
+    /// The slab rows of `grid`'s points, with room made in `work` for the longest slab and
+    /// `held` rows of the column grid (zeroed).
+    fn prepare(&self, grid: &FineGrid<T>, work: &mut SlabWork<T>, held: usize) -> Result<Geometry> {
         let rows = grid.slab_rows()?;
         let (n0, plane, m) = (
             grid.n[0],
@@ -96,9 +101,9 @@ impl<T: Float> Slabs<T> {
             self.width(),
         );
         let longest = rows.iter().map(|r| r.2).max().unwrap_or(0);
-        resize_parallel(&mut self.slab, longest * plane);
-        resize_parallel(&mut self.columns_data, held * m);
-        self.columns_data
+        resize_parallel(&mut work.slab, longest * plane);
+        resize_parallel(&mut work.columns, held * m);
+        work.columns
             .par_iter_mut()
             .for_each(|v| *v = Complex::default());
         Ok(Geometry { rows, n0, plane, m })
@@ -114,24 +119,27 @@ impl<T: Float> Slabs<T> {
     /// 24 MB of columns instead of 40 (its peak: the caller's data and output, the sort's,
     /// the slab's and these).
     pub fn type1(
-        &mut self,
+        &self,
         grid: &FineGrid<T>,
+        work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
         spread: impl Fn(&mut [Complex<T>], usize) -> Result<()>,
         f: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
         let n0 = grid.n[0];
-        let Geometry { rows, plane, m, .. } = self.prepare(grid, n0 - gidx0.len())?;
+        let Geometry { rows, plane, m, .. } = self.prepare(grid, work, n0 - gidx0.len())?;
         let Slabs {
             plane: fft,
             columns,
             at,
             corr,
             needed,
-            slab,
-            columns_data,
         } = self;
+        let SlabWork {
+            slab,
+            columns: columns_data,
+        } = work;
         f.par_iter_mut().for_each(|v| *v = Complex::default());
         // Column row of each grid index along the first axis: `f`'s row for a mode's, the
         // buffer's next otherwise.
@@ -169,7 +177,6 @@ impl<T: Float> Slabs<T> {
         }
         columns.process_row_columns(&mut col_rows, &keep, direction);
         drop(col_rows);
-        let corr = &*corr;
         f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
             for (o, &c) in out.iter_mut().zip(corr) {
                 *o = *o * (c0 * c);
@@ -181,14 +188,15 @@ impl<T: Float> Slabs<T> {
     /// Type 2: the values at the points `c` of the modes `f` (first-axis modes at grid
     /// indices `gidx0`, corrections `corr0`).
     pub fn type2(
-        &mut self,
+        &self,
         grid: &FineGrid<T>,
+        work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
         f: &[Complex<T>],
         mut interp: impl FnMut(&[Complex<T>], usize) -> Result<()>,
         direction: FftDirection,
     ) -> Result<()> {
-        let Geometry { rows, n0, plane, m } = self.prepare(grid, grid.n[0])?;
+        let Geometry { rows, n0, plane, m } = self.prepare(grid, work, grid.n[0])?;
         // User rows of the first axis land on distinct column rows.
         let mut user_row = vec![None; n0];
         gidx0
@@ -196,7 +204,7 @@ impl<T: Float> Slabs<T> {
             .enumerate()
             .for_each(|(i0, &g0)| user_row[g0] = Some(i0));
         let corr = &self.corr;
-        self.columns_data
+        work.columns
             .par_chunks_mut(m)
             .zip(&user_row)
             .for_each(|(row, i0)| {
@@ -206,11 +214,10 @@ impl<T: Float> Slabs<T> {
                     *o = v * (corr0[i0] * cm);
                 }
             });
-        self.columns
-            .process_columns(&mut self.columns_data, direction);
+        self.columns.process_columns(&mut work.columns, direction);
         for &(r, first, planes) in &rows {
-            let slab = &mut self.slab[..planes * plane];
-            let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &self.columns_data);
+            let slab = &mut work.slab[..planes * plane];
+            let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &work.columns);
             slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
                 let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
                 p.iter_mut().for_each(|v| *v = Complex::default());

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::type3::{Axis, Geometry};
-use crate::uniform::{ModeOrder, Uniform};
+use crate::uniform::{self, ModeOrder, Uniform};
 use nudt_gen::kernel::EvenChebyshev;
 use nudt_gen::{Arch, KernelSpec, Strategy};
 use num_complex::Complex;
@@ -72,31 +72,30 @@ pub(crate) fn polar_blocks<T: Float, const L: usize>(
 pub(crate) struct Phases<T> {
     pre: Vec<Complex<T>>,
     post: Vec<Complex<T>>,
-    scaled: Vec<Complex<T>>,
 }
 
 impl<T: Float> Phases<T> {
     /// From the factors per source and per target ([`polar_blocks`]).
     pub(crate) fn new(pre: Vec<Complex<T>>, post: Vec<Complex<T>>) -> Self {
-        Phases {
-            pre,
-            post,
-            scaled: Vec::new(),
-        }
+        Phases { pre, post }
     }
 
-    /// The input times its factors: the strengths times the pre-phases, or in the adjoint
-    /// (whose input sits at the targets) the values times the conjugate post-factors.
-    pub(crate) fn pre(&mut self, c: &[Complex<T>], adjoint: bool) -> &[Complex<T>] {
-        self.scaled.clear();
+    /// The input times its factors, into `scaled`: the strengths times the pre-phases, or in
+    /// the adjoint (whose input sits at the targets) the values times the conjugate
+    /// post-factors.
+    pub(crate) fn pre<'a>(
+        &self,
+        c: &[Complex<T>],
+        adjoint: bool,
+        scaled: &'a mut Vec<Complex<T>>,
+    ) -> &'a [Complex<T>] {
+        scaled.clear();
         if adjoint {
-            self.scaled
-                .par_extend(c.par_iter().zip(&self.post).map(|(a, b)| a * b.conj()));
+            scaled.par_extend(c.par_iter().zip(&self.post).map(|(a, b)| a * b.conj()));
         } else {
-            self.scaled
-                .par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
+            scaled.par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
         }
-        &self.scaled
+        scaled
     }
 
     /// Applies the output's factors: the post-factors at the targets, or in the adjoint the
@@ -116,12 +115,21 @@ impl<T: Float> Phases<T> {
 /// Targets per block of the post-factor pass: Clenshaw chains run this many wide.
 const LANES: usize = 8;
 
+/// The buffers of one running type 3 (either method): the grid its sources are spread on,
+/// its phased input, and the inner type 2's. Its engine only reads itself, so the
+/// transforms of a stack run at once, each on its own `Work`.
+#[derive(Default)]
+pub struct Work<T> {
+    pub(crate) grid: Vec<Complex<T>>,
+    pub(crate) scaled: Vec<Complex<T>>,
+    inner: uniform::Work<T>,
+}
+
 /// A type 3 engine for one pair of point sets.
 pub struct NonUniform<T: Float> {
     spread: FineGrid<T>,
     inner: Uniform<T>,
     phases: Phases<T>,
-    work: Vec<Complex<T>>,
 }
 
 impl<T: Float> NonUniform<T> {
@@ -208,7 +216,6 @@ impl<T: Float> NonUniform<T> {
             spread,
             inner,
             phases: Phases::new(pre, post),
-            work: Vec::new(),
         })
     }
 
@@ -220,12 +227,28 @@ impl<T: Float> NonUniform<T> {
         &self.spread
     }
 
+    /// Bytes of one running transform's [`Work`] at most: both grids whole.
+    pub fn work_bytes(&self) -> usize {
+        self.spread.len() * std::mem::size_of::<Complex<T>>() + self.inner.work_bytes()
+    }
+
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
-    pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        crate::float::resize_parallel(&mut self.work, self.spread.len());
+    pub fn execute(
+        &self,
+        work: &mut Work<T>,
+        c: &[Complex<T>],
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        let Work {
+            grid,
+            scaled,
+            inner,
+        } = work;
+        crate::float::resize_parallel(grid, self.spread.len());
         self.spread
-            .spread(self.phases.pre(c, false), &mut self.work)?;
-        self.inner.type2(&self.work, f, isign)?;
+            .spread(self.phases.pre(c, false, scaled), grid)?;
+        self.inner.type2(&self.inner.grid, inner, grid, f, isign)?;
         self.phases.post(f, false);
         Ok(())
     }
@@ -235,15 +258,22 @@ impl<T: Float> NonUniform<T> {
     /// the inner type 1 (type 2's adjoint), interpolation at the sources (spreading's), and
     /// conjugate pre-phases. Its error is the forward's, and it needs no second plan.
     pub fn execute_adjoint(
-        &mut self,
+        &self,
+        work: &mut Work<T>,
         f: &[Complex<T>],
         c: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        crate::float::resize_parallel(&mut self.work, self.spread.len());
+        let Work {
+            grid,
+            scaled,
+            inner,
+        } = work;
+        crate::float::resize_parallel(grid, self.spread.len());
+        let phased = self.phases.pre(f, true, scaled);
         self.inner
-            .type1(self.phases.pre(f, true), &mut self.work, isign)?;
-        self.spread.interp(&self.work, c)?;
+            .type1(&self.inner.grid, inner, phased, grid, isign)?;
+        self.spread.interp(grid, c)?;
         self.phases.post(c, true);
         Ok(())
     }

@@ -11,7 +11,7 @@ use crate::fft::FftNd;
 use crate::float::Float;
 use crate::grid::FineGrid;
 use crate::planner::gaussian::{post_magnitude, GaussGeometry};
-use crate::type3::{polar_blocks, Phases};
+use crate::type3::{polar_blocks, Phases, Work};
 use crate::uniform::direction;
 use nudt_gen::{Arch, Strategy};
 use num_complex::Complex;
@@ -25,7 +25,6 @@ pub struct GaussianType3<T: Float> {
     /// `e^{σ(nΔx)²}` per dimension, by grid index.
     precomp: Vec<Vec<T>>,
     phases: Phases<T>,
-    work: Vec<Complex<T>>,
 }
 
 impl<T: Float> GaussianType3<T> {
@@ -82,7 +81,6 @@ impl<T: Float> GaussianType3<T> {
                 polar_blocks::<T, 1>(m_src, isign, |[j]| ([pre_phase[j]], [1.0])),
                 polar_blocks::<T, 1>(k_tgt, isign, |[k]| ([post_phase[k]], [post_mag[k]])),
             ),
-            work: Vec::new(),
         })
     }
 
@@ -95,14 +93,26 @@ impl<T: Float> GaussianType3<T> {
         &self.sources
     }
 
+    /// Bytes of one running transform's [`Work`] at most: the grid.
+    pub fn work_bytes(&self) -> usize {
+        self.sources.len() * std::mem::size_of::<Complex<T>>()
+    }
+
     /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
-    pub fn execute(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        crate::float::resize_parallel(&mut self.work, self.sources.len());
+    pub fn execute(
+        &self,
+        work: &mut Work<T>,
+        c: &[Complex<T>],
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        let grid = &mut work.grid;
+        crate::float::resize_parallel(grid, self.sources.len());
         self.sources
-            .spread(self.phases.pre(c, false), &mut self.work)?;
-        self.precompensate();
-        self.fft.process(&mut self.work, direction(isign));
-        self.targets.interp(&self.work, f)?;
+            .spread(self.phases.pre(c, false, &mut work.scaled), grid)?;
+        self.precompensate(grid);
+        self.fft.process(grid, direction(isign));
+        self.targets.interp(grid, f)?;
         self.phases.post(f, false);
         Ok(())
     }
@@ -111,28 +121,29 @@ impl<T: Float> GaussianType3<T> {
     /// step's adjoint in reverse order, on the same grids (the FFT's adjoint is the opposite
     /// direction; the pre-compensation is real and diagonal).
     pub fn execute_adjoint(
-        &mut self,
+        &self,
+        work: &mut Work<T>,
         f: &[Complex<T>],
         c: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        crate::float::resize_parallel(&mut self.work, self.sources.len());
+        let grid = &mut work.grid;
+        crate::float::resize_parallel(grid, self.sources.len());
         self.targets
-            .spread(self.phases.pre(f, true), &mut self.work)?;
-        self.fft.process(&mut self.work, direction(isign));
-        self.precompensate();
-        self.sources.interp(&self.work, c)?;
+            .spread(self.phases.pre(f, true, &mut work.scaled), grid)?;
+        self.fft.process(grid, direction(isign));
+        self.precompensate(grid);
+        self.sources.interp(grid, c)?;
         self.phases.post(c, true);
         Ok(())
     }
 
-    /// Multiplies the grid by the pre-compensation `e^{σ|nΔx|²}`, separable over dimensions.
-    fn precompensate(&mut self) {
+    /// Multiplies `grid` by the pre-compensation `e^{σ|nΔx|²}`, separable over dimensions.
+    fn precompensate(&self, grid: &mut [Complex<T>]) {
         let pc = &self.precomp;
         let dims = &self.sources.n;
         let inner: usize = dims[1..].iter().product();
-        self.work
-            .par_chunks_mut(inner.max(1))
+        grid.par_chunks_mut(inner.max(1))
             .enumerate()
             .for_each(|(i0, slab)| {
                 let f0 = pc[0][i0];

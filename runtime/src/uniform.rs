@@ -6,11 +6,12 @@ use crate::error::Result;
 use crate::fft::{FftNd, Needed};
 use crate::float::Float;
 use crate::grid::FineGrid;
-use crate::slabs::{FirstAxis, Slabs};
+use crate::slabs::{FirstAxis, SlabWork, Slabs};
 use nudt_gen::kernel::FourierSeries;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftDirection;
+use std::sync::OnceLock;
 
 /// Order of the modes in user arrays, per dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -128,7 +129,10 @@ impl<T: Float> ModeMap<T> {
     }
 }
 
-/// A type 1/2 engine: fine grid, FFT plan and mode map.
+/// A type 1/2 engine: fine grid, FFT plan and mode map. Its steps read it and write only the
+/// caller's [`Work`], so the transforms of a stack run at once on one engine, each on its
+/// own buffers and on its own points (the engine's grid, or a grid of the same size and
+/// kernel holding a transform's own point set).
 pub struct Uniform<T: Float> {
     pub grid: FineGrid<T>,
     fft: FftNd<T>,
@@ -136,10 +140,16 @@ pub struct Uniform<T: Float> {
     /// Per grid axis, whether an index holds a mode: the FFT skips lines through none. Empty
     /// in 1-D, where the one axis has no lines to skip.
     needed: Vec<Vec<bool>>,
-    /// The whole fine grid, where it is held.
-    work: Vec<Complex<T>>,
     /// The slab-wise steps of 2-D and 3-D grids ([`FineGrid::by_slabs`]), made on first use.
-    slabs: Option<Box<Slabs<T>>>,
+    slabs: OnceLock<Slabs<T>>,
+}
+
+/// The buffers of one running type 1 or 2: the whole fine grid where it is held, else a
+/// slab and the column grid.
+#[derive(Default)]
+pub struct Work<T> {
+    grid: Vec<Complex<T>>,
+    slabs: SlabWork<T>,
 }
 
 /// The FFT direction of the grid step for sign `isign` of the exponent.
@@ -177,31 +187,38 @@ impl<T: Float> Uniform<T> {
             map,
             needed,
             grid,
-            work: Vec::new(),
-            slabs: None,
+            slabs: OnceLock::new(),
         }
     }
 
-    /// The slab-wise steps with this grid's first-axis modes, when its points and schedule
-    /// allow them ([`FineGrid::by_slabs`]).
-    fn slabs(&mut self) -> Option<(&mut Slabs<T>, &FineGrid<T>, FirstAxis<'_, T>)> {
-        if !self.grid.by_slabs() {
+    /// The slab-wise steps with this grid's first-axis modes, when the schedule of `points`
+    /// allows them ([`FineGrid::by_slabs`]).
+    fn slabs(&self, points: &FineGrid<T>) -> Option<(&Slabs<T>, FirstAxis<'_, T>)> {
+        if !points.by_slabs() {
             return None;
         }
-        let (n, map) = (&self.grid.n, &self.map);
+        let map = &self.map;
         let slabs = self
             .slabs
-            .get_or_insert_with(|| Box::new(Slabs::new(n, &map.gidx, &map.corr)));
-        Some((slabs, &self.grid, (&map.gidx[0][..], &map.corr[0][..])))
+            .get_or_init(|| Slabs::new(&self.grid.n, &map.gidx, &map.corr));
+        Some((slabs, (&map.gidx[0][..], &map.corr[0][..])))
     }
 
-    /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform.
-    pub fn type1(&mut self, c: &[Complex<T>], f: &mut [Complex<T>], isign: i32) -> Result<()> {
-        if let Some((slabs, grid, first)) = self.slabs() {
-            let rows = |slab: &mut [Complex<T>], r| grid.spread_row(c, slab, r);
-            return slabs.type1(grid, first, rows, f, direction(isign));
+    /// Type 1: `f_k = Σ_j c_j e^{isign·i k·x_j}` for one transform, of the points sorted on
+    /// `points` (this engine's grid, or one like it: [`FineGrid::without_points`]).
+    pub fn type1(
+        &self,
+        points: &FineGrid<T>,
+        work: &mut Work<T>,
+        c: &[Complex<T>],
+        f: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        if let Some((slabs, first)) = self.slabs(points) {
+            let rows = |slab: &mut [Complex<T>], r| points.spread_row(c, slab, r);
+            return slabs.type1(points, &mut work.slabs, first, rows, f, direction(isign));
         }
-        self.spread_to_modes(|grid, work| grid.spread(c, work), f, isign)
+        self.spread_to_modes(work, |grid| points.spread(c, grid), f, isign)
     }
 
     /// Type 1 of values and derivative weights, `dim + 1` per point `(v_j, u_j)`:
@@ -209,34 +226,38 @@ impl<T: Float> Uniform<T> {
     /// kernel's derivative ([`FineGrid::spread_grad`]) — the forward-mode derivative of a
     /// type 1 with respect to its points (`v = δc`, `u = c·δx`).
     pub fn type1_grad(
-        &mut self,
+        &self,
+        points: &FineGrid<T>,
+        work: &mut Work<T>,
         vu: &[Complex<T>],
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        if let Some((slabs, grid, first)) = self.slabs() {
-            let rows = |slab: &mut [Complex<T>], r| grid.spread_grad(vu, slab, Some(r));
-            return slabs.type1(grid, first, rows, f, direction(isign));
+        if let Some((slabs, first)) = self.slabs(points) {
+            let rows = |slab: &mut [Complex<T>], r| points.spread_grad(vu, slab, Some(r));
+            return slabs.type1(points, &mut work.slabs, first, rows, f, direction(isign));
         }
-        self.spread_to_modes(|grid, work| grid.spread_grad(vu, work, None), f, isign)
+        let spread = |grid: &mut [Complex<T>]| points.spread_grad(vu, grid, None);
+        self.spread_to_modes(work, spread, f, isign)
     }
 
     /// `spread` onto the whole fine grid, its FFT and the corrected modes into `f`.
     fn spread_to_modes(
-        &mut self,
-        spread: impl FnOnce(&FineGrid<T>, &mut [Complex<T>]) -> Result<()>,
+        &self,
+        work: &mut Work<T>,
+        spread: impl FnOnce(&mut [Complex<T>]) -> Result<()>,
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        crate::float::resize_parallel(&mut self.work, self.grid.len());
-        spread(&self.grid, &mut self.work)?;
+        crate::float::resize_parallel(&mut work.grid, self.grid.len());
+        spread(&mut work.grid)?;
         self.fft.process_pruned(
-            &mut self.work,
+            &mut work.grid,
             direction(isign),
             &self.needed,
             Needed::Outputs,
         );
-        let (map, work) = (&self.map, &self.work);
+        let (map, work) = (&self.map, &work.grid);
         let row = map.rows();
         f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
             let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
@@ -252,39 +273,51 @@ impl<T: Float> Uniform<T> {
         Ok(())
     }
 
-    /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform.
-    pub fn type2(&mut self, f: &[Complex<T>], c: &mut [Complex<T>], isign: i32) -> Result<()> {
-        if let Some((slabs, grid, first)) = self.slabs() {
-            let rows = |slab: &[Complex<T>], r| grid.interp_row(slab, c, r);
-            return slabs.type2(grid, first, f, rows, direction(isign));
+    /// Type 2: `c_j = Σ_k f_k e^{isign·i k·x_j}` for one transform, at the points sorted on
+    /// `points` (as in [`Uniform::type1`]).
+    pub fn type2(
+        &self,
+        points: &FineGrid<T>,
+        work: &mut Work<T>,
+        f: &[Complex<T>],
+        c: &mut [Complex<T>],
+        isign: i32,
+    ) -> Result<()> {
+        if let Some((slabs, first)) = self.slabs(points) {
+            let rows = |slab: &[Complex<T>], r| points.interp_row(slab, c, r);
+            return slabs.type2(points, &mut work.slabs, first, f, rows, direction(isign));
         }
-        self.modes_to_grid(f, isign);
-        self.grid.interp(&self.work, c)
+        points.interp(self.modes_to_grid(work, f, isign), c)
     }
 
     /// Type 2 with its gradient: per point `dim + 1` values, `u(x_j)` and `∂u/∂x_d(x_j)` of
     /// `u(x) = Σ_k f_k e^{isign·i k·x}`, in one interpolation pass with the kernel's
     /// derivative ([`FineGrid::interp_grad`]).
     pub fn type2_grad(
-        &mut self,
+        &self,
+        points: &FineGrid<T>,
+        work: &mut Work<T>,
         f: &[Complex<T>],
         out: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        if let Some((slabs, grid, first)) = self.slabs() {
-            let rows = |slab: &[Complex<T>], r| grid.interp_grad(slab, out, Some(r));
-            return slabs.type2(grid, first, f, rows, direction(isign));
+        if let Some((slabs, first)) = self.slabs(points) {
+            let rows = |slab: &[Complex<T>], r| points.interp_grad(slab, out, Some(r));
+            return slabs.type2(points, &mut work.slabs, first, f, rows, direction(isign));
         }
-        self.modes_to_grid(f, isign);
-        self.grid.interp_grad(&self.work, out, None)
+        points.interp_grad(self.modes_to_grid(work, f, isign), out, None)
     }
 
-    /// The whole fine grid of modes `f`: corrected, placed and transformed.
-    fn modes_to_grid(&mut self, f: &[Complex<T>], isign: i32) {
-        crate::float::resize_parallel(&mut self.work, self.grid.len());
-        self.work
-            .par_iter_mut()
-            .for_each(|v| *v = Complex::default());
+    /// The whole fine grid of modes `f`: corrected, placed and transformed, in `work`.
+    fn modes_to_grid<'w>(
+        &self,
+        work: &'w mut Work<T>,
+        f: &[Complex<T>],
+        isign: i32,
+    ) -> &'w [Complex<T>] {
+        let work = &mut work.grid;
+        crate::float::resize_parallel(work, self.grid.len());
+        work.par_iter_mut().for_each(|v| *v = Complex::default());
         let map = &self.map;
         let row = map.rows();
         // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
@@ -292,8 +325,7 @@ impl<T: Float> Uniform<T> {
         for (i0, &g0) in map.gidx[0].iter().enumerate() {
             row_of_slab[g0] = Some(i0);
         }
-        self.work
-            .par_chunks_mut(map.gstride[0])
+        work.par_chunks_mut(map.gstride[0])
             .zip(&row_of_slab)
             .for_each(|(slab, i0)| {
                 let Some(i0) = *i0 else { return };
@@ -308,11 +340,14 @@ impl<T: Float> Uniform<T> {
                     }
                 }
             });
-        self.fft.process_pruned(
-            &mut self.work,
-            direction(isign),
-            &self.needed,
-            Needed::Inputs,
-        );
+        self.fft
+            .process_pruned(work, direction(isign), &self.needed, Needed::Inputs);
+        work
+    }
+
+    /// Bytes of one running transform's [`Work`] at most: the whole fine grid (the slab-wise
+    /// steps hold less).
+    pub fn work_bytes(&self) -> usize {
+        self.grid.len() * std::mem::size_of::<Complex<T>>()
     }
 }

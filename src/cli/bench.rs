@@ -2,6 +2,7 @@
 //! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
 
 mod gradients;
+mod per_transform;
 mod soak;
 
 use super::peer::{self, PeerArgs, PeerResults};
@@ -47,6 +48,8 @@ impl Peer {
   nudt bench --compare finufft --plot bench.svg    throughput chart (.svg or .png)
   nudt bench --soak --backend opencl --cycles 1000 plan/setpts/execute cycles: memory and speed over time
   nudt bench --gradients --scale 0.1               point derivatives against the forward transform
+  nudt bench --per-transform --compare finufft      32 transforms with a point set each: one plan,
+                                                   32 plans, and FINUFFT's Plan looped over the sets
 
 Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
 problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
@@ -131,6 +134,18 @@ pub struct Args {
     /// Where the soak test and the gradient benchmark run (the problem set runs on the CPU)
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
+    /// A stack of --batch transforms, each with its own point set, instead of the problem
+    /// set: one plan with a point set per transform against --batch plans one after another
+    /// (and with --compare finufft, FINUFFT's Plan looped over the sets), set-points + execute
+    /// on CPU; M = 1e4 and 1e5 points per transform (times --scale), 2-D 256² and 3-D 64³
+    /// modes, types 1 and 2, f64, tol 1e-6
+    #[arg(long, conflicts_with_all = [
+        "problems", "only", "sample", "strategy", "dist", "plot", "one_process", "soak",
+    ])]
+    per_transform: bool,
+    /// Transforms of the --per-transform stack
+    #[arg(long, default_value_t = 32, requires = "per_transform", allow_hyphen_values = true, value_parser = parse_positive)]
+    batch: usize,
     /// Where a child process writes its problem's data and checked outputs for the peers
     /// (set by the parent `nudt bench`)
     #[arg(long, value_name = "DIR", hide = true)]
@@ -231,6 +246,25 @@ fn progress(len: usize, json: bool) -> ProgressBar {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if args.per_transform {
+        if args.compare.contains(&Peer::Ducc0) {
+            return Err(fail!(
+                "--per-transform compares with FINUFFT only: --compare finufft"
+            ));
+        }
+        super::profile::use_given(args.profile.as_deref())?;
+        warn_threads(args.threads);
+        return per_transform::run(per_transform::PerTransformArgs {
+            batch: args.batch,
+            scale: args.scale,
+            repeats: args.repeats as usize,
+            threads: args.threads,
+            seed: args.seed,
+            json: args.json,
+            finufft: args.compare.contains(&Peer::Finufft),
+            peer_script: args.peer_script.clone(),
+        });
+    }
     if args.soak {
         warn_threads(args.threads);
         return soak::run(soak::SoakArgs {

@@ -30,9 +30,10 @@ pub struct PeerArgs<'a> {
     pub data: Option<&'a Path>,
 }
 
-/// The script: `--peer-script`, else benches/peer.py under the working directory,
-/// else the one in the source tree this binary was built from.
-fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
+/// A peer script: `explicit` (`--peer-script`), else `default` (a path under the checkout,
+/// such as benches/peer.py) under the working directory, else the one in the source tree
+/// this binary was built from.
+pub fn find_script(explicit: Option<&Path>, default: &str) -> Result<PathBuf> {
     if let Some(p) = explicit {
         return if p.is_file() {
             Ok(p.to_path_buf())
@@ -40,22 +41,22 @@ fn find_script(explicit: Option<&Path>) -> Result<PathBuf> {
             Err(fail!("--peer-script {}: no such file", p.display()))
         };
     }
-    let local = PathBuf::from("benches/peer.py");
+    let local = PathBuf::from(default);
     if local.is_file() {
         return Ok(local);
     }
-    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join(default);
     if built.is_file() {
         return Ok(built);
     }
     Err(fail!(
-        "--compare: cannot find benches/peer.py (run from the nudt checkout or pass --peer-script FILE)"
+        "--compare: cannot find {default} (run from the nudt checkout or pass --peer-script FILE)"
     ))
 }
 
 /// Runs the peer on `args.only`.
 pub fn run(args: &PeerArgs) -> Result<PeerResults> {
-    let script = find_script(args.script)?;
+    let script = find_script(args.script, "benches/peer.py")?;
     let python = std::env::var("NUDT_PYTHON").unwrap_or_else(|_| "python3".into());
     let mut cmd = Command::new(&python);
     cmd.arg(&script)

@@ -1,6 +1,7 @@
 //! `nudt transform`: one NUFFT on NumPy `.npy` files, laid out as finufft's Python interface
 //! lays them out (row-major mode arrays, mode k at index k + N/2, an optional leading axis of
-//! stacked transforms).
+//! stacked transforms). Points files of shape (B, M) give each of B transforms its own point
+//! set (`Plan::set_points_per_transform`); the data then carries the same leading axis.
 
 use super::npy::{self, fmt_shape, NpyComplex};
 use super::{
@@ -44,11 +45,15 @@ impl BackendArg {
   nudt transform --type 2 --points x.npy,y.npy --coeffs f.npy --out c.npy --json
   # type 3: 1-D points -> arbitrary frequencies s
   nudt transform --type 3 --points x.npy --strengths c.npy --targets s.npy --out f.npy
+  # 16 transforms, each with its own 2-D points: x.npy, y.npy and c.npy of shape (16, M)
+  nudt transform --type 1 --modes 64,64 --points x.npy,y.npy --strengths c.npy --out f.npy
 
 Layout (as finufft's Python interface): points are 1-D float32/float64 arrays, one file per
 dimension; strengths/values are complex of shape (M,); mode arrays have shape (N1[, N2[, N3]]),
 row-major, mode k at index k + N/2 in each axis (--modeord 1: FFT order). A leading axis
-stacks several transforms: (ntransf, M) or (ntransf, N1, ...). Signs default to finufft's:
+stacks several transforms: (ntransf, M) or (ntransf, N1, ...). Points (and type 3's targets)
+of shape (B, M) give each of B transforms its own set (row b: transform b's; CPU backend):
+strengths and outputs are then (B, M), mode arrays (B, N1, ...). Signs default to finufft's:
 +1 for types 1 and 3, -1 for type 2. The output is complex64 or complex128 (--precision),
 written atomically; its folder is checked before any work, an output that names an input is
 refused, and an existing output is replaced with a notice on stderr (--quiet silences it).")]
@@ -59,7 +64,8 @@ pub struct Args {
     /// Mode counts N1[,N2[,N3]] (type 1; type 2 reads them from --coeffs when omitted)
     #[arg(long, value_name = "N1[,N2[,N3]]", value_delimiter = ',', allow_hyphen_values = true, value_parser = parse_count)]
     modes: Vec<usize>,
-    /// Coordinate files, one 1-D array per dimension (radians; periodic)
+    /// Coordinate files, one array per dimension (radians; periodic): 1-D, shared by every
+    /// transform, or (B, M), a point set per transform
     #[arg(
         long,
         value_name = "X.npy[,Y.npy[,Z.npy]]",
@@ -73,7 +79,7 @@ pub struct Args {
     /// Complex mode coefficients (type 2)
     #[arg(long, value_name = "F.npy")]
     coeffs: Option<PathBuf>,
-    /// Target frequency files, one 1-D array per dimension (type 3)
+    /// Target frequency files, one array per dimension (type 3), shaped as --points
     #[arg(long, value_name = "S.npy[,T.npy[,U.npy]]", value_delimiter = ',')]
     targets: Vec<PathBuf>,
     /// Output file (.npy); an existing file is replaced, with a notice
@@ -225,32 +231,67 @@ fn check_inputs(a: &Args) -> Result<()> {
 /// lost) than a wish.
 const LOOSE_TOL: f64 = 0.1;
 
-/// Reads one 1-D coordinate array per file; all must have the same length.
-fn read_coords<T: NpyComplex>(files: &[PathBuf], option: &str) -> Result<Vec<Vec<T>>> {
-    let mut out: Vec<Vec<T>> = Vec::new();
+/// Coordinate arrays, one per dimension, all of one shape: (M,), a set every transform
+/// shares, or (B, M), B sets of M points (row b transform b's, in `data` row after row).
+struct Coords<T> {
+    data: Vec<Vec<T>>,
+    batch: Option<usize>,
+    /// Points per set.
+    m: usize,
+}
+
+impl<T> Coords<T> {
+    /// Set `b`'s arrays (the shared set's for 1-D files).
+    fn set(&self, b: usize) -> Vec<&[T]> {
+        let r = match self.batch {
+            Some(_) => b * self.m..(b + 1) * self.m,
+            None => 0..self.m,
+        };
+        self.data.iter().map(|v| &v[r.clone()]).collect()
+    }
+}
+
+/// Reads one coordinate array per file: all 1-D, or all (B, M), of one shape.
+fn read_coords<T: NpyComplex>(files: &[PathBuf], option: &str) -> Result<Coords<T>> {
+    let mut data: Vec<Vec<T>> = Vec::new();
+    let mut first: Option<Vec<usize>> = None;
     for f in files {
         let a = npy::read_real::<T>(f, option)?;
-        if a.shape.len() != 1 {
+        if !matches!(a.shape.len(), 1 | 2) {
             return Err(fail!(
-                "{option} {}: expected a 1-D array, got shape {}",
+                "{option} {}: expected a 1-D array, or (B, M) for a point set per transform, got shape {}",
                 f.display(),
                 fmt_shape(&a.shape)
             ));
         }
-        if let Some(first) = out.first() {
-            if first.len() != a.data.len() {
+        if let Some(shape) = &first {
+            if *shape != a.shape {
                 return Err(fail!(
-                    "{option} {}: {} values, but {} has {}; every dimension needs the same count",
+                    "{option} {}: shape {}, but {} has {}; every dimension needs the same shape",
                     f.display(),
-                    a.data.len(),
+                    fmt_shape(&a.shape),
                     files[0].display(),
-                    first.len()
+                    fmt_shape(shape)
                 ));
             }
         }
-        out.push(a.data);
+        first.get_or_insert(a.shape);
+        data.push(a.data);
     }
-    Ok(out)
+    let shape = first.unwrap_or_default();
+    let (batch, m) = match shape[..] {
+        [b, m] if b == 0 => {
+            return Err(fail!(
+                "{option} {}: shape {}: a point set per transform needs at least one transform",
+                files[0].display(),
+                fmt_shape(&[b, m])
+            ))
+        }
+        [b, m] => (Some(b), m),
+        [m] => (None, m),
+        _ => (None, 0),
+    };
+    Ok(Coords { data, batch, m })
 }
 
 /// Splits a data shape into (ntransf, per-transform shape) given what one transform takes.
@@ -268,9 +309,9 @@ fn stacked(shape: &[usize], one: &[usize]) -> Option<usize> {
 struct Inputs<T> {
     dim: usize,
     isign: i32,
-    coords: Vec<Vec<T>>,
-    /// Type 3 target frequencies (empty otherwise).
-    targets: Vec<Vec<T>>,
+    coords: Coords<T>,
+    /// Type 3 target frequencies (no arrays otherwise).
+    targets: Coords<T>,
     input: Vec<Complex<T>>,
     ntransf: usize,
     /// Types 1 and 2 (from --modes, or the --coeffs file's shape).
@@ -281,12 +322,18 @@ struct Inputs<T> {
 }
 
 impl<T> Inputs<T> {
+    /// Points per transform.
     fn points(&self) -> usize {
-        self.coords[0].len()
+        self.coords.m
     }
 
     fn frequencies(&self) -> usize {
-        self.targets.first().map_or(0, Vec::len)
+        self.targets.m
+    }
+
+    /// Whether each transform has its own point set (points files of shape (B, M)).
+    fn per_transform(&self) -> bool {
+        self.coords.batch.is_some()
     }
 }
 
@@ -338,6 +385,20 @@ fn explain<T>(a: &Args, d: &Inputs<T>, step: Step, e: NudtError) -> Error {
         .upsampfac
         .map_or(String::new(), |s| format!(" and --upsampfac {s}"));
     let what = match &e {
+        E::InTransform { index: b, error } => match &**error {
+            E::NonFinite { what, index, value } => {
+                let (files, option, i) = match *what {
+                    "s" | "t" | "u" => (&a.targets, "--targets", "stu".find(what)),
+                    _ => (&a.points, "--points", "xyz".find(what)),
+                };
+                let file = i
+                    .and_then(|i| files.get(i))
+                    .map_or(String::new(), |f| format!(" {}", f.display()));
+                return fail!("{option}{file}: non-finite value ({value}) at index [{b}, {index}]");
+            }
+            _ => "--points".into(),
+        },
+        E::Unsupported { .. } => "--points of shape (B, M) (a point set per transform)".into(),
         E::NonFinite { what, index, value } => {
             let (files, option, i) = match *what {
                 "s" | "t" | "u" => (&a.targets, "--targets", "stu".find(what)),
@@ -393,13 +454,49 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
     let dim = a.points.len();
     let isign = a.isign.unwrap_or(if a.ty == 2 { -1 } else { 1 });
     let coords = read_coords::<T>(&a.points, "--points")?;
-    let m = coords[0].len();
+    let m = coords.m;
     let targets = if a.ty == 3 {
         read_coords::<T>(&a.targets, "--targets")?
     } else {
-        Vec::new()
+        Coords {
+            data: Vec::new(),
+            batch: coords.batch,
+            m: 0,
+        }
     };
-    let k = targets.first().map_or(0, Vec::len);
+    if targets.batch.is_some() != coords.batch.is_some() {
+        let shape = |c: &Coords<T>| match c.batch {
+            Some(b) => fmt_shape(&[b, c.m]),
+            None => fmt_shape(&[c.m]),
+        };
+        return Err(fail!(
+            "--targets {}: shape {}, but --points {} has {}; a point set per transform needs (B, M) points and (B, K) targets",
+            a.targets[0].display(),
+            shape(&targets),
+            a.points[0].display(),
+            shape(&coords)
+        ));
+    }
+    if let (Some(b), Some(bt)) = (coords.batch, targets.batch) {
+        if b != bt {
+            return Err(fail!(
+                "--targets {}: {bt} target sets, but --points has {b} point sets; give one per transform",
+                a.targets[0].display()
+            ));
+        }
+    }
+    let k = targets.m;
+    // With a point set per transform, the data must stack exactly that many transforms.
+    let sets = |nt: usize, option: &str, path: &Path, shape: &[usize]| -> Result<()> {
+        match coords.batch {
+            Some(b) if nt != b || (b > 1 && shape.len() == 1) => Err(fail!(
+                "{option} {}: shape {}, but --points holds {b} point set(s); give the data of each, ({b}, ...)",
+                path.display(),
+                fmt_shape(shape)
+            )),
+            _ => Ok(()),
+        }
+    };
 
     // Input data, its stacking, and the output shape.
     let (input, ntransf, modes, out_one): (Vec<Complex<T>>, usize, Vec<usize>, Vec<usize>) = if a.ty
@@ -437,7 +534,8 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
         if modes.contains(&0) {
             return Err(fail!("--coeffs {}: a mode count is 0", path.display()));
         }
-        if dim == 1 && nt > 1 {
+        sets(nt, "--coeffs", path, &f.shape)?;
+        if dim == 1 && nt > 1 && coords.batch.is_none() {
             warnln!(
                 "--coeffs {}: shape {} read as {nt} stacked 1-D transforms of {} modes each (one --points file); a 2-D transform needs two",
                 path.display(),
@@ -456,7 +554,8 @@ fn read_inputs<T: NpyComplex>(a: &Args) -> Result<Inputs<T>> {
                     fmt_shape(&c.shape)
                 ));
         };
-        if dim == 1 && nt > 1 {
+        sets(nt, "--strengths", path, &c.shape)?;
+        if dim == 1 && nt > 1 && coords.batch.is_none() {
             warnln!(
                 "--strengths {}: shape {} read as {nt} stacked 1-D transforms of {m} points each (one --points file)",
                 path.display(),
@@ -542,12 +641,20 @@ fn run_on<T: NpyComplex + BackendFloat>(a: &Args, d: &Inputs<T>) -> Result<Ran<T
     // Allocated untimed, and only once the plan has accepted the sizes (its memory check).
     let mut out = vec![Complex::<T>::default(); d.out_len];
     let t1 = Instant::now();
-    let xs: Vec<&[T]> = d.coords.iter().map(|v| &v[..]).collect();
-    let ts: Vec<&[T]> = d.targets.iter().map(|v| &v[..]).collect();
-    if a.ty == 3 {
-        plan.set_points_type3(&xs, &ts)
-    } else {
-        plan.set_points(&xs)
+    match d.coords.batch {
+        Some(b) => {
+            let xs: Vec<Vec<&[T]>> = (0..b).map(|i| d.coords.set(i)).collect();
+            let ts: Vec<Vec<&[T]>> = (0..b).map(|i| d.targets.set(i)).collect();
+            let xs: Vec<&[&[T]]> = xs.iter().map(|s| &s[..]).collect();
+            let ts: Vec<&[&[T]]> = ts.iter().map(|s| &s[..]).collect();
+            if a.ty == 3 {
+                plan.set_points_type3_per_transform(&xs, &ts)
+            } else {
+                plan.set_points_per_transform(&xs)
+            }
+        }
+        None if a.ty == 3 => plan.set_points_type3(&d.coords.set(0), &d.targets.set(0)),
+        None => plan.set_points(&d.coords.set(0)),
     }
     .and_then(|()| plan.synchronize())
     .map_err(|e| named(Step::Points, e))?;
@@ -608,7 +715,7 @@ fn run_in<T: NpyComplex + BackendFloat>(a: &Args, out: &Output) -> Result<()> {
     }
     let (dim, m, k, ntransf) = (d.dim, d.points(), d.frequencies(), d.ntransf);
     let mut out_shape = d.out_one.clone();
-    if ntransf > 1 {
+    if ntransf > 1 || d.per_transform() {
         out_shape.insert(0, ntransf);
     }
     npy::write_complex(out.path(), "--out", &out_shape, &r.out)?;
@@ -621,6 +728,7 @@ fn run_in<T: NpyComplex + BackendFloat>(a: &Args, out: &Output) -> Result<()> {
             "dim": dim,
             "points": m,
             "ntransf": ntransf,
+            "per_transform": d.per_transform(),
             "precision": T::PRECISION.type_name(),
             "tol": a.tol,
             "isign": d.isign,
@@ -653,7 +761,7 @@ fn run_in<T: NpyComplex + BackendFloat>(a: &Args, out: &Output) -> Result<()> {
     } else {
         errln!(
             "{}: width {}, fine grid {}, {}; plan {}, setpts {}, execute {} (total {})",
-            summary(a.ty, dim, m, k, &d.modes, ntransf),
+            summary(a.ty, dim, m, k, &d.modes, ntransf, d.per_transform()),
             r.width,
             fmt_dims(&r.fine_grid),
             r.place,
@@ -676,11 +784,19 @@ fn display(p: &Path) -> String {
     p.display().to_string()
 }
 
-fn summary(ty: u8, dim: usize, m: usize, k: usize, modes: &[usize], nt: usize) -> String {
-    let stack = if nt > 1 {
-        format!(" ×{nt} transforms")
-    } else {
-        String::new()
+fn summary(
+    ty: u8,
+    dim: usize,
+    m: usize,
+    k: usize,
+    modes: &[usize],
+    nt: usize,
+    per_transform: bool,
+) -> String {
+    let stack = match (nt, per_transform) {
+        (_, true) => format!(" ×{nt} transforms, a point set each"),
+        (1, false) => String::new(),
+        _ => format!(" ×{nt} transforms"),
     };
     match ty {
         1 => format!(

@@ -854,14 +854,18 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
-    /// The points set: sources and targets (type 3) or points and 0.
-    fn counts(&self) -> Option<(usize, usize)> {
+    /// The points set, which every transform shares: sources and targets (type 3) or points
+    /// and 0.
+    fn counts(&self) -> Option<Vec<(usize, usize)>> {
         let set = match &self.engine {
             Engine::Uniform(u) => u.grid.has_points(),
             Engine::Type3Pending => false,
             Engine::Type3(_) | Engine::Gaussian(_) => true,
         };
-        set.then_some((self.num_points, self.num_targets))
+        set.then(|| {
+            self.problem
+                .shared_counts(self.num_points, self.num_targets)
+        })
     }
 
     fn execute_host(

@@ -514,8 +514,9 @@ impl<T: ClFloat> ClPlan<T> {
         Ok(())
     }
 
-    /// Points and targets (`None` before the points are set; targets 0 but for type 3).
-    fn counts(&self) -> Option<(usize, usize)> {
+    /// Points and targets, which every transform shares (`None` before the points are set;
+    /// targets 0 but for type 3).
+    fn points_set(&self) -> Option<(usize, usize)> {
         match &self.engine {
             Engine::Uniform(u) => Some((u.grid.points()?, 0)),
             Engine::Type3(t) => Some((t.spread.points()?, t.k)),
@@ -524,13 +525,20 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
+    /// [`Self::points_set`] for each transform.
+    fn counts(&self) -> Option<Vec<(usize, usize)>> {
+        let (m, k) = self.points_set()?;
+        Some(self.problem.shared_counts(m, k))
+    }
+
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
+        // Every transform's lengths are the first's: the transforms share their points.
+        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?[0];
         if a == 0 || b == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
@@ -577,7 +585,7 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut Buffer<T>,
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (m, k) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let (m, k) = self.points_set().ok_or(NudtError::PointsNotSet)?;
         let (a, b) = self.problem.lengths(m, k, adjoint);
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
@@ -645,7 +653,7 @@ impl<T: ClFloat> ClPlan<T> {
         count: usize,
         adjoint: bool,
     ) -> OpenClResult<()> {
-        let (points, targets) = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let (points, targets) = self.points_set().ok_or(NudtError::PointsNotSet)?;
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
             if complex_len(&t.cw)? < targets * self.batch {

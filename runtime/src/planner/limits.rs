@@ -29,3 +29,44 @@ pub fn gpu_batch(ntransf: usize, max_batch: usize) -> usize {
         b => b.min(ntransf).min(MAX_BATCH),
     }
 }
+
+/// Share of this machine's memory that a CPU plan's transforms running at once may hold in
+/// work buffers ([`cpu_concurrent`]): a quarter, beside the caller's arrays and the sorted
+/// points.
+const CPU_WORK_MEMORY_SHARE: usize = 4;
+
+/// Transforms of a stack of `ntransf` a CPU plan runs at once on `threads` threads, each
+/// holding `work_bytes` of buffers (a fine grid, or a type 3's two), within a quarter of
+/// `memory` (`None`: not known, no bound): at most one per thread, at least one.
+///
+/// One transform after another, each parallel inside, leaves cores idle wherever a
+/// transform's steps synchronise (a colour of tiles, a slab, an FFT axis) or run on few
+/// threads, and small transforms (10⁴–10⁵ points) are mostly such steps; several
+/// transforms at once fill those gaps with each other's work, at a work buffer each.
+pub fn cpu_concurrent(
+    ntransf: usize,
+    threads: usize,
+    work_bytes: usize,
+    memory: Option<usize>,
+) -> usize {
+    let by_memory = memory.map_or(usize::MAX, |m| {
+        (m / CPU_WORK_MEMORY_SHARE) / work_bytes.max(1)
+    });
+    ntransf.min(threads).min(by_memory).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_concurrent;
+
+    #[test]
+    fn a_cpu_stack_runs_a_transform_per_thread_within_memory() {
+        assert_eq!(cpu_concurrent(32, 8, 1 << 20, None), 8);
+        assert_eq!(cpu_concurrent(3, 8, 1 << 20, None), 3);
+        // A quarter of 64 MiB holds two 8 MiB buffers.
+        assert_eq!(cpu_concurrent(32, 8, 8 << 20, Some(64 << 20)), 2);
+        // One runs whatever its buffers take.
+        assert_eq!(cpu_concurrent(32, 8, 1 << 30, Some(64 << 20)), 1);
+        assert_eq!(cpu_concurrent(1, 0, 0, Some(0)), 1);
+    }
+}

@@ -196,19 +196,31 @@ impl Problem {
         }
     }
 
-    /// Checks the lengths (complex values) of `ntransf` stacked inputs and outputs, `got`, of
-    /// the transform (or, with `adjoint`, its adjoint) with `points` points and `targets`
-    /// targets, and returns one transform's. Every backend's execute checks through here.
+    /// The point counts a plan reports when its `ntransf` transforms share one set of
+    /// `points` points (type 3: sources) and `targets` targets: that pair for every
+    /// transform, as a plan with a set per transform reports each set's.
+    pub fn shared_counts(&self, points: usize, targets: usize) -> Vec<(usize, usize)> {
+        vec![(points, targets); self.ntransf]
+    }
+
+    /// Checks the lengths (complex values) of the stacked inputs and outputs, `got`, of the
+    /// transforms (or, with `adjoint`, their adjoints) whose point sets have `counts` (per
+    /// transform, points or sources and targets: [`Problem::shared_counts`] or each set's),
+    /// and returns each transform's input and output lengths: a stack is the concatenation
+    /// of its transforms' arrays. Every backend's execute checks through here.
     pub fn check_io(
         &self,
-        points: usize,
-        targets: usize,
+        counts: &[(usize, usize)],
         got: [usize; 2],
         adjoint: bool,
-    ) -> Result<(usize, usize)> {
-        let (a, b) = self.lengths(points, targets, adjoint);
-        crate::error::check_stack(got, [a, b], self.ntransf, self.io_names(adjoint))?;
-        Ok((a, b))
+    ) -> Result<Vec<(usize, usize)>> {
+        debug_assert_eq!(counts.len(), self.ntransf, "a count pair per transform");
+        let each: Vec<(usize, usize)> = counts
+            .iter()
+            .map(|&(m, k)| self.lengths(m, k, adjoint))
+            .collect();
+        crate::error::check_stack(got, &each, self.io_names(adjoint))?;
+        Ok(each)
     }
 }
 

@@ -71,6 +71,31 @@ pub fn refit_uniform<T>(
         .map(|n| (kernel, n)))
 }
 
+/// The point count [`refit_uniform`] weighs when each transform of a plan has its own set of
+/// `counts[b]` points: their mean, rounded up. The transforms share one grid, and both the
+/// spreading and the FFTs add up over them, so the mean set against one grid is the trade a
+/// shared set of that size makes.
+pub fn points_per_transform(counts: &[usize]) -> usize {
+    counts.iter().sum::<usize>().div_ceil(counts.len().max(1))
+}
+
+/// The kernel of a type 3 plan whose transforms each have their own sources and targets,
+/// with the per-dimension extent products `extents[b]` and `points[b]` sources and targets
+/// together: one kernel for all (the recipe's), [`type3_kernel`]'s for the largest extent
+/// product per dimension and the largest set, whose transform costs most; each transform
+/// then sizes its own grids for it ([`super::type3::Geometry`]). One set gives
+/// [`type3_kernel`]'s choice.
+pub fn type3_kernel_for_sets(
+    p: &Problem,
+    extents: &[Vec<f64>],
+    points: &[usize],
+) -> Result<(KernelSpec, f64)> {
+    let widest = (0..p.dim())
+        .map(|d| extents.iter().map(|e| e[d]).fold(0.0, f64::max))
+        .collect::<Vec<f64>>();
+    type3_kernel(p, &widest, points.iter().copied().max().unwrap_or(0))
+}
+
 /// A type 3's kernel and the tolerance it was chosen for, from the product of the sources'
 /// and targets' half-extents per dimension (`extent[d] = X_d·S_d`) and the number of
 /// sources and targets together.
