@@ -148,7 +148,9 @@ fn demo_reports_choices_timings_and_errors() {
         &out,
         &[
             "machine:",
-            "width 7",
+            // A fiftieth of the points is sparse on these grids: σ below 2, a wider kernel.
+            "width 11",
+            "upsampling 1.25",
             "fine grid",
             "set points",
             "execute",
