@@ -148,7 +148,9 @@ fn demo_reports_choices_timings_and_errors() {
         &out,
         &[
             "machine:",
-            "width 7",
+            // A fiftieth of the points is sparse on these grids: σ below 2, a wider kernel.
+            "width 11",
+            "upsampling 1.25",
             "fine grid",
             "set points",
             "execute",
@@ -209,6 +211,41 @@ fn bench_json_lines_have_the_shared_keys() {
     }
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("<svg") && text.contains("2d-t1"));
+}
+
+/// `bench --per-transform`: a JSON line per problem with every way's times, the per-transform
+/// plan checked against the direct sum and against the plans per transform; FINUFFT is the
+/// only peer it takes.
+#[test]
+fn bench_per_transform_times_every_way() {
+    let (out, _) = run_ok(&mut nudt_with(
+        "bench --per-transform --batch 2 --repeats 1 --scale 0.001 --threads 2 --json",
+    ));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 8, "{out}");
+    for l in &lines {
+        assert_eq!(l["bench"], "per-transform");
+        assert_eq!(l["batch"], 2);
+        for way in ["one_plan", "separate_plans", "looped_plan"] {
+            assert!(l[way]["run_s"].as_f64().unwrap() > 0.0, "{way}: {l}");
+        }
+        assert!(l["rel_error"].as_f64().unwrap() < 1e-5, "{l}");
+        assert!(l["separate_rel_diff"].as_f64().unwrap() < 1e-12, "{l}");
+        assert!(l["finufft"].is_null(), "{l}");
+    }
+    assert_eq!(lines[0]["points"], 10);
+    assert_eq!(lines[7]["modes"], serde_json::json!([64, 64, 64]));
+    assert_usage_error(
+        &mut nudt_with("bench --per-transform --compare ducc0"),
+        &["--per-transform", "finufft"],
+    );
+    assert_usage_error(
+        &mut nudt_with("bench --per-transform --only 2d-t1"),
+        &["--only"],
+    );
 }
 
 #[test]

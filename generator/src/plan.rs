@@ -180,6 +180,43 @@ pub fn choose_upsampling_type3(
         .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
 }
 
+/// Upsampling for a type 1 or 2 of `modes` whose `points` are fewer than its fine grid's at
+/// σ = 2, when the caller leaves σ open: the σ of [`TYPE3_SIGMAS`] with the smallest cost by
+/// [`choose_upsampling_type3`]'s weights, a unit per kernel weight (`points·w^d`) against
+/// `GRID_WEIGHT` units per grid point and `log2 n`. A sparse set spends its time on the grid
+/// (the FFT, and zeroing and adding its tiles' boxes), which σ = 1.25 makes `1.6^d` times
+/// smaller for a kernel `(11/7)^d` times dearer at 1e-6: a stack of 32 3-D transforms of
+/// 10⁴ points and 64³ modes took 0.36 s at σ = 1.25 against 0.72 at 2, the 2-D one of 256²
+/// modes 45 ms against 63, and at 10⁵ points the rule's 1.4 took 0.88 s against 1.11 in 3-D
+/// (2 cores, BENCHMARKS.md); FINUFFT 2.5 lowers σ for sparse sets too.
+/// Tolerances type 3 keeps at σ = 2 (below 1e-8, or within 1000 ε) keep it here.
+pub fn choose_upsampling_sparse(
+    kind: crate::params::KernelKind,
+    tol: f64,
+    precision: Precision,
+    modes: &[usize],
+    points: usize,
+) -> crate::params::Upsampling {
+    use crate::params::Upsampling;
+    if tol < 1e3 * precision.epsilon() || tol < 1e-8 {
+        return Upsampling::TWO;
+    }
+    let cost = |sigma: Upsampling| -> Option<f64> {
+        let k = KernelSpec::for_tolerance(kind, tol, sigma, precision).ok()?;
+        let w = k.width as f64;
+        let mut grid = 1.0;
+        for &m in modes {
+            grid *= fine_size(m, &k).ok()? as f64;
+        }
+        Some(points as f64 * w.powi(modes.len() as i32) + GRID_WEIGHT * grid * (grid.log2() + 4.0))
+    };
+    TYPE3_SIGMAS
+        .iter()
+        .filter_map(|&s| Some((cost(Upsampling(s))?, s)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
+}
+
 /// The tolerance a type 3's kernel is chosen for when the caller asks for `tol` in `dim`
 /// dimensions. The kernel rules ([`KernelSpec::for_tolerance`]) are fitted to one stage on
 /// one axis; a type 3 has two stages (spreading at the sources, the inner type 2 at the
@@ -262,12 +299,13 @@ pub fn narrow_horner_variables(kernel: &KernelSpec, tol: f64, precision: Precisi
     precision == Precision::F64 && tol >= 1e-7 && kernel.width <= crate::kernel::MAX_WIDTH
 }
 
-/// The σ a type 3's planner weighs: FINUFFT's two and two between them where the kernel
-/// narrows by a point at common tolerances.
+/// The σ a type 3's planner weighs, and a sparse type 1 or 2's: FINUFFT's two and two
+/// between them where the kernel narrows by a point at common tolerances.
 pub const TYPE3_SIGMAS: [f64; 4] = [2.0, 1.5, 1.4, 1.25];
 
 /// Cost of one inner-grid point per unit of `log2 n`, against one kernel weight
-/// ([`choose_upsampling_type3`]; fitted on this project's 2-core AVX2 machine).
+/// ([`choose_upsampling_type3`], [`choose_upsampling_sparse`]; fitted on this project's
+/// 2-core AVX2 machine).
 const GRID_WEIGHT: f64 = 2.3;
 
 /// Points per interpolation task: one tile, or part of a dense one.
@@ -354,6 +392,26 @@ mod tests {
         );
         let root = |s: f64| (1.0 - 1.0 / s).sqrt();
         (e2 / es).ln() / (std::f64::consts::PI * width as f64 * (root(sigma) - root(2.0)))
+    }
+
+    #[test]
+    fn sparse_sets_take_a_smaller_grid_where_it_pays() {
+        use crate::params::{KernelKind, Upsampling};
+        let f64p = Precision::F64;
+        let pick = |tol: f64, modes: &[usize], m: usize| {
+            choose_upsampling_sparse(KernelKind::Pswf, tol, f64p, modes, m).0
+        };
+        // The grid dominates: the smallest grid.
+        assert_eq!(pick(1e-6, &[64, 64, 64], 10_000), 1.25);
+        assert_eq!(pick(1e-6, &[256, 256], 10_000), 1.25);
+        // Spreading weighs in: between.
+        assert_eq!(pick(1e-6, &[64, 64, 64], 100_000), 1.4);
+        // Near the dense boundary, σ = 2.
+        assert_eq!(pick(1e-6, &[256, 256], 250_000), 2.0);
+        // Tolerances near the precision keep σ = 2, as type 3's do.
+        assert_eq!(pick(1e-9, &[64, 64, 64], 10), 2.0);
+        let f32p = choose_upsampling_sparse(KernelKind::Pswf, 1e-5, Precision::F32, &[64, 64], 10);
+        assert_eq!(f32p, Upsampling::TWO);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 macro_rules! plan_entry_points {
     ($opts:ty, $err:ty) => {
         /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d. `isign` is ±1;
-        /// `ntransf` transforms share the points (and their sort).
+        /// `ntransf` transforms share the points (and their sort), or on the CPU have a set
+        /// each (`set_points_per_transform`).
         pub fn new(
             ty: nudt_gen::TransformType,
             modes: &[usize],
@@ -50,7 +51,8 @@ macro_rules! plan_entry_points {
 
         /// Runs the plan's transform on `ntransf` stacked inputs. Type 1: strengths (M each)
         /// → modes; type 2: modes → values at the points (M each); type 3: strengths (M each)
-        /// → values at the targets (K each).
+        /// → values at the targets (K each). With a point set per transform, M and K are
+        /// each transform's own ([`Self::point_counts`]).
         pub fn execute(
             &mut self,
             input: &[num_complex::Complex<T>],

@@ -265,6 +265,15 @@ fn read_coords<T: NpyComplex>(files: &[PathBuf], option: &str) -> Result<Coords<
             ));
         }
         if let Some(shape) = &first {
+            if let ([m], [n]) = (&shape[..], &a.shape[..]) {
+                if m != n {
+                    return Err(fail!(
+                        "{option} {}: {n} values, but {} has {m}; every dimension needs the same count",
+                        f.display(),
+                        files[0].display(),
+                    ));
+                }
+            }
             if *shape != a.shape {
                 return Err(fail!(
                     "{option} {}: shape {}, but {} has {}; every dimension needs the same shape",

@@ -39,8 +39,10 @@ pub fn uniform_grid<T>(
 
 /// Where σ is the planner's to choose, the kernel for `points` points of a type 1 or 2 plan
 /// on `device` whose kernel is `current`, if it differs (then with its fine grid): on a CPU,
-/// σ above 2 in 2-D and 3-D when the points outnumber the grid points at σ = 2 (a GPU keeps
-/// 2: [`DeviceClass`]). A raised grid that would not fit in `memory` keeps σ as it is.
+/// in 2-D and 3-D, σ above 2 when the points outnumber the grid points at σ = 2, and when
+/// they are fewer, the σ at or below 2 that costs least ([`gplan::choose_upsampling_sparse`]:
+/// a sparse set spends its time on the grid); a GPU keeps 2 ([`DeviceClass`]). A grid that
+/// would not fit in `memory` keeps σ as it is.
 pub fn refit_uniform<T>(
     p: &Problem,
     device: DeviceClass,
@@ -60,7 +62,7 @@ pub fn refit_uniform<T>(
     let sigma = if points >= grid_points {
         gplan::choose_upsampling_uniform(p.kernel, p.kernel_tol, p.precision, p.dim())
     } else {
-        Upsampling::TWO
+        gplan::choose_upsampling_sparse(p.kernel, p.tol, p.precision, &p.modes, points)
     };
     if sigma == current.upsampling {
         return Ok(None);

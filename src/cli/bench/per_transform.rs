@@ -1,8 +1,9 @@
 //! `nudt bench --per-transform`: a stack of `--batch` transforms, each with its own point
-//! set (dynamic MRI's frames, cryo-EM's projections), three ways in one run: one nudt plan
+//! set (dynamic MRI's frames, cryo-EM's projections), four ways in one run: one nudt plan
 //! with a point set per transform (`Plan::set_points_per_transform`), as many nudt plans one
-//! after another, and with `--compare finufft` FINUFFT's Python `finufft.Plan` looped over
-//! the sets (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
+//! after another, one nudt plan of one transform given each set in turn, and with
+//! `--compare finufft` FINUFFT's Python `finufft.Plan` looped over the sets
+//! (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
 //! execute over the whole stack, median of `--repeats` after a warm-up run (nudt's two in
 //! turn, run by run); plan times are in the JSON lines. Uniform points in [-π, π)^d, complex normal strengths and modes, f64,
 //! tolerance 1e-6; M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D
@@ -186,28 +187,58 @@ fn separate_plans(
     Ok(Timed { plan_s, run_s, out })
 }
 
-/// The plan time and median set-points + execute time of `a` and `b` over `repeats` runs
-/// each, after a warm-up run of each, taken in turn so that a machine whose load changes
-/// weighs on both alike; with the last run's outputs.
-fn timed_pair(
-    repeats: usize,
-    a: impl Fn() -> Result<Timed>,
-    b: impl Fn() -> Result<Timed>,
-) -> Result<(Timed, Timed)> {
-    a()?;
-    b()?;
-    let (mut ra, mut rb) = (Vec::new(), Vec::new());
-    for _ in 0..repeats {
-        ra.push(a()?);
-        rb.push(b()?);
+/// (b'): one plan of one transform, given each set in turn (as FINUFFT's plan is looped).
+fn looped_plan(
+    case: &Case,
+    data: &Data,
+    batch: usize,
+    opts: &Options,
+    out_len: usize,
+) -> Result<Timed> {
+    let mut out = vec![Complex64::default(); out_len];
+    let (each_in, each_out) = (data.input.len() / batch, out_len / batch);
+    let t0 = Instant::now();
+    let mut plan =
+        Plan::<f64>::new(case.ty, &case.modes, case.isign(), 1, TOL, opts.clone()).map_err(err)?;
+    let t1 = Instant::now();
+    for (b, (x, y)) in data
+        .input
+        .chunks(each_in)
+        .zip(out.chunks_mut(each_out))
+        .enumerate()
+    {
+        plan.set_points(&data.set(b)).map_err(err)?;
+        plan.execute(x, y).map_err(err)?;
     }
-    let summary = |runs: Vec<Timed>| {
-        let plan_s = median(&runs.iter().map(|t| t.plan_s).collect::<Vec<_>>());
-        let run_s = median(&runs.iter().map(|t| t.run_s).collect::<Vec<_>>());
-        let out = runs.into_iter().last().expect("a repeat").out;
-        Timed { plan_s, run_s, out }
-    };
-    Ok((summary(ra), summary(rb)))
+    Ok(Timed {
+        plan_s: (t1 - t0).as_secs_f64(),
+        run_s: t1.elapsed().as_secs_f64(),
+        out,
+    })
+}
+
+/// The plan time and median set-points + execute time of each of `ways` over `repeats`
+/// runs, after a warm-up run of each, taken in turn run by run so that a machine whose load
+/// changes weighs on all alike; with the last run's outputs.
+fn timed_ways(repeats: usize, ways: &[&dyn Fn() -> Result<Timed>]) -> Result<Vec<Timed>> {
+    for way in ways {
+        way()?;
+    }
+    let mut runs: Vec<Vec<Timed>> = ways.iter().map(|_| Vec::new()).collect();
+    for _ in 0..repeats {
+        for (way, r) in ways.iter().zip(&mut runs) {
+            r.push(way()?);
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .map(|runs| {
+            let plan_s = median(&runs.iter().map(|t| t.plan_s).collect::<Vec<_>>());
+            let run_s = median(&runs.iter().map(|t| t.run_s).collect::<Vec<_>>());
+            let out = runs.into_iter().last().expect("a repeat").out;
+            Timed { plan_s, run_s, out }
+        })
+        .collect())
 }
 
 /// The relative error of transforms 0 and `batch − 1` of `out` against the direct sum, at
@@ -325,12 +356,14 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
         );
         outln!("machine: {} ({})\n", describe_arch(arch), arch.key());
         outln!(
-            "{:<28} {:>10} {:>10} {:>10} {:>7} {:>7}  {:>8} {:>8}",
+            "{:<28} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}  {:>8} {:>8}",
             "problem",
             "one plan",
             "B plans",
+            "1 looped",
             "finufft",
             "B/one",
+            "lp/one",
             "fin/one",
             "error",
             "fin diff"
@@ -344,12 +377,18 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                     TransformType::Type1 => case.modes.iter().product(),
                     _ => case.points,
                 };
-            let (one, many) = timed_pair(
+            let [one, many, looped]: [Timed; 3] = timed_ways(
                 args.repeats,
-                || one_plan(&case, &data, batch, &opts, out_len),
-                || separate_plans(&case, &data, batch, &opts, out_len),
-            )?;
-            let same = direct::rel_error(&many.out, &one.out);
+                &[
+                    &|| one_plan(&case, &data, batch, &opts, out_len),
+                    &|| separate_plans(&case, &data, batch, &opts, out_len),
+                    &|| looped_plan(&case, &data, batch, &opts, out_len),
+                ],
+            )?
+            .try_into()
+            .map_err(|_| fail!("per-transform benchmark: three ways, three results"))?;
+            let same = direct::rel_error(&many.out, &one.out)
+                .max(direct::rel_error(&looped.out, &one.out));
             let error = sampled_error(&case, &data, batch, &one.out);
             let peer = match args.finufft {
                 true => Some(finufft(&args, &case, &data, &one.out, &dir, threads)?),
@@ -372,8 +411,10 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                         "repeats": args.repeats,
                         "one_plan": {"plan_s": one.plan_s, "run_s": one.run_s},
                         "separate_plans": {"plan_s": many.plan_s, "run_s": many.run_s},
+                        "looped_plan": {"plan_s": looped.plan_s, "run_s": looped.run_s},
                         "finufft": peer,
                         "separate_over_one": many.run_s / one.run_s,
+                        "looped_over_one": looped.run_s / one.run_s,
                         "finufft_over_one": fin_s.map(|f| f / one.run_s),
                         "rel_error": error,
                         "separate_rel_diff": same,
@@ -383,18 +424,20 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
             } else {
                 let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
                 outln!(
-                    "{:<28} {:>10} {:>10} {:>10} {:>6.2}× {:>7}  {:>8.1e} {:>8}",
+                    "{:<28} {:>10} {:>10} {:>10} {:>10} {:>6.2}× {:>6.2}× {:>7}  {:>8.1e} {:>8}",
                     case.label(),
                     fmt_time(one.run_s),
                     fmt_time(many.run_s),
+                    fmt_time(looped.run_s),
                     opt(fin_s, &fmt_time),
                     many.run_s / one.run_s,
+                    looped.run_s / one.run_s,
                     opt(fin_s, &|f| format!("{:.2}×", f / one.run_s)),
                     error,
                     opt(peer_f("rel_diff"), &|d| format!("{d:.1e}")),
                 );
                 if same > 1e-12 {
-                    outln!("  (one plan and B plans differ by {same:.1e})");
+                    outln!("  (one plan and the plans per transform differ by {same:.1e})");
                 }
             }
         }
@@ -406,7 +449,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     result?;
     if !args.json {
         outln!(
-            "\none plan: Plan::set_points_per_transform + execute; B plans: Plan::new, set_points, execute per transform (plan times not counted); finufft: one finufft.Plan, setpts + execute per transform. error: one plan against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
+            "\none plan: Plan::set_points_per_transform + execute; B plans: Plan::new, set_points, execute per transform (Plan::new not counted); 1 looped: one plan of one transform, set_points + execute per transform; finufft: one finufft.Plan, setpts + execute per transform. error: one plan against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
         );
     }
     Ok(())
