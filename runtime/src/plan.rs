@@ -4,6 +4,7 @@
 use crate::error::{NudtError, Result};
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::planner::stages::Pass;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, physical_memory, SOURCES, TARGETS};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
@@ -392,13 +393,16 @@ impl<T: Float> Plan<T> {
         set.then_some((self.num_points, self.num_targets))
     }
 
+    /// One checked run of `pass`, transform by transform of the stack. A gradient pass
+    /// (types 1 and 2) runs the uniform engine's with the kernels' derivative.
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
-        adjoint: bool,
+        pass: Pass,
     ) -> Result<()> {
-        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?;
+        let (a, b) = self.check_io(input.len(), output.len(), pass)?;
+        let (adjoint, gradient) = (pass.adjoint, pass.gradient);
         if a == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
         }
@@ -415,7 +419,9 @@ impl<T: Float> Plan<T> {
         let mut body = move || -> Result<()> {
             for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
                 match &mut *engine {
+                    Engine::Uniform(u) if as_type1 && gradient => u.type1_grad(x, y, isign)?,
                     Engine::Uniform(u) if as_type1 => u.type1(x, y, isign)?,
+                    Engine::Uniform(u) if gradient => u.type2_grad(x, y, isign)?,
                     Engine::Uniform(u) => u.type2(x, y, isign)?,
                     Engine::Type3(e) if adjoint => e.execute_adjoint(x, y, isign)?,
                     Engine::Type3(e) => e.execute(x, y, isign)?,
@@ -425,83 +431,6 @@ impl<T: Float> Plan<T> {
             Ok(())
         };
         match self.pool.clone() {
-            Some(p) => p.install(body),
-            None => body(),
-        }
-    }
-
-    /// The uniform engine and the checked point count of a gradient pass on `len` values a
-    /// transform's points (`dim + 1` a point, stacked), in the direction `adjoint` gives.
-    fn gradient_pass(
-        &mut self,
-        modes: usize,
-        per_point: usize,
-        adjoint: bool,
-        interpolates: bool,
-    ) -> Result<(&mut Uniform<T>, i32, usize, usize)> {
-        crate::gradient::check_direction(self.problem.ty, adjoint, interpolates)?;
-        let q = self.dim() + 1;
-        let (m, _) = self.counts().ok_or(NudtError::PointsNotSet)?;
-        let n: usize = self.problem.modes.iter().product();
-        crate::error::check_stack(
-            [modes, per_point],
-            [n, m * q],
-            self.problem.ntransf,
-            ["modes", "values with the gradient (dim + 1 a point)"],
-        )?;
-        let isign = if adjoint {
-            -self.problem.isign
-        } else {
-            self.problem.isign
-        };
-        let Engine::Uniform(u) = &mut self.engine else {
-            unreachable!("type 1/2 plans hold a uniform engine")
-        };
-        Ok((u, isign, n, m * q))
-    }
-
-    /// A type 2 (this type 2 plan's forward, or this type 1 plan's adjoint) with its gradient:
-    /// per transform and point `dim + 1` values in `out`, `u(x_j)` and `∂u/∂x_d(x_j)` of
-    /// `u(x) = Σ_k f_k e^{±i k·x}`, in one interpolation pass with the kernel's derivative.
-    /// What [`crate::gradient`] differentiates types 1 and 2 with.
-    pub fn interp_with_gradient(
-        &mut self,
-        modes: &[Complex<T>],
-        out: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<()> {
-        let pool = self.pool.clone();
-        let (u, isign, n, mq) = self.gradient_pass(modes.len(), out.len(), adjoint, true)?;
-        let mut body = move || -> Result<()> {
-            for (f, o) in modes.chunks(n).zip(out.chunks_mut(mq)) {
-                u.type2_grad(f, o, isign)?;
-            }
-            Ok(())
-        };
-        match pool {
-            Some(p) => p.install(body),
-            None => body(),
-        }
-    }
-
-    /// A type 1 (this type 1 plan's forward, or this type 2 plan's adjoint) of values and
-    /// derivative weights, `dim + 1` a point `(v_j, u_j)`: `f_k = Σ_j (v_j ± i k·u_j)
-    /// e^{±i k·x_j}`, in one spreading pass with the kernel's derivative.
-    pub fn spread_with_gradient(
-        &mut self,
-        vu: &[Complex<T>],
-        modes: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<()> {
-        let pool = self.pool.clone();
-        let (u, isign, n, mq) = self.gradient_pass(modes.len(), vu.len(), adjoint, false)?;
-        let mut body = move || -> Result<()> {
-            for (v, f) in vu.chunks(mq).zip(modes.chunks_mut(n)) {
-                u.type1_grad(v, f, isign)?;
-            }
-            Ok(())
-        };
-        match pool {
             Some(p) => p.install(body),
             None => body(),
         }
