@@ -318,7 +318,8 @@ pub struct PlanReport {
     pub profile: Option<String>,
     /// Worker threads of a CPU plan.
     pub threads: Option<usize>,
-    /// Device time of the last set-points and execute (without host transfers), in seconds.
+    /// Device time of the last set-points and run (execute, adjoint or gradient pass; without
+    /// host transfers), in seconds.
     pub device_times: Option<(f64, f64)>,
 }
 

@@ -97,8 +97,8 @@ impl Default for CudaOptions {
     }
 }
 
-/// GPU time of the last `set_points` (the sort) and the last `execute` (without host
-/// transfers), measured with CUDA events.
+/// GPU time of the last `set_points` (the sort) and the last run (`execute`, its adjoint or
+/// a gradient pass; without host transfers), measured with CUDA events.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CudaTimings {
     pub setpts_ms: f32,
@@ -1081,7 +1081,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         Ok(out)
     }
 
-    /// GPU times of the last `set_points` and `execute` (waits for them to finish).
+    /// GPU times of the last `set_points` and run (execute, adjoint or gradient pass; waits
+    /// for them to finish).
     pub fn timings(&self) -> CudaResult<CudaTimings> {
         let ms = |i: usize| -> CudaResult<f32> {
             if !self.recorded[i] {
