@@ -356,6 +356,45 @@ fn coverage_sweep_and_skeleton_are_sound() {
     assert_ne!(skeleton("T v = 1e400;"), skeleton("T v = 1e4;"));
 }
 
+/// The gradient kernels (interpolation with the gradient, spreading of values and derivative
+/// weights; GM-sort and SM) are in every spread module, so the sweep above compiles them
+/// wherever it compiles a module (to PTX on the H100 at widths 2 and 7). Here, to PTX for the
+/// H100 (sm_90) too: the widest 3-D modules in both precisions, with the bins of both grids
+/// (interpolated from: type 2; spread onto: type 1), whose gradient kernels hold the most
+/// weights a thread (six arrays of 16 where the plain kernels hold three).
+#[test]
+fn gradient_kernels_compile_for_sm_90() {
+    use nudt_gen::gpu::names;
+    let h100 = GpuArch::h100();
+    let gradient = [
+        names::INTERP_GRAD_GM,
+        names::INTERP_GRAD_SM,
+        names::SPREAD_GRAD_GM,
+        names::SPREAD_GRAD_SM,
+    ];
+    let mut jobs = Vec::new();
+    for p in [Precision::F32, Precision::F64] {
+        for dim in 1..=3 {
+            let k = KernelSpec::for_width(KernelKind::Pswf, 16, Upsampling::TWO).unwrap();
+            let spec = GpuSpreadSpec::new(dim, k, p, &h100).unwrap();
+            for s in [spec.clone(), spec.for_spreading()] {
+                let src = spread_module(&s).unwrap();
+                for name in gradient {
+                    assert!(src.kernel(name).is_some(), "{name} in {}", src.name);
+                }
+                if dim == 3 {
+                    jobs.push((src, h100.clone(), Depth::Ptx));
+                }
+            }
+        }
+    }
+    if !nvrtc_present() {
+        return;
+    }
+    let failures = compile_all(jobs);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 #[test]
 fn compile_errors_are_reported_not_panicked() {
     if !nvrtc_present() {

@@ -319,7 +319,8 @@ pub struct PlanReport {
     pub profile: Option<String>,
     /// Worker threads of a CPU plan.
     pub threads: Option<usize>,
-    /// Device time of the last set-points and execute (without host transfers), in seconds.
+    /// Device time of the last set-points and run (execute, adjoint or gradient pass; without
+    /// host transfers), in seconds.
     pub device_times: Option<(f64, f64)>,
 }
 
@@ -384,28 +385,27 @@ pub trait NufftPlan<T: Float> {
     /// A type 2 (a type 2 plan's forward, or a type 1 plan's adjoint) with its gradient: per
     /// transform and point `dim + 1` values in `out`, the interpolant `u(x_j)` and its
     /// derivatives `∂u/∂x_d(x_j)` (radians⁻¹). What [`crate::gradient`] differentiates
-    /// types 1 and 2 with. The CPU runs one interpolation pass with the kernel's derivative;
-    /// other backends, until they have derivative kernels, `dim + 1` transforms.
+    /// types 1 and 2 with. Every backend runs the type 2's steps with one interpolation pass
+    /// of the kernel and its derivative (the CPU's generated tile kernels, the GPUs'
+    /// `nudt_interp_grad_*`); [`crate::gradient::interp_by_transforms`] is the way without
+    /// the derivative, `dim + 1` transforms.
     fn interp_with_gradient(
         &mut self,
         modes: &[Complex<T>],
         out: &mut [Complex<T>],
         adjoint: bool,
-    ) -> Result<(), BackendError> {
-        crate::gradient::interp_by_transforms(self, modes, out, adjoint)
-    }
+    ) -> Result<(), BackendError>;
     /// A type 1 (a type 1 plan's forward, or a type 2 plan's adjoint) of values and derivative
     /// weights, `dim + 1` a point `(v_j, u_j)`: `f_k = Σ_j (v_j + s·i k·u_j) e^{s·i k·x_j}`
-    /// with `s` the direction's sign. The CPU spreads once with the kernel's derivative;
-    /// other backends run `dim + 1` transforms.
+    /// with `s` the direction's sign, in one spreading pass with the kernel's derivative
+    /// (the transpose of [`Self::interp_with_gradient`]);
+    /// [`crate::gradient::spread_by_transforms`] takes `dim + 1` transforms.
     fn spread_with_gradient(
         &mut self,
         vu: &[Complex<T>],
         modes: &mut [Complex<T>],
         adjoint: bool,
-    ) -> Result<(), BackendError> {
-        crate::gradient::spread_by_transforms(self, vu, modes, adjoint)
-    }
+    ) -> Result<(), BackendError>;
     /// Waits for the device's queued work (set-points returns before the sort is done on a
     /// GPU); a no-op on the CPU. For timing.
     fn synchronize(&self) -> Result<(), BackendError> {
@@ -537,6 +537,22 @@ macro_rules! forward_plan_methods {
         fn point_counts(&self) -> Option<Vec<(usize, usize)>> {
             <$plan>::point_counts(self)
         }
+        fn interp_with_gradient(
+            &mut self,
+            modes: &[Complex<T>],
+            out: &mut [Complex<T>],
+            adjoint: bool,
+        ) -> Result<(), BackendError> {
+            Ok(<$plan>::interp_with_gradient(self, modes, out, adjoint)?)
+        }
+        fn spread_with_gradient(
+            &mut self,
+            vu: &[Complex<T>],
+            modes: &mut [Complex<T>],
+            adjoint: bool,
+        ) -> Result<(), BackendError> {
+            Ok(<$plan>::spread_with_gradient(self, vu, modes, adjoint)?)
+        }
         fn recipe(&self) -> Recipe {
             <$plan>::recipe(self)
         }
@@ -551,22 +567,6 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
         Backend::Cpu
     }
     forward_plan_methods!(Plan<T>);
-    fn interp_with_gradient(
-        &mut self,
-        modes: &[Complex<T>],
-        out: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<(), BackendError> {
-        Ok(Plan::interp_with_gradient(self, modes, out, adjoint)?)
-    }
-    fn spread_with_gradient(
-        &mut self,
-        vu: &[Complex<T>],
-        modes: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<(), BackendError> {
-        Ok(Plan::spread_with_gradient(self, vu, modes, adjoint)?)
-    }
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
         Ok(Plan::set_points_per_transform(self, sets)?)
     }

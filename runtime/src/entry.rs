@@ -1,13 +1,15 @@
 //! The entry points every backend's plan has, written once ([`plan_entry_points!`]): the
 //! constructors, which hand the caller's request to the plan layer as a
-//! [`crate::planner::Problem`], and execute and its adjoint on host slices, whose lengths the
+//! [`crate::planner::Problem`], execute and its adjoint, and the gradient passes of types 1 and
+//! 2 ([`crate::gradient`]), on host slices, whose lengths (and a gradient pass's direction) the
 //! problem checks. A backend supplies what differs: `build` (the problem → its kernels and
 //! buffers), `counts` (the sizes of each transform's point set, once set) and `execute_host`
-//! (one checked run).
+//! (one checked run of a [`crate::planner::stages::Pass`]).
 
 /// Expands, inside `impl<T: …> SomePlan<T>`, to `new`, `new_type3`, `execute`,
-/// `execute_adjoint` and `check_io` for options `$opts` (with `kernel`, `upsampling` and
-/// `type3` fields) and errors `$err` (from [`crate::NudtError`]).
+/// `execute_adjoint`, `interp_with_gradient`, `spread_with_gradient` and `check_io` for
+/// options `$opts` (with `kernel`, `upsampling`, `type3` and `gradients` fields) and errors
+/// `$err` (from [`crate::NudtError`]).
 macro_rules! plan_entry_points {
     ($opts:ty, $err:ty) => {
         /// Makes a type 1 or 2 plan with `modes[d]` modes along dimension d. `isign` is ±1;
@@ -58,7 +60,11 @@ macro_rules! plan_entry_points {
             input: &[num_complex::Complex<T>],
             output: &mut [num_complex::Complex<T>],
         ) -> std::result::Result<(), $err> {
-            self.execute_host(input, output, false)
+            self.execute_host(
+                input,
+                output,
+                crate::planner::stages::Pass::transform(false),
+            )
         }
 
         /// The adjoint, input shaped as [`Self::execute`]'s output and back, with the
@@ -70,7 +76,7 @@ macro_rules! plan_entry_points {
             input: &[num_complex::Complex<T>],
             output: &mut [num_complex::Complex<T>],
         ) -> std::result::Result<(), $err> {
-            self.execute_host(input, output, true)
+            self.execute_host(input, output, crate::planner::stages::Pass::transform(true))
         }
 
         /// Per transform, the size of its point set: points (type 3: sources) and targets
@@ -81,19 +87,50 @@ macro_rules! plan_entry_points {
             self.counts()
         }
 
-        /// Each transform's input and output lengths, for `input` and `output` values in all
-        /// (the transforms', or with `adjoint` their adjoints'), or the typed error: points
-        /// not set, or lengths that are not the sum of the transforms'.
+        /// A type 2 with its gradient (this type 2 plan's forward, or with `adjoint` this type
+        /// 1 plan's adjoint): per transform and point `dim + 1` values in `out`, the
+        /// interpolant `u(x_j)` and its derivatives `∂u/∂x_d(x_j)` (per radian) of
+        /// `u(x) = Σ_k f_k e^{±i k·x}`, in one interpolation pass with the kernel's
+        /// derivative beside the kernel. What [`crate::gradient`] differentiates types 1 and
+        /// 2 with.
+        pub fn interp_with_gradient(
+            &mut self,
+            modes: &[num_complex::Complex<T>],
+            out: &mut [num_complex::Complex<T>],
+            adjoint: bool,
+        ) -> std::result::Result<(), $err> {
+            crate::gradient::check_direction(self.problem.ty, adjoint, true)?;
+            self.execute_host(modes, out, crate::planner::stages::Pass::gradient(adjoint))
+        }
+
+        /// A type 1 (this type 1 plan's forward, or with `adjoint` this type 2 plan's
+        /// adjoint) of values and derivative weights, `dim + 1` a point `(v_j, u_j)`:
+        /// `f_k = Σ_j (v_j ± i k·u_j) e^{±i k·x_j}`, in one spreading pass of
+        /// `v·W + Σ_d u_d·∂W/∂x_d` with each point's kernel weights `W`: the transpose of
+        /// [`Self::interp_with_gradient`].
+        pub fn spread_with_gradient(
+            &mut self,
+            vu: &[num_complex::Complex<T>],
+            modes: &mut [num_complex::Complex<T>],
+            adjoint: bool,
+        ) -> std::result::Result<(), $err> {
+            crate::gradient::check_direction(self.problem.ty, adjoint, false)?;
+            self.execute_host(vu, modes, crate::planner::stages::Pass::gradient(adjoint))
+        }
+
+        /// Each transform's input and output lengths in one run of `pass` (the transform, the
+        /// adjoint, a gradient pass), for `input` and `output` values in all, or the typed
+        /// error: points not set, or lengths that are not the sum of the transforms'.
         // `?` converts the plan layer's error into the backend's (the CPU's is the same type).
         #[allow(clippy::needless_question_mark)]
         fn check_io(
             &self,
             input: usize,
             output: usize,
-            adjoint: bool,
+            pass: crate::planner::stages::Pass,
         ) -> std::result::Result<Vec<(usize, usize)>, $err> {
             let counts = self.counts().ok_or(crate::NudtError::PointsNotSet)?;
-            Ok(self.problem.check_io(&counts, [input, output], adjoint)?)
+            Ok(self.problem.check_io(&counts, [input, output], pass)?)
         }
     };
 }

@@ -132,7 +132,8 @@ fn per_point(len: usize, q: usize, what: &str) -> Result<usize, NudtError> {
 }
 
 /// Checks that a type 1 or 2 `plan` has a gradient pass in this direction: interpolation on
-/// a type 2's forward or a type 1's adjoint, spreading on the other two.
+/// a type 2's forward or a type 1's adjoint, spreading on the other two. Every backend's
+/// gradient passes check through here (`entry::plan_entry_points`).
 pub(crate) fn check_direction(
     ty: TransformType,
     adjoint: bool,
@@ -154,8 +155,9 @@ pub(crate) fn check_direction(
 }
 
 /// [`NufftPlan::interp_with_gradient`] by `d + 1` ordinary transforms (the interpolant of
-/// `i·s·k_d·f` is `∂_d u`): for backends without derivative kernels, and the way a library
-/// without them is differentiated (`nudt bench --gradients` times both).
+/// `i·s·k_d·f` is `∂_d u`): the way a library without derivative kernels is differentiated,
+/// which `nudt bench --gradients` times against every backend's one pass and the tests hold
+/// that pass to.
 pub fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &mut P,
     modes: &[Complex<T>],
@@ -187,8 +189,8 @@ pub fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     Ok(())
 }
 
-/// [`NufftPlan::spread_with_gradient`] by `d + 1` ordinary transforms: for backends without
-/// derivative kernels.
+/// [`NufftPlan::spread_with_gradient`] by `d + 1` ordinary transforms, as
+/// [`interp_by_transforms`].
 pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &mut P,
     vu: &[Complex<T>],

@@ -4,6 +4,7 @@
 use crate::error::{NudtError, Result};
 use crate::float::Float;
 use crate::grid::FineGrid;
+use crate::planner::stages::Pass;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{
     check_coords, check_point_sets, check_type, physical_memory, SOURCES, TARGETS,
@@ -597,13 +598,19 @@ impl<T: Float> Plan<T> {
         (!self.counts.is_empty()).then(|| self.counts.clone())
     }
 
+    /// One checked run of `pass`, transform by transform of the stack. A gradient pass
+    /// (types 1 and 2) runs the uniform engine's with the kernels' derivative.
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
-        adjoint: bool,
+        pass: Pass,
     ) -> Result<()> {
-        let each = self.check_io(input.len(), output.len(), adjoint)?;
+        let each = self.check_io(input.len(), output.len(), pass)?;
+        if pass.gradient {
+            return self.gradient_pass(input, output, &each, pass.adjoint);
+        }
+        let adjoint = pass.adjoint;
         let isign = if adjoint {
             -self.problem.isign
         } else {
@@ -637,79 +644,46 @@ impl<T: Float> Plan<T> {
         in_pool(&self.pool, body)
     }
 
-    /// One gradient pass over the stack: interpolation with the gradient (`interpolates`:
-    /// modes in, `dim + 1` values a point out) or spreading of values and derivative weights
-    /// (`dim + 1` a point in, modes out), in the direction `adjoint` gives.
+    /// One gradient pass over the stack, transform by transform (the pass runs in parallel
+    /// inside): interpolation with the gradient or spreading of values and derivative weights,
+    /// whichever of the two `adjoint` makes of this plan's type; `each` from [`Self::check_io`].
     fn gradient_pass(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
+        each: &[(usize, usize)],
         adjoint: bool,
-        interpolates: bool,
     ) -> Result<()> {
-        crate::gradient::check_direction(self.problem.ty, adjoint, interpolates)?;
-        let counts = self.counts().ok_or(NudtError::PointsNotSet)?;
         let Engine::Uniform(u, sets) = &self.engine else {
-            unreachable!("type 1/2 plans hold a uniform engine")
+            unreachable!("a gradient pass is checked to be of type 1 or 2")
         };
         if !sets.is_empty() {
             return Err(NudtError::NoGradient {
                 why: "gradients of a plan with a point set per transform are not implemented yet",
             });
         }
-        let m = counts[0].0;
-        let n: usize = self.problem.modes.iter().product();
-        let mq = m * (self.dim() + 1);
-        let with = "values with the gradient (dim + 1 a point)";
-        let (one, names) = match interpolates {
-            true => ([n, mq], ["modes", with]),
-            false => ([mq, n], [with, "modes"]),
+        let (isign, spreads) = match adjoint {
+            true => (-self.problem.isign, self.problem.ty == TransformType::Type2),
+            false => (self.problem.isign, self.problem.ty == TransformType::Type1),
         };
-        let lengths = [input.len(), output.len()];
-        let each = vec![(one[0], one[1]); self.problem.ntransf];
-        crate::error::check_stack(lengths, &each, names)?;
-        let isign = if adjoint {
-            -self.problem.isign
-        } else {
-            self.problem.isign
-        };
+        let (a, b) = each[0];
+        if a == 0 || b == 0 {
+            // No points: nothing to interpolate, and zero modes from spreading nothing.
+            output.iter_mut().for_each(|v| *v = Complex::default());
+            return Ok(());
+        }
         self.work.truncate(1);
         self.work.resize_with(1, Work::default);
         let work = &mut self.work[0].uniform;
         in_pool(&self.pool, || {
-            for (x, y) in input.chunks(one[0]).zip(output.chunks_mut(one[1])) {
-                match interpolates {
-                    true => u.type2_grad(&u.grid, work, x, y, isign)?,
-                    false => u.type1_grad(&u.grid, work, x, y, isign)?,
+            for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
+                match spreads {
+                    true => u.type1_grad(&u.grid, work, x, y, isign)?,
+                    false => u.type2_grad(&u.grid, work, x, y, isign)?,
                 }
             }
             Ok(())
         })
-    }
-
-    /// A type 2 (this type 2 plan's forward, or this type 1 plan's adjoint) with its gradient:
-    /// per transform and point `dim + 1` values in `out`, `u(x_j)` and `∂u/∂x_d(x_j)` of
-    /// `u(x) = Σ_k f_k e^{±i k·x}`, in one interpolation pass with the kernel's derivative.
-    /// What [`crate::gradient`] differentiates types 1 and 2 with.
-    pub fn interp_with_gradient(
-        &mut self,
-        modes: &[Complex<T>],
-        out: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<()> {
-        self.gradient_pass(modes, out, adjoint, true)
-    }
-
-    /// A type 1 (this type 1 plan's forward, or this type 2 plan's adjoint) of values and
-    /// derivative weights, `dim + 1` a point `(v_j, u_j)`: `f_k = Σ_j (v_j ± i k·u_j)
-    /// e^{±i k·x_j}`, in one spreading pass with the kernel's derivative.
-    pub fn spread_with_gradient(
-        &mut self,
-        vu: &[Complex<T>],
-        modes: &mut [Complex<T>],
-        adjoint: bool,
-    ) -> Result<()> {
-        self.gradient_pass(vu, modes, adjoint, false)
     }
 
     /// The order of the modes in input and output arrays.

@@ -4,14 +4,16 @@
 //! within 10× the tolerance (relative l2). Stacks of transforms sum their points'
 //! cotangents. Bad requests are typed errors.
 //!
-//! The CPU differentiates types 1 and 2 in one pass with the kernel's derivative; the GPU
-//! backends by `d + 1` transforms; both are checked here, against the same sums.
+//! Every backend differentiates types 1 and 2 in one pass with the kernel's derivative (the
+//! CPU's tile kernels, the GPUs' `nudt_interp_grad_*` and `nudt_spread_grad_*`): checked here
+//! against the same sums, against `d + 1` transforms on the same plan (each GPU method), and
+//! for the spreading pass being the interpolation pass's adjoint.
 
 mod common;
 use common::{backends, Lcg};
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct::{self, rel_error};
-use nudt_runtime::gradient::{jvp, vjp, Tangents, Type3Points, Wanted};
+use nudt_runtime::gradient::{self, jvp, vjp, Tangents, Type3Points, Wanted};
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
 use num_complex::{Complex, Complex64};
 
@@ -117,13 +119,25 @@ impl Case {
     }
 
     fn plan<T: BackendFloat>(&self, backend: Backend, tol: f64) -> Box<dyn NufftPlan<T>> {
-        let opts = BackendOptions::default().with_gradients(true);
+        self.plan_with(
+            backend,
+            tol,
+            &BackendOptions::default().with_gradients(true),
+        )
+    }
+
+    fn plan_with<T: BackendFloat>(
+        &self,
+        backend: Backend,
+        tol: f64,
+        opts: &BackendOptions,
+    ) -> Box<dyn NufftPlan<T>> {
         let isign = sign(self.ty);
         let mut plan = match self.ty {
             TransformType::Type3 => {
-                backend.plan_type3::<T>(self.dim(), isign, self.ntransf, tol, &opts)
+                backend.plan_type3::<T>(self.dim(), isign, self.ntransf, tol, opts)
             }
-            ty => backend.plan::<T>(ty, &self.modes, isign, self.ntransf, tol, &opts),
+            ty => backend.plan::<T>(ty, &self.modes, isign, self.ntransf, tol, opts),
         }
         .unwrap_or_else(|e| panic!("{backend}: {e}"));
         let x = cast::<T>(&self.x);
@@ -350,6 +364,105 @@ fn single_precision_and_stacks_of_transforms() {
             check_jvp::<f32>(backend, &case, 1e-3, 9);
             check_vjp::<f64>(backend, &case, 1e-8, 10);
         }
+    }
+}
+
+/// `Re Σ conj(a)·b`: the real inner product the adjoint identity is written in.
+fn dot<T: BackendFloat>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| a.re.wide() * b.re.wide() + a.im.wide() * b.im.wide())
+        .sum()
+}
+
+fn norm<T: BackendFloat>(a: &[Complex<T>]) -> f64 {
+    dot(a, a).sqrt()
+}
+
+/// One plan's gradient passes in both directions: each against `d + 1` transforms on the
+/// same plan (within `agree`, relative l2), and the spreading pass against the interpolation
+/// pass through the adjoint identity `⟨vu, I f⟩ = ⟨S vu, f⟩` (within `adjoint`, relative to
+/// `|vu|·|I f|`), which holds to rounding only where the spreading kernels are the exact
+/// transpose of the interpolation kernels (the derivative rows and their scale included).
+fn check_one_pass<T: BackendFloat>(
+    backend: Backend,
+    case: &Case,
+    opts: &BackendOptions,
+    (tol, agree, adjoint): (f64, f64, f64),
+    what: &str,
+) {
+    let mut plan = case.plan_with::<T>(backend, tol, opts);
+    let mut r = Lcg(17);
+    let (dim, m) = (case.dim(), case.x[0].len());
+    let n: usize = case.modes.iter().product::<usize>() * case.ntransf;
+    let q = dim + 1;
+    let f = to_t::<T>(&complex(&mut r, n));
+    let vu = to_t::<T>(&complex(&mut r, q * m * case.ntransf));
+    // A type 2 interpolates forward, a type 1 in its adjoint; spreading the other way.
+    let interp_adjoint = case.ty == TransformType::Type1;
+    let (mut one, mut by) = (
+        vec![Complex::<T>::default(); vu.len()],
+        vec![Complex::<T>::default(); vu.len()],
+    );
+    plan.interp_with_gradient(&f, &mut one, interp_adjoint)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    gradient::interp_by_transforms(&mut *plan, &f, &mut by, interp_adjoint)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let err = rel_error(&to_f64(&one), &to_f64(&by));
+    assert!(
+        err < agree,
+        "{what}: interpolation with the gradient off by {err:e}"
+    );
+    let (mut spread, mut spread_by) = (
+        vec![Complex::<T>::default(); n],
+        vec![Complex::<T>::default(); n],
+    );
+    plan.spread_with_gradient(&vu, &mut spread, !interp_adjoint)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    gradient::spread_by_transforms(&mut *plan, &vu, &mut spread_by, !interp_adjoint)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let err = rel_error(&to_f64(&spread), &to_f64(&spread_by));
+    assert!(
+        err < agree,
+        "{what}: spreading with the gradient off by {err:e}"
+    );
+    let gap = (dot(&vu, &one) - dot(&spread, &f)).abs() / (norm(&vu) * norm(&one));
+    assert!(gap < adjoint, "{what}: not each other's adjoint, {gap:e}");
+}
+
+/// The one-pass gradients against `d + 1` transforms and each other's adjoint, on every
+/// backend: types 1 and 2 in 1–3 dimensions, a stack of three transforms run in batches of
+/// two, and on the GPUs each method the plan may run (the planner's choice, GM-sort, SM, and
+/// output-driven, whose plans' gradient passes take SM).
+#[test]
+fn one_pass_gradients_agree_with_transforms_and_are_adjoint() {
+    use nudt_gen::gpu::GpuMethod::{GmSort, OutputDriven, Sm};
+    use nudt_runtime::backend::Backend::Cpu;
+    for backend in backends() {
+        let methods: &[Option<_>] = match backend {
+            Cpu => &[None],
+            _ => &[None, Some(GmSort), Some(Sm), Some(OutputDriven)],
+        };
+        for (d, modes) in MODES.into_iter().enumerate() {
+            for (t, ty) in [TransformType::Type1, TransformType::Type2]
+                .into_iter()
+                .enumerate()
+            {
+                let case = Case::new(ty, modes, 3, 40 + 10 * t as u64 + d as u64);
+                for &method in methods {
+                    let opts = BackendOptions::default()
+                        .with_gradients(true)
+                        .with_gpu_batch(2)
+                        .with_gpu_methods(method, method);
+                    let what = format!("{backend} {ty:?} {}-D {method:?}", d + 1);
+                    check_one_pass::<f64>(backend, &case, &opts, (1e-6, 1e-5, 1e-12), &what);
+                }
+            }
+        }
+        let case = Case::new(TransformType::Type2, &[12, 9], 2, 41);
+        let opts = BackendOptions::default().with_gradients(true);
+        let what = format!("{backend} f32");
+        check_one_pass::<f32>(backend, &case, &opts, (1e-3, 1e-2, 1e-5), &what);
     }
 }
 

@@ -617,6 +617,13 @@ modules' bins are those of type 1, which interpolation takes as well), then:\n\n
     );
     s += "\nA batch of transforms sharing the points passes its count as the y grid size (or `ntr` for\n\
 the GM-sort kernels) with the strides between transforms; the sort is done once.\n";
+    s += "\n### With the gradient (derivatives with respect to the points)\n\n\
+A type 2 with its gradient is type 2's steps with step 10 replaced by `nudt_interp_grad_gm` or\n\
+`nudt_interp_grad_sm` (same launches and arguments), which write d + 1 complex values a point:\n\
+the value and its derivatives along each dimension, per radian. Its transpose, a type 1 of\n\
+values and derivative weights (d + 1 a point), is type 1's steps with step 8 replaced by\n\
+`nudt_spread_grad_gm` or `nudt_spread_grad_sm` (output-driven plans take SM). Their `cstride`\n\
+is (d + 1)·M.\n";
     s
 }
 

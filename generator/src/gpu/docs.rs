@@ -49,6 +49,24 @@ pub fn kernel_purpose(name: &str) -> Option<&'static str> {
             "interpolation, SM: one block per subproblem, the bin's padded box staged in \
              local/shared memory"
         }
+        INTERP_GRAD_GM => {
+            "interpolation with the gradient, GM-sort: per sorted point (one thread) its value \
+             and its derivative along each dimension, DIM + 1 complex values, from the kernel's \
+             weights and their derivatives"
+        }
+        INTERP_GRAD_SM => {
+            "interpolation with the gradient, SM: as nudt_interp_grad_gm, from the bin's padded \
+             box staged in local/shared memory (one block per subproblem)"
+        }
+        SPREAD_GRAD_GM => {
+            "spreading of values and derivative weights, GM-sort (the transpose of \
+             nudt_interp_grad_gm): per sorted point (v, u_0, ..) adds v·W + Σ_d u_d·∂W/∂x_d of \
+             its weights W to the fine grid with atomics"
+        }
+        SPREAD_GRAD_SM => {
+            "spreading of values and derivative weights, SM: as nudt_spread_grad_gm, \
+             accumulated per subproblem in the bin's padded box, then added to the fine grid"
+        }
         BIN_SCAN_TILES => {
             "prefix sums of the bin counts, step 1: sums inside tiles of SCAN_TILE bins \
              (points and subproblems), each tile's totals into `tiles`"
@@ -108,7 +126,16 @@ pub fn param_meaning(kernel: &str, param: &str) -> Option<&'static str> {
         (INTERP_GM | INTERP_SM, "out") => {
             Some("out: values at the points, M complex per transform, in the caller's order")
         }
-        (INTERP_GM | INTERP_SM, "grid") => Some("fine grids to read, `gstride` complex apart"),
+        (INTERP_GM | INTERP_SM | INTERP_GRAD_GM | INTERP_GRAD_SM, "grid") => {
+            Some("fine grids to read, `gstride` complex apart")
+        }
+        (INTERP_GRAD_GM | INTERP_GRAD_SM, "out") => Some(
+            "out: per point DIM + 1 complex values, the value and its derivatives along \
+             dimensions 0.. (per radian), GRAD_Q·M per transform, in the caller's order",
+        ),
+        (INTERP_GRAD_GM | INTERP_GRAD_SM | SPREAD_GRAD_GM | SPREAD_GRAD_SM, "cstride") => {
+            Some("complex values between the transforms' vectors, usually (DIM + 1)·M")
+        }
         (MINMAX, "x") => Some("coordinates"),
         (T3_SOURCES, "M") | (T3_TARGETS, "K") => Some("number of points"),
         (BIN_SCAN_TOTALS, "nsub") => Some("out: the number of subproblems (one value)"),
@@ -152,6 +179,11 @@ pub fn param_meaning(kernel: &str, param: &str) -> Option<&'static str> {
         "shift" => "log2 of the bins per bucket",
         "fill" => "per bucket (or bin) a counter, zeroed before the launch",
         "c" => "strengths: M complex values per transform (interleaved re, im), `cstride` apart",
+        "vu" => {
+            "values and derivative weights: per point DIM + 1 complex values (v, u_0, ..), \
+             u_d weighting the derivative ∂W/∂x_d per radian, GRAD_Q·M per transform in the \
+             caller's order, `cstride` apart"
+        }
         "grid" => "fine grids: n0 * n1 * n2 complex values per transform, `gstride` apart",
         "out" => "output",
         "ntr" => "number of transforms (strength vectors) to spread or interpolate",

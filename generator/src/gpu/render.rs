@@ -49,24 +49,24 @@ fn literal(c: f64, p: Precision) -> String {
     }
 }
 
-/// The body of `weights(t, k)`: Horner's rule over the fitted rows, written out with the
-/// coefficients as literals so that every multiply-add has an immediate operand.
-fn horner_body(kernel: &KernelSpec, p: Precision) -> (String, usize, f64) {
-    let poly = kernel.horner();
-    let w = kernel.width;
+/// The body of `weights(t, k)` (the fitted rows of the kernel's polynomials) or
+/// `dweights(t, k)` (their derivatives' rows): Horner's rule over `rows`, highest degree
+/// first, written out with the coefficients as literals so that every multiply-add has an
+/// immediate operand.
+fn horner_body(rows: &[Vec<f64>], p: Precision) -> String {
     let mut s = String::new();
-    for j in 0..w {
-        s += &format!("    T k{j} = {};\n", literal(poly.coeffs[0][j], p));
+    for (j, &c) in rows[0].iter().enumerate() {
+        s += &format!("    T k{j} = {};\n", literal(c, p));
     }
-    for row in &poly.coeffs[1..] {
+    for row in &rows[1..] {
         for (j, &c) in row.iter().enumerate() {
             s += &format!("    k{j} = fma(k{j}, t, {});\n", literal(c, p));
         }
     }
-    for j in 0..w {
+    for j in 0..rows[0].len() {
         s += &format!("    k[{j}] = k{j};\n");
     }
-    (s, poly.nc(), poly.max_error)
+    s
 }
 
 /// Names of the spread module's entry points.
@@ -81,6 +81,10 @@ pub mod names {
     pub const INTERP_GM: &str = "nudt_interp_gm";
     pub const INTERP_SM: &str = "nudt_interp_sm";
     pub const SPREAD_OD: &str = "nudt_spread_od";
+    pub const INTERP_GRAD_GM: &str = "nudt_interp_grad_gm";
+    pub const INTERP_GRAD_SM: &str = "nudt_interp_grad_sm";
+    pub const SPREAD_GRAD_GM: &str = "nudt_spread_grad_gm";
+    pub const SPREAD_GRAD_SM: &str = "nudt_spread_grad_sm";
     pub const BIN_SCAN_TILES: &str = "nudt_bin_scan_tiles";
     pub const BIN_SCAN_TOTALS: &str = "nudt_bin_scan_totals";
     pub const BIN_SCAN_ADD: &str = "nudt_bin_scan_add";
@@ -176,7 +180,8 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
         ..spec.clone()
     };
     let p = spec.padded();
-    let (horner, nc, fit_error) = horner_body(&spec.kernel, spec.precision);
+    let poly = spec.kernel.horner();
+    let (nc, fit_error) = (poly.nc(), poly.max_error);
     let mut ctx = Context::new();
     ctx.insert("version", env!("CARGO_PKG_VERSION"));
     ctx.insert(
@@ -202,7 +207,8 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
     ctx.insert("fit_error", &format!("{fit_error:.1e}"));
     ctx.insert("kernel", &format!("{:?}", spec.kernel.kind));
     ctx.insert("beta", &format!("{}", spec.kernel.beta));
-    ctx.insert("horner", &horner);
+    ctx.insert("horner", &horner_body(&poly.coeffs, spec.precision));
+    ctx.insert("dhorner", &horner_body(&poly.derivative(), spec.precision));
     for d in 0..3 {
         ctx.insert(format!("b{d}"), &bins[d]);
         ctx.insert(format!("p{d}"), &p[d]);
@@ -295,6 +301,22 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
             params: Vec::new(),
         },
     ];
+    // The gradient kernels launch as their methods' plain kernels do.
+    let gradient = [
+        (names::INTERP_GRAD_GM, names::INTERP_GM),
+        (names::INTERP_GRAD_SM, names::INTERP_SM),
+        (names::SPREAD_GRAD_GM, names::SPREAD_GM),
+        (names::SPREAD_GRAD_SM, names::SPREAD_SM),
+    ]
+    .map(|(name, like)| GpuKernel {
+        name,
+        ..kernels
+            .iter()
+            .find(|k| k.name == like)
+            .expect("listed above")
+            .clone()
+    });
+    kernels.extend(gradient);
     if dialect != Dialect::Cuda {
         // Tiled counts and the two-pass sort lean on warp votes and shared-memory atomics
         // the OpenCL dialect does without.

@@ -629,6 +629,24 @@ pub fn choose_spread_method(spec: &GpuSpreadSpec, m: usize, nbins: usize) -> Gpu
     }
 }
 
+/// The methods of the gradient passes (spreading of values and derivative weights,
+/// interpolation with the gradient) where the transform's are `methods` ([`GpuSpreadSpec::methods`]):
+/// the same method, but that there is no output-driven gradient kernel (its registers
+/// would hold a pencil's value and derivative rows), so output-driven spreading takes SM,
+/// and that SM takes GM-sort where the gradient SM kernels do not run on the device
+/// (`fit.sm`: the box is the SM kernels', but an OpenCL driver may give the larger
+/// gradient kernels fewer work-items a group).
+pub fn gradient_methods(
+    methods: (GpuMethod, GpuMethod),
+    fit: SubproblemFit,
+) -> (GpuMethod, GpuMethod) {
+    let one = |m| match m {
+        GpuMethod::Sm | GpuMethod::OutputDriven if fit.sm => GpuMethod::Sm,
+        _ => GpuMethod::GmSort,
+    };
+    (one(methods.0), one(methods.1))
+}
+
 /// Which method to interpolate with: SM (the bin's box read once into shared memory) when
 /// bins are reasonably full and not mostly padding, else GM-sort (reads through L1/L2).
 pub fn choose_interp_method(spec: &GpuSpreadSpec, m: usize, nbins: usize) -> GpuMethod {

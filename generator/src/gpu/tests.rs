@@ -98,20 +98,31 @@ fn opencl_modules_render_without_cuda_syntax() {
                 names::BIN_COUNT,
                 names::BIN_SCATTER,
                 names::INTERP_GM,
+                names::INTERP_GRAD_GM,
+                names::INTERP_GRAD_SM,
                 names::INTERP_SM,
                 names::SPREAD_GM,
+                names::SPREAD_GRAD_GM,
+                names::SPREAD_GRAD_SM,
                 names::SPREAD_OD,
                 names::SPREAD_SM,
             ]
         );
-        for k in [names::SPREAD_SM, names::SPREAD_OD, names::INTERP_SM] {
+        let subproblems = [
+            names::SPREAD_SM,
+            names::SPREAD_OD,
+            names::INTERP_SM,
+            names::INTERP_GRAD_SM,
+            names::SPREAD_GRAD_SM,
+        ];
+        for k in subproblems {
             let k = m.kernel(k).unwrap();
             assert_eq!(k.params.len(), 17, "{:?}", k.params);
             assert!(k.dynamic_smem > 0);
         }
         assert_eq!(
             m.source.matches("DYNAMIC_LOCAL_PARAM(smem_raw))").count(),
-            3
+            subproblems.len()
         );
         let c = common_module_in(Precision::F64, cl).unwrap();
         // OpenCL C 1.2 has no warp shuffles: its scan and min/max reduce through local
@@ -253,6 +264,25 @@ fn methods_fit_the_device() {
     assert!(why.contains(&s.smem_bytes().to_string()), "{why}");
 }
 
+/// The gradient passes run their transform's methods, but for output-driven spreading
+/// (no gradient kernel: SM) and SM where the gradient SM kernels do not fit (GM-sort).
+#[test]
+fn gradient_passes_take_the_transforms_methods() {
+    use GpuMethod::*;
+    let fits = SubproblemFit { sm: true, od: true };
+    let no_sm = SubproblemFit {
+        sm: false,
+        od: true,
+    };
+    assert_eq!(gradient_methods((OutputDriven, Sm), fits), (Sm, Sm));
+    assert_eq!(gradient_methods((GmSort, GmSort), fits), (GmSort, GmSort));
+    assert_eq!(gradient_methods((Sm, GmSort), fits), (Sm, GmSort));
+    assert_eq!(
+        gradient_methods((OutputDriven, Sm), no_sm),
+        (GmSort, GmSort)
+    );
+}
+
 #[test]
 fn modules_render_with_every_entry_point() {
     let arch = GpuArch::h100();
@@ -284,6 +314,22 @@ fn modules_render_with_every_entry_point() {
     assert_eq!(gm.params[7].class(), "i32");
     assert_eq!(gm.params[12].class(), "u64");
     assert_eq!(gm.params[12].name, "gstride");
+    // The gradient kernels take their methods' plain kernels' arguments and launches.
+    for (grad, plain) in [
+        (names::INTERP_GRAD_GM, names::INTERP_GM),
+        (names::INTERP_GRAD_SM, names::INTERP_SM),
+        (names::SPREAD_GRAD_GM, names::SPREAD_GM),
+        (names::SPREAD_GRAD_SM, names::SPREAD_SM),
+    ] {
+        let (g, p) = (m.kernel(grad).unwrap(), m.kernel(plain).unwrap());
+        let classes = |k: &GpuKernel| k.params.iter().map(|p| p.class()).collect::<Vec<_>>();
+        assert_eq!(classes(g), classes(p), "{grad}");
+        assert_eq!(
+            (g.block_threads, g.dynamic_smem),
+            (p.block_threads, p.dynamic_smem)
+        );
+    }
+    assert!(m.source.contains("INLINE void dweights(T t, T* k)"));
     let t3 = c.kernel(names::T3_TARGETS).unwrap();
     assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
     for k in m.kernels.iter().chain(&c.kernels) {

@@ -82,6 +82,21 @@ impl PiecewisePoly {
         r
     }
 
+    /// The derivatives in `t` of the `w` polynomials, as Horner rows like `coeffs` (highest
+    /// degree first, one row fewer): each row times its degree. The GPU gradient kernels bake
+    /// these beside the kernel's rows, so the derivative they evaluate is exactly that of the
+    /// polynomials the kernels evaluate (not of the kernel they fit), and spreading with the
+    /// derivative is the transpose of interpolating with it. The CPU derives the same rows
+    /// from its tables (`support::derivative_table`).
+    pub fn derivative(&self) -> Vec<Vec<f64>> {
+        let degree = self.nc() - 1;
+        self.coeffs[..degree]
+            .iter()
+            .enumerate()
+            .map(|(k, row)| row.iter().map(|&c| c * (degree - k) as f64).collect())
+            .collect()
+    }
+
     /// Largest absolute deviation from the kernel (`spec`, evaluated by `shape`) over a fine
     /// sample of `t ∈ [−1, 1]`.
     fn deviation(&self, spec: &KernelSpec, shape: &Shape) -> f64 {
@@ -188,6 +203,39 @@ mod tests {
                         "{kind:?} σ={} w={w}: fit error {err:e} vs tolerance {served:e}",
                         sigma.0
                     );
+                }
+            }
+        }
+    }
+
+    /// The derivative rows, evaluated by Horner's rule, are the difference quotients of the
+    /// fitted polynomials.
+    #[test]
+    fn derivative_rows_differentiate_the_fit() {
+        for kind in [KernelKind::Pswf, KernelKind::Es, KernelKind::Gaussian] {
+            for w in [2, 7, 16] {
+                let p = KernelSpec::for_width(kind, w, Upsampling::TWO)
+                    .unwrap()
+                    .horner();
+                let rows = p.derivative();
+                assert_eq!(rows.len(), p.nc() - 1);
+                let h = 1e-6;
+                for t in [-0.9, -0.3, 0.0, 0.45, 0.8] {
+                    let mut d = rows[0].clone();
+                    for row in &rows[1..] {
+                        for (dj, cj) in d.iter_mut().zip(row) {
+                            *dj = *dj * t + cj;
+                        }
+                    }
+                    let (hi, lo) = (p.eval(t + h), p.eval(t - h));
+                    for j in 0..w {
+                        let quotient = (hi[j] - lo[j]) / (2.0 * h);
+                        assert!(
+                            (d[j] - quotient).abs() < 1e-6 * (1.0 + quotient.abs()),
+                            "{kind:?} w={w} t={t} j={j}: {} vs {quotient}",
+                            d[j]
+                        );
+                    }
                 }
             }
         }

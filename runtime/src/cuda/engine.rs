@@ -161,14 +161,16 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
             .cmul(s, n, self.count, x, ptr(factors, s), y, conj)
     }
 
-    fn spread(&mut self, from: Buf, onto: Grid) -> CudaResult<()> {
+    fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> CudaResult<()> {
         let (c, g) = (self.addr(from)?, self.addr(Buf::Grid(onto))?);
-        self.grid(onto)?.spread(self.stream, c, g, self.count)
+        self.grid(onto)?
+            .spread(self.stream, c, g, self.count, gradient)
     }
 
-    fn interp(&mut self, from: Grid, to: Buf) -> CudaResult<()> {
+    fn interp(&mut self, from: Grid, to: Buf, gradient: bool) -> CudaResult<()> {
         let (g, c) = (self.addr(Buf::Grid(from))?, self.addr(to)?);
-        self.grid(from)?.interp(self.stream, g, c, self.count)
+        self.grid(from)?
+            .interp(self.stream, g, c, self.count, gradient)
     }
 
     fn fft(&mut self, isign: i32) -> CudaResult<()> {

@@ -9,8 +9,8 @@ use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
-    names, scan_tile, sort_passes, GpuArch, GpuMethod, GpuSource, GpuSpreadSpec, GridRole,
-    SortPasses, SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
+    gradient_methods, names, scan_tile, sort_passes, GpuArch, GpuMethod, GpuSource, GpuSpreadSpec,
+    GridRole, SortPasses, SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -59,6 +59,36 @@ pub(crate) struct SpreadFns {
     spread_od: Kernel,
     interp_gm: Kernel,
     interp_sm: Kernel,
+    spread_grad_gm: Kernel,
+    spread_grad_sm: Kernel,
+    interp_grad_gm: Kernel,
+    interp_grad_sm: Kernel,
+}
+
+impl SpreadFns {
+    /// The spreading kernel of `method`, with the gradient or without; `None` for the
+    /// output-driven method with the gradient, which has no kernel ([`gradient_methods`]).
+    fn spreader(&self, method: GpuMethod, gradient: bool) -> Option<&Kernel> {
+        Some(match (method, gradient) {
+            (GpuMethod::GmSort, false) => &self.spread_gm,
+            (GpuMethod::GmSort, true) => &self.spread_grad_gm,
+            (GpuMethod::Sm, false) => &self.spread_sm,
+            (GpuMethod::Sm, true) => &self.spread_grad_sm,
+            (GpuMethod::OutputDriven, false) => &self.spread_od,
+            (GpuMethod::OutputDriven, true) => return None,
+        })
+    }
+
+    /// The interpolation kernel of `method` (output-driven: SM), with the gradient or
+    /// without.
+    fn interpolator(&self, method: GpuMethod, gradient: bool) -> &Kernel {
+        match (method, gradient) {
+            (GpuMethod::GmSort, false) => &self.interp_gm,
+            (GpuMethod::GmSort, true) => &self.interp_grad_gm,
+            (_, false) => &self.interp_sm,
+            (_, true) => &self.interp_grad_sm,
+        }
+    }
 }
 
 /// Entry points of the common module.
@@ -306,10 +336,16 @@ impl GridModule {
             spread_od: k(names::SPREAD_OD)?,
             interp_gm: k(names::INTERP_GM)?,
             interp_sm: k(names::INTERP_SM)?,
+            spread_grad_gm: k(names::SPREAD_GRAD_GM)?,
+            spread_grad_sm: k(names::SPREAD_GRAD_SM)?,
+            interp_grad_gm: k(names::INTERP_GRAD_GM)?,
+            interp_grad_sm: k(names::INTERP_GRAD_SM)?,
         };
         if fit.sm {
             fns.spread_sm.allow_smem()?;
             fns.interp_sm.allow_smem()?;
+            fns.spread_grad_sm.allow_smem()?;
+            fns.interp_grad_sm.allow_smem()?;
         }
         if fit.od {
             fns.spread_od.allow_smem()?;
@@ -584,146 +620,128 @@ impl<T: CudaFloat> FineGrid<T> {
         args
     }
 
-    /// Adds `ntr` strength vectors at `c` (stride M) onto `ntr` zeroed grids at `grid`.
-    pub fn spread(&self, stream: &CudaStream, c: u64, grid: u64, ntr: usize) -> CudaResult<()> {
-        self.spread_with(None, stream, c, grid, ntr)
+    /// The methods of the current points' passes: the sort's (spreading, interpolation), or
+    /// with `gradient` those of the gradient kernels ([`gradient_methods`]; CUDA's launch
+    /// bounds keep a block's threads whatever the kernels' registers, so they fit as the
+    /// SM kernels do).
+    fn pass_methods(&self, s: &Sorted, gradient: bool) -> (GpuMethod, GpuMethod) {
+        match gradient {
+            false => (s.spread, s.interp),
+            true => gradient_methods((s.spread, s.interp), self.fit),
+        }
+    }
+
+    /// Adds `ntr` vectors at `c` onto `ntr` zeroed grids at `grid`: strengths (M each), or
+    /// with `gradient` values and derivative weights (`(dim + 1)·M` each), spread with the
+    /// kernel's derivative.
+    pub fn spread(
+        &self,
+        stream: &CudaStream,
+        c: u64,
+        grid: u64,
+        ntr: usize,
+        gradient: bool,
+    ) -> CudaResult<()> {
+        let method = self.pass_methods(self.sorted()?, gradient).0;
+        self.spread_with(method, gradient, stream, c, grid, ntr)
     }
 
     /// As [`Self::spread`], with an explicit method (cross-checks).
     pub fn spread_with(
         &self,
-        method: Option<GpuMethod>,
+        method: GpuMethod,
+        gradient: bool,
         stream: &CudaStream,
         c: u64,
         grid: u64,
         ntr: usize,
     ) -> CudaResult<()> {
         let s = self.sorted()?;
-        if s.m == 0 {
-            return Ok(());
-        }
-        let method = method.unwrap_or(s.spread);
-        if method == GpuMethod::OutputDriven && !self.fit.od {
-            return Err(CudaError::Unsupported(format!(
-                "output-driven spreading needs {} bytes of shared memory and {} threads per \
-                 block",
-                self.spec.od_smem_bytes(),
-                self.spec.od_threads()
-            )));
-        }
-        let (n, nb) = (self.n, self.nb);
-        let i = |v: usize| Arg::I32(v as i32);
         match method {
-            GpuMethod::Sm if !self.fit.sm => Err(CudaError::Unsupported(format!(
-                "SM spreading needs {} bytes of shared memory per block",
-                self.spec.smem_bytes()
-            ))),
-            GpuMethod::Sm | GpuMethod::OutputDriven => {
-                let kernel = if method == GpuMethod::Sm {
-                    &self.fns.spread_sm
-                } else {
-                    &self.fns.spread_od
-                };
-                let mut args = self.subproblem_args(s, stream);
-                args.extend_from_slice(&[
-                    Arg::U64(c),
-                    Arg::U64(grid),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    i(nb[1]),
-                    i(nb[2]),
-                    Arg::U64(s.m as u64),
-                    Arg::U64(self.len() as u64),
-                ]);
-                kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
+            GpuMethod::OutputDriven if !self.fit.od => {
+                return Err(CudaError::Unsupported(format!(
+                    "output-driven spreading needs {} bytes of shared memory and {} threads per \
+                     block",
+                    self.spec.od_smem_bytes(),
+                    self.spec.od_threads()
+                )))
             }
-            GpuMethod::GmSort => {
-                let mut args = vec![Arg::U32(s.m as u32)];
-                args.extend(s.point_args(stream));
-                args.extend([
-                    Arg::U64(c),
-                    Arg::U64(grid),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    Arg::I32(ntr as i32),
-                    Arg::U64(s.m as u64),
-                    Arg::U64(self.len() as u64),
-                ]);
-                self.fns.spread_gm.launch(
-                    stream,
-                    (blocks(s.m, self.fns.spread_gm.threads), 1),
-                    &args,
-                )
+            GpuMethod::Sm if !self.fit.sm => {
+                return Err(CudaError::Unsupported(format!(
+                    "SM spreading needs {} bytes of shared memory per block",
+                    self.spec.smem_bytes()
+                )))
             }
+            _ => {}
         }
+        let kernel = self.fns.spreader(method, gradient).ok_or_else(|| {
+            CudaError::Unsupported("output-driven spreading has no gradient kernel".into())
+        })?;
+        self.launch(kernel, method, s, stream, (c, grid, ntr), gradient)
     }
 
-    /// Interpolates `ntr` grids at `grid` into `ntr` value vectors at `out` (stride M).
-    pub fn interp(&self, stream: &CudaStream, grid: u64, out: u64, ntr: usize) -> CudaResult<()> {
-        self.interp_with(None, stream, grid, out, ntr)
-    }
-
-    pub fn interp_with(
+    /// Interpolates `ntr` grids at `grid` into `ntr` vectors at `out`: values (M each), or
+    /// with `gradient` values and derivatives (`(dim + 1)·M` each).
+    pub fn interp(
         &self,
-        method: Option<GpuMethod>,
         stream: &CudaStream,
         grid: u64,
         out: u64,
         ntr: usize,
+        gradient: bool,
     ) -> CudaResult<()> {
         let s = self.sorted()?;
+        let method = self.pass_methods(s, gradient).1;
+        if method != GpuMethod::GmSort && !self.fit.sm {
+            return Err(CudaError::Unsupported(format!(
+                "SM interpolation needs {} bytes of shared memory per block",
+                self.spec.smem_bytes()
+            )));
+        }
+        let kernel = self.fns.interpolator(method, gradient);
+        self.launch(kernel, method, s, stream, (grid, out, ntr), gradient)
+    }
+
+    /// Launches `kernel` of `method` from `from` to `to` for `ntr` transforms over the sorted
+    /// points `s`: GM-sort a thread per point, the transforms looped inside (count, points,
+    /// input, output, grid, transforms, strides); the subproblem kernels a block per
+    /// subproblem and transform (lists, bin starts, points, input, output, grid and bins,
+    /// strides). The points' vectors are `dim + 1` values a point with `gradient`.
+    fn launch(
+        &self,
+        kernel: &Kernel,
+        method: GpuMethod,
+        s: &Sorted,
+        stream: &CudaStream,
+        (from, to, ntr): (u64, u64, usize),
+        gradient: bool,
+    ) -> CudaResult<()> {
         if s.m == 0 {
             return Ok(());
         }
-        let method = method.unwrap_or(s.interp);
+        let per_point = if gradient { self.spec.dim + 1 } else { 1 };
+        let strides = [
+            Arg::U64((s.m * per_point) as u64),
+            Arg::U64(self.len() as u64),
+        ];
         let (n, nb) = (self.n, self.nb);
         let i = |v: usize| Arg::I32(v as i32);
-        match method {
-            GpuMethod::Sm | GpuMethod::OutputDriven if !self.fit.sm => {
-                Err(CudaError::Unsupported(format!(
-                    "SM interpolation needs {} bytes of shared memory per block",
-                    self.spec.smem_bytes()
-                )))
-            }
-            GpuMethod::Sm | GpuMethod::OutputDriven => {
-                let mut args = self.subproblem_args(s, stream);
-                args.extend_from_slice(&[
-                    Arg::U64(grid),
-                    Arg::U64(out),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    i(nb[1]),
-                    i(nb[2]),
-                    Arg::U64(s.m as u64),
-                    Arg::U64(self.len() as u64),
-                ]);
-                self.fns
-                    .interp_sm
-                    .launch(stream, (s.sub_bound as u32, ntr as u32), &args)
-            }
-            GpuMethod::GmSort => {
-                let mut args = vec![Arg::U32(s.m as u32)];
-                args.extend(s.point_args(stream));
-                args.extend([
-                    Arg::U64(grid),
-                    Arg::U64(out),
-                    i(n[0]),
-                    i(n[1]),
-                    i(n[2]),
-                    Arg::I32(ntr as i32),
-                    Arg::U64(s.m as u64),
-                    Arg::U64(self.len() as u64),
-                ]);
-                self.fns.interp_gm.launch(
-                    stream,
-                    (blocks(s.m, self.fns.interp_gm.threads), 1),
-                    &args,
-                )
-            }
+        let grid = [i(n[0]), i(n[1]), i(n[2])];
+        if method == GpuMethod::GmSort {
+            let mut args = vec![Arg::U32(s.m as u32)];
+            args.extend(s.point_args(stream));
+            args.extend([Arg::U64(from), Arg::U64(to)]);
+            args.extend(grid);
+            args.push(Arg::I32(ntr as i32));
+            args.extend(strides);
+            return kernel.launch(stream, (blocks(s.m, kernel.threads), 1), &args);
         }
+        let mut args = self.subproblem_args(s, stream);
+        args.extend([Arg::U64(from), Arg::U64(to)]);
+        args.extend(grid);
+        args.extend([i(nb[1]), i(nb[2])]);
+        args.extend(strides);
+        kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
     }
 }
 

@@ -12,7 +12,7 @@ use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::planner::gaussian::GaussGeometry;
-use crate::planner::stages;
+use crate::planner::stages::{self, Pass};
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{
     check_coords, check_finite, check_type, extent_non_finite, non_finite_point, point_count,
@@ -97,8 +97,8 @@ impl Default for CudaOptions {
     }
 }
 
-/// GPU time of the last `set_points` (the sort) and the last `execute` (without host
-/// transfers), measured with CUDA events.
+/// GPU time of the last `set_points` (the sort) and the last run (`execute`, its adjoint or
+/// a gradient pass; without host transfers), measured with CUDA events.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CudaTimings {
     pub setpts_ms: f32,
@@ -868,13 +868,15 @@ impl<T: CudaFloat> CudaPlan<T> {
         })
     }
 
+    /// One checked run of `pass` from host slices: the input copied in, the stages run on
+    /// the device by batches, the output copied back.
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
-        adjoint: bool,
+        pass: Pass,
     ) -> CudaResult<()> {
-        self.check_io(input.len(), output.len(), adjoint)?;
+        self.check_io(input.len(), output.len(), pass)?;
         self.bind()?;
         let stream = self.stream.clone();
         let grow = |slot: &mut Option<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
@@ -897,7 +899,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             }
         }
         let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
-        let r = self.run(pi, po, adjoint);
+        let r = self.run(pi, po, pass);
         self.din = Some(din);
         self.dout = Some(dout);
         r?;
@@ -945,31 +947,34 @@ impl<T: CudaFloat> CudaPlan<T> {
             }
             .into());
         }
-        self.check_io(input.len() / 2, output.len() / 2, adjoint)?;
+        let pass = Pass::transform(adjoint);
+        self.check_io(input.len() / 2, output.len() / 2, pass)?;
         self.bind()?;
         let stream = self.stream.clone();
         let (pi, gi) = input.device_ptr(&stream);
         let (po, go) = output.device_ptr_mut(&stream);
-        let r = self.run(pi, po, adjoint);
+        let r = self.run(pi, po, pass);
         drop((gi, go));
         r
     }
 
-    /// The transform, or its adjoint, between device addresses (validated lengths).
-    fn run(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
+    /// One run of `pass` (the transform, its adjoint, a gradient pass) between device
+    /// addresses (validated lengths).
+    fn run(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
         // The held coordinates are read by this work.
         let stream = self.stream.clone();
         let held = self.held.clone();
         let guards = guard_held(&held, &stream);
-        let r = self.run_held(input, output, adjoint);
+        let r = self.run_held(input, output, pass);
         drop(guards);
         r
     }
 
-    fn run_held(&mut self, input: u64, output: u64, adjoint: bool) -> CudaResult<()> {
+    fn run_held(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
+        let adjoint = pass.adjoint;
         let (a, b) = self
             .problem
-            .lengths(self.num_points, self.num_targets, adjoint);
+            .lengths(self.num_points, self.num_targets, pass);
         let sz = std::mem::size_of::<T>();
         let stream = self.stream.clone();
         if adjoint && a > 0 && b > 0 {
@@ -1006,7 +1011,7 @@ impl<T: CudaFloat> CudaPlan<T> {
                             points: self.num_points,
                             targets: self.num_targets,
                         };
-                        stages::run(&mut batch, ty, isign, adjoint)?;
+                        stages::run(&mut batch, ty, isign, pass)?;
                     }
                     (Engine::Gaussian(g), _) => {
                         let win = self.gauss.as_ref().expect("Gaussian engines have a window");
@@ -1063,7 +1068,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         )?;
         let _held = guard_held(&self.held, &stream);
         u.grid.spread_with(
-            Some(method),
+            method,
+            false,
             &stream,
             ptr(&dc, &stream),
             ptr(&g, &stream),
@@ -1079,7 +1085,8 @@ impl<T: CudaFloat> CudaPlan<T> {
         Ok(out)
     }
 
-    /// GPU times of the last `set_points` and `execute` (waits for them to finish).
+    /// GPU times of the last `set_points` and run (execute, adjoint or gradient pass; waits
+    /// for them to finish).
     pub fn timings(&self) -> CudaResult<CudaTimings> {
         let ms = |i: usize| -> CudaResult<f32> {
             if !self.recorded[i] {

@@ -208,14 +208,16 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
         cmul(self.dev, self.cmul, (n, self.count), x, factors, y, conj)
     }
 
-    fn spread(&mut self, from: Buf, onto: Grid) -> OpenClResult<()> {
+    fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> OpenClResult<()> {
         let (c, g) = (self.buf(from)?, self.buf(Buf::Grid(onto))?);
-        self.grid(onto)?.spread(self.dev, c, g, self.count)
+        self.grid(onto)?
+            .spread(self.dev, c, g, self.count, gradient)
     }
 
-    fn interp(&mut self, from: Grid, to: Buf) -> OpenClResult<()> {
+    fn interp(&mut self, from: Grid, to: Buf, gradient: bool) -> OpenClResult<()> {
         let (g, c) = (self.buf(Buf::Grid(from))?, self.buf(to)?);
-        self.grid(from)?.interp(self.dev, g, c, self.count)
+        self.grid(from)?
+            .interp(self.dev, g, c, self.count, gradient)
     }
 
     fn fft(&mut self, isign: i32) -> OpenClResult<()> {

@@ -16,8 +16,8 @@ use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
-    names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec, GridRole,
-    SubproblemFit, GM_THREADS, SM_THREADS,
+    gradient_methods, names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec,
+    GridRole, SubproblemFit, GM_THREADS, SM_THREADS,
 };
 use nudt_gen::{KernelSpec, Precision};
 use opencl3::kernel::Kernel;
@@ -33,6 +33,8 @@ pub(crate) struct ClSpreadModule {
     pub spec: GpuSpreadSpec,
     program: Arc<Program>,
     fit: SubproblemFit,
+    /// Which gradient kernels the device runs (SM where their work-groups fit).
+    grad_fit: SubproblemFit,
     /// Methods asked for (spreading, interpolation; `None`: choose per point set).
     want: [Option<GpuMethod>; 2],
     /// The device's dialect, which sizes the common module's prefix sums.
@@ -65,7 +67,7 @@ impl ClSpreadModule {
         let dialect = dev.info.dialect();
         let src = spread_module_in(&spec, dialect).map_err(|e| dev.refusal(e))?;
         let program = build(dev, &src)?;
-        let (fit, room) = kernel_fit(dev, &program, &spec)?;
+        let (fit, grad_fit, room) = kernel_fit(dev, &program, &spec)?;
         if let Some(why) = spec.refuse(role.binding(want), fit, room) {
             return Err(OpenClError::Method {
                 device: dev.info.name.clone(),
@@ -76,24 +78,27 @@ impl ClSpreadModule {
             spec: src.spec.clone().expect("spread modules carry their spec"),
             program,
             fit,
+            grad_fit,
             want,
             dialect,
         })
     }
 }
 
-/// Which subproblem kernels of `spec`'s built `program` the device runs, and the local memory
-/// left to a bin's box beside the kernels' own: the spec's fit to the device's local memory
-/// and work-group size, narrowed by what the compiled kernels need (`CL_KERNEL_WORK_GROUP_SIZE`,
-/// below the device's where registers run out, and the static `CL_KERNEL_LOCAL_MEM_SIZE`).
-/// NVIDIA's OpenCL refused the launch of a 3-D f32 SM interpolation at width 5 whose box
-/// filled the device's 48 KiB (`CL_OUT_OF_RESOURCES`); a kernel that does not fit is now
-/// refused at plan time, or not chosen.
+/// Which subproblem kernels of `spec`'s built `program` the device runs (the transforms', and
+/// the gradient passes'), and the local memory left to a bin's box beside the kernels' own:
+/// the spec's fit to the device's local memory and work-group size, narrowed by what the
+/// compiled kernels need (`CL_KERNEL_WORK_GROUP_SIZE`, below the device's where registers run
+/// out, and the static `CL_KERNEL_LOCAL_MEM_SIZE`). NVIDIA's OpenCL refused the launch of a
+/// 3-D f32 SM interpolation at width 5 whose box filled the device's 48 KiB
+/// (`CL_OUT_OF_RESOURCES`); a kernel that does not fit is now refused at plan time, or not
+/// chosen. The gradient SM kernels hold twice the weights of the SM kernels: where they do not
+/// fit, the gradient passes take GM-sort ([`gradient_methods`]) and the transforms keep SM.
 fn kernel_fit(
     dev: &ClDevice,
     program: &Program,
     spec: &GpuSpreadSpec,
-) -> OpenClResult<(SubproblemFit, usize)> {
+) -> OpenClResult<(SubproblemFit, SubproblemFit, usize)> {
     let info = &dev.info;
     let fit = spec.fit(info.local_memory().per_block, info.max_work_group);
     let id = dev.context.default_device();
@@ -107,17 +112,30 @@ fn kernel_fit(
             .map_err(cl("clGetKernelWorkGroupInfo"))?;
         Ok((most, fixed as usize))
     };
-    let [ss, si, od] = [names::SPREAD_SM, names::INTERP_SM, names::SPREAD_OD].map(needs);
-    let (ss, si, od) = (ss?, si?, od?);
-    let room = info.local_mem - ss.1.max(si.1).max(od.1).min(info.local_mem);
+    let [ss, si, od, gs, gi] = [
+        names::SPREAD_SM,
+        names::INTERP_SM,
+        names::SPREAD_OD,
+        names::SPREAD_GRAD_SM,
+        names::INTERP_GRAD_SM,
+    ]
+    .map(needs);
+    let (ss, si, od, gs, gi) = (ss?, si?, od?, gs?, gi?);
+    let fixed = [ss.1, si.1, od.1, gs.1, gi.1]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    let room = info.local_mem - fixed.min(info.local_mem);
     let sm = SM_THREADS as usize;
-    Ok((
-        SubproblemFit {
-            sm: fit.sm && sm <= ss.0 && sm <= si.0 && spec.smem_bytes() <= room,
-            od: fit.od && spec.od_threads() as usize <= od.0 && spec.od_smem_bytes() <= room,
-        },
-        room,
-    ))
+    let transforms = SubproblemFit {
+        sm: fit.sm && sm <= ss.0 && sm <= si.0 && spec.smem_bytes() <= room,
+        od: fit.od && spec.od_threads() as usize <= od.0 && spec.od_smem_bytes() <= room,
+    };
+    let gradients = SubproblemFit {
+        sm: transforms.sm && sm <= gs.0 && sm <= gi.0,
+        od: false,
+    };
+    Ok((transforms, gradients, room))
 }
 
 /// Points sorted into bins: their indices in bin order (the kernels read the coordinates
@@ -156,6 +174,10 @@ struct Kernels {
     spread_od: Kernel,
     interp_gm: Kernel,
     interp_sm: Kernel,
+    spread_grad_gm: Kernel,
+    spread_grad_sm: Kernel,
+    interp_grad_gm: Kernel,
+    interp_grad_sm: Kernel,
 }
 
 /// A fine grid of `n` points per dimension (1 for unused ones) and the points sorted into its
@@ -165,6 +187,7 @@ pub(crate) struct FineGrid<T> {
     nb: [usize; 3],
     spec: GpuSpreadSpec,
     fit: SubproblemFit,
+    grad_fit: SubproblemFit,
     want: [Option<GpuMethod>; 2],
     k: Kernels,
     sorted: Option<Sorted<T>>,
@@ -190,6 +213,7 @@ impl<T: ClFloat> FineGrid<T> {
             n,
             nb: std::array::from_fn(|d| n[d].div_ceil(spec.bins[d])),
             fit: module.fit,
+            grad_fit: module.grad_fit,
             want: module.want,
             k: Kernels {
                 bin_count: kernel_of(program, names::BIN_COUNT)?,
@@ -205,6 +229,10 @@ impl<T: ClFloat> FineGrid<T> {
                 spread_od: kernel_of(program, names::SPREAD_OD)?,
                 interp_gm: kernel_of(program, names::INTERP_GM)?,
                 interp_sm: kernel_of(program, names::INTERP_SM)?,
+                spread_grad_gm: kernel_of(program, names::SPREAD_GRAD_GM)?,
+                spread_grad_sm: kernel_of(program, names::SPREAD_GRAD_SM)?,
+                interp_grad_gm: kernel_of(program, names::INTERP_GRAD_GM)?,
+                interp_grad_sm: kernel_of(program, names::INTERP_GRAD_SM)?,
             },
             spec,
             sorted: None,
@@ -358,56 +386,74 @@ impl<T: ClFloat> FineGrid<T> {
         Ok(())
     }
 
-    /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked) into as
-    /// many stacked `grid`s (zeroed), by the method set-points chose (one the device's blocks
-    /// hold).
+    /// The methods of the current points' passes: the sort's (spreading, interpolation), or
+    /// with `gradient` those of the gradient kernels ([`gradient_methods`], as the device
+    /// runs them).
+    fn pass_methods(&self, s: &Sorted<T>, gradient: bool) -> (GpuMethod, GpuMethod) {
+        match gradient {
+            false => (s.spread, s.interp),
+            true => gradient_methods((s.spread, s.interp), self.grad_fit),
+        }
+    }
+
+    /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked; with
+    /// `gradient`, values and derivative weights, `(dim + 1)·M` each, spread with the
+    /// kernel's derivative) into as many stacked `grid`s (zeroed), by the method set-points
+    /// chose (one the device's blocks hold).
     pub fn spread(
         &self,
         dev: &ClDevice,
         c: &Buffer<T>,
         grid: &Buffer<T>,
         count: usize,
+        gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        let (k, threads, local) = match s.spread {
-            GpuMethod::GmSort => (&self.k.spread_gm, GM_THREADS, 0),
-            GpuMethod::Sm => (&self.k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
-            GpuMethod::OutputDriven => (
-                &self.k.spread_od,
+        let method = self.pass_methods(s, gradient).0;
+        let k = &self.k;
+        let (k, threads, local) = match (method, gradient) {
+            (GpuMethod::GmSort, false) => (&k.spread_gm, GM_THREADS, 0),
+            (GpuMethod::GmSort, true) => (&k.spread_grad_gm, GM_THREADS, 0),
+            (GpuMethod::Sm, false) => (&k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
+            (GpuMethod::Sm, true) => (&k.spread_grad_sm, SM_THREADS, self.spec.smem_bytes()),
+            (GpuMethod::OutputDriven, false) => (
+                &k.spread_od,
                 self.spec.od_threads(),
                 self.spec.od_smem_bytes(),
             ),
+            (GpuMethod::OutputDriven, true) => {
+                return Err(OpenClError::Method {
+                    device: dev.info.name.clone(),
+                    why: "output-driven spreading has no gradient kernel".into(),
+                })
+            }
         };
-        self.run(
-            dev,
-            s,
-            s.spread,
-            (k, threads as usize, local),
-            (c, grid, count),
-        )
+        let kernel = (k, threads as usize, local);
+        self.run(dev, s, method, kernel, (c, grid, count), gradient)
     }
 
     /// Interpolates `count` stacked grids at the points into as many stacked `out`s (M
-    /// complex each, in the caller's order), by the method set-points chose (GM-sort or SM).
+    /// complex each, in the caller's order; with `gradient`, each point's value and
+    /// derivatives, `(dim + 1)·M`), by the method set-points chose (GM-sort or SM).
     pub fn interp(
         &self,
         dev: &ClDevice,
         grid: &Buffer<T>,
         out: &Buffer<T>,
         count: usize,
+        gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        let (k, threads, local) = match s.interp {
-            GpuMethod::Sm => (&self.k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
-            _ => (&self.k.interp_gm, GM_THREADS, 0),
+        let method = self.pass_methods(s, gradient).1;
+        let k = &self.k;
+        let (k, threads, local) = match (method, gradient) {
+            (GpuMethod::Sm, false) => (&k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
+            (GpuMethod::Sm, true) => (&k.interp_grad_sm, SM_THREADS, self.spec.smem_bytes()),
+            (_, false) => (&k.interp_gm, GM_THREADS, 0),
+            (_, true) => (&k.interp_grad_gm, GM_THREADS, 0),
         };
-        self.run(
-            dev,
-            s,
-            s.interp,
-            (k, threads as usize, local),
-            (grid, out, count),
-        )
+        let kernel = (k, threads as usize, local);
+        self.run(dev, s, method, kernel, (grid, out, count), gradient)
     }
 
     /// Launches kernel `k` of `method` (with its threads per group and bytes of local
@@ -415,7 +461,8 @@ impl<T: ClFloat> FineGrid<T> {
     /// `s`: GM-sort grid-stride over the points (count, points, input, output, grid,
     /// transforms); the subproblem kernels one group per subproblem and transform (lists,
     /// bin starts, points, input, output, grid and bins, strides, local memory). The points
-    /// are the indices in bin order and the coordinates.
+    /// are the indices in bin order and the coordinates; their vectors are `dim + 1` values
+    /// a point with `gradient`.
     fn run(
         &self,
         dev: &ClDevice,
@@ -423,12 +470,17 @@ impl<T: ClFloat> FineGrid<T> {
         method: GpuMethod,
         (k, threads, local): (&Kernel, usize, usize),
         (from, to, count): (&Buffer<T>, &Buffer<T>, usize),
+        gradient: bool,
     ) -> OpenClResult<()> {
         if s.m == 0 {
             return Ok(());
         }
         let i = |v: usize| Arg::I32(v as i32);
-        let strides = [Arg::U64(s.m as u64), Arg::U64(self.len() as u64)];
+        let per_point = if gradient { self.spec.dim + 1 } else { 1 };
+        let strides = [
+            Arg::U64((s.m * per_point) as u64),
+            Arg::U64(self.len() as u64),
+        ];
         let grid = [i(self.n[0]), i(self.n[1]), i(self.n[2])];
         let points = [
             mem(&s.idx),

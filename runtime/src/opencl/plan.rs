@@ -22,11 +22,12 @@ use super::launch::{
 };
 use crate::error::NudtError;
 use crate::planner::gaussian::GaussGeometry;
+use crate::planner::stages::{self, Pass};
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{
     check_coords, check_finite, check_type, extent_non_finite, point_count, SOURCES, TARGETS,
 };
-use crate::planner::{gpu_profile, limits, stages};
+use crate::planner::{gpu_profile, limits};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::{
@@ -531,14 +532,16 @@ impl<T: ClFloat> ClPlan<T> {
         Some(self.problem.shared_counts(m, k))
     }
 
+    /// One checked run of `pass` from host slices: batch by batch, the input written, the
+    /// stages run, the output read.
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
-        adjoint: bool,
+        pass: Pass,
     ) -> OpenClResult<()> {
         // Every transform's lengths are the first's: the transforms share their points.
-        let (a, b) = self.check_io(input.len(), output.len(), adjoint)?[0];
+        let (a, b) = self.check_io(input.len(), output.len(), pass)?[0];
         if a == 0 || b == 0 {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
@@ -549,7 +552,7 @@ impl<T: ClFloat> ClPlan<T> {
         let batches = input.chunks(self.batch * a);
         for (x, y) in batches.zip(output.chunks_mut(self.batch * b)) {
             r = write(&dev, &mut din, crate::float::interleaved(x))
-                .and_then(|()| self.run(&din, &dout, x.len() / a, adjoint))
+                .and_then(|()| self.run(&din, &dout, x.len() / a, pass))
                 .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(y)));
             if r.is_err() {
                 break;
@@ -585,11 +588,12 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut Buffer<T>,
         adjoint: bool,
     ) -> OpenClResult<()> {
+        let pass = Pass::transform(adjoint);
         let (m, k) = self.points_set().ok_or(NudtError::PointsNotSet)?;
-        let (a, b) = self.problem.lengths(m, k, adjoint);
+        let (a, b) = self.problem.lengths(m, k, pass);
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
-        let [what_in, what_out] = self.problem.io_names(adjoint);
+        let [what_in, what_out] = self.problem.io_names(pass);
         let no = b.saturating_mul(self.problem.ntransf);
         for (what, buf, need) in [
             (what_in, input, a.saturating_mul(self.problem.ntransf)),
@@ -612,7 +616,7 @@ impl<T: ClFloat> ClPlan<T> {
         }
         let ntransf = self.problem.ntransf;
         if ntransf <= self.batch {
-            self.run(input, output, ntransf, adjoint)?;
+            self.run(input, output, ntransf, pass)?;
             return dev.queue.finish().map_err(cl("clFinish"));
         }
         // The kernels take a batch from the start of a buffer: the others go through the
@@ -622,7 +626,7 @@ impl<T: ClFloat> ClPlan<T> {
         for t0 in (0..ntransf).step_by(self.batch) {
             let count = self.batch.min(ntransf - t0);
             r = copy(&dev, input, t0 * a * sz, &mut din, 0, count * a * sz)
-                .and_then(|()| self.run(&din, &dout, count, adjoint))
+                .and_then(|()| self.run(&din, &dout, count, pass))
                 .and_then(|()| copy(&dev, &dout, 0, output, t0 * b * sz, count * b * sz));
             if r.is_err() {
                 break;
@@ -645,14 +649,16 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
-    /// `count` stacked transforms (or adjoints) from the device buffer `din` into `dout`.
+    /// `count` stacked runs of `pass` (transforms, adjoints, gradient passes) from the device
+    /// buffer `din` into `dout`.
     fn run(
         &mut self,
         din: &Buffer<T>,
         dout: &Buffer<T>,
         count: usize,
-        adjoint: bool,
+        pass: Pass,
     ) -> OpenClResult<()> {
+        let adjoint = pass.adjoint;
         let (points, targets) = self.points_set().ok_or(NudtError::PointsNotSet)?;
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
@@ -679,7 +685,7 @@ impl<T: ClFloat> ClPlan<T> {
             points,
             targets,
         };
-        stages::run(&mut batch, self.problem.ty, self.problem.isign, adjoint)
+        stages::run(&mut batch, self.problem.ty, self.problem.isign, pass)
     }
 
     pub fn transform_type(&self) -> TransformType {

@@ -2,6 +2,7 @@
 //! data, the same on every backend, printed by `nudt transform --json`.
 
 use super::limits::{MAX_GRID_SIDE, MAX_POINTS};
+use super::stages::Pass;
 use super::validate::{check_parameters, type_number};
 use crate::error::Result;
 use nudt_gen::{KernelKind, KernelSpec, Precision, TransformType, Upsampling};
@@ -166,30 +167,43 @@ impl Problem {
         self.modes.len()
     }
 
-    /// Input and output lengths (complex values) of one transform with `points` points (type
-    /// 3: sources) and `targets` targets; with `adjoint`, of its adjoint.
-    pub fn lengths(&self, points: usize, targets: usize, adjoint: bool) -> (usize, usize) {
+    /// Input and output lengths (complex values) of one run of `pass` with `points` points
+    /// (type 3: sources) and `targets` targets: the transform's, or the adjoint's, and for a
+    /// gradient pass `dim + 1` values a point on the points' side.
+    pub fn lengths(&self, points: usize, targets: usize, pass: Pass) -> (usize, usize) {
         let modes: usize = self.modes.iter().product();
+        let points = match pass.gradient {
+            true => points.saturating_mul(self.dim() + 1),
+            false => points,
+        };
         let (a, b) = match self.ty {
             TransformType::Type1 => (points, modes),
             TransformType::Type2 => (modes, points),
             TransformType::Type3 => (points, targets),
         };
-        if adjoint {
+        if pass.adjoint {
             (b, a)
         } else {
             (a, b)
         }
     }
 
-    /// What one transform (or its adjoint) takes and gives, as errors name them.
-    pub fn io_names(&self, adjoint: bool) -> [&'static str; 2] {
+    /// What one run of `pass` takes and gives, as errors name them.
+    pub fn io_names(&self, pass: Pass) -> [&'static str; 2] {
+        if pass.gradient {
+            // Types 1 and 2: the points' side named for what it holds.
+            let spreads = (self.ty == TransformType::Type1) != pass.adjoint;
+            return match spreads {
+                true => ["values and derivative weights (dim + 1 a point)", "modes"],
+                false => ["modes", "values with the gradient (dim + 1 a point)"],
+            };
+        }
         let [i, o] = match self.ty {
             TransformType::Type1 => ["strengths", "modes"],
             TransformType::Type2 => ["modes", "values"],
             TransformType::Type3 => ["strengths", "values"],
         };
-        if adjoint {
+        if pass.adjoint {
             [o, i]
         } else {
             [i, o]
@@ -203,23 +217,23 @@ impl Problem {
         vec![(points, targets); self.ntransf]
     }
 
-    /// Checks the lengths (complex values) of the stacked inputs and outputs, `got`, of the
-    /// transforms (or, with `adjoint`, their adjoints) whose point sets have `counts` (per
-    /// transform, points or sources and targets: [`Problem::shared_counts`] or each set's),
-    /// and returns each transform's input and output lengths: a stack is the concatenation
-    /// of its transforms' arrays. Every backend's execute checks through here.
+    /// Checks the lengths (complex values) of the stacked inputs and outputs, `got`, of one
+    /// run of `pass` over the transforms whose point sets have `counts` (per transform,
+    /// points or sources and targets: [`Problem::shared_counts`] or each set's), and returns
+    /// each transform's input and output lengths: a stack is the concatenation of its
+    /// transforms' arrays. Every backend's execute and gradient pass check through here.
     pub fn check_io(
         &self,
         counts: &[(usize, usize)],
         got: [usize; 2],
-        adjoint: bool,
+        pass: Pass,
     ) -> Result<Vec<(usize, usize)>> {
         debug_assert_eq!(counts.len(), self.ntransf, "a count pair per transform");
         let each: Vec<(usize, usize)> = counts
             .iter()
-            .map(|&(m, k)| self.lengths(m, k, adjoint))
+            .map(|&(m, k)| self.lengths(m, k, pass))
             .collect();
-        crate::error::check_stack(got, &each, self.io_names(adjoint))?;
+        crate::error::check_stack(got, &each, self.io_names(pass))?;
         Ok(each)
     }
 }

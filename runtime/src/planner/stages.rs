@@ -8,6 +8,10 @@
 //! steps in reverse order, each replaced by its adjoint (spread ↔ interpolate, deconvolve ↔
 //! its transpose, phases conjugated) with the FFT's sign flipped, on the same grids and
 //! sorted points — so an adjoint needs no second plan and has the forward's error.
+//!
+//! A gradient pass of type 1 or 2 ([`crate::gradient`]) is the same sequence with its points'
+//! stage flagged: spreading of values and derivative weights, or interpolation with the
+//! gradient (`dim + 1` values a point), through the kernel's derivative.
 
 use nudt_gen::gpu::GridRole;
 use nudt_gen::TransformType;
@@ -42,6 +46,34 @@ pub enum Factors {
     Post,
 }
 
+/// What one run of a plan computes: its transform or the adjoint, and for types 1 and 2 with
+/// or without the gradient, where the points' side holds `dim + 1` values a point (a type 2
+/// with its gradient, or a type 1 of values and derivative weights: [`crate::gradient`]).
+/// Type 3 has no gradient pass (`gradient::check_direction` refuses it before any run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub adjoint: bool,
+    pub gradient: bool,
+}
+
+impl Pass {
+    /// The transform, or with `adjoint` its adjoint.
+    pub fn transform(adjoint: bool) -> Self {
+        Pass {
+            adjoint,
+            gradient: false,
+        }
+    }
+
+    /// The gradient pass in the direction of the transform, or with `adjoint` of its adjoint.
+    pub fn gradient(adjoint: bool) -> Self {
+        Pass {
+            adjoint,
+            gradient: true,
+        }
+    }
+}
+
 /// One step of a transform, for every transform of a batch at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -54,10 +86,15 @@ pub enum Stage {
         to: Buf,
         conj: bool,
     },
-    /// Spreads the values at the points onto a grid (adding to it).
-    Spread { from: Buf, onto: Grid },
-    /// Interpolates a grid at the points.
-    Interp { from: Grid, to: Buf },
+    /// Spreads the values at the points onto a grid (adding to it); with `gradient`, values
+    /// and derivative weights with the kernel's derivative.
+    Spread {
+        from: Buf,
+        onto: Grid,
+        gradient: bool,
+    },
+    /// Interpolates a grid at the points; with `gradient`, with the derivatives too.
+    Interp { from: Grid, to: Buf, gradient: bool },
     /// The FFT of the fine grid, in place, with this sign.
     Fft { isign: i32 },
     /// Deconvolved modes read from the fine grid.
@@ -77,8 +114,8 @@ pub trait Stages {
         to: Buf,
         conj: bool,
     ) -> Result<(), Self::Error>;
-    fn spread(&mut self, from: Buf, onto: Grid) -> Result<(), Self::Error>;
-    fn interp(&mut self, from: Grid, to: Buf) -> Result<(), Self::Error>;
+    fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> Result<(), Self::Error>;
+    fn interp(&mut self, from: Grid, to: Buf, gradient: bool) -> Result<(), Self::Error>;
     fn fft(&mut self, isign: i32) -> Result<(), Self::Error>;
     fn grid_to_modes(&mut self, to: Buf) -> Result<(), Self::Error>;
     fn modes_to_grid(&mut self, from: Buf) -> Result<(), Self::Error>;
@@ -98,13 +135,18 @@ pub const OUTER_ROLE: GridRole = GridRole::SpreadSparse;
 /// Type 3's fine grid: the inner type 2 interpolates it at the targets.
 pub const INNER_ROLE: GridRole = GridRole::Interpolated;
 
-/// Type 1 between `from` and `to` (when `spreads`), else type 2; both on the fine grid.
-fn uniform(spreads: bool, from: Buf, to: Buf, isign: i32) -> [Stage; 4] {
+/// Type 1 between `from` and `to` (when `spreads`), else type 2; both on the fine grid, with
+/// the gradient where `gradient`.
+fn uniform(spreads: bool, from: Buf, to: Buf, isign: i32, gradient: bool) -> [Stage; 4] {
     let fine = Grid::Fine;
     if spreads {
         [
             Stage::Zero(fine),
-            Stage::Spread { from, onto: fine },
+            Stage::Spread {
+                from,
+                onto: fine,
+                gradient,
+            },
             Stage::Fft { isign },
             Stage::GridToModes { to },
         ]
@@ -113,14 +155,19 @@ fn uniform(spreads: bool, from: Buf, to: Buf, isign: i32) -> [Stage; 4] {
             Stage::Zero(fine),
             Stage::ModesToGrid { from },
             Stage::Fft { isign },
-            Stage::Interp { from: fine, to },
+            Stage::Interp {
+                from: fine,
+                to,
+                gradient,
+            },
         ]
     }
 }
 
-/// The stages of one transform of type `ty` with exponent sign `isign` (the plan's), or of
-/// its adjoint.
-pub fn sequence(ty: TransformType, isign: i32, adjoint: bool) -> Vec<Stage> {
+/// The stages of one run of type `ty` with exponent sign `isign` (the plan's): the transform,
+/// its adjoint, or (types 1 and 2) either with the gradient.
+pub fn sequence(ty: TransformType, isign: i32, pass: Pass) -> Vec<Stage> {
+    let adjoint = pass.adjoint;
     let isign = if adjoint { -isign } else { isign };
     let (input, output) = (Buf::Input, Buf::Output);
     match ty {
@@ -130,6 +177,7 @@ pub fn sequence(ty: TransformType, isign: i32, adjoint: bool) -> Vec<Stage> {
             input,
             output,
             isign,
+            pass.gradient,
         )
         .to_vec(),
         TransformType::Type3 => {
@@ -145,18 +193,20 @@ pub fn sequence(ty: TransformType, isign: i32, adjoint: bool) -> Vec<Stage> {
                 conj: adjoint,
             }];
             if adjoint {
-                s.extend(uniform(true, Buf::Phased, Buf::Grid(outer), isign));
+                s.extend(uniform(true, Buf::Phased, Buf::Grid(outer), isign, false));
                 s.push(Stage::Interp {
                     from: outer,
                     to: output,
+                    gradient: false,
                 });
             } else {
                 s.push(Stage::Zero(outer));
                 s.push(Stage::Spread {
                     from: Buf::Phased,
                     onto: outer,
+                    gradient: false,
                 });
-                s.extend(uniform(false, Buf::Grid(outer), output, isign));
+                s.extend(uniform(false, Buf::Grid(outer), output, isign, false));
             }
             s.push(Stage::Phase {
                 factors: last,
@@ -169,14 +219,15 @@ pub fn sequence(ty: TransformType, isign: i32, adjoint: bool) -> Vec<Stage> {
     }
 }
 
-/// Runs the stages of one batch of transforms (or their adjoints) on a backend.
+/// Runs the stages of one batch of transforms (or their adjoints, or gradient passes) on a
+/// backend.
 pub fn run<S: Stages>(
     backend: &mut S,
     ty: TransformType,
     isign: i32,
-    adjoint: bool,
+    pass: Pass,
 ) -> Result<(), S::Error> {
-    for stage in sequence(ty, isign, adjoint) {
+    for stage in sequence(ty, isign, pass) {
         match stage {
             Stage::Zero(g) => backend.zero(g)?,
             Stage::Phase {
@@ -185,8 +236,12 @@ pub fn run<S: Stages>(
                 to,
                 conj,
             } => backend.phase(factors, from, to, conj)?,
-            Stage::Spread { from, onto } => backend.spread(from, onto)?,
-            Stage::Interp { from, to } => backend.interp(from, to)?,
+            Stage::Spread {
+                from,
+                onto,
+                gradient,
+            } => backend.spread(from, onto, gradient)?,
+            Stage::Interp { from, to, gradient } => backend.interp(from, to, gradient)?,
             Stage::Fft { isign } => backend.fft(isign)?,
             Stage::GridToModes { to } => backend.grid_to_modes(to)?,
             Stage::ModesToGrid { from } => backend.modes_to_grid(from)?,
@@ -213,8 +268,8 @@ mod tests {
         match s {
             Stage::Zero(grid) => (vec![], g(grid), false),
             Stage::Phase { from, to, .. } => (vec![from], to, false),
-            Stage::Spread { from, onto } => (vec![from], g(onto), true),
-            Stage::Interp { from, to } => (vec![g(from)], to, false),
+            Stage::Spread { from, onto, .. } => (vec![from], g(onto), true),
+            Stage::Interp { from, to, .. } => (vec![g(from)], to, false),
             Stage::Fft { .. } => (vec![fine], fine, false),
             Stage::GridToModes { to } => (vec![fine], to, false),
             Stage::ModesToGrid { from } => (vec![from], fine, true),
@@ -228,7 +283,7 @@ mod tests {
         for ty in TYPES {
             for adjoint in [false, true] {
                 let mut written = HashSet::from([Buf::Input]);
-                for stage in sequence(ty, 1, adjoint) {
+                for stage in sequence(ty, 1, Pass::transform(adjoint)) {
                     let (reads, writes, _) = effects(stage);
                     for r in reads {
                         assert!(
@@ -250,7 +305,7 @@ mod tests {
         for ty in TYPES {
             for adjoint in [false, true] {
                 let mut zeroed = HashSet::new();
-                for stage in sequence(ty, 1, adjoint) {
+                for stage in sequence(ty, 1, Pass::transform(adjoint)) {
                     let (_, writes, accumulates) = effects(stage);
                     if let Stage::Zero(g) = stage {
                         zeroed.insert(Buf::Grid(g));
@@ -268,8 +323,8 @@ mod tests {
     fn adjoints_mirror_their_forwards() {
         for ty in TYPES {
             for isign in [1, -1] {
-                let fw = sequence(ty, isign, false);
-                let adj = sequence(ty, isign, true);
+                let fw = sequence(ty, isign, Pass::transform(false));
+                let adj = sequence(ty, isign, Pass::transform(true));
                 let ffts = |s: &[Stage]| -> Vec<i32> {
                     s.iter()
                         .filter_map(|st| match st {
@@ -299,6 +354,52 @@ mod tests {
                 };
                 assert_eq!(spreads(&fw), interps(&adj), "{ty:?}");
                 assert_eq!(interps(&fw), spreads(&adj), "{ty:?}");
+            }
+        }
+    }
+
+    /// A gradient pass of type 1 or 2 is its transform's sequence with the one stage at the
+    /// points (the spread or the interpolation) flagged, in both directions.
+    #[test]
+    fn gradient_passes_flag_the_points_stage_only() {
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            for adjoint in [false, true] {
+                let plain = sequence(ty, 1, Pass::transform(adjoint));
+                let grad = sequence(ty, 1, Pass::gradient(adjoint));
+                assert_eq!(plain.len(), grad.len());
+                let mut flagged = 0;
+                for (p, g) in plain.iter().zip(&grad) {
+                    match (*p, *g) {
+                        (
+                            Stage::Spread { from, onto, .. },
+                            Stage::Spread {
+                                from: f,
+                                onto: o,
+                                gradient: true,
+                            },
+                        ) => {
+                            assert_eq!((from, onto), (f, o));
+                            flagged += 1;
+                        }
+                        (
+                            Stage::Interp { from, to, .. },
+                            Stage::Interp {
+                                from: f,
+                                to: t,
+                                gradient: true,
+                            },
+                        ) => {
+                            assert_eq!((from, to), (f, t));
+                            flagged += 1;
+                        }
+                        _ => assert_eq!(p, g, "{ty:?} adj {adjoint}"),
+                    }
+                }
+                assert_eq!(flagged, 1, "{ty:?} adj {adjoint}");
+                assert!(plain.iter().all(|s| !matches!(
+                    s,
+                    Stage::Spread { gradient: true, .. } | Stage::Interp { gradient: true, .. }
+                )));
             }
         }
     }

@@ -5,11 +5,15 @@
 //! derivatives a backward pass needs: a type 2 with the gradient) and forward mode (a type 1
 //! spread with the kernel's derivative) are timed apart, each the median of `--repeats`, and
 //! each compared with the `d + 1`-transform result (they must agree within a few
-//! tolerances: both are checked against the direct sum in the test suite).
+//! tolerances: both are checked against the direct sum in the test suite). Every backend runs
+//! the one pass with the kernel's derivative. Times are the host's, copies included; where the
+//! backend also measures its device work (CUDA's events), the device times come beside them:
+//! a pass's host copies on the points' side are `d + 1` times the transform's, which the
+//! device times leave out.
 
 use super::super::transform::BackendArg;
 use super::super::{describe_arch, fail, fmt_time, outln, Result, Rng};
-use nudt::backend::{Backend, BackendError, BackendOptions};
+use nudt::backend::{Backend, BackendError, BackendOptions, NufftPlan};
 use nudt::gradient;
 use nudt::num_complex::Complex64;
 use nudt::TransformType;
@@ -78,6 +82,12 @@ const CASES: [Case; 6] = [
 
 const TOL: f64 = 1e-6;
 
+/// The median of `t` (not empty).
+fn middle(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
 /// The median time of `repeats` runs of `f`.
 fn median(
     repeats: u64,
@@ -89,8 +99,33 @@ fn median(
         f().map_err(|e| fail!("{e}"))?;
         t.push(start.elapsed().as_secs_f64());
     }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
+    Ok(middle(t))
+}
+
+/// The median host time of `repeats` runs of `f` on `plan` (one run of the plan each), and
+/// the median of the plan's device time of the run where it measures one.
+fn medians(
+    repeats: u64,
+    plan: &mut dyn NufftPlan<f64>,
+    mut f: impl FnMut(&mut dyn NufftPlan<f64>) -> std::result::Result<(), BackendError>,
+) -> Result<(f64, Option<f64>)> {
+    let (mut host, mut device) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        let start = Instant::now();
+        f(plan).map_err(|e| fail!("{e}"))?;
+        host.push(start.elapsed().as_secs_f64());
+        device.extend(plan.report().device_times.map(|(_, run)| run));
+    }
+    let device = (device.len() == host.len()).then(|| middle(device));
+    Ok((middle(host), device))
+}
+
+/// The ratio of two device times, for the table.
+fn device_ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}×", a / b),
+        _ => "-".into(),
+    }
 }
 
 /// Relative l2 difference of the derivative slots (`1..q` of every `q`) of two arrays.
@@ -125,11 +160,12 @@ pub fn run(a: GradientArgs) -> Result<()> {
             _ => String::new(),
         };
         outln!(
-            "point derivatives against the forward transform, {backend}, f64, tol {TOL:.0e} (plans made for gradients), medians of {}\n{machine}",
+            "point derivatives against the forward transform, {backend}, f64, tol {TOL:.0e} (plans made for gradients), medians of {}\n\
+             dev.rev, dev.fwd: reverse and forward mode over the forward transform in device time, where the backend measures it\n{machine}",
             a.repeats
         );
         outln!(
-            "{:<6} {:>10} {:>10} {:>10} {:>7} {:>12} {:>7} {:>10} {:>12} {:>9}",
+            "{:<6} {:>10} {:>10} {:>10} {:>7} {:>12} {:>7} {:>10} {:>12} {:>9} {:>8} {:>8}",
             "",
             "points",
             "forward",
@@ -139,7 +175,9 @@ pub fn run(a: GradientArgs) -> Result<()> {
             "ratio",
             "fwd-mode",
             "d+1 transf.",
-            "agree"
+            "agree",
+            "dev.rev",
+            "dev.fwd"
         );
     }
     for case in &CASES {
@@ -168,7 +206,7 @@ pub fn run(a: GradientArgs) -> Result<()> {
         let input: Vec<Complex64> = (0..n_in).map(|_| rng.complex_normal()).collect();
         let mut out = vec![Complex64::default(); n_out];
         let plan = &mut *plan;
-        let forward = median(a.repeats, || plan.execute(&input, &mut out))?;
+        let (forward, forward_dev) = medians(a.repeats, plan, |p| p.execute(&input, &mut out))?;
         // Reverse mode: the interpolant's gradient at the points, of the output's cotangent
         // through the adjoint (type 1) or of the modes (type 2).
         let adjoint = case.ty == TransformType::Type1;
@@ -180,8 +218,8 @@ pub fn run(a: GradientArgs) -> Result<()> {
             vec![Complex64::default(); q * m],
             vec![Complex64::default(); q * m],
         );
-        let reverse = median(a.repeats, || {
-            plan.interp_with_gradient(&modes, &mut one, adjoint)
+        let (reverse, reverse_dev) = medians(a.repeats, plan, |p| {
+            p.interp_with_gradient(&modes, &mut one, adjoint)
         })?;
         let reverse_by = median(a.repeats, || {
             gradient::interp_by_transforms(plan, &modes, &mut by, adjoint)
@@ -190,8 +228,8 @@ pub fn run(a: GradientArgs) -> Result<()> {
         // Forward mode: a type 1 of values and derivative weights (a type 2's adjoint).
         let vu: Vec<Complex64> = (0..q * m).map(|_| rng.complex_normal()).collect();
         let (mut f1, mut f2) = (vec![Complex64::default(); n], vec![Complex64::default(); n]);
-        let fwd = median(a.repeats, || {
-            plan.spread_with_gradient(&vu, &mut f1, !adjoint)
+        let (fwd, fwd_dev) = medians(a.repeats, plan, |p| {
+            p.spread_with_gradient(&vu, &mut f1, !adjoint)
         })?;
         let fwd_by = median(a.repeats, || {
             gradient::spread_by_transforms(plan, &vu, &mut f2, !adjoint)
@@ -207,12 +245,13 @@ pub fn run(a: GradientArgs) -> Result<()> {
                     "modes": case.modes, "tol": TOL, "forward_s": forward,
                     "reverse_s": reverse, "reverse_by_transforms_s": reverse_by,
                     "forward_mode_s": fwd, "forward_mode_by_transforms_s": fwd_by,
-                    "agreement": agree,
+                    "agreement": agree, "forward_device_s": forward_dev,
+                    "reverse_device_s": reverse_dev, "forward_mode_device_s": fwd_dev,
                 })
             );
         } else {
             outln!(
-                "{:<6} {:>10} {:>10} {:>10} {:>6.2}× {:>12} {:>6.2}× {:>10} {:>12} {:>9.1e}",
+                "{:<6} {:>10} {:>10} {:>10} {:>6.2}× {:>12} {:>6.2}× {:>10} {:>12} {:>9.1e} {:>8} {:>8}",
                 case.name,
                 m,
                 fmt_time(forward),
@@ -222,7 +261,9 @@ pub fn run(a: GradientArgs) -> Result<()> {
                 reverse_by / forward,
                 fmt_time(fwd),
                 fmt_time(fwd_by),
-                agree
+                agree,
+                device_ratio(reverse_dev, forward_dev),
+                device_ratio(fwd_dev, forward_dev)
             );
         }
     }
