@@ -14,18 +14,8 @@ pub fn type1<T: Float>(
     isign: i32,
     tol: f64,
 ) -> Result<Vec<Complex<T>>> {
-    let mut plan = Plan::new(
-        TransformType::Type1,
-        modes,
-        isign,
-        1,
-        tol,
-        Options::default(),
-    )?;
-    plan.set_points(coords)?;
-    let mut f = vec![Complex::default(); modes.iter().product()];
-    plan.execute(c, &mut f)?;
-    Ok(f)
+    let out = modes.iter().product();
+    uniform(TransformType::Type1, coords, c, modes, out, isign, tol)
 }
 
 /// Type 2: values at `coords` of the Fourier series with coefficients `f` (row-major, centred).
@@ -36,18 +26,25 @@ pub fn type2<T: Float>(
     isign: i32,
     tol: f64,
 ) -> Result<Vec<Complex<T>>> {
-    let mut plan = Plan::new(
-        TransformType::Type2,
-        modes,
-        isign,
-        1,
-        tol,
-        Options::default(),
-    )?;
+    let out = coords.first().map_or(0, |x| x.len());
+    uniform(TransformType::Type2, coords, f, modes, out, isign, tol)
+}
+
+/// A type 1 or 2 of one transform with default options, its output `out` values long.
+fn uniform<T: Float>(
+    ty: TransformType,
+    coords: &[&[T]],
+    input: &[Complex<T>],
+    modes: &[usize],
+    out: usize,
+    isign: i32,
+    tol: f64,
+) -> Result<Vec<Complex<T>>> {
+    let mut plan = Plan::new(ty, modes, isign, 1, tol, Options::default())?;
     plan.set_points(coords)?;
-    let mut c = vec![Complex::default(); coords.first().map_or(0, |x| x.len())];
-    plan.execute(f, &mut c)?;
-    Ok(c)
+    let mut output = vec![Complex::default(); out];
+    plan.execute(input, &mut output)?;
+    Ok(output)
 }
 
 /// Type 3: values at frequencies `targets` of the sum over `sources` with strengths `c`.

@@ -120,9 +120,39 @@ const LANES: usize = 8;
 /// transforms of a stack run at once, each on its own `Work`.
 #[derive(Default)]
 pub struct Work<T> {
-    pub(crate) grid: Vec<Complex<T>>,
-    pub(crate) scaled: Vec<Complex<T>>,
+    grid: Vec<Complex<T>>,
+    scaled: Vec<Complex<T>>,
     inner: uniform::Work<T>,
+}
+
+/// What a type 3 run's steps get from [`Work::run_phased`]: the phased input, the grid and
+/// the inner transform's buffers, and the output (post-phased once the steps are done).
+pub(crate) type Steps<'a, T> = (
+    &'a [Complex<T>],
+    &'a mut [Complex<T>],
+    &'a mut uniform::Work<T>,
+    &'a mut [Complex<T>],
+);
+
+impl<T: Float> Work<T> {
+    /// The frame of every type 3 run, either method and either direction: `input` times its
+    /// phases, `steps` from it through a grid of `grid_len` values to `output`, and the
+    /// output's phases.
+    pub(crate) fn run_phased(
+        &mut self,
+        phases: &Phases<T>,
+        adjoint: bool,
+        grid_len: usize,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        steps: impl FnOnce(Steps<'_, T>) -> Result<()>,
+    ) -> Result<()> {
+        crate::float::resize_parallel(&mut self.grid, grid_len);
+        let phased = phases.pre(input, adjoint, &mut self.scaled);
+        steps((phased, &mut self.grid, &mut self.inner, &mut *output))?;
+        phases.post(output, adjoint);
+        Ok(())
+    }
 }
 
 /// A type 3 engine for one pair of point sets.
@@ -240,17 +270,11 @@ impl<T: Float> NonUniform<T> {
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        let Work {
-            grid,
-            scaled,
-            inner,
-        } = work;
-        crate::float::resize_parallel(grid, self.spread.len());
-        self.spread
-            .spread(self.phases.pre(c, false, scaled), grid)?;
-        self.inner.type2(&self.inner.grid, inner, grid, f, isign)?;
-        self.phases.post(f, false);
-        Ok(())
+        let len = self.spread.len();
+        work.run_phased(&self.phases, false, len, c, f, |(x, grid, inner, f)| {
+            self.spread.spread(x, grid)?;
+            self.inner.type2(&self.inner.grid, inner, grid, f, isign)
+        })
     }
 
     /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated), as
@@ -264,17 +288,10 @@ impl<T: Float> NonUniform<T> {
         c: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        let Work {
-            grid,
-            scaled,
-            inner,
-        } = work;
-        crate::float::resize_parallel(grid, self.spread.len());
-        let phased = self.phases.pre(f, true, scaled);
-        self.inner
-            .type1(&self.inner.grid, inner, phased, grid, isign)?;
-        self.spread.interp(grid, c)?;
-        self.phases.post(c, true);
-        Ok(())
+        let len = self.spread.len();
+        work.run_phased(&self.phases, true, len, f, c, |(x, grid, inner, c)| {
+            self.inner.type1(&self.inner.grid, inner, x, grid, isign)?;
+            self.spread.interp(grid, c)
+        })
     }
 }

@@ -106,15 +106,13 @@ impl<T: Float> GaussianType3<T> {
         f: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        let grid = &mut work.grid;
-        crate::float::resize_parallel(grid, self.sources.len());
-        self.sources
-            .spread(self.phases.pre(c, false, &mut work.scaled), grid)?;
-        self.precompensate(grid);
-        self.fft.process(grid, direction(isign));
-        self.targets.interp(grid, f)?;
-        self.phases.post(f, false);
-        Ok(())
+        let len = self.sources.len();
+        work.run_phased(&self.phases, false, len, c, f, |(x, grid, _, f)| {
+            self.sources.spread(x, grid)?;
+            self.precompensate(grid);
+            self.fft.process(grid, direction(isign));
+            self.targets.interp(grid, f)
+        })
     }
 
     /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated): each
@@ -127,15 +125,13 @@ impl<T: Float> GaussianType3<T> {
         c: &mut [Complex<T>],
         isign: i32,
     ) -> Result<()> {
-        let grid = &mut work.grid;
-        crate::float::resize_parallel(grid, self.sources.len());
-        self.targets
-            .spread(self.phases.pre(f, true, &mut work.scaled), grid)?;
-        self.fft.process(grid, direction(isign));
-        self.precompensate(grid);
-        self.sources.interp(grid, c)?;
-        self.phases.post(c, true);
-        Ok(())
+        let len = self.sources.len();
+        work.run_phased(&self.phases, true, len, f, c, |(x, grid, _, c)| {
+            self.targets.spread(x, grid)?;
+            self.fft.process(grid, direction(isign));
+            self.precompensate(grid);
+            self.sources.interp(grid, c)
+        })
     }
 
     /// Multiplies `grid` by the pre-compensation `e^{σ|nΔx|²}`, separable over dimensions.
