@@ -348,36 +348,19 @@ mod bench {
     pub fn main() -> Result<(), CudaError> {
         let args: Vec<String> = std::env::args().collect();
         let quick = args.iter().any(|a| a == "--quick");
-        let out = args
-            .iter()
-            .position(|a| a == "--out")
-            .and_then(|i| args.get(i + 1).cloned());
-        let csv_out = args
-            .iter()
-            .position(|a| a == "--csv")
-            .and_then(|i| args.get(i + 1).cloned());
-        let only = args
-            .iter()
-            .position(|a| a == "--only")
-            .and_then(|i| args.get(i + 1).cloned());
-        let bins = args
-            .iter()
-            .position(|a| a == "--bins")
-            .and_then(|i| args.get(i + 1))
-            .map(|b| {
-                let v: Vec<usize> = b.split(',').filter_map(|s| s.parse().ok()).collect();
-                std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
-            });
-        let method = args
-            .iter()
-            .position(|a| a == "--method")
-            .and_then(|i| args.get(i + 1).cloned());
-        let two_pass_sort = match args
-            .iter()
-            .position(|a| a == "--sort")
-            .and_then(|i| args.get(i + 1))
-            .map(String::as_str)
-        {
+        // The value after option `name`, if given.
+        let value = |name: &str| {
+            args.iter()
+                .position(|a| a == name)
+                .and_then(|i| args.get(i + 1).cloned())
+        };
+        let (out, csv_out, only) = (value("--out"), value("--csv"), value("--only"));
+        let bins = value("--bins").map(|b| {
+            let v: Vec<usize> = b.split(',').filter_map(|s| s.parse().ok()).collect();
+            std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
+        });
+        let method = value("--method");
+        let two_pass_sort = match value("--sort").as_deref() {
             None => None,
             Some("one") => Some(false),
             Some("two") => Some(true),

@@ -71,6 +71,11 @@ fn save_f64(path: &Path, v: &[f64]) {
 }
 
 fn save_c64(path: &Path, shape: &[u64], v: &[Complex64]) {
+    save_shaped(path, shape, v);
+}
+
+/// `v` as an .npy file of `shape`.
+fn save_shaped<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], v: &[T]) {
     let mut w = npyz::WriteOptions::new()
         .default_dtype()
         .shape(shape)
@@ -825,16 +830,7 @@ fn transform_round_trip_matches_the_library() {
 }
 
 fn save_f64_shaped(path: &Path, shape: &[u64], v: &[f64]) {
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(std::io::BufWriter::new(
-            std::fs::File::create(path).unwrap(),
-        ))
-        .begin_nd()
-        .unwrap();
-    w.extend(v.iter().copied()).unwrap();
-    w.finish().unwrap();
+    save_shaped(path, shape, v);
 }
 
 /// Points files of shape (B, M) give each transform its own set: the outputs are the

@@ -155,29 +155,20 @@ pub fn choose_upsampling_type3(
     extent: &[f64],
     points: usize,
 ) -> crate::params::Upsampling {
-    use crate::params::Upsampling;
     // σ = 1.25's smaller grid leaves less headroom against rounding: keep it for tolerances
     // well above the precision's epsilon (f32 at 1e-6 loses a digit with it). Below 1e-8 its
     // width nears the widest kernel (16 at 1e-9), whose fit falls short of the tolerance
     // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/properties.rs); σ = 2 needs 10.
-    if tol < 1e3 * precision.epsilon() || tol < 1e-8 {
-        return Upsampling::TWO;
-    }
-    let cost = |sigma: Upsampling| -> Option<f64> {
-        let k = KernelSpec::for_tolerance(kind, tol, sigma, precision).ok()?;
+    // `cheapest_sigma` keeps σ = 2 there.
+    cheapest_sigma(kind, tol, precision, extent.len(), points, |sigma, k| {
         let w = k.width as f64;
-        let mut grid = 1.0;
-        for &xs in extent {
-            let nf = 2.0 * sigma.0 * xs / std::f64::consts::PI + w + 1.0;
-            grid *= (sigma.0 * nf).max(2.0 * w);
-        }
-        Some(points as f64 * w.powi(extent.len() as i32) + GRID_WEIGHT * grid * (grid.log2() + 4.0))
-    };
-    TYPE3_SIGMAS
-        .iter()
-        .filter_map(|&s| Some((cost(Upsampling(s))?, s)))
-        .min_by(|a, b| a.0.total_cmp(&b.0))
-        .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
+        extent
+            .iter()
+            .map(|&xs| {
+                (sigma.0 * (2.0 * sigma.0 * xs / std::f64::consts::PI + w + 1.0)).max(2.0 * w)
+            })
+            .product()
+    })
 }
 
 /// Upsampling for a type 1 or 2 of `modes` whose `points` are fewer than its fine grid's at
@@ -197,18 +188,36 @@ pub fn choose_upsampling_sparse(
     modes: &[usize],
     points: usize,
 ) -> crate::params::Upsampling {
+    cheapest_sigma(kind, tol, precision, modes.len(), points, |_, k| {
+        modes
+            .iter()
+            .map(|&m| fine_size(m, k).map_or(f64::INFINITY, |n| n as f64))
+            .product()
+    })
+}
+
+/// The σ of [`TYPE3_SIGMAS`] (σ = 2 below 1e-8 or within 1000 ε, see
+/// [`choose_upsampling_type3`]) whose kernel for `tol` costs least for `points` points in
+/// `dim` dimensions and the grid of `grid(σ, kernel)` points: a unit per kernel weight,
+/// `GRID_WEIGHT` units per grid point and `log2 n`.
+fn cheapest_sigma(
+    kind: crate::params::KernelKind,
+    tol: f64,
+    precision: Precision,
+    dim: usize,
+    points: usize,
+    grid: impl Fn(crate::params::Upsampling, &KernelSpec) -> f64,
+) -> crate::params::Upsampling {
     use crate::params::Upsampling;
     if tol < 1e3 * precision.epsilon() || tol < 1e-8 {
         return Upsampling::TWO;
     }
     let cost = |sigma: Upsampling| -> Option<f64> {
         let k = KernelSpec::for_tolerance(kind, tol, sigma, precision).ok()?;
-        let w = k.width as f64;
-        let mut grid = 1.0;
-        for &m in modes {
-            grid *= fine_size(m, &k).ok()? as f64;
-        }
-        Some(points as f64 * w.powi(modes.len() as i32) + GRID_WEIGHT * grid * (grid.log2() + 4.0))
+        let n = grid(sigma, &k);
+        n.is_finite().then(|| {
+            points as f64 * (k.width as f64).powi(dim as i32) + GRID_WEIGHT * n * (n.log2() + 4.0)
+        })
     };
     TYPE3_SIGMAS
         .iter()

@@ -495,70 +495,32 @@ backend_float!(f64);
 /// forwarded to them (errors into [`BackendError`]).
 macro_rules! forward_plan_methods {
     ($plan:path) => {
-        fn transform_type(&self) -> TransformType {
-            <$plan>::transform_type(self)
-        }
-        fn dim(&self) -> usize {
-            <$plan>::dim(self)
-        }
-        fn kernel(&self) -> &KernelSpec {
-            <$plan>::kernel(self)
-        }
-        fn tolerance(&self) -> f64 {
-            <$plan>::tolerance(self)
-        }
-        fn fine_grid(&self) -> Vec<usize> {
-            <$plan>::fine_grid(self)
-        }
-        fn set_points(&mut self, coords: &[&[T]]) -> Result<(), BackendError> {
-            Ok(<$plan>::set_points(self, coords)?)
-        }
-        fn set_points_type3(
-            &mut self,
-            sources: &[&[T]],
-            targets: &[&[T]],
-        ) -> Result<(), BackendError> {
-            Ok(<$plan>::set_points_type3(self, sources, targets)?)
-        }
-        fn execute(
-            &mut self,
-            input: &[Complex<T>],
-            output: &mut [Complex<T>],
-        ) -> Result<(), BackendError> {
-            Ok(<$plan>::execute(self, input, output)?)
-        }
-        fn execute_adjoint(
-            &mut self,
-            input: &[Complex<T>],
-            output: &mut [Complex<T>],
-        ) -> Result<(), BackendError> {
-            Ok(<$plan>::execute_adjoint(self, input, output)?)
-        }
-        fn point_counts(&self) -> Option<Vec<(usize, usize)>> {
-            <$plan>::point_counts(self)
-        }
-        fn interp_with_gradient(
-            &mut self,
-            modes: &[Complex<T>],
-            out: &mut [Complex<T>],
-            adjoint: bool,
-        ) -> Result<(), BackendError> {
-            Ok(<$plan>::interp_with_gradient(self, modes, out, adjoint)?)
-        }
-        fn spread_with_gradient(
-            &mut self,
-            vu: &[Complex<T>],
-            modes: &mut [Complex<T>],
-            adjoint: bool,
-        ) -> Result<(), BackendError> {
-            Ok(<$plan>::spread_with_gradient(self, vu, modes, adjoint)?)
-        }
-        fn recipe(&self) -> Recipe {
-            <$plan>::recipe(self)
-        }
-        fn mode_order(&self) -> crate::ModeOrder {
-            <$plan>::mode_order(self)
-        }
+        forward_plan_methods!(@query $plan;
+            transform_type -> TransformType,
+            dim -> usize,
+            kernel -> &KernelSpec,
+            tolerance -> f64,
+            fine_grid -> Vec<usize>,
+            point_counts -> Option<Vec<(usize, usize)>>,
+            recipe -> Recipe,
+            mode_order -> crate::ModeOrder);
+        forward_plan_methods!(@run $plan;
+            set_points(coords: &[&[T]]),
+            set_points_type3(sources: &[&[T]], targets: &[&[T]]),
+            execute(input: &[Complex<T>], output: &mut [Complex<T>]),
+            execute_adjoint(input: &[Complex<T>], output: &mut [Complex<T>]),
+            interp_with_gradient(modes: &[Complex<T>], out: &mut [Complex<T>], adjoint: bool),
+            spread_with_gradient(vu: &[Complex<T>], modes: &mut [Complex<T>], adjoint: bool));
+    };
+    (@query $plan:path; $($name:ident -> $ret:ty),*) => {
+        $(fn $name(&self) -> $ret {
+            <$plan>::$name(self)
+        })*
+    };
+    (@run $plan:path; $($name:ident($($arg:ident: $ty:ty),*)),*) => {
+        $(fn $name(&mut self, $($arg: $ty),*) -> Result<(), BackendError> {
+            Ok(<$plan>::$name(self, $($arg),*)?)
+        })*
     };
 }
 

@@ -6,7 +6,6 @@ use super::{fail, median, npy, Context, Result, Rng};
 use nudt::gen::KernelKind;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{direct, Float, ModeOrder, Options, Plan, Strategy, TransformType};
-use rayon::prelude::*;
 use serde::Deserialize;
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
@@ -526,7 +525,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         let tw: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
         let exact = match p.ty {
             1 => direct::type1(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
-            2 => type2_reference(&xr, &inw, &p.modes, p.isign(), &which),
+            2 => direct::type2(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
             _ => {
                 let tr: Vec<&[f64]> = tw.iter().map(|v| &v[..]).collect();
                 direct::type3(&xr, &inw, &tr, p.isign(), &which)
@@ -597,55 +596,6 @@ fn share(
     npy::write_complex(&dir.join("exact.npy"), WHAT, &[exact.len()], exact)
 }
 
-/// Type 2 direct sum at the points `which`, separably: per point, one table of phases per
-/// dimension, then a row-major sweep over the modes (no exp in the inner loop).
-pub fn type2_reference(
-    x: &[&[f64]],
-    f: &[Complex64],
-    modes: &[usize],
-    isign: i32,
-    which: &[usize],
-) -> Vec<Complex64> {
-    which
-        .par_iter()
-        .map(|&j| {
-            let ph: Vec<Vec<Complex64>> = modes
-                .iter()
-                .zip(x)
-                .map(|(&n, xd)| {
-                    let lo = -((n / 2) as f64);
-                    (0..n)
-                        .map(|i| Complex64::from_polar(1.0, isign as f64 * (lo + i as f64) * xd[j]))
-                        .collect()
-                })
-                .collect();
-            let last = ph.last().expect("1 to 3 dimensions");
-            let inner =
-                |row: &[Complex64]| -> Complex64 { row.iter().zip(last).map(|(a, b)| a * b).sum() };
-            match modes.len() {
-                1 => inner(f),
-                2 => f
-                    .chunks(modes[1])
-                    .zip(&ph[0])
-                    .map(|(row, a)| a * inner(row))
-                    .sum(),
-                _ => f
-                    .chunks(modes[1] * modes[2])
-                    .zip(&ph[0])
-                    .map(|(plane, a)| {
-                        let s: Complex64 = plane
-                            .chunks(modes[2])
-                            .zip(&ph[1])
-                            .map(|(row, b)| b * inner(row))
-                            .sum();
-                        a * s
-                    })
-                    .sum(),
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,15 +615,5 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.0.contains("p.toml") && e.0.contains("`type`"), "{e}");
-    }
-
-    #[test]
-    fn type2_reference_matches_library_direct() {
-        let x = [0.3, -1.2, 2.9];
-        let y = [1.1, 0.2, -3.0];
-        let f: Vec<Complex64> = (0..12).map(|i| Complex64::new(i as f64, 1.0)).collect();
-        let a = type2_reference(&[&x, &y], &f, &[3, 4], -1, &[0, 2]);
-        let b = direct::type2(&[&x, &y], &f, &[3, 4], ModeOrder::Cmcl, -1, &[0, 2]);
-        assert!(direct::rel_error(&a, &b) < 1e-13);
     }
 }

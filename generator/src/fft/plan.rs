@@ -113,8 +113,9 @@ pub struct Roots {
     pub offset: usize,
 }
 
-/// A kernel of the module, as the template renders it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// A kernel of the module, as the template renders it. Each kind sets its own fields; the
+/// others keep their defaults (zero, empty, none).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Kernel {
     /// Base name; the forward and inverse entry points add `_fwd` and `_inv`.
     pub name: String,
@@ -349,14 +350,7 @@ impl Planner<'_> {
             passes,
             roots,
             local_len,
-            r: 0,
-            ns: 0,
-            n: 0,
-            n_over: 0,
-            s: 0,
-            per_line: 0,
-            direct: false,
-            count: 0,
+            ..Default::default()
         });
         self.launches.push(Launch {
             kernel: index,
@@ -469,12 +463,6 @@ impl Planner<'_> {
                 ),
                 threads,
                 axes: vec![axis],
-                tile: None,
-                passes: Vec::new(),
-                roots: Vec::new(),
-                local_len: 0,
-                io_iters: 0,
-                io_guard: false,
                 r,
                 ns,
                 n,
@@ -483,6 +471,7 @@ impl Planner<'_> {
                 per_line,
                 direct,
                 count,
+                ..Default::default()
             });
             self.launches.push(Launch {
                 kernel: index,
@@ -506,21 +495,8 @@ impl Planner<'_> {
             kind: "copy",
             doc: "Copy: the input to scratch, so that the global passes never read and write one buffer.".into(),
             threads,
-            axes: Vec::new(),
-            tile: None,
-            passes: Vec::new(),
-            roots: Vec::new(),
-            local_len: 0,
-            io_iters: 0,
-            io_guard: false,
-            r: 0,
-            ns: 0,
-            n: 0,
-            n_over: 0,
-            s: 0,
-            per_line: 0,
-            direct: false,
             count: self.total,
+            ..Default::default()
         });
         Ok(Launch {
             kernel: index,
