@@ -274,7 +274,7 @@ fn gradient_passes_take_the_transforms_methods() {
         sm: false,
         od: true,
     };
-    assert_eq!(gradient_methods((OutputDriven, Sm), fits), (Sm, Sm));
+    assert_eq!(gradient_methods((OutputDriven, Sm), fits), (GmSort, Sm));
     assert_eq!(gradient_methods((GmSort, GmSort), fits), (GmSort, GmSort));
     assert_eq!(gradient_methods((Sm, GmSort), fits), (Sm, GmSort));
     assert_eq!(
