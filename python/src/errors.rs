@@ -49,6 +49,7 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::Sign(_)
         | NudtError::TooManyPoints(_)
         | NudtError::NoGradient { .. }
+        | NudtError::Type3Phase
         | NudtError::PointSets { .. }
         | NudtError::InTransform { .. }
         | NudtError::Profile { .. } => value_error(py, msg),

@@ -39,6 +39,10 @@ pub enum NudtError {
     },
     #[error("fine grid size overflows usize")]
     GridOverflow,
+    /// A type 3 whose points are so far from their centres that the centring phases
+    /// (`c_s·(x − c_x)`, `s·c_x`) overflow f64.
+    #[error("type 3 points too far apart: the phases s·x of sources and targets overflow f64 (|s|·|x| beyond 1e308)")]
+    Type3Phase,
     #[error("execute called before set_points")]
     PointsNotSet,
     #[error("this operation needs a type {expected} plan, but the plan is type {actual}")]

@@ -184,6 +184,7 @@ impl GaussGeometry {
     /// The geometry for sources and targets within the bounding intervals `xb` and `sb`
     /// (one per dimension: a backend reduces them where its points are).
     pub(crate) fn new(tol: f64, xb: &[(f64, f64)], sb: &[(f64, f64)]) -> Result<Self> {
+        super::type3::check_phases(xb, sb)?;
         let (b, half) = Self::window(tol);
         let axes = xb
             .iter()

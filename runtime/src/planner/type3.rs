@@ -11,7 +11,7 @@
 
 use super::limits::MAX_GRID_SIDE;
 use super::validate::check_grid;
-use crate::error::Result;
+use crate::error::{NudtError, Result};
 use nudt_gen::{plan as gplan, GenError, KernelSpec};
 
 /// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
@@ -22,6 +22,25 @@ pub fn centre_of((lo, hi): (f64, f64)) -> (f64, f64) {
         (0.0, 0.0)
     } else {
         (lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0)
+    }
+}
+
+/// Checks that a type 3's centring phases are finite for sources in the intervals
+/// `sources[d]` and targets in `targets[d]`: `c_s·(x − c_x)` at each source and `s·c_x` at
+/// each target, summed over the dimensions, are bounded by `Σ |c_s|·X` and
+/// `Σ (|c_s| + S)·|c_x|`. Past f64's range a factor would be NaN, and so would the whole
+/// transform, without an error (runtime/tests/fuzz.rs found it with a point at ±1e300).
+/// Both methods (FINUFFT's and the Gaussian) centre their points this way.
+pub fn check_phases(sources: &[(f64, f64)], targets: &[(f64, f64)]) -> Result<()> {
+    let (mut pre, mut post) = (0.0f64, 0.0f64);
+    for (&x, &s) in sources.iter().zip(targets) {
+        let ((cx, xh), (cs, sh)) = (centre_of(x), centre_of(s));
+        pre += cs.abs() * xh;
+        post += (cs.abs() + sh) * cx.abs();
+    }
+    match pre.is_finite() && post.is_finite() {
+        true => Ok(()),
+        false => Err(NudtError::Type3Phase),
     }
 }
 
@@ -121,6 +140,7 @@ impl Geometry {
         kernel: &KernelSpec,
         memory: Option<usize>,
     ) -> Result<Self> {
+        check_phases(sources, targets)?;
         let axes = sources
             .iter()
             .zip(targets)
@@ -201,5 +221,18 @@ mod tests {
         // A space–bandwidth product past the longest side is a typed error.
         assert!(Geometry::new::<f64>(&[(-1e6, 1e6)], &[(-1e6, 1e6)], &k, None).is_err());
         assert!(checked_side(f64::NAN).is_err());
+    }
+
+    /// A point at 1e300 facing targets near 10: the grid is small (one point each side), but
+    /// `s·c_x` overflows; the Gaussian type 3 checks the same.
+    #[test]
+    fn overflowing_phases_are_a_typed_error() {
+        let k = KernelSpec::for_width(KernelKind::Pswf, 6, Upsampling::TWO).unwrap();
+        let far = [(1e300, 1e300)];
+        let err = Geometry::new::<f64>(&far, &[(9.0, 11.0)], &k, None).unwrap_err();
+        assert_eq!(err, NudtError::Type3Phase);
+        assert!(check_phases(&far, &[(0.0, 0.0)]).is_ok());
+        assert!(check_phases(&[(-1.0, 1.0)], &[(f64::MAX / 2.0, f64::MAX)]).is_err());
+        assert!(check_phases(&[(-1.0, 1.0), (3.0, 4.0)], &[(-5.0, 5.0), (1.0, 2.0)]).is_ok());
     }
 }
