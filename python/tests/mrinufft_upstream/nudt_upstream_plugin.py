@@ -36,6 +36,9 @@ EXCLUDED = [
      "gradients through the operator (mri-nufft's torch autograd wrappers, wrt_data / "
      "wrt_traj): nudt's backends say autograd_available = False; nudt.torch has its own "
      "differentiable transforms (python/tests/test_torch.py)"),
+    (r"test_density_for_op\.py::test_pipe\[backend=nudt(-cuda)?-.*-1\]$",
+     "pipe density with osf=1: nudt's fine grid is 1.25 to 2.5 times the image's, as "
+     "finufft's and cufinufft's are, for which mri-nufft skips the same case"),
 ]
 
 _original = pytest_cases.parametrize

@@ -6,7 +6,7 @@ Usage (in a Python environment with nudt, mri-nufft, finufft, pytest and pytest-
         [--workdir DIR] [-- PYTEST ARGS...]
 
 1. Gets the source distribution of the installed mri-nufft's version from PyPI with pip
-   (``pip download --no-deps --no-binary :all: mri-nufft==VERSION``; ``--sdist`` takes one
+   (``pip download --no-deps --no-binary mri-nufft mri-nufft==VERSION``; ``--sdist`` takes one
    already downloaded): mri-nufft's tests ship in it, none of them is kept in this repository.
 2. Unpacks its ``tests/`` folder and ``pyproject.toml`` (their pytest settings) into
    ``--workdir`` (a temporary folder by default, removed afterwards).
@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def download(version, dest):
     """mri-nufft's sdist of ``version`` from PyPI into ``dest``; its path."""
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet",
-                    "--disable-pip-version-check", "--no-deps", "--no-binary", ":all:",
+                    "--disable-pip-version-check", "--no-deps", "--no-binary", "mri-nufft",
                     f"mri-nufft=={version}", "-d", dest], check=True)
     names = [n for n in os.listdir(dest) if n.endswith((".tar.gz", ".zip"))]
     if len(names) != 1:
