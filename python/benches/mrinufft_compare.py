@@ -22,6 +22,7 @@ import statistics
 from importlib import metadata
 import sys
 import time
+import warnings
 
 import mrinufft
 import numpy as np
@@ -66,6 +67,7 @@ def main(argv=None):
     ap.add_argument("--json", default="mrinufft_compare.json", help='JSON file ("-": none)')
     ap.add_argument("--max-diff", type=float, default=1e-3)
     args = ap.parse_args(argv)
+    warnings.filterwarnings("ignore", message="Samples will be rescaled")
     available = set(mrinufft.list_backends(available_only=True))
     rng = np.random.default_rng(0)
     print(f"mri-nufft {metadata.version('mri-nufft')}, nudt {nudt.__version__}; {args.coils} coils, "
