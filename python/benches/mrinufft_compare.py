@@ -71,7 +71,8 @@ def main(argv=None):
     warnings.filterwarnings("ignore", message="Samples will be rescaled")
     available = set(mrinufft.list_backends(available_only=True))
     rng = np.random.default_rng(0)
-    print(f"mri-nufft {metadata.version('mri-nufft')}, nudt {nudt.__version__}; {args.coils} coils, "
+    print(f"mri-nufft {metadata.version('mri-nufft')}, nudt {nudt.__version__}; "
+          f"{args.coils} coils, "
           f"float32, eps {args.eps}, median of {args.repeats}; ratio theirs/nudt of "
           f"op + adj_op (above 1: nudt faster)\n")
     print("| trajectory | backend | make ms | op ms | adj_op ms | ratio | rel. diff |")
