@@ -16,8 +16,11 @@ pip=(python3 -m pip download -q --disable-pip-version-check --no-deps)
 plat=(--only-binary=:all: --python-version 3.12 --implementation cp
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
       --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
-"${pip[@]}" "${plat[@]}" -d "$CARRY/wheels" 'mri-nufft==1.5.1' 'finufft==2.5.1' scipy tqdm \
-    packaging 'pytest<8' pytest-cases makefun decopatch iniconfig pluggy
+# mri-nufft imports matplotlib and tqdm; scipy (35 MB) is left out: JAX, on the GPU
+# machines' image, depends on it.
+"${pip[@]}" "${plat[@]}" -d "$CARRY/wheels" 'mri-nufft==1.5.1' 'finufft==2.5.1' tqdm \
+    packaging matplotlib contourpy cycler fonttools kiwisolver pyparsing python-dateutil six \
+    pillow 'pytest<8' pytest-cases makefun decopatch iniconfig pluggy
 "${pip[@]}" --no-binary cufinufft -d "$CARRY" 'cufinufft==2.5.1'
 "${pip[@]}" --no-binary mri-nufft -d "$CARRY" 'mri-nufft==1.5.1'
 cp "${CPM_CMAKE:?CPM_CMAKE: CPM.cmake v0.42.0}" "$CARRY/cpm/cpm/CPM_0.42.0.cmake"

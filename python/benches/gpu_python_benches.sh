@@ -3,8 +3,10 @@
 # with numpy and CuPy; PyTorch optional), from packages carried in a folder CARRY (made by
 # python/benches/gpu_carry.sh):
 #   CARRY/nudt-*.whl                 the nudt wheel (python/README.md builds it)
-#   CARRY/wheels/*.whl               mri-nufft 1.5.1, finufft, scipy, tqdm, packaging, and
-#                                    pytest<8 with pytest-cases for the upstream suite
+#   CARRY/wheels/*.whl               mri-nufft 1.5.1, finufft, matplotlib and its needs,
+#                                    tqdm, packaging (each installed only where missing;
+#                                    scipy must be there), and pytest<8 with pytest-cases for
+#                                    the upstream suite
 #   CARRY/cufinufft-*.tar.gz         cuFINUFFT's source distribution (PyPI's cufinufft wheel
 #                                    is 115 MB and needs CUDA 12's libcufft.so.11): built
 #                                    here for this GPU's architecture against the local
@@ -42,8 +44,12 @@ $PY -c "import torch; print('PyTorch', torch.__version__)" || true
 
 stamp "install (pip --no-index --target $T/site)"
 pkgs=("$CARRY"/nudt-*.whl "$CARRY"/wheels/mri_nufft-*.whl "$CARRY"/wheels/finufft-*.whl)
-for m in scipy tqdm packaging; do  # only where the machine lacks them
-    $PY -c "import $m" 2>/dev/null || pkgs+=("$CARRY"/wheels/$m-*.whl)
+$PY -c "import scipy" || { echo "scipy is missing (mri-nufft needs it)"; exit 1; }
+# Only what the machine lacks (import name:wheel name).
+for m in tqdm:tqdm packaging:packaging matplotlib:matplotlib contourpy:contourpy \
+         cycler:cycler fontTools:fonttools kiwisolver:kiwisolver pyparsing:pyparsing \
+         dateutil:python_dateutil six:six PIL:pillow; do
+    $PY -c "import ${m%%:*}" 2>/dev/null || pkgs+=("$CARRY"/wheels/"${m#*:}"-*.whl)
 done
 $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$T/site" \
     "${pkgs[@]}" || { echo "install failed"; exit 1; }
