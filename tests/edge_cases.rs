@@ -146,6 +146,35 @@ fn source_and_target_driven_grids_agree() {
     }
 }
 
+/// `interp_only` is the adjoint of `spread_only` on the same fine grid: ⟨S c, g⟩ = ⟨c, S* g⟩
+/// (the pair mri-nufft's "pipe" density compensation iterates), and it refuses a grid of the
+/// wrong length and a plan without points.
+#[test]
+fn interp_only_is_the_adjoint_of_spread_only() {
+    let mut rng = Rng::new(13);
+    for dim in 1..=3 {
+        let m = 3_000;
+        let x = rng.coords(dim, m, -PI, PI);
+        let modes = vec![[200, 40, 16][dim - 1]; dim];
+        let mut plan = Plan::<f64>::new(Type2, &modes, -1, 1, 1e-7, Options::default()).unwrap();
+        assert!(plan.interp_only(&[]).is_err(), "no points yet");
+        plan.set_points(&refs(&x)).unwrap();
+        let len: usize = plan.fine_grid().iter().product();
+        let c = rng.complexes(m);
+        let g = rng.complexes(len);
+        let sc = plan.spread_only(plan.strategy(), &c).unwrap();
+        let ig = plan.interp_only(&g).unwrap();
+        assert_eq!((sc.len(), ig.len()), (len, m));
+        let lhs: Complex64 = sc.iter().zip(&g).map(|(a, b)| a * b.conj()).sum();
+        let rhs: Complex64 = c.iter().zip(&ig).map(|(a, b)| a * b.conj()).sum();
+        assert!(
+            (lhs - rhs).norm() < 1e-10 * lhs.norm(),
+            "{dim}D: {lhs} vs {rhs}"
+        );
+        assert!(plan.interp_only(&g[1..]).is_err(), "short grid");
+    }
+}
+
 /// 2-D and 3-D grids run slab by slab and skip the tile rows (along the first axis) that hold
 /// no points. Points in four thin bands of the first coordinate, one wrapping around ±π,
 /// leave rows empty between rows with points (of either parity), whose slabs overlap

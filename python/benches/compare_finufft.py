@@ -8,16 +8,19 @@ Usage (from the repository root, with nudt and finufft installed):
 
 Per problem: the data of benches/peer.py (same generator, seed and distributions),
 then `repeats` rounds in which each library (the order alternating per round) makes its plan
-with nthreads=THREADS, sets the points and executes once; medians of each phase and of the
-totals, the ratio finufft/nudt of the totals (above 1: nudt faster), and each library's
-relative l2 error against the direct sum on `sample` outputs.
+with nthreads=THREADS, sets the points and executes once, and then calls its one-call
+function (nufft2d1...: plan, points and execute in one); medians of each phase, of
+set-points + execute, of the plan's total and of the one-call total, the ratios finufft/nudt
+(above 1: nudt faster), and each library's relative l2 error against the direct sum on
+`sample` outputs. An error above 10 x tol (either library's) makes the exit status 1.
 
 Then the Python layer's overhead: a 2-D type 1 transform of `overhead-points` points
 executed `repeats` x 5 times through nudt.Plan; the overhead of each call is its wall time
 minus the runtime's own time inside it (RawPlan.last_call_s, measured in Rust with the GIL
 released), reported as a median in microseconds and as a share of the call.
 
-Output: a table on stdout; JSON lines with --json.
+Output: a markdown table on stdout, and every record as JSON in --json (default
+compare_finufft.json; "-" for none).
 """
 import argparse
 import json
@@ -25,7 +28,10 @@ import os
 import statistics
 import sys
 import time
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 import numpy as np
 
@@ -45,6 +51,21 @@ def one_shot(lib, t, shape, tol, isign, dtype, threads, pts, data):
     return (t1 - t0, t2 - t1, t3 - t2, t3 - t0), out
 
 
+def one_call(lib, t, dim, shape, tol, isign, threads, pts, data):
+    """The one-call function nufft{dim}d{t}: plan, points and execute in one; (seconds, out)."""
+    fn = getattr(lib, f"nufft{dim}d{t}")
+    coords = [pts[k] for k in "xyz"[:dim]]
+    kw = dict(eps=tol, isign=isign, nthreads=threads)
+    t0 = time.perf_counter()
+    if t == 1:
+        out = fn(*coords, data, shape, **kw)
+    elif t == 2:
+        out = fn(*coords, data, **kw)
+    else:
+        out = fn(*coords, data, *(pts[k] for k in "stu"[:dim]), **kw)
+    return time.perf_counter() - t0, out
+
+
 def run_problem(libs, p, args):
     t, dim = int(p["type"]), problem_dim(p)
     m = max(1, int(round(p["points"] * args.scale)))
@@ -59,25 +80,35 @@ def run_problem(libs, p, args):
     shape = dim if t == 3 else tuple(int(n) for n in p["modes"])
 
     phases = {name: [] for name in libs}
-    outs = {}
+    calls = {name: [] for name in libs}
+    outs, call_outs = {}, {}
     for r in range(args.repeats):
         order = list(libs) if r % 2 == 0 else list(libs)[::-1]
         for name in order:
             ph, outs[name] = one_shot(libs[name], t, shape, p["tol"], isign, cdt,
                                       args.threads, pts, dat)
             phases[name].append(ph)
+            s, call_outs[name] = one_call(libs[name], t, dim, shape, p["tol"], isign,
+                                          args.threads, pts, dat)
+            calls[name].append(s)
     rec = {"name": p["name"], "type": t, "dim": dim, "points": m,
            "precision": "f32" if single else "f64", "tol": p["tol"],
            "threads": args.threads, "repeats": args.repeats}
     for name in libs:
         med = [statistics.median(col) for col in zip(*phases[name])]
         rec[name] = dict(zip(("plan_s", "setpts_s", "execute_s", "total_s"), med))
+        rec[name]["setpts_execute_s"] = statistics.median(
+            ph[1] + ph[2] for ph in phases[name])
+        rec[name]["one_call_s"] = statistics.median(calls[name])
         if args.sample > 0:
-            rec[name]["rel_error"] = rel_error(p, x, data, targets, outs[name], isign,
-                                               args.sample,
-                                               np.random.default_rng(args.seed + 1))
-    rec["speedup"] = rec["finufft"]["total_s"] / rec["nudt"]["total_s"]
-    rec["execute_speedup"] = rec["finufft"]["execute_s"] / rec["nudt"]["execute_s"]
+            for key, got in (("rel_error", outs[name]), ("one_call_rel_error",
+                                                         call_outs[name])):
+                rec[name][key] = rel_error(p, x, data, targets, got, isign, args.sample,
+                                           np.random.default_rng(args.seed + 1))
+    for key in ("total_s", "execute_s", "setpts_execute_s", "one_call_s"):
+        rec["speedup_" + key[:-2]] = rec["finufft"][key] / rec["nudt"][key]
+    rec["errors_ok"] = all(rec[n].get(k, 0) <= 10 * p["tol"] for n in libs
+                           for k in ("rel_error", "one_call_rel_error"))
     return rec
 
 
@@ -107,7 +138,7 @@ def overhead(nudt, args):
 
 
 def fmt_s(s):
-    return f"{s * 1e3:8.1f} ms" if s < 1 else f"{s:8.2f} s "
+    return f"{s * 1e3:.1f} ms" if s < 1 else f"{s:.2f} s"
 
 
 def main(argv=None):
@@ -115,13 +146,13 @@ def main(argv=None):
     ap.add_argument("--problems", default=os.path.join(HERE, "..", "..", "benches",
                                                         "problems.toml"))
     ap.add_argument("--only")
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="threads for both (0: all cores)")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--sample", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--overhead-points", type=float, default=1e6)
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", default="compare_finufft.json", help='JSON file ("-": none)')
     args = ap.parse_args(argv)
 
     import finufft
@@ -132,34 +163,45 @@ def main(argv=None):
     if args.only:
         problems = [p for p in problems if p["name"] in args.only.split(",")]
 
-    if not args.json:
-        print(f"nudt {nudt.__version__} beside finufft {finufft.__version__}, "
-              f"{args.threads} thread(s), median of {args.repeats}, points x{args.scale}")
-        print(f"{'problem':10} {'nudt total':>12} {'execute':>11} {'error':>8} │ "
-              f"{'finufft':>11} {'execute':>11} {'error':>8} │ {'speedup':>7} {'exec':>6}")
+    print(f"nudt {nudt.__version__} beside finufft {finufft.__version__} from Python, "
+          f"{args.threads or 'all'} thread(s), median of {args.repeats}, points "
+          f"x{args.scale}; ratios finufft/nudt (above 1: nudt faster)\n")
+    print("| problem | nudt set-points + execute | finufft | ratio | nudt plan total | "
+          "finufft | ratio | nudt one-call | finufft | ratio | error nudt | finufft |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    records, ok = [], True
     for p in problems:
         rec = run_problem(libs, p, args)
-        if args.json:
-            print(json.dumps(rec), flush=True)
-            continue
+        records.append(rec)
+        ok = ok and rec["errors_ok"]
         n, f = rec["nudt"], rec["finufft"]
-        print(f"{rec['name']:10} {fmt_s(n['total_s'])} {fmt_s(n['execute_s'])} "
-              f"{n.get('rel_error', float('nan')):8.1e} │ {fmt_s(f['total_s'])} "
-              f"{fmt_s(f['execute_s'])} {f.get('rel_error', float('nan')):8.1e} │ "
-              f"{rec['speedup']:6.2f}× {rec['execute_speedup']:5.2f}×", flush=True)
+        cols = [rec["name"]]
+        for key in ("setpts_execute_s", "total_s", "one_call_s"):
+            cols += [fmt_s(n[key]), fmt_s(f[key]), f"{rec['speedup_' + key[:-2]]:.2f}×"]
+        cols += [f"{n.get('rel_error', float('nan')):.1e}",
+                 f"{f.get('rel_error', float('nan')):.1e}"
+                 + ("" if rec["errors_ok"] else " FAIL")]
+        print("| " + " | ".join(cols) + " |", flush=True)
+    res = None
     if args.overhead_points > 0:
         res = overhead(nudt, args)
-        if args.json:
-            print(json.dumps({"overhead": res}))
-        else:
-            print(f"\nPython layer on 2-D type 1, {res['points']} points, 1000x1000 modes, "
-                  f"tol 1e-6 (wall time minus the runtime's own, median of "
-                  f"{5 * args.repeats}):")
-            for k in ("setpts", "execute", "execute_alloc"):
-                r = res[k]
-                print(f"  {k:14} wall {fmt_s(r['wall_s'])}  overhead "
-                      f"{r['overhead_us']:8.1f} µs = {100 * r['overhead_share']:.3f} %")
-    return 0
+        print(f"\nPython layer on 2-D type 1, {res['points']} points, 1000x1000 modes, "
+              f"tol 1e-6 (wall time minus the runtime's own, median of "
+              f"{5 * args.repeats}):\n")
+        print("| call | wall | Python adds | share |")
+        print("|---|---|---|---|")
+        for k in ("setpts", "execute", "execute_alloc"):
+            r = res[k]
+            print(f"| {k} | {fmt_s(r['wall_s'])} | {r['overhead_us']:.1f} µs | "
+                  f"{100 * r['overhead_share']:.3f} % |")
+    if args.json != "-":
+        with open(args.json, "w") as fh:
+            json.dump({"nudt": nudt.__version__, "finufft": finufft.__version__,
+                       "threads": args.threads, "problems": records, "overhead": res}, fh,
+                      indent=1)
+    if not ok:
+        print("\nan error above 10 x tol: FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -18,10 +18,12 @@ float64 as the samples are (mri-nufft's cufinufft backend casts new samples to f
 Keyword arguments the operator does not take go to ``nudt.Plan`` or
 ``nudt.cuda.Plan`` (``eps``, default 1e-6, ``nthreads``, ``upsampfac``, ``gpu_method``...).
 
-Density compensation takes an array or one of mri-nufft's geometric methods (``"voronoi"``,
-``"cell_count"``...). ``density=True`` asks for the "pipe" method, which needs a spread-only
-transform nudt does not offer, and raises mri-nufft's ValueError; so do gradients with
-respect to the trajectory (``autograd_available`` is False).
+Density compensation takes an array, one of mri-nufft's geometric methods (``"voronoi"``,
+``"cell_count"``...) or ``density=True``: Pipe and Menon's fixed-point iteration ("pipe",
+:meth:`MRInudt.pipe`), on nudt's spreading and interpolation without FFT or deconvolution.
+Gradients with respect to the data or the trajectory through mri-nufft's autograd wrappers
+raise mri-nufft's ValueError (``autograd_available`` is False; ``nudt.torch`` has
+differentiable transforms).
 """
 
 import functools
@@ -32,7 +34,7 @@ from mrinufft._array_compat import _array_to_numpy, with_numpy_cupy
 from mrinufft._utils import proper_trajectory
 from mrinufft.operators.base import FourierOperatorBase, FourierOperatorCPU, FourierOperatorSimple
 
-from . import Plan
+from . import Plan, _nudt
 
 __all__ = ["MRInudt", "MRInudtCuda"]
 
@@ -76,6 +78,39 @@ class _OnePlan:
         self._into(self.plan.execute_adjoint, coeffs, image)
 
 
+def _pipe(samples, shape, max_iter, osf, normalize, kwargs):
+    """Pipe and Menon's density weights (float, one per sample) on the host.
+
+    With S the spreading of values at the samples onto nudt's fine grid (``osf`` times the
+    image's shape, the transform's own kernel, no FFT and no deconvolution) and S* its
+    adjoint, the interpolation back to the samples, the weights start at 1 and are divided
+    ``max_iter`` times by |S* S w|: where samples crowd, their kernels overlap and the
+    weights shrink. ``normalize`` scales them so that the image of a constant image, passed
+    through the weighted operator (adjoint of the forward), has mean modulus 1.
+    """
+    traj = _trajectory(samples)
+    dtype = _COMPLEX[np.dtype(traj.dtype)]
+    if not 1.25 <= osf <= 2.5:
+        raise ValueError(f"pipe density: osf must be between 1.25 and 2.5 (nudt's fine "
+                         f"grids), got {osf}")
+    eps, nthreads = kwargs.pop("eps", 1e-6), kwargs.pop("nthreads", 0)
+    if kwargs:
+        raise TypeError(f"pipe density: unexpected arguments {sorted(kwargs)}")
+    # The runtime's plan directly: nudt.Plan takes finufft's upsampfac values only (2, 1.25).
+    raw = _nudt.RawPlan(2, [int(n) for n in shape], -1, 1, eps, dtype == np.complex64,
+                        False, nthreads, float(osf))
+    raw.setpts([np.ascontiguousarray(traj[:, i]) for i in range(traj.shape[1])], [])
+    kwargs = {"eps": eps, "nthreads": nthreads}
+    weights = np.ones(len(traj), dtype=traj.dtype)
+    for _ in range(max_iter):
+        weights /= np.abs(raw.interp_only(raw.spread_only(weights.astype(dtype))))
+    if normalize:
+        op = MRInudt(traj, shape, **kwargs)
+        back = op.adj_op(weights * op.op(np.ones(shape, dtype=dtype)))
+        weights /= np.mean(np.abs(back))
+    return weights
+
+
 class MRInudt(FourierOperatorCPU):
     """mri-nufft's non-Cartesian MRI operator on nudt's CPU plans (backend ``"nudt"``).
 
@@ -95,6 +130,16 @@ class MRInudt(FourierOperatorCPU):
         super().__init__(samples, shape, density, n_coils=n_coils, n_batchs=n_batchs,
                          n_trans=n_trans, smaps=smaps, raw_op=raw_op,
                          squeeze_dims=squeeze_dims)
+
+    @classmethod
+    def pipe(cls, kspace_loc, volume_shape, max_iter=10, osf=2, normalize=True, **kwargs):
+        """Density compensation weights of the samples ``kspace_loc`` (K, d) for an image
+        of ``volume_shape``, by Pipe and Menon's fixed-point iteration (``max_iter``
+        rounds) on a fine grid ``osf`` (1.25 to 2.5) times the image's size: mri-nufft's
+        ``density=True`` and ``mrinufft.density.pipe(..., backend="nudt")``. The rest of
+        the arguments go to ``nudt.Plan`` (``eps``, ``nthreads``). Returns float weights
+        of the samples' precision (K,)."""
+        return _pipe(kspace_loc, volume_shape, max_iter, osf, normalize, kwargs)
 
     def update_samples(self, new_samples, *, unsafe=False):
         """New sample locations (K, d); with ``unsafe`` taken as they are (radians,
@@ -162,6 +207,15 @@ class MRInudtCuda(FourierOperatorSimple):
         self.op = _on_gpu(self.op)
         self.adj_op = _on_gpu(self.adj_op)
         self.data_consistency = _on_gpu(self.data_consistency)
+
+    @classmethod
+    def pipe(cls, kspace_loc, volume_shape, max_iter=10, osf=2, normalize=True, **kwargs):
+        """:meth:`MRInudt.pipe`, computed on the host (on the CPU plans; ``kwargs`` that
+        only ``nudt.cuda.Plan`` takes are dropped): numpy weights, which the operator
+        moves to the GPU."""
+        kwargs = {k: v for k, v in kwargs.items() if k in ("eps", "nthreads")}
+        samples = kspace_loc.get() if hasattr(kspace_loc, "get") else kspace_loc
+        return _pipe(samples, volume_shape, max_iter, osf, normalize, kwargs)
 
     def update_samples(self, new_samples, *, unsafe=False):
         """As :meth:`MRInudt.update_samples`, the samples kept on the GPU."""

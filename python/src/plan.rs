@@ -7,7 +7,7 @@ use crate::shared::Shared;
 use nudt_runtime::gradient::Wanted;
 use nudt_runtime::{Float, ModeOrder, Options, Plan, TransformType, Upsampling};
 use num_complex::Complex;
-use numpy::Element;
+use numpy::{Element, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -252,6 +252,69 @@ impl RawPlan {
         } else {
             let pick = AnyPlan::f64;
             gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
+        }
+    }
+
+    /// Types 1 and 2: the strengths `data` (one transform's, C-contiguous, the plan's complex
+    /// dtype) spread onto the fine grid at the points, with neither FFT nor deconvolution
+    /// (`Plan::spread_only`, the plan's schedule): a flat array of `fine_grid`'s size. With
+    /// `interp_only`, the gridding pair of mri-nufft's "pipe" density compensation.
+    fn spread_only<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fn typed<'py, T: Float>(
+            py: Python<'py>,
+            plan: &Shared<AnyPlan>,
+            data: &Bound<'py, PyAny>,
+            pick: Pick<T>,
+        ) -> PyResult<Bound<'py, PyAny>>
+        where
+            Complex<T>: Element,
+        {
+            let input = readonly::<Complex<T>>(data, "data")?;
+            let input = slice(&input);
+            let grid = plan.run(py, to_py, |p| {
+                let p = &pick(p).expect("precision").plan;
+                p.spread_only(p.strategy(), input)
+            })?;
+            Ok(PyArray1::from_vec(py, grid).into_any())
+        }
+        if self.single {
+            typed(py, &self.plan, data, AnyPlan::f32)
+        } else {
+            typed(py, &self.plan, data, AnyPlan::f64)
+        }
+    }
+
+    /// Types 1 and 2: a fine grid as `spread_only` returns it, interpolated at the points
+    /// (`Plan::interp_only`, the adjoint of `spread_only`): an array of one value per point.
+    fn interp_only<'py>(
+        &self,
+        py: Python<'py>,
+        grid: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fn typed<'py, T: Float>(
+            py: Python<'py>,
+            plan: &Shared<AnyPlan>,
+            grid: &Bound<'py, PyAny>,
+            pick: Pick<T>,
+        ) -> PyResult<Bound<'py, PyAny>>
+        where
+            Complex<T>: Element,
+        {
+            let input = readonly::<Complex<T>>(grid, "grid")?;
+            let input = slice(&input);
+            let values = plan.run(py, to_py, |p| {
+                pick(p).expect("precision").plan.interp_only(input)
+            })?;
+            Ok(PyArray1::from_vec(py, values).into_any())
+        }
+        if self.single {
+            typed(py, &self.plan, grid, AnyPlan::f32)
+        } else {
+            typed(py, &self.plan, grid, AnyPlan::f64)
         }
     }
 

@@ -773,6 +773,33 @@ impl<T: Float> Plan<T> {
         self.run(|| u.grid.spread_with(strategy, c, &mut g))?;
         Ok(g)
     }
+
+    /// Interpolates a fine grid (laid out as [`Plan::spread_only`] returns it, of
+    /// [`Plan::fine_grid`]'s size) at the points, in their original order: the adjoint of
+    /// `spread_only`, with neither FFT nor deconvolution (types 1/2). With `spread_only` it
+    /// makes the gridding operator that density compensation by fixed-point iteration
+    /// (Pipe and Menon's) needs.
+    pub fn interp_only(&self, grid: &[Complex<T>]) -> Result<Vec<Complex<T>>> {
+        let Engine::Uniform(u, _) = &self.engine else {
+            return Err(NudtError::WrongType {
+                expected: 2,
+                actual: 3,
+            });
+        };
+        if !u.grid.has_points() {
+            return Err(NudtError::PointsNotSet);
+        }
+        if grid.len() != u.grid.len() {
+            return Err(NudtError::Length {
+                what: "fine grid".into(),
+                expected: u.grid.len(),
+                got: grid.len(),
+            });
+        }
+        let mut out = vec![Complex::default(); self.counts[0].0];
+        self.run(|| u.grid.interp(grid, &mut out))?;
+        Ok(out)
+    }
 }
 
 impl<T: Float> std::fmt::Debug for Plan<T> {
