@@ -223,16 +223,16 @@ mod tests {
         assert!(checked_side(f64::NAN).is_err());
     }
 
-    /// A point at 1e300 facing targets near 10: the grid is small (one point each side), but
-    /// `s·c_x` overflows; the Gaussian type 3 checks the same.
+    /// A source at f64::MAX/4 facing targets near 10: the grid is small (one point each
+    /// side), but `s·c_x` overflows; the Gaussian type 3 checks the same.
     #[test]
     fn overflowing_phases_are_a_typed_error() {
         let k = KernelSpec::for_width(KernelKind::Pswf, 6, Upsampling::TWO).unwrap();
-        let far = [(1e300, 1e300)];
+        let far = [(f64::MAX / 4.0, f64::MAX / 4.0)];
         let err = Geometry::new::<f64>(&far, &[(9.0, 11.0)], &k, None).unwrap_err();
         assert_eq!(err, NudtError::Type3Phase);
         assert!(check_phases(&far, &[(0.0, 0.0)]).is_ok());
-        assert!(check_phases(&[(-1.0, 1.0)], &[(f64::MAX / 2.0, f64::MAX)]).is_err());
+        assert!(check_phases(&[(1.0, 3.0)], &[(f64::MAX / 2.0, f64::MAX)]).is_err());
         assert!(check_phases(&[(-1.0, 1.0), (3.0, 4.0)], &[(-5.0, 5.0), (1.0, 2.0)]).is_ok());
     }
 }
