@@ -15,8 +15,7 @@ use super::names::*;
 use serde::Serialize;
 
 /// What a pointer parameter points to, as the templates name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Elem {
     /// `T`: a real of the module's precision.
     Real,
@@ -46,8 +45,7 @@ impl Elem {
 }
 
 /// A parameter's C-level type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CType {
     /// `unsigned` (32 bits).
     Uint,

@@ -280,9 +280,9 @@ impl Arg {
     }
 }
 
-/// Refuses `args` unless they fill `k`'s declared parameters in order, followed by local
-/// memory exactly where the kernel takes it.
-fn check(k: &Kernel, args: &[Arg]) -> Result<(), ArgMismatch> {
+/// Refuses `args` unless they fill `decl`'s parameters in order, followed by local memory
+/// exactly where the kernel takes it.
+fn check(decl: &KernelDecl, args: &[Arg]) -> Result<(), ArgMismatch> {
     let (values, local) = match args.split_last() {
         Some((Arg::Local(_), values)) => (values, true),
         _ => (args, false),
@@ -330,7 +330,7 @@ pub(crate) fn enqueue(
     ny: usize,
     args: &[Arg],
 ) -> OpenClResult<()> {
-    check(k, args)?;
+    check(k.decl, args)?;
     let mut e = ExecuteKernel::new(&k.raw);
     for a in args {
         // SAFETY: the arguments match the kernel's declared parameters (checked above; the
@@ -359,4 +359,62 @@ pub(crate) fn enqueue(
     }
     .map(|_| ())
     .map_err(cl("clEnqueueNDRangeKernel"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nudt_gen::gpu::names;
+
+    /// A launch is checked against the kernel's declaration before any driver call: a
+    /// wrong count, kind or local-memory argument is a typed error.
+    #[test]
+    fn argument_lists_are_checked_before_the_launch() {
+        let cmul = declaration(names::CMUL).unwrap();
+        let buf = || Arg::Mem(None);
+        let ok = || vec![Arg::U64(4), buf(), buf(), buf(), Arg::U64(4), Arg::I32(0)];
+        assert_eq!(check(cmul, &ok()), Ok(()));
+        let mut short = ok();
+        short.pop();
+        assert!(matches!(
+            check(cmul, &short),
+            Err(ArgMismatch::Count { got: 5, .. })
+        ));
+        let mut wrong = ok();
+        wrong[0] = Arg::U32(4);
+        assert!(matches!(
+            check(cmul, &wrong),
+            Err(ArgMismatch::Kind { index: 0, .. })
+        ));
+        let mut local = ok();
+        local.push(Arg::Local(64));
+        assert_eq!(
+            check(cmul, &local),
+            Err(ArgMismatch::UnexpectedLocal {
+                kernel: names::CMUL
+            })
+        );
+        let mut inside = ok();
+        inside.insert(3, Arg::Local(64));
+        assert!(check(cmul, &inside).is_err());
+        let sm = declaration(names::SPREAD_SM).unwrap();
+        let mut args: Vec<Arg> = sm
+            .args()
+            .map(|k| match k {
+                ArgKind::Buffer => buf(),
+                ArgKind::U32 => Arg::U32(0),
+                ArgKind::I32 => Arg::I32(0),
+                ArgKind::U64 => Arg::U64(0),
+                ArgKind::F64 => Arg::F64(0.0),
+            })
+            .collect();
+        assert_eq!(
+            check(sm, &args),
+            Err(ArgMismatch::MissingLocal {
+                kernel: names::SPREAD_SM
+            })
+        );
+        args.push(Arg::Local(1024));
+        assert_eq!(check(sm, &args), Ok(()));
+    }
 }
