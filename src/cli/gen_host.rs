@@ -4,10 +4,11 @@
 //! standalone host program in C that runs one type 1 with the emitted files (bin sort,
 //! spreading, the emitted FFT, deconvolution) and checks a few modes against the direct sum.
 //!
-//! Everything here is rendered from the generator's data: the kernels' parameter lists and
-//! launch geometry ([`GpuSource::kernels`]), what each kernel and parameter means
-//! ([`kernel_purpose`], [`param_meaning`]), the FFT's launch plan ([`FftModule::plan`]) and the
-//! kernel's Fourier transform by quadrature ([`fourier_quadrature`]). The C launchers are one
+//! Everything here is rendered from the generator's data: the kernels' launch geometry
+//! ([`GpuSource::kernels`]) and declared signatures (parameters in order, their types and
+//! meanings, each kernel's purpose: `nudt_gen::gpu::KernelDecl`), the FFT's launch plan
+//! ([`FftModule::plan`]) and the kernel's Fourier transform by quadrature
+//! ([`fourier_quadrature`]). The C launchers are one
 //! typed function per kernel, so that a call that does not match a kernel's parameters does
 //! not compile.
 
@@ -15,8 +16,8 @@ use super::gen_cuda::CudaJob;
 use super::{fail, Result};
 use nudt::gen::fft::{fft_module, Buffer, FftDevice, FftDirection, FftModule, FftSpec};
 use nudt::gen::gpu::{
-    fourier_quadrature, kernel_purpose, names, param_meaning, scan_tile, Dialect, GpuArch,
-    GpuKernel, GpuSource, GpuSpreadSpec,
+    fourier_quadrature, names, scan_tile, ArgKind, Dialect, GpuArch, GpuKernel, GpuSource,
+    GpuSpreadSpec,
 };
 use nudt::gen::{plan as gplan, Precision};
 use std::fmt::Write as _;
@@ -143,34 +144,27 @@ fn dims_text(n: &[usize]) -> String {
         .join(" × ")
 }
 
-/// The C type a launcher takes for a parameter of argument class `class`.
-fn c_type(class: &str) -> Option<&'static str> {
-    Some(match class {
-        "ptr" => "dmem",
-        "u32" => "unsigned",
-        "i32" => "int",
-        "u64" => "unsigned long long",
-        "f64" => "double",
-        _ => return None,
-    })
+/// The C type a launcher takes for a parameter of argument kind `kind`.
+fn c_type(kind: ArgKind) -> &'static str {
+    match kind {
+        ArgKind::Buffer => "dmem",
+        ArgKind::U32 => "unsigned",
+        ArgKind::I32 => "int",
+        ArgKind::U64 => "unsigned long long",
+        ArgKind::F64 => "double",
+    }
 }
 
 /// The typed launcher of one kernel: `launch_<name>(groups_x, groups_y, <parameters>)`, its
 /// block size and dynamic local memory those of the launch description.
-fn launcher(k: &GpuKernel) -> Result<String> {
+fn launcher(k: &GpuKernel) -> String {
     let mut s = format!(
         "/* {}: {}\n   block {} threads, {} bytes of dynamic local memory; grid: {} */\n",
-        k.name,
-        kernel_purpose(k.name).unwrap_or(""),
-        k.block_threads,
-        k.dynamic_smem,
-        k.grid
+        k.name, k.decl.purpose, k.block_threads, k.dynamic_smem, k.grid
     );
     let mut params = vec!["size_t groups_x".to_string(), "size_t groups_y".to_string()];
-    for p in &k.params {
-        let ty = c_type(p.class())
-            .ok_or_else(|| fail!("{}: parameter {} {} has no C type", k.name, p.ty, p.name))?;
-        params.push(format!("{ty} {}", p.name));
+    for p in k.decl.params {
+        params.push(format!("{} {}", c_type(p.ty.arg()), p.name));
     }
     let _ = writeln!(
         s,
@@ -179,6 +173,7 @@ fn launcher(k: &GpuKernel) -> Result<String> {
         params.join(", ")
     );
     let args: Vec<String> = k
+        .decl
         .params
         .iter()
         .map(|p| format!("{{sizeof {0}, &{0}}}", p.name))
@@ -190,9 +185,9 @@ fn launcher(k: &GpuKernel) -> Result<String> {
         k.name,
         k.block_threads,
         k.dynamic_smem,
-        k.params.len()
+        k.decl.params.len()
     );
-    Ok(s)
+    s
 }
 
 /// The FFT's launch sequence as a C function: `fft_run(inverse, in, out, scratch)`.
@@ -385,7 +380,7 @@ static const double QW[{nq}] = {{{qw}}};
     }
     s += "}\n\n";
     for k in &kernels {
-        s += &launcher(k)?;
+        s += &launcher(k);
     }
     s += &fft_text;
     s += MAIN;
@@ -459,7 +454,8 @@ fn readme(job: &CudaJob, arch: &GpuArch, modules: &[GpuSource], demos: &[Demo]) 
         Precision::F32 => "float",
         Precision::F64 => "double",
     };
-    s += &format!("\n## Conventions\n\n\
+    s += &format!(
+        "\n## Conventions\n\n\
 Complex arrays are interleaved (re, im) in the kernels' precision; grids and mode arrays are\n\
 row-major, the last dimension fastest. Points are in radians (any finite value, 2π-periodic);\n\
 coordinate arrays beyond the module's dimension are passed as null, with grid sizes, bins and\n\
@@ -467,8 +463,11 @@ modes 1 there. A point at grid coordinate x (= n·x/2π mod n) touches the w cel
 ⌈x − w/2⌉; its bin is the one of its cell ⌈x − w/2⌉ + ⌊w/2⌋. Type 1 computes\n\
 f_k = Σ_j c_j e^{{isign·i k·x_j}} for modes −⌊N/2⌋ ≤ k < ⌈N/2⌉ (centred order: index k + ⌊N/2⌋).\n\
 In the argument types, `T` is the kernels' real type ({real}) and `T2` a complex value\n\
-(two of them); buffers of `unsigned` are 32-bit. Kernels marked y in their grid take the transform index\n\
-from the second grid dimension (blockIdx.y / get_group_id(1)), to run a batch in one launch.\n");
+(two of them); buffers of `unsigned` are 32-bit, and `u64` is a 64-bit unsigned\n\
+(`unsigned long long` in CUDA, `ulong` in OpenCL). Kernels marked y in their grid take the\n\
+transform index from the second grid dimension (blockIdx.y / get_group_id(1)), to run a batch\n\
+in one launch.\n"
+    );
     if !cuda {
         s +=
             "\nIn OpenCL, a global size is groups × block; the subproblem kernels (dynamic local\n\
@@ -488,29 +487,19 @@ first. Compile with NVRTC (`--gpu-architecture=sm_XY --std=c++17`) or\n\
             let _ = writeln!(
                 s,
                 "**`{}`** — {}. Block: {} threads; dynamic local memory: {} bytes; grid: {}.\n",
-                k.name,
-                kernel_purpose(k.name).unwrap_or("(undocumented)"),
-                k.block_threads,
-                k.dynamic_smem,
-                k.grid
+                k.name, k.decl.purpose, k.block_threads, k.dynamic_smem, k.grid
             );
             s += "| # | type | name | meaning |\n|---|---|---|---|\n";
-            for (i, p) in k.params.iter().enumerate() {
-                let _ = writeln!(
-                    s,
-                    "| {i} | `{}` | `{}` | {} |",
-                    p.ty,
-                    p.name,
-                    param_meaning(k.name, &p.name).unwrap_or("")
-                );
+            for (i, p) in k.decl.params.iter().enumerate() {
+                let _ = writeln!(s, "| {i} | `{}` | `{}` | {} |", p.ty.c(), p.name, p.meaning);
             }
             if !cuda && k.dynamic_smem > 0 {
                 let _ = writeln!(
                     s,
                     "| {} | `__local float4*` | (local memory) | {} bytes, set with `clSetKernelArg(k, {}, {}, NULL)` |",
-                    k.params.len(),
+                    k.decl.params.len(),
                     k.dynamic_smem,
-                    k.params.len(),
+                    k.decl.params.len(),
                     k.dynamic_smem
                 );
             }

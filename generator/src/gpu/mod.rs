@@ -5,7 +5,9 @@
 //!
 //! Like the rest of the generator this knows nothing about the runtime: it returns source
 //! text plus a description of every `extern "C"` entry point (launch geometry, local
-//! memory), which the runtime compiles and `nudt gen --target cuda|opencl` prints.
+//! memory, and its signature: [`signature`] declares every kernel's parameters, and the
+//! templates render the prototypes from those declarations), which the runtime compiles and
+//! launches against, and `nudt gen --target cuda|opencl` prints.
 //!
 //! Three modules cover a plan:
 //! * the *spread module* ([`spread_module_in`]), one per [`GpuSpreadSpec`]: bin sort (bin
@@ -23,8 +25,8 @@
 
 mod arch;
 pub mod dialect;
-mod docs;
 mod render;
+pub mod signature;
 mod source;
 mod spec;
 #[cfg(test)]
@@ -32,7 +34,7 @@ mod tests;
 
 pub use arch::{GpuArch, LocalMemory};
 pub use dialect::Dialect;
-pub use docs::{kernel_purpose, param_meaning};
 pub use render::*;
+pub use signature::{declaration, ArgKind, ArgMismatch, CType, Elem, KernelDecl, Param};
 pub use source::*;
 pub use spec::*;

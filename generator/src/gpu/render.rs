@@ -199,6 +199,7 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
     ctx.insert("ctype", ctype(spec.precision));
     ctx.insert("dialect", &module_header(dialect, spec.precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
+    ctx.insert("sig", signature::prototypes());
     ctx.insert("single", &u8::from(spec.precision == Precision::F32));
     ctx.insert("dim", &spec.dim);
     ctx.insert("width", &w);
@@ -229,77 +230,66 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
     let source = render("spread", SPREAD, &ctx)?;
     let smem = spec.smem_bytes();
     let mut kernels = vec![
-        GpuKernel {
-            name: names::BIN_COUNT,
-            block_threads: ELEMENT_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / block), grid-stride",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::BIN_COUNT_LOCAL,
-            block_threads: ELEMENT_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; grids of <= LOCAL_BINS bins",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::BIN_SCATTER,
-            block_threads: ELEMENT_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / block), grid-stride",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::BIN_BUCKET,
-            block_threads: ELEMENT_THREADS,
-            dynamic_smem: 0,
-            grid:
-                "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; at most SORT_BUCKETS buckets",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::BIN_PLACE,
-            block_threads: SORT_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::SPREAD_GM,
-            block_threads: GM_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / block), grid-stride; transforms looped inside",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::SPREAD_SM,
-            block_threads: SM_THREADS,
-            dynamic_smem: smem,
-            grid: "x: subproblems, y: transforms",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::SPREAD_OD,
-            block_threads: spec.od_threads(),
-            dynamic_smem: spec.od_smem_bytes(),
-            grid: "x: subproblems, y: transforms",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::INTERP_GM,
-            block_threads: GM_THREADS,
-            dynamic_smem: 0,
-            grid: "ceil(M / block), grid-stride; transforms looped inside",
-            params: Vec::new(),
-        },
-        GpuKernel {
-            name: names::INTERP_SM,
-            block_threads: SM_THREADS,
-            dynamic_smem: smem,
-            grid: "x: subproblems, y: transforms",
-            params: Vec::new(),
-        },
+        GpuKernel::new(
+            names::BIN_COUNT,
+            ELEMENT_THREADS,
+            0,
+            "ceil(M / block), grid-stride",
+        )?,
+        GpuKernel::new(
+            names::BIN_COUNT_LOCAL,
+            ELEMENT_THREADS,
+            0,
+            "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; grids of <= LOCAL_BINS bins",
+        )?,
+        GpuKernel::new(
+            names::BIN_SCATTER,
+            ELEMENT_THREADS,
+            0,
+            "ceil(M / block), grid-stride",
+        )?,
+        GpuKernel::new(
+            names::BIN_BUCKET,
+            ELEMENT_THREADS,
+            0,
+            "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride; at most SORT_BUCKETS buckets",
+        )?,
+        GpuKernel::new(
+            names::BIN_PLACE,
+            SORT_THREADS,
+            0,
+            "ceil(M / (block * COUNT_ITEMS)) tiles, grid-stride",
+        )?,
+        GpuKernel::new(
+            names::SPREAD_GM,
+            GM_THREADS,
+            0,
+            "ceil(M / block), grid-stride; transforms looped inside",
+        )?,
+        GpuKernel::new(
+            names::SPREAD_SM,
+            SM_THREADS,
+            smem,
+            "x: subproblems, y: transforms",
+        )?,
+        GpuKernel::new(
+            names::SPREAD_OD,
+            spec.od_threads(),
+            spec.od_smem_bytes(),
+            "x: subproblems, y: transforms",
+        )?,
+        GpuKernel::new(
+            names::INTERP_GM,
+            GM_THREADS,
+            0,
+            "ceil(M / block), grid-stride; transforms looped inside",
+        )?,
+        GpuKernel::new(
+            names::INTERP_SM,
+            SM_THREADS,
+            smem,
+            "x: subproblems, y: transforms",
+        )?,
     ];
     // The gradient kernels launch as their methods' plain kernels do.
     let gradient = [
@@ -308,15 +298,16 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
         (names::SPREAD_GRAD_GM, names::SPREAD_GM),
         (names::SPREAD_GRAD_SM, names::SPREAD_SM),
     ]
-    .map(|(name, like)| GpuKernel {
-        name,
-        ..kernels
+    .map(|(name, like)| {
+        let like = kernels
             .iter()
             .find(|k| k.name == like)
-            .expect("listed above")
-            .clone()
+            .expect("listed above");
+        GpuKernel::new(name, like.block_threads, like.dynamic_smem, like.grid)
     });
-    kernels.extend(gradient);
+    for k in gradient {
+        kernels.push(k?);
+    }
     if dialect != Dialect::Cuda {
         // Tiled counts and the two-pass sort lean on warp votes and shared-memory atomics
         // the OpenCL dialect does without.
@@ -344,40 +335,35 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<GpuSou
     ctx.insert("ctype", ctype(precision));
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
+    ctx.insert("sig", signature::prototypes());
     ctx.insert("scan_threads", &scan_threads(dialect));
     ctx.insert("element_threads", &ELEMENT_THREADS);
     let source = render("common", COMMON, &ctx)?;
-    let el = |name| GpuKernel {
-        name,
-        block_threads: ELEMENT_THREADS,
-        dynamic_smem: 0,
-        grid: "ceil(n / block), grid-stride; y: transforms where batched",
-        params: Vec::new(),
+    let el = |name| {
+        GpuKernel::new(
+            name,
+            ELEMENT_THREADS,
+            0,
+            "ceil(n / block), grid-stride; y: transforms where batched",
+        )
     };
-    let scan = |name, grid| GpuKernel {
-        name,
-        block_threads: scan_threads(dialect),
-        dynamic_smem: 0,
-        grid,
-        params: Vec::new(),
-    };
+    let scan = |name, grid| GpuKernel::new(name, scan_threads(dialect), 0, grid);
     let kernels = vec![
-        scan(names::BIN_SCAN_TILES, "ceil(nbins / SCAN_TILE) blocks"),
-        scan(names::BIN_SCAN_TOTALS, "one block"),
-        el(names::BIN_SCAN_ADD),
-        el(names::SUBPROB_MAP),
-        el(names::GRID_TO_MODES),
-        el(names::MODES_TO_GRID),
-        el(names::CMUL),
-        GpuKernel {
-            name: names::MINMAX,
-            block_threads: ELEMENT_THREADS,
-            dynamic_smem: 0,
-            grid: "MINMAX_BLOCKS blocks, grid-stride; one (min, max) pair per block",
-            params: Vec::new(),
-        },
-        el(names::T3_SOURCES),
-        el(names::T3_TARGETS),
+        scan(names::BIN_SCAN_TILES, "ceil(nbins / SCAN_TILE) blocks")?,
+        scan(names::BIN_SCAN_TOTALS, "one block")?,
+        el(names::BIN_SCAN_ADD)?,
+        el(names::SUBPROB_MAP)?,
+        el(names::GRID_TO_MODES)?,
+        el(names::MODES_TO_GRID)?,
+        el(names::CMUL)?,
+        GpuKernel::new(
+            names::MINMAX,
+            ELEMENT_THREADS,
+            0,
+            "MINMAX_BLOCKS blocks, grid-stride; one (min, max) pair per block",
+        )?,
+        el(names::T3_SOURCES)?,
+        el(names::T3_TARGETS)?,
     ];
     let name = match dialect {
         Dialect::Cuda => format!("nudt_common_{}", precision.type_name()),
@@ -424,35 +410,30 @@ pub fn gaussian_wide_module_in(
     ctx.insert("half", &(width / 2));
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
+    ctx.insert("sig", signature::prototypes());
     let source = render("gaussian_wide", GAUSSIAN_WIDE, &ctx)?;
-    let k = |name, block_threads, grid| GpuKernel {
-        name,
-        block_threads,
-        dynamic_smem: 0,
-        grid,
-        params: Vec::new(),
-    };
+    let k = |name, block_threads, grid| GpuKernel::new(name, block_threads, 0, grid);
     let kernels = vec![
         k(
             names::GW_SPREAD,
             GM_THREADS,
             "ceil(M / block), grid-stride; y: transforms",
-        ),
+        )?,
         k(
             names::GW_PRECOMP,
             ELEMENT_THREADS,
             "ceil(grid / block), grid-stride; y: transforms",
-        ),
+        )?,
         k(
             names::GW_TARGETS,
             ELEMENT_THREADS,
             "ceil(K / block), grid-stride",
-        ),
+        )?,
         k(
             names::GW_INTERP,
             GM_THREADS,
             "ceil(K / block), grid-stride; y: transforms",
-        ),
+        )?,
     ];
     let name = format!("nudt_gw_{dim}d_w{width}_{}", precision.type_name());
     let name = match dialect {

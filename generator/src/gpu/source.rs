@@ -1,9 +1,13 @@
 //! Generated GPU source as the runtime takes it: the text and a description of every
-//! `extern "C"` entry point (launch geometry, local memory, parameters).
+//! `extern "C"` entry point (launch geometry, local memory, and its declared signature).
 
+use super::signature::{declaration, KernelDecl, ParamDescription};
 use super::GpuSpreadSpec;
+use crate::error::GenError;
+use serde::Serialize;
+
 /// One `extern "C"` entry point of a generated module and how to launch it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuKernel {
     pub name: &'static str,
     /// Threads per block.
@@ -12,60 +16,29 @@ pub struct GpuKernel {
     pub dynamic_smem: usize,
     /// How many blocks (x) and what blockIdx.y means.
     pub grid: &'static str,
-    /// The parameters, in order, as declared in the source.
-    pub params: Vec<KernelParam>,
+    /// Its signature, which the module's source renders its prototype from.
+    pub decl: &'static KernelDecl,
 }
 
-/// One kernel parameter: its C type and name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KernelParam {
-    pub ty: String,
-    pub name: String,
-}
-
-impl KernelParam {
-    /// The argument class a launcher must pass: `"ptr"`, `"u64"`, `"u32"`, `"i32"`, `"f64"`.
-    pub fn class(&self) -> &'static str {
-        let t = self.ty.replace("__restrict__", "");
-        let t = t.trim();
-        if t.contains('*') {
-            "ptr"
-        } else if t.contains("unsigned long long") || t == "u64" {
-            "u64"
-        } else if t.contains("unsigned") {
-            "u32"
-        } else if t.contains("double") {
-            "f64"
-        } else if t.contains("int") {
-            "i32"
-        } else {
-            "other"
-        }
+impl GpuKernel {
+    /// Entry point `name` launched so; a name without a declaration is refused (every
+    /// prototype a template writes comes from one).
+    pub(super) fn new(
+        name: &'static str,
+        block_threads: u32,
+        dynamic_smem: usize,
+        grid: &'static str,
+    ) -> Result<Self, GenError> {
+        let decl = declaration(name)
+            .ok_or_else(|| GenError::Render(format!("{name} has no declared signature")))?;
+        Ok(GpuKernel {
+            name,
+            block_threads,
+            dynamic_smem,
+            grid,
+            decl,
+        })
     }
-}
-
-/// The parameter list of `extern "C"` kernel `name` in `source`. The dynamic local memory
-/// of the subproblem kernels (`DYNAMIC_LOCAL_PARAM`: no parameter in CUDA, a trailing
-/// `__local` one in OpenCL) is not among them: `GpuKernel::dynamic_smem` sizes it.
-pub fn parse_params(source: &str, name: &str) -> Option<Vec<KernelParam>> {
-    let at = source.find(&format!(" {name}("))?;
-    let open = at + name.len() + 1;
-    let close = open + source[open..].find(')')?;
-    let list = &source[open + 1..close];
-    let list = list.split("DYNAMIC_LOCAL_PARAM(").next().unwrap_or(list);
-    Some(
-        list.split(',')
-            .map(|p| {
-                let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
-                let cut = p.rfind([' ', '*']).map_or(0, |i| i + 1);
-                KernelParam {
-                    ty: p[..cut].trim().to_string(),
-                    name: p[cut..].trim().to_string(),
-                }
-            })
-            .filter(|p| !p.name.is_empty())
-            .collect(),
-    )
 }
 
 /// Generated CUDA source and its entry points.
@@ -85,12 +58,9 @@ impl GpuSource {
     pub(super) fn new(
         name: String,
         source: String,
-        mut kernels: Vec<GpuKernel>,
+        kernels: Vec<GpuKernel>,
         spec: Option<GpuSpreadSpec>,
     ) -> Self {
-        for k in kernels.iter_mut() {
-            k.params = parse_params(&source, k.name).unwrap_or_default();
-        }
         GpuSource {
             hash: fnv1a64(source.as_bytes()),
             name,
@@ -105,46 +75,76 @@ impl GpuSource {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// A JSON description of the module's entry points and layout (for `nudt gen`).
+    /// The module's launch description (for `nudt gen`): its name and source hash, the
+    /// spread spec's layout, and per entry point the launch geometry, purpose and parameters
+    /// from its declaration.
     pub fn describe_json(&self) -> String {
-        let mut s = format!(
-            "{{\n  \"name\": \"{}\",\n  \"hash\": \"{:016x}\",\n",
-            self.name, self.hash
-        );
-        if let Some(sp) = &self.spec {
-            let p = sp.padded();
-            s += &format!(
-                "  \"dim\": {},\n  \"width\": {},\n  \"precision\": \"{}\",\n  \"kernel\": \"{:?}\",\n  \"beta\": {},\n  \"upsampling\": {},\n  \"bins\": [{}, {}, {}],\n  \"padded\": [{}, {}, {}],\n  \"smem_bytes\": {},\n  \"max_subproblem\": {},\n",
-                sp.dim,
-                sp.kernel.width,
-                sp.precision.type_name(),
-                sp.kernel.kind,
-                sp.kernel.beta,
-                sp.kernel.upsampling.0,
-                sp.bins[0],
-                sp.bins[1],
-                sp.bins[2],
-                p[0],
-                p[1],
-                p[2],
-                sp.smem_bytes(),
-                sp.max_subproblem
-            );
+        /// The spread spec's layout.
+        #[derive(Serialize)]
+        struct Layout {
+            dim: usize,
+            width: usize,
+            precision: &'static str,
+            kernel: String,
+            beta: f64,
+            upsampling: f64,
+            bins: [usize; 3],
+            padded: [usize; 3],
+            smem_bytes: usize,
+            max_subproblem: usize,
         }
-        s += "  \"kernels\": [\n";
-        let rows: Vec<String> = self
+        #[derive(Serialize)]
+        struct Kernel {
+            name: &'static str,
+            block_threads: u32,
+            dynamic_smem: usize,
+            grid: &'static str,
+            purpose: &'static str,
+            /// Whether it takes local memory sized at launch: CUDA's dynamic shared memory of
+            /// `dynamic_smem` bytes, OpenCL's trailing `__local` argument of as many.
+            dynamic_local: bool,
+            params: Vec<ParamDescription>,
+        }
+        #[derive(Serialize)]
+        struct Description<'a> {
+            name: &'a str,
+            hash: String,
+            #[serde(flatten)]
+            layout: Option<Layout>,
+            kernels: Vec<Kernel>,
+        }
+        let layout = self.spec.as_ref().map(|sp| Layout {
+            dim: sp.dim,
+            width: sp.kernel.width,
+            precision: sp.precision.type_name(),
+            kernel: format!("{:?}", sp.kernel.kind),
+            beta: sp.kernel.beta,
+            upsampling: sp.kernel.upsampling.0,
+            bins: sp.bins,
+            padded: sp.padded(),
+            smem_bytes: sp.smem_bytes(),
+            max_subproblem: sp.max_subproblem,
+        });
+        let kernels = self
             .kernels
             .iter()
-            .map(|k| {
-                format!(
-                    "    {{\"name\": \"{}\", \"block_threads\": {}, \"dynamic_smem\": {}, \"grid\": \"{}\"}}",
-                    k.name, k.block_threads, k.dynamic_smem, k.grid
-                )
+            .map(|k| Kernel {
+                name: k.name,
+                block_threads: k.block_threads,
+                dynamic_smem: k.dynamic_smem,
+                grid: k.grid,
+                purpose: k.decl.purpose,
+                dynamic_local: k.decl.dynamic_local,
+                params: k.decl.params.iter().map(ParamDescription::from).collect(),
             })
             .collect();
-        s += &rows.join(",\n");
-        s += "\n  ]\n}\n";
-        s
+        let d = Description {
+            name: &self.name,
+            hash: format!("{:016x}", self.hash),
+            layout,
+            kernels,
+        };
+        serde_json::to_string_pretty(&d).expect("plain data serialises") + "\n"
     }
 }
 

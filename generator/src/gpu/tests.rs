@@ -117,7 +117,7 @@ fn opencl_modules_render_without_cuda_syntax() {
         ];
         for k in subproblems {
             let k = m.kernel(k).unwrap();
-            assert_eq!(k.params.len(), 17, "{:?}", k.params);
+            assert_eq!(k.decl.params.len(), 17, "{:?}", k.decl.params);
             assert!(k.dynamic_smem > 0);
         }
         assert_eq!(
@@ -129,12 +129,15 @@ fn opencl_modules_render_without_cuda_syntax() {
         // memory, in groups every device takes.
         let scan = c.kernel(names::BIN_SCAN_TILES).unwrap();
         assert_eq!(scan.block_threads, ELEMENT_THREADS);
-        assert_eq!(c.kernel(names::BIN_SCAN_TOTALS).unwrap().params.len(), 6);
-        assert_eq!(c.kernel(names::MINMAX).unwrap().params.len(), 3);
+        assert_eq!(
+            c.kernel(names::BIN_SCAN_TOTALS).unwrap().decl.params.len(),
+            6
+        );
+        assert_eq!(c.kernel(names::MINMAX).unwrap().decl.params.len(), 3);
         for src in [&m, &c] {
             for k in &src.kernels {
                 assert_eq!(src.source.matches(&format!(" {}(", k.name)).count(), 1);
-                assert!(!k.params.is_empty(), "{}", k.name);
+                assert!(!k.decl.params.is_empty(), "{}", k.name);
             }
             for cuda in [
                 "__global__",
@@ -307,13 +310,13 @@ fn modules_render_with_every_entry_point() {
     }
     assert!(m.describe_json().contains("\"smem_bytes\""));
     let gm = m.kernel(names::SPREAD_GM).unwrap();
-    assert_eq!(gm.params.len(), 13, "{:?}", gm.params);
-    assert_eq!(gm.params[0].class(), "u32");
-    assert_eq!(gm.params[1].class(), "ptr");
-    assert_eq!(gm.params[1].name, "idx");
-    assert_eq!(gm.params[7].class(), "i32");
-    assert_eq!(gm.params[12].class(), "u64");
-    assert_eq!(gm.params[12].name, "gstride");
+    assert_eq!(gm.decl.params.len(), 13, "{:?}", gm.decl.params);
+    assert_eq!(gm.decl.params[0].ty.arg(), ArgKind::U32);
+    assert_eq!(gm.decl.params[1].ty.arg(), ArgKind::Buffer);
+    assert_eq!(gm.decl.params[1].name, "idx");
+    assert_eq!(gm.decl.params[7].ty.arg(), ArgKind::I32);
+    assert_eq!(gm.decl.params[12].ty.arg(), ArgKind::U64);
+    assert_eq!(gm.decl.params[12].name, "gstride");
     // The gradient kernels take their methods' plain kernels' arguments and launches.
     for (grad, plain) in [
         (names::INTERP_GRAD_GM, names::INTERP_GM),
@@ -322,7 +325,7 @@ fn modules_render_with_every_entry_point() {
         (names::SPREAD_GRAD_SM, names::SPREAD_SM),
     ] {
         let (g, p) = (m.kernel(grad).unwrap(), m.kernel(plain).unwrap());
-        let classes = |k: &GpuKernel| k.params.iter().map(|p| p.class()).collect::<Vec<_>>();
+        let classes = |k: &GpuKernel| k.decl.args().collect::<Vec<_>>();
         assert_eq!(classes(g), classes(p), "{grad}");
         assert_eq!(
             (g.block_threads, g.dynamic_smem),
@@ -331,15 +334,7 @@ fn modules_render_with_every_entry_point() {
     }
     assert!(m.source.contains("INLINE void dweights(T t, T* k)"));
     let t3 = c.kernel(names::T3_TARGETS).unwrap();
-    assert_eq!(t3.params.iter().filter(|p| p.class() == "f64").count(), 11);
-    for k in m.kernels.iter().chain(&c.kernels) {
-        assert!(!k.params.is_empty(), "{}", k.name);
-        assert!(
-            k.params.iter().all(|p| p.class() != "other"),
-            "{:?}",
-            k.params
-        );
-    }
+    assert_eq!(t3.decl.args().filter(|&a| a == ArgKind::F64).count(), 11);
 }
 
 #[test]
@@ -350,15 +345,10 @@ fn wide_gaussian_modules_render_with_their_signatures() {
         assert!(!m.source.contains("{{"));
         for k in &m.kernels {
             assert!(m.source.contains(&format!(" {}(", k.name)), "{}", k.name);
-            assert!(
-                k.params.iter().all(|p| p.class() != "other"),
-                "{:?}",
-                k.params
-            );
         }
         let spread = m.kernel(names::GW_SPREAD).unwrap();
-        assert_eq!(spread.params.len(), 15, "{:?}", spread.params);
-        assert_eq!(spread.params[11].class(), "f64");
+        assert_eq!(spread.decl.params.len(), 15, "{:?}", spread.decl.params);
+        assert_eq!(spread.decl.params[11].ty.arg(), ArgKind::F64);
     }
     assert!(gaussian_wide_module(2, 44, Precision::F32).is_err());
     assert!(gaussian_wide_module(4, 45, Precision::F32).is_err());

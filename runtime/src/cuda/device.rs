@@ -9,7 +9,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use nudt_gen::gpu::{GpuArch, GpuSource};
+use nudt_gen::gpu::{ArgKind, GpuArch, GpuSource, KernelDecl};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -371,9 +371,13 @@ pub fn load_module(
     Ok((module, origin))
 }
 
-/// A kernel argument.
+/// A kernel argument, typed as the kernels' declarations type their parameters
+/// ([`nudt_gen::gpu::signature`]): a launch is checked against the declaration before it is
+/// made.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Arg {
+    /// A device address (0 for an unused dimension's array).
+    Ptr(u64),
     U32(u32),
     I32(i32),
     U64(u64),
@@ -387,8 +391,20 @@ pub(crate) struct Kernel {
     f: CudaFunction,
     pub threads: u32,
     pub smem: u32,
-    /// Argument classes of the declared parameters (see `KernelParam::class`).
-    params: Vec<&'static str>,
+    /// Its declared signature, which every launch's arguments are checked against.
+    decl: &'static KernelDecl,
+}
+
+impl Arg {
+    fn kind(&self) -> ArgKind {
+        match self {
+            Arg::Ptr(_) => ArgKind::Buffer,
+            Arg::U32(_) => ArgKind::U32,
+            Arg::I32(_) => ArgKind::I32,
+            Arg::U64(_) => ArgKind::U64,
+            Arg::F64(_) => ArgKind::F64,
+        }
+    }
 }
 
 /// Whether to synchronise after every launch (`NUDT_CUDA_SYNC=1`), so that a faulting kernel
@@ -413,7 +429,7 @@ impl Kernel {
             f,
             threads: info.block_threads,
             smem: info.dynamic_smem as u32,
-            params: info.params.iter().map(|p| p.class()).collect(),
+            decl: info.decl,
         })
     }
 
@@ -432,10 +448,11 @@ impl Kernel {
 
     /// Launches on `stream` with `grid` blocks (x, y) of `self.threads` threads.
     pub fn launch(&self, stream: &CudaStream, grid: (u32, u32), args: &[Arg]) -> CudaResult<()> {
-        self.check_args(args)?;
+        self.decl.check(args.iter().map(Arg::kind), None)?;
         let mut b = stream.launch_builder(&self.f);
         for a in args {
             match a {
+                Arg::Ptr(v) => b.arg(v),
                 Arg::U32(v) => b.arg(v),
                 Arg::I32(v) => b.arg(v),
                 Arg::U64(v) => b.arg(v),
@@ -447,46 +464,14 @@ impl Kernel {
             block_dim: (self.threads, 1, 1),
             shared_mem_bytes: self.smem,
         };
-        // SAFETY: the argument lists are written against the generated signatures (see
-        // generator/templates/gpu), every pointer is a live device allocation of the right length, and
+        // SAFETY: the arguments match the kernel's declared signature (checked above; the
+        // source's prototype is rendered from it), every pointer is a live device allocation of the right length, and
         // the kernels bound-check every index against the lengths passed with them.
         unsafe { b.launch(cfg) }.map_err(|e| driver(self.name, e))?;
         if sync_each_launch() {
             stream.synchronize().map_err(|e| driver(self.name, e))?;
         }
         Ok(())
-    }
-}
-
-impl Kernel {
-    /// Refuses an argument list that does not match the declared parameters (a bug here,
-    /// never the user's), instead of launching with undefined behaviour.
-    fn check_args(&self, args: &[Arg]) -> CudaResult<()> {
-        let classes: Vec<&str> = args
-            .iter()
-            .map(|a| match a {
-                Arg::U32(_) => "u32",
-                Arg::I32(_) => "i32",
-                Arg::U64(_) => "u64",
-                Arg::F64(_) => "f64",
-            })
-            .collect();
-        let ok = classes.len() == self.params.len()
-            && classes
-                .iter()
-                .zip(&self.params)
-                .all(|(a, p)| *a == *p || (*a == "u64" && *p == "ptr"));
-        if ok {
-            Ok(())
-        } else {
-            Err(CudaError::Launch {
-                kernel: self.name.to_string(),
-                detail: format!(
-                    "argument list {classes:?} does not match the parameters {:?}",
-                    self.params
-                ),
-            })
-        }
     }
 }
 

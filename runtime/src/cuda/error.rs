@@ -45,6 +45,10 @@ pub enum CudaError {
     /// A kernel launch failed, or a kernel faulted (seen at the next synchronisation).
     #[error("CUDA kernel {kernel} failed: {detail}")]
     Launch { kernel: String, detail: String },
+    /// A launch whose arguments do not match its kernel's declared signature: a bug in nudt,
+    /// refused before the driver sees it.
+    #[error(transparent)]
+    Arguments(#[from] nudt_gen::gpu::ArgMismatch),
     #[error("CUDA driver call {call} failed: {detail}")]
     Driver { call: String, detail: String },
     #[error("cuFFT {call} failed: {detail}")]

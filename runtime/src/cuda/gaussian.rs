@@ -147,7 +147,7 @@ impl<T: CudaFloat> GaussDev<T> {
             .collect::<CudaResult<Vec<_>>>()?;
         let pre = alloc::<T>(stream, 2 * m, "type 3 pre-phases")?;
         let post = alloc::<T>(stream, 2 * k, "type 3 post-factors")?;
-        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
+        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::Ptr(v.get(d).map_or(0, |s| ptr(s, stream)));
         let f3 = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
         let sgn = isign.signum() as f64;
         if m > 0 {
@@ -169,7 +169,7 @@ impl<T: CudaFloat> GaussDev<T> {
                 p3(&src, 0),
                 p3(&src, 1),
                 p3(&src, 2),
-                Arg::U64(ptr(&pre, stream)),
+                Arg::Ptr(ptr(&pre, stream)),
             ]);
             kk.launch(stream, (blocks(m, kk.threads), 1), &args)?;
         }
@@ -190,7 +190,7 @@ impl<T: CudaFloat> GaussDev<T> {
                 p3(&tgt, 0),
                 p3(&tgt, 1),
                 p3(&tgt, 2),
-                Arg::U64(ptr(&post, stream)),
+                Arg::Ptr(ptr(&post, stream)),
             ]);
             kk.launch(stream, (blocks(k, kk.threads), 1), &args)?;
         }
@@ -233,7 +233,7 @@ impl<T: CudaFloat> GaussDev<T> {
         let g = ptr(&self.work, stream);
         memset0(stream, g, 2 * nb * len * std::mem::size_of::<T>())?;
         let i = |v: usize| Arg::I32(v as i32);
-        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::U64(v.get(d).map_or(0, |s| ptr(s, stream)));
+        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::Ptr(v.get(d).map_or(0, |s| ptr(s, stream)));
         // Points, count and factors of the spreading and of the gathering.
         let src = (&self.src[..], self.m, &self.pre);
         let tgt = (&self.tgt[..], self.k, &self.post);
@@ -248,13 +248,13 @@ impl<T: CudaFloat> GaussDev<T> {
                 p3(x, 0),
                 p3(x, 1),
                 p3(x, 2),
-                Arg::U64(ptr(fac, stream)),
-                Arg::U64(a),
-                Arg::U64(b),
+                Arg::Ptr(ptr(fac, stream)),
+                Arg::Ptr(a),
+                Arg::Ptr(b),
                 i(n[0]),
                 i(n[1]),
                 i(n[2]),
-                Arg::U64(ptr(&self.e3, stream)),
+                Arg::Ptr(ptr(&self.e3, stream)),
                 Arg::F64(1.0 / (4.0 * win.b)),
                 Arg::U64(count as u64),
                 Arg::U64(len as u64),
@@ -270,7 +270,7 @@ impl<T: CudaFloat> GaussDev<T> {
                     (blocks(len, win.precomp.threads), nb as u32),
                     &[
                         Arg::U64(len as u64),
-                        Arg::U64(g),
+                        Arg::Ptr(g),
                         p3(&self.precomp, 0),
                         p3(&self.precomp, 1),
                         p3(&self.precomp, 2),

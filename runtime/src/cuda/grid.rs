@@ -135,7 +135,7 @@ impl CommonFns {
         self.minmax.launch(
             stream,
             (MINMAX_BLOCKS, 1),
-            &[Arg::U64(n as u64), Arg::U64(x), Arg::U64(part)],
+            &[Arg::U64(n as u64), Arg::Ptr(x), Arg::Ptr(part)],
         )
     }
 
@@ -160,9 +160,9 @@ impl CommonFns {
             (blocks(n, self.cmul.threads), ntr as u32),
             &[
                 Arg::U64(n as u64),
-                Arg::U64(input),
-                Arg::U64(fac),
-                Arg::U64(out),
+                Arg::Ptr(input),
+                Arg::Ptr(fac),
+                Arg::Ptr(out),
                 Arg::U64(n as u64),
                 Arg::I32(conj as i32),
             ],
@@ -234,10 +234,10 @@ impl Sorted {
     /// coordinate arrays.
     fn point_args(&self, stream: &CudaStream) -> [Arg; 4] {
         [
-            Arg::U64(ptr(&self.idx, stream)),
-            Arg::U64(self.coords[0]),
-            Arg::U64(self.coords[1]),
-            Arg::U64(self.coords[2]),
+            Arg::Ptr(ptr(&self.idx, stream)),
+            Arg::Ptr(self.coords[0]),
+            Arg::Ptr(self.coords[1]),
+            Arg::Ptr(self.coords[2]),
         ]
     }
 
@@ -468,9 +468,9 @@ impl<T: CudaFloat> FineGrid<T> {
         let idx = ptr(&s.idx, stream);
         memset0(stream, counts, 4 * nbins)?;
         let xs = [
-            Arg::U64(coords[0]),
-            Arg::U64(coords[1]),
-            Arg::U64(coords[2]),
+            Arg::Ptr(coords[0]),
+            Arg::Ptr(coords[1]),
+            Arg::Ptr(coords[2]),
         ];
         let geometry = [i(n[0]), i(n[1]), i(n[2]), i(nb[1]), i(nb[2])];
         let point_args = |tail: &[Arg]| {
@@ -494,15 +494,15 @@ impl<T: CudaFloat> FineGrid<T> {
         if m > 0 && nbins <= LOCAL_BINS && passes == SortPasses::One {
             let tail = [
                 Arg::U32(nbins as u32),
-                Arg::U64(rank),
-                Arg::U64(counts),
-                Arg::U64(bad),
+                Arg::Ptr(rank),
+                Arg::Ptr(counts),
+                Arg::Ptr(bad),
             ];
             per_tile(&self.fns.bin_count_local, &point_args(&tail))?;
         } else if m > 0 {
             per_point(
                 &self.fns.bin_count,
-                &point_args(&[Arg::U64(rank), Arg::U64(counts), Arg::U64(bad)]),
+                &point_args(&[Arg::Ptr(rank), Arg::Ptr(counts), Arg::Ptr(bad)]),
             )?;
         }
         let (tiles, ntiles) = (ptr(&s.scan_tiles, stream), scan_tiles(nbins));
@@ -511,11 +511,11 @@ impl<T: CudaFloat> FineGrid<T> {
             (ntiles as u32, 1),
             &[
                 Arg::U32(nbins as u32),
-                Arg::U64(counts),
+                Arg::Ptr(counts),
                 Arg::U32(self.spec.max_subproblem as u32),
-                Arg::U64(starts),
-                Arg::U64(sub_starts),
-                Arg::U64(tiles),
+                Arg::Ptr(starts),
+                Arg::Ptr(sub_starts),
+                Arg::Ptr(tiles),
             ],
         )?;
         common.bin_scan_totals.launch(
@@ -523,11 +523,11 @@ impl<T: CudaFloat> FineGrid<T> {
             (1, 1),
             &[
                 Arg::U32(ntiles as u32),
-                Arg::U64(tiles),
+                Arg::Ptr(tiles),
                 Arg::U32(nbins as u32),
-                Arg::U64(starts),
-                Arg::U64(sub_starts),
-                Arg::U64(at::<u32>(sub_starts, nbins)),
+                Arg::Ptr(starts),
+                Arg::Ptr(sub_starts),
+                Arg::Ptr(at::<u32>(sub_starts, nbins)),
             ],
         )?;
         // Kernels with a thread per bin.
@@ -538,9 +538,9 @@ impl<T: CudaFloat> FineGrid<T> {
                 &common.bin_scan_add,
                 &[
                     Arg::U32(nbins as u32),
-                    Arg::U64(tiles),
-                    Arg::U64(starts),
-                    Arg::U64(sub_starts),
+                    Arg::Ptr(tiles),
+                    Arg::Ptr(starts),
+                    Arg::Ptr(sub_starts),
                 ],
             )?;
         }
@@ -548,7 +548,7 @@ impl<T: CudaFloat> FineGrid<T> {
             _ if m == 0 => {}
             SortPasses::One => per_point(
                 &self.fns.bin_scatter,
-                &point_args(&[Arg::U64(rank), Arg::U64(starts), Arg::U64(idx)]),
+                &point_args(&[Arg::Ptr(rank), Arg::Ptr(starts), Arg::Ptr(idx)]),
             )?,
             SortPasses::Two { shift } => {
                 // (index, bin) of each point in bucket order, in `scratch` or a buffer
@@ -566,9 +566,9 @@ impl<T: CudaFloat> FineGrid<T> {
                 let tail = [
                     Arg::U32(nbuckets as u32),
                     Arg::U32(shift),
-                    Arg::U64(starts),
-                    Arg::U64(counts),
-                    Arg::U64(part),
+                    Arg::Ptr(starts),
+                    Arg::Ptr(counts),
+                    Arg::Ptr(part),
                 ];
                 per_tile(&self.fns.bin_bucket, &point_args(&tail))?;
                 memset0(stream, counts, 4 * nbins)?;
@@ -576,10 +576,10 @@ impl<T: CudaFloat> FineGrid<T> {
                     &self.fns.bin_place,
                     &[
                         Arg::U32(m as u32),
-                        Arg::U64(part),
-                        Arg::U64(starts),
-                        Arg::U64(counts),
-                        Arg::U64(idx),
+                        Arg::Ptr(part),
+                        Arg::Ptr(starts),
+                        Arg::Ptr(counts),
+                        Arg::Ptr(idx),
                     ],
                 )?;
             }
@@ -589,11 +589,11 @@ impl<T: CudaFloat> FineGrid<T> {
                 &common.subprob_map,
                 &[
                     Arg::U32(nbins as u32),
-                    Arg::U64(starts),
-                    Arg::U64(sub_starts),
+                    Arg::Ptr(starts),
+                    Arg::Ptr(sub_starts),
                     Arg::U32(self.spec.max_subproblem as u32),
-                    Arg::U64(ptr(&s.sub_bin, stream)),
-                    Arg::U64(ptr(&s.sub_first, stream)),
+                    Arg::Ptr(ptr(&s.sub_bin, stream)),
+                    Arg::Ptr(ptr(&s.sub_first, stream)),
                 ],
             )?;
         }
@@ -611,10 +611,10 @@ impl<T: CudaFloat> FineGrid<T> {
     /// device, bin starts and the sorted points.
     fn subproblem_args(&self, s: &Sorted, stream: &CudaStream) -> Vec<Arg> {
         let mut args = vec![
-            Arg::U64(ptr(&s.sub_bin, stream)),
-            Arg::U64(ptr(&s.sub_first, stream)),
-            Arg::U64(at::<u32>(ptr(&s.sub_start, stream), self.nbins)),
-            Arg::U64(ptr(&s.bin_start, stream)),
+            Arg::Ptr(ptr(&s.sub_bin, stream)),
+            Arg::Ptr(ptr(&s.sub_first, stream)),
+            Arg::Ptr(at::<u32>(ptr(&s.sub_start, stream), self.nbins)),
+            Arg::Ptr(ptr(&s.bin_start, stream)),
         ];
         args.extend(s.point_args(stream));
         args
@@ -730,14 +730,14 @@ impl<T: CudaFloat> FineGrid<T> {
         if method == GpuMethod::GmSort {
             let mut args = vec![Arg::U32(s.m as u32)];
             args.extend(s.point_args(stream));
-            args.extend([Arg::U64(from), Arg::U64(to)]);
+            args.extend([Arg::Ptr(from), Arg::Ptr(to)]);
             args.extend(grid);
             args.push(Arg::I32(ntr as i32));
             args.extend(strides);
             return kernel.launch(stream, (blocks(s.m, kernel.threads), 1), &args);
         }
         let mut args = self.subproblem_args(s, stream);
-        args.extend([Arg::U64(from), Arg::U64(to)]);
+        args.extend([Arg::Ptr(from), Arg::Ptr(to)]);
         args.extend(grid);
         args.extend([i(nb[1]), i(nb[2])]);
         args.extend(strides);
@@ -799,14 +799,14 @@ impl<T: CudaFloat> ModeMapDev<T> {
             Arg::U64(nmodes as u64),
             Arg::I32(self.m[1] as i32),
             Arg::I32(self.m[2] as i32),
-            Arg::U64(ptr(&self.gi[0], stream)),
-            Arg::U64(ptr(&self.gi[1], stream)),
-            Arg::U64(ptr(&self.gi[2], stream)),
-            Arg::U64(ptr(&self.cf[0], stream)),
-            Arg::U64(ptr(&self.cf[1], stream)),
-            Arg::U64(ptr(&self.cf[2], stream)),
-            Arg::U64(from),
-            Arg::U64(to),
+            Arg::Ptr(ptr(&self.gi[0], stream)),
+            Arg::Ptr(ptr(&self.gi[1], stream)),
+            Arg::Ptr(ptr(&self.gi[2], stream)),
+            Arg::Ptr(ptr(&self.cf[0], stream)),
+            Arg::Ptr(ptr(&self.cf[1], stream)),
+            Arg::Ptr(ptr(&self.cf[2], stream)),
+            Arg::Ptr(from),
+            Arg::Ptr(to),
             Arg::I32(self.n12[0] as i32),
             Arg::I32(self.n12[1] as i32),
             Arg::U64(gstride as u64),

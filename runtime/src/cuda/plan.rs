@@ -763,19 +763,19 @@ impl<T: CudaFloat> CudaPlan<T> {
             let mut args = vec![
                 Arg::U32(m as u32),
                 Arg::I32(dim as i32),
-                Arg::U64(src[0]),
-                Arg::U64(src[1]),
-                Arg::U64(src[2]),
+                Arg::Ptr(src[0]),
+                Arg::Ptr(src[1]),
+                Arg::Ptr(src[2]),
             ];
             args.extend(f64s(cx));
             args.extend(f64s(ig));
             args.extend(f64s(cs));
             args.push(Arg::F64(sgn));
             args.extend([
-                Arg::U64(p3(&t.y, 0)),
-                Arg::U64(p3(&t.y, 1)),
-                Arg::U64(p3(&t.y, 2)),
-                Arg::U64(ptr(&t.pre, &stream)),
+                Arg::Ptr(p3(&t.y, 0)),
+                Arg::Ptr(p3(&t.y, 1)),
+                Arg::Ptr(p3(&t.y, 2)),
+                Arg::Ptr(ptr(&t.pre, &stream)),
             ]);
             kk.launch(&stream, (blocks(m, kk.threads), 1), &args)?;
         }
@@ -784,9 +784,9 @@ impl<T: CudaFloat> CudaPlan<T> {
             let mut args = vec![
                 Arg::U32(k as u32),
                 Arg::I32(dim as i32),
-                Arg::U64(tgt[0]),
-                Arg::U64(tgt[1]),
-                Arg::U64(tgt[2]),
+                Arg::Ptr(tgt[0]),
+                Arg::Ptr(tgt[1]),
+                Arg::Ptr(tgt[2]),
             ];
             args.extend(f64s(cs));
             args.extend(f64s(hg));
@@ -794,13 +794,13 @@ impl<T: CudaFloat> CudaPlan<T> {
             args.extend([
                 Arg::F64(sgn),
                 Arg::I32(mods.qz.len() as i32),
-                Arg::U64(ptr(&mods.qz, &stream)),
-                Arg::U64(ptr(&mods.qw, &stream)),
+                Arg::Ptr(ptr(&mods.qz, &stream)),
+                Arg::Ptr(ptr(&mods.qw, &stream)),
                 Arg::F64(kernel.half_width()),
-                Arg::U64(p3(&t.u, 0)),
-                Arg::U64(p3(&t.u, 1)),
-                Arg::U64(p3(&t.u, 2)),
-                Arg::U64(ptr(&t.post, &stream)),
+                Arg::Ptr(p3(&t.u, 0)),
+                Arg::Ptr(p3(&t.u, 1)),
+                Arg::Ptr(p3(&t.u, 2)),
+                Arg::Ptr(ptr(&t.post, &stream)),
             ]);
             kk.launch(&stream, (blocks(k, kk.threads), 1), &args)?;
         }

@@ -33,6 +33,10 @@ pub enum OpenClError {
     Method { device: String, why: String },
     #[error(transparent)]
     Gen(#[from] GenError),
+    /// A launch whose arguments do not match its kernel's declared signature: a bug in nudt,
+    /// refused before the driver sees it.
+    #[error(transparent)]
+    Arguments(#[from] nudt_gen::gpu::ArgMismatch),
     /// Bad input or parameters, exactly as the CPU backend reports them.
     #[error(transparent)]
     Input(#[from] NudtError),

@@ -11,12 +11,12 @@
 use super::device::ClDevice;
 use super::error::OpenClResult;
 use super::fft::{ClFloat, GridFfts};
+use super::launch::Kernel;
 use super::launch::ELEMENT_GROUP;
 use super::launch::{alloc, build, kernel_of, launch, mem, opt_mem, upload, zero, Arg};
 use crate::error::NudtError;
 use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
 use nudt_gen::gpu::{gaussian_wide_module_in, names};
-use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::sync::Arc;

@@ -7,6 +7,7 @@
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
 use super::fft::{ClFloat, GridFfts};
+use super::launch::Kernel;
 use super::launch::{
     alloc, build, enqueue, kernel_of, launch, mem, opt_mem, read, read_at, upload, zero, Arg,
     ELEMENT_GROUP,
@@ -20,7 +21,6 @@ use nudt_gen::gpu::{
     GridRole, SubproblemFit, GM_THREADS, SM_THREADS,
 };
 use nudt_gen::{KernelSpec, Precision};
-use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::marker::PhantomData;
@@ -105,9 +105,11 @@ fn kernel_fit(
     let needs = |name: &str| -> OpenClResult<(usize, usize)> {
         let k = kernel_of(program, name)?;
         let most = k
+            .raw()
             .get_work_group_size(id)
             .map_err(cl("clGetKernelWorkGroupInfo"))?;
         let fixed = k
+            .raw()
             .get_local_mem_size(id)
             .map_err(cl("clGetKernelWorkGroupInfo"))?;
         Ok((most, fixed as usize))

@@ -3,8 +3,8 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
-use nudt_gen::gpu::{fnv1a64, GpuSource};
-use opencl3::kernel::{ExecuteKernel, Kernel};
+use nudt_gen::gpu::{declaration, fnv1a64, ArgKind, ArgMismatch, GpuSource, KernelDecl};
+use opencl3::kernel::ExecuteKernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{cl_mem, CL_BLOCKING};
@@ -117,8 +117,30 @@ pub(crate) fn build(dev: &Arc<ClDevice>, src: &GpuSource) -> OpenClResult<Arc<Pr
     load_program(dev, src.into()).map(|(p, _)| p)
 }
 
+/// A generated entry point and its declared signature, which every launch's arguments are
+/// checked against.
+pub(crate) struct Kernel {
+    raw: opencl3::kernel::Kernel,
+    decl: &'static KernelDecl,
+}
+
+impl Kernel {
+    /// The driver's kernel object, for its work-group queries.
+    pub(crate) fn raw(&self) -> &opencl3::kernel::Kernel {
+        &self.raw
+    }
+}
+
+/// Entry point `name` of `program`, with its declaration (a name without one is the
+/// generator's [`nudt_gen::GenError::Render`]).
 pub(crate) fn kernel_of(program: &Program, name: &str) -> OpenClResult<Kernel> {
-    Kernel::create(program, name).map_err(cl("clCreateKernel"))
+    let decl = declaration(name).ok_or_else(|| {
+        OpenClError::Gen(nudt_gen::GenError::Render(format!(
+            "{name} has no declared signature"
+        )))
+    })?;
+    let raw = opencl3::kernel::Kernel::create(program, name).map_err(cl("clCreateKernel"))?;
+    Ok(Kernel { raw, decl })
 }
 
 pub(crate) fn alloc<E>(dev: &ClDevice, len: usize) -> OpenClResult<Buffer<E>> {
@@ -233,7 +255,7 @@ pub(crate) fn zero<E: Copy + Default>(
 }
 
 /// A kernel argument: a buffer (or none, for an unused dimension), a scalar, or the bytes of
-/// a `__local` array (the subproblem kernels' box and staged points).
+/// a `__local` array (the subproblem kernels' box and staged points), which comes last.
 pub(crate) enum Arg {
     Mem(Option<cl_mem>),
     Local(usize),
@@ -241,6 +263,39 @@ pub(crate) enum Arg {
     I32(i32),
     U64(u64),
     F64(f64),
+}
+
+impl Arg {
+    /// The kind of parameter it fills (none for the local memory, which is no parameter
+    /// of the declaration).
+    fn kind(&self) -> Option<ArgKind> {
+        Some(match self {
+            Arg::Mem(_) => ArgKind::Buffer,
+            Arg::Local(_) => return None,
+            Arg::U32(_) => ArgKind::U32,
+            Arg::I32(_) => ArgKind::I32,
+            Arg::U64(_) => ArgKind::U64,
+            Arg::F64(_) => ArgKind::F64,
+        })
+    }
+}
+
+/// Refuses `args` unless they fill `decl`'s parameters in order, followed by local memory
+/// exactly where the kernel takes it.
+fn check(decl: &KernelDecl, args: &[Arg]) -> Result<(), ArgMismatch> {
+    let (values, local) = match args.split_last() {
+        Some((Arg::Local(_), values)) => (values, true),
+        _ => (args, false),
+    };
+    // Local memory anywhere else ends the kinds early: a count the check refuses.
+    k.decl
+        .check(values.iter().map_while(Arg::kind), Some(local))?;
+    if values.iter().any(|a| a.kind().is_none()) {
+        return Err(ArgMismatch::UnexpectedLocal {
+            kernel: k.decl.name,
+        });
+    }
+    Ok(())
 }
 
 pub(crate) fn mem<E>(b: &Buffer<E>) -> Arg {
@@ -275,12 +330,14 @@ pub(crate) fn enqueue(
     ny: usize,
     args: &[Arg],
 ) -> OpenClResult<()> {
-    let mut e = ExecuteKernel::new(k);
+    check(k.decl, args)?;
+    let mut e = ExecuteKernel::new(&k.raw);
     for a in args {
-        // SAFETY: the arguments follow the kernel's parameter list in the generated source
-        // (buffers as cl_mem, a null cl_mem for an unused dimension's array, scalars of the
-        // declared widths: unsigned = u32, int = i32, u64 = ulong, double = f64; a local
-        // array's size where the kernel's trailing `__local` parameter is).
+        // SAFETY: the arguments match the kernel's declared parameters (checked above; the
+        // source's prototype is rendered from the declaration): buffers as cl_mem, a null
+        // cl_mem for an unused dimension's array, scalars of the declared widths (unsigned =
+        // u32, int = i32, u64 = ulong, double = f64), a local array's size where the kernel's
+        // trailing `__local` parameter is.
         unsafe {
             match a {
                 Arg::Mem(Some(m)) => e.set_arg(m),
@@ -302,4 +359,62 @@ pub(crate) fn enqueue(
     }
     .map(|_| ())
     .map_err(cl("clEnqueueNDRangeKernel"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nudt_gen::gpu::names;
+
+    /// A launch is checked against the kernel's declaration before any driver call: a
+    /// wrong count, kind or local-memory argument is a typed error.
+    #[test]
+    fn argument_lists_are_checked_before_the_launch() {
+        let cmul = declaration(names::CMUL).unwrap();
+        let buf = || Arg::Mem(None);
+        let ok = || vec![Arg::U64(4), buf(), buf(), buf(), Arg::U64(4), Arg::I32(0)];
+        assert_eq!(check(cmul, &ok()), Ok(()));
+        let mut short = ok();
+        short.pop();
+        assert!(matches!(
+            check(cmul, &short),
+            Err(ArgMismatch::Count { got: 5, .. })
+        ));
+        let mut wrong = ok();
+        wrong[0] = Arg::U32(4);
+        assert!(matches!(
+            check(cmul, &wrong),
+            Err(ArgMismatch::Kind { index: 0, .. })
+        ));
+        let mut local = ok();
+        local.push(Arg::Local(64));
+        assert_eq!(
+            check(cmul, &local),
+            Err(ArgMismatch::UnexpectedLocal {
+                kernel: names::CMUL
+            })
+        );
+        let mut inside = ok();
+        inside.insert(3, Arg::Local(64));
+        assert!(check(cmul, &inside).is_err());
+        let sm = declaration(names::SPREAD_SM).unwrap();
+        let mut args: Vec<Arg> = sm
+            .args()
+            .map(|k| match k {
+                ArgKind::Buffer => buf(),
+                ArgKind::U32 => Arg::U32(0),
+                ArgKind::I32 => Arg::I32(0),
+                ArgKind::U64 => Arg::U64(0),
+                ArgKind::F64 => Arg::F64(0.0),
+            })
+            .collect();
+        assert_eq!(
+            check(sm, &args),
+            Err(ArgMismatch::MissingLocal {
+                kernel: names::SPREAD_SM
+            })
+        );
+        args.push(Arg::Local(1024));
+        assert_eq!(check(sm, &args), Ok(()));
+    }
 }

@@ -16,6 +16,7 @@ use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::gaussian::{GaussDev, GaussWindow};
 use super::grid::{ClSpreadModule, FineGrid};
+use super::launch::Kernel;
 use super::launch::{
     alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
     write, zero, Arg, ELEMENT_GROUP,
@@ -35,7 +36,6 @@ use nudt_gen::gpu::{
 };
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
-use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::path::Path;
