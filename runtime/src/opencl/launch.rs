@@ -288,12 +288,9 @@ fn check(decl: &KernelDecl, args: &[Arg]) -> Result<(), ArgMismatch> {
         _ => (args, false),
     };
     // Local memory anywhere else ends the kinds early: a count the check refuses.
-    k.decl
-        .check(values.iter().map_while(Arg::kind), Some(local))?;
+    decl.check(values.iter().map_while(Arg::kind), Some(local))?;
     if values.iter().any(|a| a.kind().is_none()) {
-        return Err(ArgMismatch::UnexpectedLocal {
-            kernel: k.decl.name,
-        });
+        return Err(ArgMismatch::UnexpectedLocal { kernel: decl.name });
     }
     Ok(())
 }
