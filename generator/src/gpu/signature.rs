@@ -1271,7 +1271,7 @@ mod tests {
             })
         );
         let e = cmul
-            .check([U64, Buffer, U64, Buffer, U64, I32].into_iter(), None)
+            .check([U64, Buffer, U64, Buffer, U64, I32], None)
             .unwrap_err();
         assert_eq!(
             e,
