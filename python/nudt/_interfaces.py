@@ -144,6 +144,16 @@ def _output(out, dtype):
     return out
 
 
+def _shape_of(a):
+    """The shape of an array or nested sequence, without copying an array."""
+    return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
+
+
+def _ndim(a):
+    """The number of axes of an array or nested sequence (0 for a scalar)."""
+    return len(_shape_of(a))
+
+
 def stack_lead(shape, inner, n_trans):
     """The leading (batch) axes of `shape` if it is `inner` (one transform) stacked for
     `n_trans` transforms, else None. One transform may come with or without a leading axis
@@ -280,6 +290,7 @@ class PlanBase:
 
         self._type, self._n_trans, self._isign = nufft_type, n_trans, isign
         self._nj = self._nk = None
+        self._sets = None
         return float(eps)
 
     def __repr__(self):
@@ -289,7 +300,32 @@ class PlanBase:
         """Sets the nonuniform points: ``x[, y[, z]]`` (M each; sources for types 1 and 3,
         targets for type 2), and for type 3 the target frequencies ``s[, t[, u]]`` (N each).
         Points are in radians, any finite value (the transform is 2pi-periodic in them).
+
+        A point set per transform (nudt's own, for ``n_trans`` > 1): each coordinate of
+        shape ``(n_trans, M)`` (sets of one size), or a list of ``n_trans`` vectors (sizes
+        that may differ, 0 included). Execute's arrays at the points are then ``(n_trans,
+        M)`` for sets of one size; for sizes that differ, the 1-D concatenation of the
+        transforms' (``point_counts`` has the sizes), and the mode arrays ``(n_trans,
+        *n_modes)``.
         """
+        per = self._per_transform((x, y, z), "xyz")
+        if per is not None:
+            src, counts, form = per
+            tgt, tcounts = [], None
+            if self._type == 3:
+                per_t = self._per_transform((s, t, u), "stu")
+                if per_t is None:
+                    raise NudtShapeError("s, t, u: with a point set per transform, the target "
+                                         "frequencies come per transform too")
+                tgt, tcounts, _ = per_t
+            elif any(a is not None for a in (s, t, u)):
+                raise NudtShapeError("s, t, u are the target frequencies of a type 3 plan only")
+            self._set_points(src, tgt, counts, tcounts)
+            self._sets = (form, counts, tcounts)
+            ragged = form == "concatenated"
+            self._nj = sum(counts) if ragged else counts[0]
+            self._nk = None if tcounts is None else (sum(tcounts) if ragged else tcounts[0])
+            return
         src = self._point_set((x, y, z), "xyz")
         if self._type == 3:
             tgt = self._point_set((s, t, u), "stu")
@@ -298,8 +334,66 @@ class PlanBase:
         else:
             tgt = []
         self._set_points(src, tgt)
+        self._sets = None
         self._nj = src[0].size
         self._nk = tgt[0].size if tgt else None
+
+    @property
+    def point_counts(self):
+        """Per transform, the number of points (type 3: sources), once ``setpts`` ran:
+        ``n_trans`` equal counts where the transforms share their points."""
+        if self._nj is None:
+            return None
+        if self._sets is None:
+            return [self._nj] * self._n_trans
+        return list(self._sets[1])
+
+    def _per_transform(self, arrays, names):
+        """For a point set per transform, ``(vectors, counts, form)``: each dimension's sets
+        concatenated into one C-contiguous vector of the plan's real dtype, each transform's
+        size, and ``"stacked"`` (sets of one size, stacked inputs) or ``"concatenated"``
+        (sizes that differ); None where ``arrays`` hold one set that every transform shares."""
+        first, n_trans = arrays[0], self._n_trans
+        listed = (isinstance(first, (list, tuple)) and len(first) > 0
+                  and all(_ndim(e) == 1 for e in first))
+        stacked = (not listed and _ndim(first) == 2 and n_trans > 1
+                   and _shape_of(first)[0] == n_trans)
+        if not (listed or stacked):
+            return None
+        if not self._PER_TRANSFORM:
+            raise NudtValueError(
+                f"{names[0]}: a point set per transform runs on nudt.Plan (the CPU) in this "
+                f"build; this plan takes one set that its transforms share")
+        dim, real = self._dim, self._real
+        for a, n in zip(arrays[dim:], names[dim:]):
+            if a is not None:
+                raise NudtShapeError(f"Plan dimension is {dim}, but `{n}` was specified")
+        if listed and len(first) != n_trans:
+            raise NudtShapeError(f"{names[0]}: {len(first)} point sets for a plan of "
+                                 f"n_trans={n_trans} (one set per transform)")
+        counts = [len(e) for e in first] if listed else [_shape_of(first)[1]] * n_trans
+        vectors = []
+        for a, n in zip(arrays[:dim], names):
+            if a is None:
+                raise NudtShapeError(f"{n} must be given: a {dim}-D plan takes "
+                                     f"{', '.join(names[:dim])}")
+            parts = list(a) if listed and isinstance(a, (list, tuple)) else None
+            sizes = [_shape_of(e)[0] if _ndim(e) == 1 else None for e in parts] \
+                if parts is not None else None
+            if (sizes != counts) if listed else (_shape_of(a) != (n_trans, counts[0])):
+                want = f"{n_trans} vectors of sizes {counts}" if listed \
+                    else f"shape {(n_trans, counts[0])}"
+                raise NudtShapeError(f"{n} must have the shape of {names[0]}: {want}")
+            for e in (parts if listed else [a]):
+                self._check_dtype(e, n, real)
+            if listed:
+                cat = np.concatenate([_input(e, n, real) for e in parts]) if parts \
+                    else np.empty(0, real)
+                vectors.append(np.ascontiguousarray(cat, dtype=real))
+            else:
+                vectors.append(self._input(a, n, real).reshape(-1))
+        form = "stacked" if len(set(counts)) == 1 else "concatenated"
+        return vectors, counts, form
 
     def _point_set(self, arrays, names):
         """One set of coordinates (points x, y, z or type 3 targets s, t, u) as the plan
@@ -333,16 +427,24 @@ class PlanBase:
         transform) or "f" (type 3's N results per transform)."""
         if self._nj is None:
             raise RuntimeError("setpts must be called before execute")
-        pts, modes = ((self._nj,), "c"), (self._n_modes, "modes")
+        # Sets of sizes that differ: one array for the whole stack on either side.
+        modes = (self._n_trans, *self._n_modes) if self._concatenated() else self._n_modes
+        pts, modes = ((self._nj,), "c"), (modes, "modes")
         if self._type == 3:
             a, b = pts, ((self._nk,), "c" if adjoint else "f")
         else:
             a, b = (pts, modes) if self._type == 1 else (modes, pts)
         return (b, a) if adjoint else (a, b)
 
+    def _concatenated(self):
+        """Whether the transforms have point sets of sizes that differ: execute's arrays are
+        then the whole stack's, at the points concatenated."""
+        return self._sets is not None and self._sets[0] == "concatenated"
+
     def _lead(self, shape, inner, kind, name):
-        """The batch axes of `name`, shaped `shape`: `inner` stacked n_trans times."""
-        lead = stack_lead(shape, inner, self._n_trans)
+        """The batch axes of `name`, shaped `shape`: `inner` stacked n_trans times (or
+        holding the whole stack, for point sets of sizes that differ)."""
+        lead = stack_lead(shape, inner, 1 if self._concatenated() else self._n_trans)
         if lead is None:
             raise NudtShapeError(self._stack_message(tuple(shape), inner, kind, name))
         return lead
@@ -394,8 +496,20 @@ class PlanBase:
         d_data, points, targets = got
         if d_data is not None:
             d_data = d_data.reshape(*lead, *self._shapes(False)[0][0])
-        return Cotangents(d_data, tuple(points) if "points" in wrt else None,
-                          tuple(targets) if "targets" in wrt else None)
+        points = tuple(self._as_given(a, 1) for a in points)
+        targets = tuple(self._as_given(a, 2) for a in targets)
+        return Cotangents(d_data, points if "points" in wrt else None,
+                          targets if "targets" in wrt else None)
+
+    def _as_given(self, a, which):
+        """A cotangent of points (`which` 1) or targets (2), one vector over the stack, shaped
+        as the sets were given: ``(n_trans, M)`` stacked, or split into a list."""
+        if self._sets is None:
+            return a
+        form, counts = self._sets[0], self._sets[which]
+        if form == "stacked":
+            return a.reshape(self._n_trans, -1)
+        return list(np.split(a, np.cumsum(counts)[:-1]))
 
     def jvp(self, data, d_data=None, d_points=None, d_targets=None, out=None):
         """Forward mode (the Jacobian-vector product) of ``execute`` at input ``data``: the
@@ -456,10 +570,18 @@ class PlanBase:
         return self._input(data, "data", self._dtype), other, lead
 
     def _tangent_set(self, arrays, names, n, what):
-        """A tangent of a point set (one array of n per dimension), or None."""
+        """A tangent of a point set (one array of n per dimension; with a set per
+        transform, shaped as the sets were given), or None."""
         if arrays is None:
             return None
         arrays = list(arrays) if isinstance(arrays, (list, tuple)) else [arrays]
+        if self._sets is not None:
+            per = self._per_transform((*arrays, None, None)[:3], [f"d_{c}" for c in names])
+            which = 1 if names[0] == "x" else 2
+            if per is None or per[1] != list(self._sets[which]):
+                raise NudtShapeError(f"{what}: shaped as the point sets per transform "
+                                     f"(sizes {list(self._sets[which])}) in each dimension")
+            return per[0]
         if len(arrays) != self._dim:
             raise NudtShapeError(f"{what}: {len(arrays)} arrays for a {self._dim}-D plan "
                                  f"(one per dimension: {', '.join(names[:self._dim])})")
@@ -535,8 +657,10 @@ class Plan(PlanBase):
     def _empty_like(self, data, shape):
         return np.empty(shape, dtype=self._dtype)
 
-    def _set_points(self, src, tgt):
-        self._raw.setpts(src, tgt)
+    _PER_TRANSFORM = True
+
+    def _set_points(self, src, tgt, counts=None, target_counts=None):
+        self._raw.setpts(src, tgt, counts, target_counts)
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data, out, adjoint)

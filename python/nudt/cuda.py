@@ -362,6 +362,9 @@ class Plan(PlanBase):
         return _device_array(_empty_like(data.obj, shape, self._dtype), "out", self._dtype,
                              writes=True)
 
+    # A point set per transform runs on the CPU plan in this build.
+    _PER_TRANSFORM = False
+
     def _set_points(self, src, tgt):
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;

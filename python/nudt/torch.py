@@ -7,7 +7,9 @@ real tensors of one length M, float32 or float64; the values are complex tensors
 matching precision (complex64 or complex128): strengths ``c`` of shape ``(*batch, M)``
 (types 1 and 3) or modes ``f`` of shape ``(*batch, N1[, N2[, N3]])`` (type 2). Leading
 batch axes stack transforms that share the points (finufft's ``n_trans``); the result has
-them too. Type 3 takes its target frequencies ``s[, t[, u]]`` (1-D, one length N) after
+them too. Points of shape ``(B, M)`` (and type 3's targets ``(B, N)``) give each of ``B``
+transforms its own set, in one plan: the values then have exactly one leading axis of ``B``,
+and the points' gradients are per point. Type 3 takes its target frequencies ``s[, t[, u]]`` (1-D, one length N) after
 ``c``. ``isign`` defaults to -1 for type 2 and +1 for types 1 and 3, as finufft's; ``kwargs``
 are the plan's options (finufft's on the CPU: ``modeord``, ``nthreads``, ``upsampfac``...;
 cufinufft's on the GPU).
@@ -16,7 +18,8 @@ Every tensor argument is differentiable: values, points and type 3's targets, in
 (``backward``, ``torch.autograd.grad``) and forward mode (``torch.func.jvp``,
 ``torch.autograd.forward_ad``). Gradients follow PyTorch's convention for complex tensors
 (the adjoint transform of the output's gradient for the values); the points' gradients are
-summed over the batch. The backward pass makes its own plan with ``gradients=True`` (the
+summed over the batch (per point, for a set per transform). The backward pass makes its
+own plan with ``gradients=True`` (the
 kernel meets ``eps/10``, so the point gradients meet ``eps``) rather than keep the forward's,
 whose fine grid would otherwise stay allocated until the backward runs.
 
@@ -81,8 +84,8 @@ def _out_shape(spec, points, targets, data):
     if nufft_type == 1:
         return (data.shape[0], *n_modes)
     if nufft_type == 2:
-        return (data.shape[0], points[0].shape[0])
-    return (data.shape[0], targets[0].shape[0])
+        return (data.shape[0], points[0].shape[-1])
+    return (data.shape[0], targets[0].shape[-1])
 
 
 def _cuda():
@@ -124,8 +127,14 @@ def _tensor(a, like):
     return a if isinstance(a, torch.Tensor) else torch.from_numpy(np.asarray(a)).to(like.device)
 
 
+def _as_set(t):
+    """A coordinate tensor as the plan takes it: ``(B, M)`` for a point set per transform,
+    where one transform's ``(1, M)`` is its one set."""
+    return _arg(t[0] if t.ndim == 2 and t.shape[0] == 1 else t)
+
+
 def _set_points(plan, points, targets):
-    plan.setpts(*map(_arg, points), **dict(zip("stu", map(_arg, targets))))
+    plan.setpts(*map(_as_set, points), **dict(zip("stu", map(_as_set, targets))))
 
 
 def _forward(spec, points, targets, data):
@@ -151,8 +160,11 @@ def _vjp(spec, points, targets, data, cotangent, wrt):
     _set_points(plan, points, targets)
     got = plan.vjp(_arg(data), _arg(cotangent), wrt=names)
     d_data = None if got.data is None else _tensor(got.data, data).reshape(data.shape)
-    d_points = [_tensor(a, data) for a in got.points] if wrt[1] else [None] * len(points)
-    d_targets = [_tensor(a, data) for a in got.targets] if wrt[2] else [None] * len(targets)
+    # Shaped as the coordinates: with a set per transform, a cotangent per point.
+    d_points = [_tensor(a, data).reshape(p.shape) for a, p in zip(got.points, points)] \
+        if wrt[1] else [None] * len(points)
+    d_targets = [_tensor(a, data).reshape(t.shape) for a, t in zip(got.targets, targets)] \
+        if wrt[2] else [None] * len(targets)
     return d_data, d_points, d_targets
 
 
@@ -164,7 +176,8 @@ def _jvp(spec, points, targets, data, d_data, d_points, d_targets):
     plan = _plan(spec, data, data.shape[0], gradients=True)
     _set_points(plan, points, targets)
     out = plan.jvp(_arg(data), None if d_data is None else _arg(d_data),
-                   [_arg(t) for t in d_points] or None, [_arg(t) for t in d_targets] or None)
+                   [_as_set(t) for t in d_points] or None,
+                   [_as_set(t) for t in d_targets] or None)
     return _tensor(out, data)
 
 
@@ -381,21 +394,23 @@ class _Nufft(torch.autograd.Function):
 # -- Checks and the public functions.
 
 def _point_set(arrays, names, what):
-    """One set of coordinates (points or type 3 targets): 1-D real tensors of one length,
-    dtype and device. Returns the dtype."""
+    """One set of coordinates (points or type 3 targets): real tensors of one shape, dtype
+    and device, 1-D (shared by a batch) or ``(B, M)`` (a set per transform). Returns the
+    dtype."""
     for a, n in zip(arrays, names):
         if not isinstance(a, torch.Tensor):
             raise NudtTypeError(f"`{n}` must be a torch.Tensor, got {type(a).__name__}")
         if a.dtype not in _COMPLEX:
             raise NudtTypeError(f"`{n}` must be float32 or float64 ({what}), got {a.dtype}")
-        if a.ndim != 1:
-            raise NudtShapeError(f"`{n}` must be a vector (a 1-D tensor of {what}), got shape "
+        if a.ndim not in (1, 2):
+            raise NudtShapeError(f"`{n}` must be a vector (a 1-D tensor of {what}) or, for "
+                                 f"a set per transform, of shape (B, M), got shape "
                                  f"{tuple(a.shape)}")
     first = arrays[0]
     for a, n in zip(arrays[1:], names[1:]):
         if a.shape != first.shape:
-            raise NudtShapeError(f"`{n}` must have the length of `{names[0]}`: {names[0]} has "
-                                 f"{first.shape[0]}, {n} {a.shape[0]}")
+            raise NudtShapeError(f"`{n}` must have the shape of `{names[0]}`: {names[0]} has "
+                                 f"{tuple(first.shape)}, {n} {tuple(a.shape)}")
         if a.dtype != first.dtype:
             raise NudtTypeError(f"`{n}` is {a.dtype}, `{names[0]}` {first.dtype}: give every "
                                 f"coordinate in one precision")
@@ -418,9 +433,15 @@ def _transform(nufft_type, points, targets, data, n_modes, eps, isign, kwargs):
     """Checks the arguments in finufft's order (points, values, modes), then runs."""
     dim = len(points)
     real = _point_set(points, "xyz"[:dim], "the points, radians")
+    # A leading axis on the points: a set per transform, one transform per row.
+    sets = points[0].shape[0] if points[0].ndim == 2 else None
     if targets:
         if _point_set(targets, "stu"[:dim], "target frequencies") != real:
             raise NudtTypeError(f"the targets are {targets[0].dtype}, the points {real}")
+        if (targets[0].shape[0] if targets[0].ndim == 2 else None) != sets:
+            raise NudtShapeError(f"the targets must have a leading axis of the points' "
+                                 f"(B = {sets}) exactly when the points have one, got shape "
+                                 f"{tuple(targets[0].shape)}")
     name = "f" if nufft_type == 2 else "c"
     if not isinstance(data, torch.Tensor):
         raise NudtTypeError(f"`{name}` must be a torch.Tensor, got {type(data).__name__}")
@@ -439,7 +460,7 @@ def _transform(nufft_type, points, targets, data, n_modes, eps, isign, kwargs):
         inner = tuple(data.shape[data.ndim - dim:])
         n_modes = inner
     else:
-        m = points[0].shape[0]
+        m = points[0].shape[-1]
         if data.ndim < 1 or data.shape[-1] != m:
             raise NudtShapeError(f"`c` must be of shape (*batch, M), M = {m} points, got "
                                  f"{tuple(data.shape)}")
@@ -451,6 +472,11 @@ def _transform(nufft_type, points, targets, data, n_modes, eps, isign, kwargs):
         isign = -1 if nufft_type == 2 else 1
     isign = 1 if int(isign) >= 0 else -1
     batch = tuple(data.shape[:data.ndim - len(inner)])
+    if sets is not None and batch != (sets,):
+        raise NudtShapeError(f"with a point set per transform (points of shape "
+                             f"{tuple(points[0].shape)}), "
+                             f"`{name}` must have one leading axis of {sets}, got shape "
+                             f"{tuple(data.shape)}")
     flat = data.reshape(math.prod(batch), *inner)
     params = (nufft_type, list(n_modes), float(eps), isign, _options(kwargs))
     if torch.compiler.is_compiling():

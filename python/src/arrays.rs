@@ -96,3 +96,32 @@ pub fn readwrite<'py, T: Element>(
         ),
     })
 }
+
+/// The point sets of a plan with a set per transform: `coords` (one array per dimension, the
+/// concatenation of the transforms' sets) cut into `counts[b]` points for transform b,
+/// `sets[b][d]`; a `ValueError` if the counts do not add up to the arrays' length.
+pub fn per_transform<'a, T>(
+    py: Python<'_>,
+    coords: &[&'a [T]],
+    counts: &[usize],
+    what: &str,
+) -> PyResult<Vec<Vec<&'a [T]>>> {
+    let total: usize = counts.iter().sum();
+    if let Some(a) = coords.iter().find(|a| a.len() != total) {
+        return Err(value_error(
+            py,
+            format!(
+                "{what}: the counts per transform add up to {total}, the arrays hold {}",
+                a.len()
+            ),
+        ));
+    }
+    let mut at = 0;
+    Ok(counts
+        .iter()
+        .map(|&m| {
+            at += m;
+            coords.iter().map(|a| &a[at - m..at]).collect()
+        })
+        .collect())
+}

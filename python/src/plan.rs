@@ -1,6 +1,6 @@
 //! `RawPlan`: the runtime's CPU plan in the precision the Python `Plan` asked for.
 
-use crate::arrays::{readonly, readonly_all, readwrite, slice, slices};
+use crate::arrays::{per_transform, readonly, readonly_all, readwrite, slice, slices};
 use crate::errors::{to_py, value_error};
 use crate::gradients::{self, check_gradients, Held};
 use crate::shared::Shared;
@@ -30,6 +30,11 @@ impl AnyPlan {
             AnyPlan::F32(_) => None,
         }
     }
+}
+
+/// Each transform's arrays as the runtime takes them, `sets[b][d]`.
+fn borrow_sets<'a, T>(sets: &'a [Vec<&'a [T]>]) -> Vec<&'a [&'a [T]]> {
+    sets.iter().map(|v| &v[..]).collect()
 }
 
 /// How a call finds the plan of its precision `T` in an [`AnyPlan`].
@@ -129,39 +134,67 @@ impl RawPlan {
     }
 
     /// Sets the points (`coords`: one array per dimension) and, for type 3, the target
-    /// frequencies (`targets`), of which a plan made for gradients keeps copies.
+    /// frequencies (`targets`), of which a plan made for gradients keeps copies. With
+    /// `counts` (type 3: and `target_counts`), a set per transform: the arrays are then the
+    /// concatenations of the transforms' sets, `counts[b]` points (targets) in transform b.
+    #[pyo3(signature = (coords, targets, counts=None, target_counts=None))]
     fn setpts(
         &self,
         py: Python<'_>,
         coords: Vec<Bound<'_, PyAny>>,
         targets: Vec<Bound<'_, PyAny>>,
+        counts: Option<Vec<usize>>,
+        target_counts: Option<Vec<usize>>,
     ) -> PyResult<()> {
         fn typed<T: Float + Element>(
             py: Python<'_>,
             plan: &Shared<AnyPlan>,
-            coords: &[Bound<'_, PyAny>],
-            targets: &[Bound<'_, PyAny>],
+            (coords, targets): (&[Bound<'_, PyAny>], &[Bound<'_, PyAny>]),
+            counts: Option<(Vec<usize>, Vec<usize>)>,
             pick: Pick<T>,
             keep: bool,
         ) -> PyResult<()> {
             let c = readonly_all::<T>(coords, &["x", "y", "z"])?;
             let t = readonly_all::<T>(targets, &["s", "t", "u"])?;
             let (c, t) = (slices(&c), slices(&t));
+            let sets = counts
+                .map(|(m, k)| -> PyResult<_> {
+                    let targets = match t.is_empty() {
+                        true => vec![Vec::new(); k.len()],
+                        false => per_transform(py, &t, &k, "targets")?,
+                    };
+                    Ok((per_transform(py, &c, &m, "points")?, targets))
+                })
+                .transpose()?;
             plan.run(py, to_py, |p| {
                 let h = pick(p).expect("precision");
-                if h.plan.transform_type() == TransformType::Type3 {
-                    h.set_type3(&c, &t, keep, |p| p.set_points_type3(&c, &t))
-                } else {
-                    h.forget_type3();
-                    h.plan.set_points(&c)
+                let three = h.plan.transform_type() == TransformType::Type3;
+                match (&sets, three) {
+                    (None, true) => h.set_type3(&c, &t, keep, |p| p.set_points_type3(&c, &t)),
+                    (None, false) => {
+                        h.forget_type3();
+                        h.plan.set_points(&c)
+                    }
+                    (Some((xs, ss)), true) => {
+                        let (xs, ss) = (borrow_sets(xs), borrow_sets(ss));
+                        h.set_type3(&c, &t, keep, |p| p.set_points_type3_per_transform(&xs, &ss))
+                    }
+                    (Some((xs, _)), false) => {
+                        h.forget_type3();
+                        h.plan.set_points_per_transform(&borrow_sets(xs))
+                    }
                 }
             })
         }
-        let keep = self.gradients;
+        let counts = counts.map(|m| {
+            let k = target_counts.unwrap_or_else(|| vec![0; m.len()]);
+            (m, k)
+        });
+        let (keep, arrays) = (self.gradients, (&coords[..], &targets[..]));
         if self.single {
-            typed(py, &self.plan, &coords, &targets, AnyPlan::f32, keep)
+            typed(py, &self.plan, arrays, counts, AnyPlan::f32, keep)
         } else {
-            typed(py, &self.plan, &coords, &targets, AnyPlan::f64, keep)
+            typed(py, &self.plan, arrays, counts, AnyPlan::f64, keep)
         }
     }
 

@@ -564,3 +564,13 @@ def test_non_finite_device_points_leave_the_context_alive(lib, bad):
     assert direct.rel_err(f, reference(3, x, data, s, None, 1)) < 2e-8
     # The library's own kernels still run in this context.
     assert float(host(dev(lib, np.arange(4.0)) * 2).sum()) == 12.0
+
+
+@gpu
+@pytest.mark.skipif(cupy is None, reason="CuPy not installed")
+def test_a_point_set_per_transform_is_refused_for_now():
+    """nudt.cuda plans take one point set that the transforms share: a set per transform
+    (which nudt.Plan runs) is a ValueError naming where it runs, not a shape error."""
+    xs = [dev("cupy", np.random.default_rng(5).uniform(-3, 3, m)) for m in (4, 5, 6)]
+    with pytest.raises(ValueError, match="a point set per transform runs on nudt.Plan"):
+        cu.Plan(1, (8, 8), 3, 1e-6, dtype="complex128").setpts(xs, xs)

@@ -190,6 +190,40 @@ def test_batch_axes_and_signs():
 
 
 @pytest.mark.parametrize("tp", [1, 2, 3])
+def test_a_point_set_per_transform(tp):
+    """Points of shape (B, M): each transform its own set, in one call; values, gradients
+    (one per point) and forward mode against each transform's direct sum, and gradcheck."""
+    b, dim, modes = 3, 2, (7, 6)
+    sets = [problem(tp, dim, m=20, n=15, modes=modes, seed=30 + tp + 5 * i) for i in range(b)]
+    pts = [torch.stack([s[0][d] for s in sets]) for d in range(dim)]
+    data = torch.stack([s[1] for s in sets])
+    tgt = [torch.stack([s[2][d] for s in sets]) for d in range(dim)] if tp == 3 else []
+
+    def ref(data, *coords):
+        return torch.stack([direct(tp, [c[i] for c in coords[:dim]], data[i], modes,
+                                   [c[i] for c in coords[dim:]]) for i in range(b)])
+
+    def ours(data, *coords):
+        return call(tp, coords[:dim], data, coords[dim:], modes, eps=1e-10)
+
+    inputs = (data, *pts, *tgt)
+    out = ours(*inputs)
+    assert out.shape == ref(*inputs).shape and rel(out, ref(*inputs)) < 1e-8
+    w = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(2))
+    got, want = grads(ours, inputs, w), grads(ref, inputs, w)
+    assert all(g.shape == i.shape for g, i in zip(got, inputs))
+    assert all(rel(a, c) < 1e-8 for a, c in zip(got, want))
+    tangents = tuple(torch.randn(t.shape, dtype=t.dtype) for t in inputs)
+    assert rel(torch.func.jvp(ours, inputs, tangents)[1],
+               torch.func.jvp(ref, inputs, tangents)[1]) < 1e-8
+    small = [t[..., :4].detach().clone().requires_grad_() for t in inputs] if tp != 2 else \
+        [t.detach().clone().requires_grad_() for t in (data, *(p[:, :4] for p in pts))]
+    assert torch.autograd.gradcheck(
+        lambda d, *c: call(tp, c[:dim], d, c[dim:], modes, eps=1e-12), small,
+        check_forward_ad=True, **GRADCHECK)
+
+
+@pytest.mark.parametrize("tp", [1, 2, 3])
 def test_forward_mode(tp):
     """torch.func.jvp (forward mode) against torch.func.jvp through the direct sums."""
     pts, data, tgt, modes = problem(tp, 2, m=40, n=30, seed=7 + tp, modes=(8, 6))
@@ -289,7 +323,11 @@ def test_errors():
     pts, data, _, _ = problem(1, 2, m=10)
     x, y = pts
     with pytest.raises(nudt.NudtShapeError, match="1-D"):
-        nt.nufft2d1(torch.stack(pts), y, data, 8)  # points as one 2-D tensor
+        nt.nufft2d1(torch.stack(pts)[None], y, data, 8)  # points as one 3-D tensor
+    with pytest.raises(nudt.NudtShapeError, match="must have the shape of `x`"):
+        nt.nufft2d1(torch.stack(pts), y, data, 8)  # a set per transform in x only
+    with pytest.raises(nudt.NudtShapeError, match="one leading axis of 2"):
+        nt.nufft2d1(torch.stack(pts), torch.stack(pts), data, 8)  # data without it
     with pytest.raises(ValueError, match="length"):
         nt.nufft2d1(x, y[:7], data, 8)
     with pytest.raises(TypeError, match="float32 or float64"):

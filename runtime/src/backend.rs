@@ -364,6 +364,13 @@ pub trait NufftPlan<T: Float> {
     /// Per transform, its points (type 3: sources) and targets (0 for types 1 and 2), once
     /// set: the layout of execute's concatenated inputs and outputs.
     fn point_counts(&self) -> Option<Vec<(usize, usize)>>;
+    /// Whether each transform has its own point set (set by
+    /// [`Self::set_points_per_transform`] or [`Self::set_points_type3_per_transform`])
+    /// rather than one that every transform shares: [`crate::gradient`] then gives each
+    /// point its own cotangent instead of the sum over the stack.
+    fn points_per_transform(&self) -> bool {
+        false
+    }
     /// The transform (type 1: strengths → modes; 2: modes → values; 3: strengths → values
     /// at the targets). Returns once `output` holds the result.
     fn execute(
@@ -540,6 +547,9 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
         Ok(Plan::set_points_type3_per_transform(
             self, sources, targets,
         )?)
+    }
+    fn points_per_transform(&self) -> bool {
+        Plan::points_per_transform(self)
     }
     fn report(&self) -> PlanReport {
         PlanReport {

@@ -5,7 +5,9 @@
 //! Conventions are PyTorch's: a cotangent of complex values `y` is `∂L/∂Re y + i·∂L/∂Im y`
 //! for a real loss `L`, so the input's cotangent is the adjoint transform of the output's
 //! (`Aᴴg`), and a real coordinate's is `Σ Re(conj(g)·∂y/∂x)`. Points shared by a stack of
-//! `ntransf` transforms get the sum over the stack.
+//! `ntransf` transforms get the sum over the stack; with a point set per transform
+//! ([`NufftPlan::points_per_transform`]) each point gets its own, and point arrays (tangents,
+//! cotangents, type 3's [`Type3Points`]) are the concatenations of the sets'.
 //!
 //! Types 1 and 2 differentiate with respect to the points in one pass each: the derivative of
 //! the kernel, spread or interpolated beside the kernel itself
@@ -75,7 +77,8 @@ pub struct Tangents<'a, T> {
 }
 
 /// Type 3's point sets, which its derivatives weight inputs and outputs by (the plan holds
-/// them only rescaled onto its grids). The same arrays `set_points_type3` was given.
+/// them only rescaled onto its grids). The same arrays `set_points_type3` was given; with a
+/// set per transform, per dimension the concatenation of the transforms' arrays.
 #[derive(Clone, Copy, Debug)]
 pub struct Type3Points<'a, T> {
     pub sources: &'a [&'a [T]],
@@ -93,6 +96,18 @@ fn direction_sign<T: Float, P: NufftPlan<T> + ?Sized>(plan: &P, adjoint: bool) -
         -s
     } else {
         s
+    }
+}
+
+/// How many times a stack's values run over one point set: `ntransf` where the transforms
+/// share their points (the points' cotangents are then sums over the stack), 1 where each
+/// has its own (the stack's values and the points are then both the concatenation of the
+/// sets', one cotangent a point). The rules below index points by value modulo the set's
+/// length, which covers both.
+fn copies<T: Float, P: NufftPlan<T> + ?Sized>(plan: &P) -> usize {
+    match plan.points_per_transform() {
+        true => 1,
+        false => plan.recipe().ntransf,
     }
 }
 
@@ -283,7 +298,7 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
             }
             if wanted.points {
                 let m = per_point(h.len(), q, "strengths")?;
-                out.points = sum_over_stack(dim, m, plan.recipe().ntransf, |j, d| {
+                out.points = sum_over_stack(dim, m, copies(plan), |j, d| {
                     let c = input[j];
                     let dh = h[q * j + 1 + d];
                     (c * dh.conj()).re
@@ -298,7 +313,7 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
             if wanted.points {
                 let mut u = vec![Complex::default(); cotangent.len() * q];
                 plan.interp_with_gradient(input, &mut u, false)?;
-                out.points = sum_over_stack(dim, cotangent.len(), plan.recipe().ntransf, |j, d| {
+                out.points = sum_over_stack(dim, cotangent.len(), copies(plan), |j, d| {
                     (cotangent[j].conj() * u[q * j + 1 + d]).re
                 });
             }
@@ -376,7 +391,7 @@ pub fn jvp<T: Float, P: NufftPlan<T> + ?Sized>(
 ) -> Result<(), BackendError> {
     let dim = plan.dim();
     let q = dim + 1;
-    let ntransf = plan.recipe().ntransf;
+    let ntransf = copies(plan);
     if let Some(d) = tangents.input {
         if d.len() != input.len() {
             return Err(NudtError::Length {

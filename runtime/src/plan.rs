@@ -593,6 +593,16 @@ impl<T: Float> Plan<T> {
         }
     }
 
+    /// Whether each transform has its own point set (from [`Self::set_points_per_transform`]
+    /// or [`Self::set_points_type3_per_transform`]), not one that the stack shares.
+    pub fn points_per_transform(&self) -> bool {
+        match &self.engine {
+            Engine::Uniform(_, sets) => !sets.is_empty(),
+            Engine::Type3(engines) => engines.len() > 1,
+            Engine::Type3Pending => false,
+        }
+    }
+
     /// The points set, per transform: sources and targets (type 3) or points and 0.
     fn counts(&self) -> Option<Vec<(usize, usize)>> {
         (!self.counts.is_empty()).then(|| self.counts.clone())
@@ -657,29 +667,25 @@ impl<T: Float> Plan<T> {
         let Engine::Uniform(u, sets) = &self.engine else {
             unreachable!("a gradient pass is checked to be of type 1 or 2")
         };
-        if !sets.is_empty() {
-            return Err(NudtError::NoGradient {
-                why: "gradients of a plan with a point set per transform are not implemented yet",
-            });
-        }
         let (isign, spreads) = match adjoint {
             true => (-self.problem.isign, self.problem.ty == TransformType::Type2),
             false => (self.problem.isign, self.problem.ty == TransformType::Type1),
         };
-        let (a, b) = each[0];
-        if a == 0 || b == 0 {
-            // No points: nothing to interpolate, and zero modes from spreading nothing.
-            output.iter_mut().for_each(|v| *v = Complex::default());
-            return Ok(());
-        }
         self.work.truncate(1);
         self.work.resize_with(1, Work::default);
         let work = &mut self.work[0].uniform;
         in_pool(&self.pool, || {
-            for (x, y) in input.chunks(a).zip(output.chunks_mut(b)) {
-                match spreads {
-                    true => u.type1_grad(&u.grid, work, x, y, isign)?,
-                    false => u.type2_grad(&u.grid, work, x, y, isign)?,
+            let (mut x, mut y) = (input, &mut output[..]);
+            for (b, &(a, c)) in each.iter().enumerate() {
+                let (xb, rest) = x.split_at(a);
+                let (yb, tail) = std::mem::take(&mut y).split_at_mut(c);
+                (x, y) = (rest, tail);
+                let grid = of_points(u, sets, b);
+                match (spreads, a == 0 || c == 0) {
+                    // No points: nothing to interpolate, and zero modes from spreading nothing.
+                    (_, true) => yb.iter_mut().for_each(|v| *v = Complex::default()),
+                    (true, false) => u.type1_grad(grid, work, xb, yb, isign)?,
+                    (false, false) => u.type2_grad(grid, work, xb, yb, isign)?,
                 }
             }
             Ok(())

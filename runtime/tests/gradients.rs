@@ -2,7 +2,8 @@
 //! available, against central finite differences of the direct sum in f64: the cotangents of
 //! the input and the points in reverse mode, and the change of the output in forward mode,
 //! within 10× the tolerance (relative l2). Stacks of transforms sum their points'
-//! cotangents. Bad requests are typed errors.
+//! cotangents; with a point set per transform each point has its own. Bad requests are typed
+//! errors.
 //!
 //! Every backend differentiates types 1 and 2 in one pass with the kernel's derivative (the
 //! CPU's tile kernels, the GPUs' `nudt_interp_grad_*` and `nudt_spread_grad_*`): checked here
@@ -25,6 +26,9 @@ struct Case {
     x: Vec<Vec<f64>>,
     s: Vec<Vec<f64>>,
     input: Vec<Complex64>,
+    /// With a point set per transform, each transform's numbers of points (type 3: sources)
+    /// and targets; `x` and `s` are then the concatenations of the sets'.
+    sets: Option<Vec<(usize, usize)>>,
 }
 
 fn complex(r: &mut Lcg, n: usize) -> Vec<Complex64> {
@@ -58,7 +62,78 @@ impl Case {
             x,
             s,
             input,
+            sets: None,
         }
+    }
+
+    /// A point set per transform, `counts[b]` points (type 3: sources) and targets in
+    /// transform b.
+    fn per_transform(
+        ty: TransformType,
+        modes: &[usize],
+        counts: &[(usize, usize)],
+        seed: u64,
+    ) -> Self {
+        let mut r = Lcg(seed);
+        let (m, k): (usize, usize) = counts.iter().fold((0, 0), |(a, b), c| (a + c.0, b + c.1));
+        let dim = modes.len();
+        let x = (0..dim).map(|_| reals(&mut r, m, 3.0)).collect();
+        let s = match ty {
+            TransformType::Type3 => (0..dim).map(|_| reals(&mut r, k, 9.0)).collect(),
+            _ => Vec::new(),
+        };
+        let n_in = match ty {
+            TransformType::Type2 => modes.iter().product::<usize>() * counts.len(),
+            _ => m,
+        };
+        Case {
+            ty,
+            modes: modes.to_vec(),
+            ntransf: counts.len(),
+            x,
+            s,
+            input: complex(&mut r, n_in),
+            sets: Some(counts.to_vec()),
+        }
+    }
+
+    /// Each transform's points, targets and input: slices of `x`, `s` and `input`.
+    fn split<'a, U>(
+        &self,
+        x: &'a [Vec<U>],
+        s: &'a [Vec<U>],
+        input: &'a [Complex64],
+    ) -> Vec<(Vec<&'a [U]>, Vec<&'a [U]>, &'a [Complex64])> {
+        let n: usize = self.modes.iter().product();
+        let counts = match &self.sets {
+            Some(c) => c.clone(),
+            None => vec![(x[0].len(), s.first().map_or(0, Vec::len)); self.ntransf],
+        };
+        let shared = self.sets.is_none();
+        let (mut at_x, mut at_s, mut at_in) = (0, 0, 0);
+        counts
+            .iter()
+            .map(|&(m, k)| {
+                let len_in = if self.ty == TransformType::Type2 {
+                    n
+                } else {
+                    m
+                };
+                let part = |v: &'a [Vec<U>], at: usize, len: usize| -> Vec<&'a [U]> {
+                    v.iter().map(|a| &a[at..at + len]).collect()
+                };
+                let set = (
+                    part(x, at_x, m),
+                    part(s, at_s, k),
+                    &input[at_in..at_in + len_in],
+                );
+                if !shared {
+                    (at_x, at_s) = (at_x + m, at_s + k);
+                }
+                at_in += len_in;
+                set
+            })
+            .collect()
     }
 
     fn dim(&self) -> usize {
@@ -67,23 +142,20 @@ impl Case {
 
     /// The stacked output, by direct sums, at points `x`, targets `s` and input `input`.
     fn direct(&self, x: &[Vec<f64>], s: &[Vec<f64>], input: &[Complex64]) -> Vec<Complex64> {
-        let xr: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
-        let sr: Vec<&[f64]> = s.iter().map(|v| &v[..]).collect();
         let isign = sign(self.ty);
         let n: usize = self.modes.iter().product();
-        let m = x[0].len();
         let all = |len: usize| (0..len).collect::<Vec<_>>();
-        let one = input.len() / self.ntransf;
-        input
-            .chunks(one)
-            .flat_map(|inp| match self.ty {
+        self.split(x, s, input)
+            .into_iter()
+            .flat_map(|(xr, sr, inp)| match self.ty {
                 TransformType::Type1 => {
                     direct::type1(&xr, inp, &self.modes, ModeOrder::Cmcl, isign, &all(n))
                 }
                 TransformType::Type2 => {
+                    let m = xr[0].len();
                     direct::type2(&xr, inp, &self.modes, ModeOrder::Cmcl, isign, &all(m))
                 }
-                TransformType::Type3 => direct::type3(&xr, inp, &sr, isign, &all(s[0].len())),
+                TransformType::Type3 => direct::type3(&xr, inp, &sr, isign, &all(sr[0].len())),
             })
             .collect()
     }
@@ -140,15 +212,17 @@ impl Case {
             ty => backend.plan::<T>(ty, &self.modes, isign, self.ntransf, tol, opts),
         }
         .unwrap_or_else(|e| panic!("{backend}: {e}"));
-        let x = cast::<T>(&self.x);
+        let (x, s) = (cast::<T>(&self.x), cast::<T>(&self.s));
         let xr: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
-        match self.ty {
-            TransformType::Type3 => {
-                let s = cast::<T>(&self.s);
-                let sr: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
-                plan.set_points_type3(&xr, &sr)
-            }
-            _ => plan.set_points(&xr),
+        let sr: Vec<&[T]> = s.iter().map(|v| &v[..]).collect();
+        let sets = self.split(&x, &s, &self.input);
+        let xs: Vec<&[&[T]]> = sets.iter().map(|set| &set.0[..]).collect();
+        let ss: Vec<&[&[T]]> = sets.iter().map(|set| &set.1[..]).collect();
+        match (self.ty, self.sets.is_some()) {
+            (TransformType::Type3, false) => plan.set_points_type3(&xr, &sr),
+            (TransformType::Type3, true) => plan.set_points_type3_per_transform(&xs, &ss),
+            (_, false) => plan.set_points(&xr),
+            (_, true) => plan.set_points_per_transform(&xs),
         }
         .unwrap_or_else(|e| panic!("{backend}: {e}"));
         plan
@@ -393,11 +467,17 @@ fn check_one_pass<T: BackendFloat>(
 ) {
     let mut plan = case.plan_with::<T>(backend, tol, opts);
     let mut r = Lcg(17);
-    let (dim, m) = (case.dim(), case.x[0].len());
+    let dim = case.dim();
+    // Values at the points over the stack: each transform's at the shared points, or the
+    // concatenated sets'.
+    let m = match case.sets {
+        Some(_) => case.x[0].len(),
+        None => case.x[0].len() * case.ntransf,
+    };
     let n: usize = case.modes.iter().product::<usize>() * case.ntransf;
     let q = dim + 1;
     let f = to_t::<T>(&complex(&mut r, n));
-    let vu = to_t::<T>(&complex(&mut r, q * m * case.ntransf));
+    let vu = to_t::<T>(&complex(&mut r, q * m));
     // A type 2 interpolates forward, a type 1 in its adjoint; spreading the other way.
     let interp_adjoint = case.ty == TransformType::Type1;
     let (mut one, mut by) = (
@@ -464,6 +544,31 @@ fn one_pass_gradients_agree_with_transforms_and_are_adjoint() {
         let what = format!("{backend} f32");
         check_one_pass::<f32>(backend, &case, &opts, (1e-3, 1e-2, 1e-5), &what);
     }
+}
+
+/// A point set per transform (sizes that differ, one of them empty): each point gets its own
+/// cotangent, in both modes, on every type; and the one-pass gradients over such a stack.
+/// On the CPU, the backend that runs per-transform sets in this build.
+#[test]
+fn a_point_set_per_transform_gets_its_own_cotangents() {
+    let backend = Backend::Cpu;
+    for (t, ty) in TYPES.into_iter().enumerate() {
+        for (d, modes) in MODES.into_iter().enumerate() {
+            let seed = 300 + 10 * t as u64 + d as u64;
+            let counts: &[(usize, usize)] = &[(17, 9), (0, 4), (26, 0), (11, 13)];
+            let case = Case::per_transform(ty, modes, counts, seed);
+            check_vjp::<f64>(backend, &case, 1e-6, seed + 1);
+            check_jvp::<f64>(backend, &case, 1e-6, seed + 2);
+            if ty != TransformType::Type3 {
+                let opts = BackendOptions::default().with_gradients(true);
+                let what = format!("{backend} per-transform {ty:?} {}-D", d + 1);
+                check_one_pass::<f64>(backend, &case, &opts, (1e-6, 1e-5, 1e-12), &what);
+            }
+        }
+    }
+    let case = Case::per_transform(TransformType::Type1, &[12, 9], &[(20, 0), (7, 0)], 5);
+    check_vjp::<f32>(backend, &case, 1e-3, 6);
+    check_jvp::<f32>(backend, &case, 1e-3, 7);
 }
 
 #[test]
