@@ -409,6 +409,9 @@ def _point_set(arrays, names, what):
     first = arrays[0]
     for a, n in zip(arrays[1:], names[1:]):
         if a.shape != first.shape:
+            if a.ndim == first.ndim == 1:
+                raise NudtShapeError(f"`{n}` must have the length of `{names[0]}`: {names[0]} "
+                                     f"has {first.shape[0]}, {n} {a.shape[0]}")
             raise NudtShapeError(f"`{n}` must have the shape of `{names[0]}`: {names[0]} has "
                                  f"{tuple(first.shape)}, {n} {tuple(a.shape)}")
         if a.dtype != first.dtype:
