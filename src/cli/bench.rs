@@ -1,6 +1,14 @@
 //! `nudt bench`: the problem set of benches/problems.toml, timed (median of repeats) and checked
 //! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
+//! With `--backend cuda|opencl`, the GPU problem set on that backend ([`gpu`]), beside
+//! cuFINUFFT's perftest with `--compare cufinufft`.
 
+mod cufinufft;
+mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_cuda;
+#[cfg(feature = "opencl")]
+mod gpu_opencl;
 mod gradients;
 mod per_transform;
 mod soak;
@@ -28,6 +36,8 @@ pub enum Peer {
     Finufft,
     /// ducc0's NUFFT through python3 and its pip package `ducc0` (benches/peer.py)
     Ducc0,
+    /// cuFINUFFT's perftest (`cuperftest`, built from its source; --peer-bin), with --backend cuda
+    Cufinufft,
 }
 
 impl Peer {
@@ -35,6 +45,7 @@ impl Peer {
         match self {
             Peer::Finufft => "finufft",
             Peer::Ducc0 => "ducc0",
+            Peer::Cufinufft => "cufinufft",
         }
     }
 }
@@ -50,6 +61,9 @@ impl Peer {
   nudt bench --gradients --scale 0.1               point derivatives against the forward transform
   nudt bench --per-transform --compare finufft      32 transforms with a point set each: one plan,
                                                    32 plans, and FINUFFT's Plan looped over the sets
+  nudt bench --backend opencl --quick              the GPU problem set on OpenCL, a tenth of the points
+  nudt bench --backend cuda --compare cufinufft --peer-bin ./cuperftest
+                                                   the GPU set beside cuFINUFFT's perftest, with ratios
 
 Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
 problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
@@ -57,7 +71,14 @@ problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial
 uniform in [-K/2, K/2)^d, K = points^(1/d) (or the distribution, scaled).
 Signs: +1 for types 1 and 3, -1 for type 2 (FINUFFT's defaults). Times are medians of --repeats
 runs of plan + setpts + execute; points/s = points / total. Each problem runs in a process of
-its own, for nudt and for each peer, so that mem is that problem's peak alone.")]
+its own, for nudt and for each peer, so that mem is that problem's peak alone.
+
+--backend cuda|opencl runs the GPU problem set (benches/gpu_problems.toml) in one process on that
+backend: device arrays in and out, set-points timed on fresh plans and again on one plan,
+execute the mean of --repeats, the device synchronised; the plan's device memory where the
+backend can read it. --compare cufinufft runs cuFINUFFT's perftest (--peer-bin: the binary, or a
+folder with its source and a cufinufft.sh whose `build` prints `built PATH` last) on the same
+problems, every method, and prints nudt's total over its best method's.")]
 pub struct Args {
     /// Problems file (TOML, [[problem]] tables) instead of the built-in set
     #[arg(long, value_name = "FILE")]
@@ -68,6 +89,9 @@ pub struct Args {
     /// Multiply every point count by this factor (e.g. 0.01 for a quick run)
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_scale)]
     scale: f64,
+    /// A tenth of the points (--scale 0.1)
+    #[arg(long, conflicts_with = "scale")]
+    quick: bool,
     /// Timed repetitions per problem (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: u64,
@@ -92,6 +116,10 @@ pub struct Args {
     /// Peer script (default: benches/peer.py)
     #[arg(long, value_name = "FILE")]
     peer_script: Option<PathBuf>,
+    /// cuFINUFFT's perftest for --compare cufinufft: the binary, or a folder with its source
+    /// and a cufinufft.sh that builds it
+    #[arg(long, value_name = "PATH")]
+    peer_bin: Option<PathBuf>,
     /// Tuning profile nudt's plans take choices from (saved by `nudt tune -o FILE`; also
     /// NUDT_PROFILE) [default: this machine's in the cache folder, if tuned]
     #[arg(long, value_name = "FILE")]
@@ -131,7 +159,8 @@ pub struct Args {
     /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
     #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     shapes: usize,
-    /// Where the soak test and the gradient benchmark run (the problem set runs on the CPU)
+    /// Where the problem set, the soak test and the gradient benchmark run (cuda, opencl:
+    /// the GPU problem set)
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
     /// A stack of --batch transforms, each with its own point set, instead of the problem
@@ -245,7 +274,11 @@ fn progress(len: usize, json: bool) -> ProgressBar {
     bar
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if args.quick {
+        args.scale = 0.1;
+    }
+    check_peers(&args)?;
     if args.per_transform {
         if args.compare.contains(&Peer::Ducc0) {
             return Err(fail!(
@@ -288,9 +321,31 @@ pub fn run(args: Args) -> Result<()> {
         });
     }
     if args.backend != BackendArg::Cpu {
-        return Err(fail!(
-            "--backend applies to --soak and --gradients; the problem set runs on the CPU"
-        ));
+        for (given, what) in [
+            (args.strategy != StrategyArg::Auto, "--strategy"),
+            (args.dist.is_some(), "--dist"),
+            (args.plot.is_some(), "--plot"),
+            (args.one_process, "--one-process"),
+            (args.profile.is_some(), "--profile"),
+            (args.threads.is_some(), "--threads"),
+        ] {
+            if given {
+                return Err(fail!(
+                    "{what} applies to --backend cpu; the GPU problem set runs in one process on the device"
+                ));
+            }
+        }
+        return gpu::run(gpu::GpuArgs {
+            backend: args.backend.get(),
+            problems: args.problems,
+            only: args.only,
+            scale: args.scale,
+            repeats: args.repeats as usize,
+            sample: args.sample,
+            seed: args.seed,
+            json: args.json,
+            cufinufft: args.peer_bin.filter(|_| args.compare.contains(&Peer::Cufinufft)),
+        });
     }
     if let Some(p) = &args.plot {
         let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase());
@@ -417,6 +472,41 @@ pub fn run(args: Args) -> Result<()> {
             failed.len(),
             failed.join("; ")
         ));
+    }
+    Ok(())
+}
+
+/// Refuses a peer that does not run beside this backend: cuFINUFFT beside CUDA only, FINUFFT
+/// and ducc0 beside the CPU only; and cuFINUFFT without its binary.
+fn check_peers(args: &Args) -> Result<()> {
+    let gpu = args.backend != BackendArg::Cpu;
+    let cuda = args.backend == BackendArg::Cuda;
+    for &peer in &args.compare {
+        let name = peer.name();
+        match peer {
+            Peer::Cufinufft if !cuda => {
+                return Err(fail!(
+                    "--compare cufinufft runs beside --backend cuda (the GPU problem set), not --backend {}",
+                    args.backend.get()
+                ))
+            }
+            Peer::Finufft | Peer::Ducc0 if gpu => {
+                return Err(fail!(
+                    "--compare {name} runs beside --backend cpu; beside --backend {} the peer is cufinufft (CUDA)",
+                    args.backend.get()
+                ))
+            }
+            _ => {}
+        }
+    }
+    let cufinufft = args.compare.contains(&Peer::Cufinufft);
+    if cufinufft && args.peer_bin.is_none() {
+        return Err(fail!(
+            "--compare cufinufft needs --peer-bin PATH: cuFINUFFT's perftest binary, or a folder with its source and a cufinufft.sh that builds it"
+        ));
+    }
+    if !cufinufft && args.peer_bin.is_some() {
+        return Err(fail!("--peer-bin applies to --compare cufinufft"));
     }
     Ok(())
 }
