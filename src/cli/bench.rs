@@ -344,7 +344,9 @@ pub fn run(mut args: Args) -> Result<()> {
             sample: args.sample,
             seed: args.seed,
             json: args.json,
-            cufinufft: args.peer_bin.filter(|_| args.compare.contains(&Peer::Cufinufft)),
+            cufinufft: args
+                .peer_bin
+                .filter(|_| args.compare.contains(&Peer::Cufinufft)),
         });
     }
     if let Some(p) = &args.plot {

@@ -528,7 +528,8 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
     }
     let plan = last.expect("at least one repeat");
     let peak_rss = peak_rss();
-    let (rel_error, sample) = match check_outputs(p, (&x, &input, &tgt), &out, cfg.sample, &mut rng) {
+    let (rel_error, sample) = match check_outputs(p, (&x, &input, &tgt), &out, cfg.sample, &mut rng)
+    {
         Some(c) => {
             if let Some(dir) = &cfg.share {
                 share(dir, p, &c.points, &c.input, &c.targets, &c.which, &c.exact)?;

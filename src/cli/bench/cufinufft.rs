@@ -74,7 +74,13 @@ impl Perftest {
             .output()
             .map_err(|e| fail!("{at}: cannot run {}: {e}", script.display()))?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let last = |t: &str| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::trim).map(String::from);
+        let last = |t: &str| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .map(String::from)
+        };
         if !out.status.success() {
             let said = last(&String::from_utf8_lossy(&out.stderr)).or_else(|| last(&text));
             return Err(fail!(
@@ -84,7 +90,10 @@ impl Perftest {
                 said.unwrap_or_default()
             ));
         }
-        match last(&text).as_deref().and_then(|l| l.strip_prefix("built ")) {
+        match last(&text)
+            .as_deref()
+            .and_then(|l| l.strip_prefix("built "))
+        {
             Some(bin) if Path::new(bin.trim()).is_file() => Ok(Perftest {
                 bin: PathBuf::from(bin.trim()),
             }),
@@ -164,9 +173,13 @@ fn perftest_args(p: &Problem, m: usize, n_runs: usize) -> Vec<String> {
     let n: Vec<usize> = match p.ty {
         3 => {
             let side = (p.points as f64).powf(1.0 / dim as f64).round() as usize;
-            (0..3).map(|d| if d < dim { side.max(1) } else { 1 }).collect()
+            (0..3)
+                .map(|d| if d < dim { side.max(1) } else { 1 })
+                .collect()
         }
-        _ => (0..3).map(|d| p.modes.get(d).copied().unwrap_or(1)).collect(),
+        _ => (0..3)
+            .map(|d| p.modes.get(d).copied().unwrap_or(1))
+            .collect(),
     };
     let prec = if p.is_f32() { "f" } else { "d" };
     [
@@ -261,7 +274,7 @@ mod tests {
 
     /// A stand-in perftest: perftest's output format, method 2 the fastest in total, method
     /// 3 failing, and its arguments appended to `args.txt` beside it.
-    const STAND_IN: &str = r#"#!/bin/sh
+    const STAND_IN: &str = r##"#!/bin/sh
 echo "$*" >> "$(dirname "$0")/args.txt"
 case "$*" in
   *"--method 1 "*) s=2.000000; e=5.000000 ;;
@@ -274,7 +287,7 @@ echo "host_to_device,1,9.0,9.0,9.0,0.0,0.0,0.0"
 echo "makeplan,1,7.0,7.0,7.0,0.0,0.0,0.0"
 echo "setpts,5,10.0,$s,1.0,0.1,1e9,1.0"
 echo "execute,5,10.0,$e,1.0,0.1,1e9,1.0"
-"#;
+"##;
 
     fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);
@@ -299,7 +312,9 @@ echo "execute,5,10.0,$e,1.0,0.1,1e9,1.0"
         );
         let r = t.run(&p, 4).unwrap();
         assert_eq!(r.best.method, "SM");
-        assert!((r.best.setpts_s - 3e-3).abs() < 1e-12 && (r.best.execute_s - 1.5e-3).abs() < 1e-12);
+        assert!(
+            (r.best.setpts_s - 3e-3).abs() < 1e-12 && (r.best.execute_s - 1.5e-3).abs() < 1e-12
+        );
         let names: Vec<&str> = r.methods.iter().map(|m| m.method).collect();
         assert_eq!(names, ["GM", "SM"], "OD failed and is left out");
         let args = std::fs::read_to_string(dir.path().join("args.txt")).unwrap();
@@ -308,14 +323,21 @@ echo "execute,5,10.0,$e,1.0,0.1,1e9,1.0"
             first,
             "--prec f --type 1 --N1 1000 --N2 500 --N3 1 --M 12345 --tol 1e-5 --method 1 --n_runs 4"
         );
-        assert_eq!(args.lines().count(), 3, "GM, SM and OD for 2-D type 1: {args}");
+        assert_eq!(
+            args.lines().count(),
+            3,
+            "GM, SM and OD for 2-D type 1: {args}"
+        );
     }
 
     #[test]
     fn type3_targets_are_a_box_of_as_many_points() {
         let p = problem("[[problem]]\nname='3d-t3'\ntype=3\ndim=3\npoints=100000\ntol=1e-6\n");
         let a = perftest_args(&p, 3, 5).join(" ");
-        assert!(a.contains("--type 3 --N1 46 --N2 46 --N3 46 --M 100000"), "{a}");
+        assert!(
+            a.contains("--type 3 --N1 46 --N2 46 --N3 46 --M 100000"),
+            "{a}"
+        );
         assert_eq!(methods_of(&p), [1, 2, 3]);
     }
 
@@ -327,7 +349,11 @@ echo "execute,5,10.0,$e,1.0,0.1,1e9,1.0"
         script(dir.path(), "cufinufft.sh", &build);
         let t = Perftest::locate(dir.path()).unwrap();
         assert_eq!(t.bin, bin);
-        script(dir.path(), "cufinufft.sh", "#!/bin/sh\necho nvcc: not found >&2\nexit 1\n");
+        script(
+            dir.path(),
+            "cufinufft.sh",
+            "#!/bin/sh\necho nvcc: not found >&2\nexit 1\n",
+        );
         let e = Perftest::locate(dir.path()).err().unwrap().0;
         assert!(e.contains("nvcc: not found") && !e.contains('\n'), "{e}");
     }

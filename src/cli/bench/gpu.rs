@@ -172,7 +172,9 @@ fn measure(backend: Backend, p: &Problem, a: &GpuArgs) -> std::result::Result<Gp
         (Backend::OpenCl, true) => measure_in::<f32>(p, a, super::gpu_opencl::time),
         #[cfg(feature = "opencl")]
         (Backend::OpenCl, false) => measure_in::<f64>(p, a, super::gpu_opencl::time),
-        _ => Err(format!("--backend {backend} has no GPU benchmark in this build")),
+        _ => Err(format!(
+            "--backend {backend} has no GPU benchmark in this build"
+        )),
     }
 }
 
@@ -298,14 +300,39 @@ fn print_table(
     peer: bool,
 ) {
     let mut head: Vec<String> = [
-        "problem", "type", "modes", "points", "prec", "tol", "w", "σ", "method", "plan",
-        "setpts cold", "setpts", "again", "execute", "total", "points/s", "error", "plan mem",
+        "problem",
+        "type",
+        "modes",
+        "points",
+        "prec",
+        "tol",
+        "w",
+        "σ",
+        "method",
+        "plan",
+        "setpts cold",
+        "setpts",
+        "again",
+        "execute",
+        "total",
+        "points/s",
+        "error",
+        "plan mem",
     ]
     .map(String::from)
     .to_vec();
     if peer {
         head.extend(
-            ["│", "cuFINUFFT", "setpts", "execute", "total", "mem", "ratio"].map(String::from),
+            [
+                "│",
+                "cuFINUFFT",
+                "setpts",
+                "execute",
+                "total",
+                "mem",
+                "ratio",
+            ]
+            .map(String::from),
         );
     }
     let mut lines = vec![head];
@@ -345,7 +372,7 @@ fn print_table(
         match theirs {
             Some(Ok(t)) => row.extend([
                 "│".into(),
-                t.best.method.name().into(),
+                t.best.method.into(),
                 fmt_time(t.best.setpts_s),
                 fmt_time(t.best.execute_s),
                 fmt_time(t.best.total_s()),

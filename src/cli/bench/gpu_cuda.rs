@@ -52,11 +52,10 @@ pub fn time<T: CudaFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T
     let upload = |v: &[T]| stream.clone_htod(v).map_err(driver("cuMemcpyHtoD"));
     let flat = |v: &[Complex<T>]| -> Vec<T> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
     // Shared: a type 1/2 plan holds the coordinate arrays it sorted.
-    let dx = d
-        .x
-        .iter()
-        .map(|v| upload(v).map(Arc::new))
-        .collect::<Result<Vec<_>, _>>()?;
+    let dx =
+        d.x.iter()
+            .map(|v| upload(v).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
     let ds = d
         .targets
         .iter()

@@ -32,8 +32,11 @@ fn upload<T>(dev: &ClDevice, data: &[T]) -> Result<Buffer<T>, String> {
     .map_err(|e| format!("clCreateBuffer: {e}"))?;
     if !data.is_empty() {
         // SAFETY: `b` holds at least `data.len()` elements; the write blocks.
-        unsafe { dev.queue().enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[]) }
-            .map_err(|e| format!("clEnqueueWriteBuffer: {e}"))?;
+        unsafe {
+            dev.queue()
+                .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| format!("clEnqueueWriteBuffer: {e}"))?;
     }
     Ok(b)
 }
@@ -42,17 +45,12 @@ fn upload<T>(dev: &ClDevice, data: &[T]) -> Result<Buffer<T>, String> {
 pub fn time<T: ClFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T> {
     let e = |e: nudt::opencl::OpenClError| e.to_string();
     let dev: Arc<ClDevice> = ClDevice::first().map_err(e)?;
-    let finish = || {
-        dev.queue()
-            .finish()
-            .map_err(|e| format!("clFinish: {e}"))
-    };
+    let finish = || dev.queue().finish().map_err(|e| format!("clFinish: {e}"));
     let flat: Vec<T> = d.input.iter().flat_map(|c| [c.re, c.im]).collect();
-    let dx = d
-        .x
-        .iter()
-        .map(|v| upload(&dev, v))
-        .collect::<Result<Vec<_>, _>>()?;
+    let dx =
+        d.x.iter()
+            .map(|v| upload(&dev, v))
+            .collect::<Result<Vec<_>, _>>()?;
     let ds = d
         .targets
         .iter()
