@@ -3,7 +3,9 @@
 //! With `--backend cuda|opencl`, the GPU problem set on that backend ([`gpu`]), beside
 //! cuFINUFFT's perftest with `--compare cufinufft`.
 
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 mod cufinufft;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu;
 #[cfg(feature = "cuda")]
 mod gpu_cuda;
@@ -335,8 +337,15 @@ pub fn run(mut args: Args) -> Result<()> {
                 ));
             }
         }
+        let backend = args.backend.get();
+        backend
+            .available()
+            .map_err(|e| fail!("--backend {backend}: {e}"))?;
+        #[cfg(not(any(feature = "cuda", feature = "opencl")))]
+        unreachable!("a build without GPU backends has none available");
+        #[cfg(any(feature = "cuda", feature = "opencl"))]
         return gpu::run(gpu::GpuArgs {
-            backend: args.backend.get(),
+            backend,
             problems: args.problems,
             only: args.only,
             scale: args.scale,

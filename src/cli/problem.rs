@@ -15,6 +15,7 @@ use std::time::Instant;
 pub const DEFAULT_PROBLEMS: &str = include_str!("../../benches/problems.toml");
 
 /// The GPU benchmark's problem set (`nudt bench --backend cuda|opencl`), compiled in.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub const GPU_PROBLEMS: &str = include_str!("../../benches/gpu_problems.toml");
 
 /// One benchmark problem, as in the TOML file.
@@ -242,6 +243,7 @@ pub fn load_problems(path: Option<&Path>) -> Result<Vec<Problem>> {
 }
 
 /// Reads a problems file, or the built-in GPU set when `path` is `None`.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub fn load_gpu_problems(path: Option<&Path>) -> Result<Vec<Problem>> {
     load_or(path, GPU_PROBLEMS, "benches/gpu_problems.toml (built in)")
 }

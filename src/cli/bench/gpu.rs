@@ -105,11 +105,9 @@ struct GpuMeasured {
     rel_error: Option<f64>,
 }
 
+/// Runs the GPU problem set on `a.backend`, which the caller found available.
 pub fn run(a: GpuArgs) -> Result<()> {
     let backend = a.backend;
-    backend
-        .available()
-        .map_err(|e| fail!("--backend {backend}: {e}"))?;
     let problems = select(problem::load_gpu_problems(a.problems.as_deref())?, &a.only)?;
     let problems: Vec<Problem> = problems.iter().map(|p| p.scaled(a.scale)).collect();
     for p in &problems {
@@ -137,7 +135,7 @@ pub fn run(a: GpuArgs) -> Result<()> {
             a.repeats
         );
         outln!("device: {device}\n");
-        print_table(&problems, &rows, peer.is_some());
+        print_table(backend, &problems, &rows, peer.is_some());
     }
     let failed: Vec<String> = problems
         .iter()
@@ -291,14 +289,13 @@ fn mib(bytes: Option<usize>) -> String {
     })
 }
 
-fn print_table(
-    problems: &[Problem],
-    rows: &[(
-        std::result::Result<GpuMeasured, String>,
-        Option<std::result::Result<PeerRun, String>>,
-    )],
-    peer: bool,
-) {
+/// nudt's figures for one problem and, with `--compare cufinufft`, the perftest's.
+type Row = (
+    std::result::Result<GpuMeasured, String>,
+    Option<std::result::Result<PeerRun, String>>,
+);
+
+fn print_table(backend: Backend, problems: &[Problem], rows: &[Row], peer: bool) {
     let mut head: Vec<String> = [
         "problem",
         "type",
@@ -389,6 +386,15 @@ fn print_table(
     }
     print_rows(&lines);
     outln!("\ntotal = setpts (first call on a fresh plan) + execute, device arrays in and out, the device synchronised; plan mem = device memory the plan holds");
+    let unread = |r: &Row| {
+        r.0.as_ref()
+            .is_ok_and(|m| m.times.plan_device_bytes.is_none())
+    };
+    if rows.iter().any(unread) {
+        if let Err(why) = super::soak::device_memory(backend) {
+            outln!("plan mem: {why}");
+        }
+    }
     if peer {
         outln!("cuFINUFFT: its perftest's means over --repeats fresh plans, the method with the smallest setpts + execute; mem = its process's peak device memory over the idle device's (nvidia-smi every 5 ms); ratio = nudt total / cuFINUFFT total (below 1: nudt is faster)");
     }
