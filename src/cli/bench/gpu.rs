@@ -15,7 +15,7 @@ use super::{print_rows, select};
 use nudt::backend::Backend;
 use nudt::gen::gpu::GpuMethod;
 use nudt::num_complex::Complex;
-use nudt::Float;
+use nudt::{Float, TransformType};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -59,12 +59,8 @@ pub struct GpuTimes {
     pub setpts_again_s: f64,
     /// The mean of `--repeats` executes on one plan.
     pub execute_s: f64,
-    /// The method the plan chose (spreading for types 1 and 3, interpolation for type 2).
-    pub method: String,
-    pub width: usize,
-    pub sigma: f64,
-    pub fine_grid: Vec<usize>,
-    pub bins: Vec<usize>,
+    #[serde(flatten)]
+    pub chosen: Chosen,
     /// Device memory the plan holds once it has run (free memory before the plan minus
     /// after), where the backend can read it.
     pub plan_device_bytes: Option<usize>,
@@ -91,6 +87,63 @@ pub fn method_name(p: &Problem, methods: Option<(GpuMethod, GpuMethod)>) -> Stri
         .map_or("?", GpuMethod::name)
         .to_string()
 }
+
+/// The problem's data on a device: points (one array per dimension), type 3 targets, and the
+/// input as interleaved reals.
+pub type OnDevice<B> = (Vec<B>, Vec<B>, B);
+
+/// Copies `d` to a device, one array at a time by `upload`.
+pub fn upload_inputs<T: Float, B>(
+    d: &Inputs<T>,
+    upload: impl Fn(&[T]) -> std::result::Result<B, String>,
+) -> std::result::Result<OnDevice<B>, String> {
+    let all = |v: &[Vec<T>]| {
+        v.iter()
+            .map(|a| upload(a.as_slice()))
+            .collect::<std::result::Result<Vec<B>, _>>()
+    };
+    let flat: Vec<T> = d.input.iter().flat_map(|c| [c.re, c.im]).collect();
+    Ok((all(&d.x)?, all(&d.targets)?, upload(&flat)?))
+}
+
+/// The plan of `p` (one transform), by `uniform(type, modes, isign, ntransf, tol)` for types 1
+/// and 2 or `type3(dim, isign, ntransf, tol)`: a backend's two constructors.
+pub fn plan_for<P, E: std::fmt::Display>(
+    p: &Problem,
+    uniform: impl FnOnce(TransformType, &[usize], i32, usize, f64) -> std::result::Result<P, E>,
+    type3: impl FnOnce(usize, i32, usize, f64) -> std::result::Result<P, E>,
+) -> std::result::Result<P, String> {
+    match p.ty {
+        3 => type3(p.dim(), p.isign(), 1, p.tol),
+        _ => uniform(p.transform(), &p.modes, p.isign(), 1, p.tol),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// What a GPU plan chose, read by the methods of that name every GPU plan type has.
+#[derive(Debug, Serialize)]
+pub struct Chosen {
+    /// The method (spreading for types 1 and 3, interpolation for type 2).
+    pub method: String,
+    pub width: usize,
+    pub sigma: f64,
+    pub fine_grid: Vec<usize>,
+    pub bins: Vec<usize>,
+}
+
+/// [`Chosen`] of GPU plan `$plan` for problem `$p`.
+macro_rules! chosen {
+    ($p:expr, $plan:expr) => {
+        $crate::cli::bench::gpu::Chosen {
+            method: $crate::cli::bench::gpu::method_name($p, $plan.methods()),
+            width: $plan.width(),
+            sigma: $plan.kernel().upsampling.0,
+            fine_grid: $plan.fine_grid(),
+            bins: $plan.bins(),
+        }
+    };
+}
+pub(super) use chosen;
 
 /// A backend's measurement of one problem, and the outputs it computed.
 pub type Timed<T> = std::result::Result<(GpuTimes, Vec<Complex<T>>), String>;
@@ -347,9 +400,9 @@ fn print_table(backend: Backend, problems: &[Problem], rows: &[Row], peer: bool)
             Ok(m) => {
                 let t = &m.times;
                 row.extend([
-                    t.width.to_string(),
-                    format!("{}", t.sigma),
-                    t.method.clone(),
+                    t.chosen.width.to_string(),
+                    format!("{}", t.chosen.sigma),
+                    t.chosen.method.clone(),
                     fmt_time(t.plan_s),
                     t.setpts_cold_s.map_or("-".into(), fmt_time),
                     fmt_time(t.setpts_s),

@@ -15,7 +15,7 @@
 //! execute (what the plan holds), and the device's used memory then.
 
 use super::super::problem::Problem;
-use super::gpu::{median3, method_name, GpuTimes, Inputs, Timed};
+use super::gpu::{chosen, median3, plan_for, upload_inputs, GpuTimes, Inputs, Timed};
 use nudt::cuda::cudarc::driver::DriverError;
 use nudt::cuda::{CudaContext, CudaError, CudaFloat, CudaOptions, CudaPlan};
 use nudt::num_complex::Complex;
@@ -50,31 +50,22 @@ pub fn time<T: CudaFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T
     let ctx = nudt::cuda::open(0).map_err(e)?;
     let stream = ctx.default_stream();
     let upload = |v: &[T]| stream.clone_htod(v).map_err(driver("cuMemcpyHtoD"));
-    let flat = |v: &[Complex<T>]| -> Vec<T> { v.iter().flat_map(|c| [c.re, c.im]).collect() };
+    let (dx, ds, din) = upload_inputs(d, upload)?;
     // Shared: a type 1/2 plan holds the coordinate arrays it sorted.
-    let dx =
-        d.x.iter()
-            .map(|v| upload(v).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
-    let ds = d
-        .targets
-        .iter()
-        .map(|v| upload(v))
-        .collect::<Result<Vec<_>, _>>()?;
-    let din = upload(&flat(&d.input))?;
+    let dx: Vec<_> = dx.into_iter().map(Arc::new).collect();
     let mut dout = stream
         .alloc_zeros::<T>(2 * d.n_out)
         .map_err(driver("cuMemAlloc"))?;
+    let opts = || CudaOptions {
+        stream: Some(stream.clone()),
+        ..CudaOptions::default()
+    };
     let make = || {
-        let opts = CudaOptions {
-            stream: Some(stream.clone()),
-            ..CudaOptions::default()
-        };
-        match p.ty {
-            3 => CudaPlan::<T>::new_type3(p.dim(), p.isign(), 1, p.tol, opts),
-            _ => CudaPlan::<T>::new(p.transform(), &p.modes, p.isign(), 1, p.tol, opts),
-        }
-        .map_err(e)
+        plan_for(
+            p,
+            |ty, modes, isign, n, tol| CudaPlan::<T>::new(ty, modes, isign, n, tol, opts()),
+            |dim, isign, n, tol| CudaPlan::<T>::new_type3(dim, isign, n, tol, opts()),
+        )
     };
     let set_points = |plan: &mut CudaPlan<T>| -> Result<f64, String> {
         if p.ty == 3 {
@@ -109,9 +100,7 @@ pub fn time<T: CudaFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T
     }
     let raw = stream.clone_dtoh(&dout).map_err(driver("cuMemcpyDtoH"))?;
     let out = raw.chunks(2).map(|c| Complex::new(c[0], c[1])).collect();
-    let method = method_name(p, plan.methods());
-    let (width, sigma) = (plan.width(), plan.kernel().upsampling.0);
-    let (fine_grid, bins) = (plan.fine_grid(), plan.bins());
+    let chosen = chosen!(p, plan);
     drop(plan);
     let setpts_s = median3(|| set_points(&mut make()?))?;
     let free_min = free1.min(free2);
@@ -121,11 +110,7 @@ pub fn time<T: CudaFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T
         setpts_s,
         setpts_again_s,
         execute_s: exec / repeats as f64,
-        method,
-        width,
-        sigma,
-        fine_grid,
-        bins,
+        chosen,
         plan_device_bytes: Some(free0.saturating_sub(free_min)),
         device_used_bytes: Some(total.saturating_sub(free_min)),
         io: "device arrays",

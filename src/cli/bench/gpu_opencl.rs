@@ -10,7 +10,7 @@
 //! the plan's device memory is not reported.
 
 use super::super::problem::Problem;
-use super::gpu::{median3, method_name, GpuTimes, Inputs, Timed};
+use super::gpu::{chosen, median3, plan_for, upload_inputs, GpuTimes, Inputs, Timed};
 use nudt::num_complex::Complex;
 use nudt::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use nudt::opencl::opencl3::types::CL_BLOCKING;
@@ -46,28 +46,18 @@ pub fn time<T: ClFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T> 
     let e = |e: nudt::opencl::OpenClError| e.to_string();
     let dev: Arc<ClDevice> = ClDevice::first().map_err(e)?;
     let finish = || dev.queue().finish().map_err(|e| format!("clFinish: {e}"));
-    let flat: Vec<T> = d.input.iter().flat_map(|c| [c.re, c.im]).collect();
-    let dx =
-        d.x.iter()
-            .map(|v| upload(&dev, v))
-            .collect::<Result<Vec<_>, _>>()?;
-    let ds = d
-        .targets
-        .iter()
-        .map(|v| upload(&dev, v))
-        .collect::<Result<Vec<_>, _>>()?;
-    let din = upload(&dev, &flat)?;
+    let (dx, ds, din) = upload_inputs(d, |v| upload(&dev, v))?;
     let mut dout = upload(&dev, &vec![T::default(); 2 * d.n_out])?;
+    let opts = || ClOptions {
+        device: Some(dev.clone()),
+        ..ClOptions::default()
+    };
     let make = || {
-        let opts = ClOptions {
-            device: Some(dev.clone()),
-            ..ClOptions::default()
-        };
-        match p.ty {
-            3 => ClPlan::<T>::new_type3(p.dim(), p.isign(), 1, p.tol, opts),
-            _ => ClPlan::<T>::new(p.transform(), &p.modes, p.isign(), 1, p.tol, opts),
-        }
-        .map_err(e)
+        plan_for(
+            p,
+            |ty, modes, isign, n, tol| ClPlan::<T>::new(ty, modes, isign, n, tol, opts()),
+            |dim, isign, n, tol| ClPlan::<T>::new_type3(dim, isign, n, tol, opts()),
+        )
     };
     let set_points = |plan: &mut ClPlan<T>| -> Result<f64, String> {
         let t = Instant::now();
@@ -110,9 +100,7 @@ pub fn time<T: ClFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T> 
     }
     .map_err(|e| format!("clEnqueueReadBuffer: {e}"))?;
     let out = raw.chunks(2).map(|c| Complex::new(c[0], c[1])).collect();
-    let method = method_name(p, plan.methods());
-    let (width, sigma) = (plan.width(), plan.kernel().upsampling.0);
-    let (fine_grid, bins) = (plan.fine_grid(), plan.bins());
+    let chosen = chosen!(p, plan);
     drop(plan);
     let setpts_s = median3(|| set_points(&mut make()?))?;
     let times = GpuTimes {
@@ -121,11 +109,7 @@ pub fn time<T: ClFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T> 
         setpts_s,
         setpts_again_s,
         execute_s: exec / repeats as f64,
-        method,
-        width,
-        sigma,
-        fine_grid,
-        bins,
+        chosen,
         plan_device_bytes: None,
         device_used_bytes: None,
         io: "device buffers",
