@@ -15,16 +15,11 @@ use std::process::Command;
 
 /// Runs `nudt` with the words of `line`: (exit code, stdout, stderr).
 fn nudt(line: &str) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nudt"))
-        .args(line.split_whitespace())
-        .env_remove("NUDT_PROFILE")
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nudt"));
+    cmd.args(line.split_whitespace()).env_remove("NUDT_PROFILE");
+    let out = cmd.output().expect("nudt runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
 
 /// Asserts exit 2 with one line on stderr, `error: ` and every needle.

@@ -27,7 +27,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -771,37 +771,17 @@ fn json_line(
     arch: &nudt::gen::Arch,
 ) -> Value {
     let p = p.scaled(scale);
-    let mut v = json!({
-        "name": p.name,
-        "type": p.ty,
-        "dim": p.dim(),
-        "modes": p.modes,
-        "points": p.points,
+    let mut o = problem_json(&p);
+    o.extend(object(json!({
         "distribution": p.distribution.as_deref().unwrap_or("uniform"),
-        "tol": p.tol,
-        "precision": p.precision,
         "threads": threads,
         "repeats": args.repeats,
         "scale": scale,
         "machine": arch.key(),
         "impl": "nudt",
         "version": env!("CARGO_PKG_VERSION"),
-    });
-    let o = v.as_object_mut().expect("object");
-    if p.ty == 3 {
-        o.insert("targets".into(), json!(p.points));
-    }
-    match m {
-        Ok(m) => {
-            let Value::Object(fields) = serde_json::to_value(m).expect("plain fields") else {
-                unreachable!("a struct serialises to an object")
-            };
-            o.extend(fields);
-        }
-        Err(e) => {
-            o.insert("error".into(), json!(e));
-        }
-    }
+    })));
+    insert_outcome(&mut o, m);
     // speedup: against the fastest peer that ran (above 1: nudt is faster).
     let mut fastest = f64::INFINITY;
     for (peer, t) in theirs {
@@ -818,7 +798,42 @@ fn json_line(
     if let (Ok(m), true) = (m, fastest.is_finite()) {
         o.insert("speedup".into(), json!(fastest / m.total_s));
     }
-    v
+    Value::Object(o)
+}
+
+/// The keys every `nudt bench` JSON line of a problem starts with: the problem as run.
+fn problem_json(p: &Problem) -> Map<String, Value> {
+    let mut o = object(json!({
+        "name": p.name,
+        "type": p.ty,
+        "dim": p.dim(),
+        "modes": p.modes,
+        "points": p.points,
+        "tol": p.tol,
+        "precision": p.precision,
+    }));
+    if p.ty == 3 {
+        o.insert("targets".into(), json!(p.points));
+    }
+    o
+}
+
+/// The keys of a JSON object (`v` made by `json!({...})` or a struct's serialisation).
+fn object(v: Value) -> Map<String, Value> {
+    let Value::Object(o) = v else {
+        unreachable!("an object literal or a struct of plain fields")
+    };
+    o
+}
+
+/// A run's figures as keys of `o` (its fields' names), or why it has none as `error`.
+fn insert_outcome<M: Serialize>(o: &mut Map<String, Value>, m: &std::result::Result<M, String>) {
+    match m {
+        Ok(m) => o.extend(object(serde_json::to_value(m).expect("plain fields"))),
+        Err(e) => {
+            o.insert("error".into(), json!(e));
+        }
+    }
 }
 
 /// Left-aligned first column, right-aligned rest, two spaces between.

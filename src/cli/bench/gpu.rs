@@ -11,7 +11,7 @@
 use super::super::problem::{self, Problem};
 use super::super::{fail, fmt_rate, fmt_time, outln, Result, Rng};
 use super::cufinufft::{PeerRun, Perftest};
-use super::{print_rows, select};
+use super::{insert_outcome, object, print_rows, problem_json, select};
 use nudt::backend::Backend;
 use nudt::gen::gpu::GpuMethod;
 use nudt::num_complex::Complex;
@@ -287,39 +287,22 @@ fn json_line(
     ours: &std::result::Result<GpuMeasured, String>,
     theirs: Option<&std::result::Result<PeerRun, String>>,
 ) -> Value {
-    let mut v = json!({
-        "name": p.name,
-        "type": p.ty,
-        "dim": p.dim(),
-        "modes": p.modes,
-        "points": p.points,
-        "tol": p.tol,
-        "precision": p.precision,
+    let mut o = problem_json(p);
+    o.extend(object(json!({
         "backend": a.backend.name(),
         "device": device,
         "repeats": a.repeats,
         "scale": a.scale,
         "impl": "nudt",
         "version": env!("CARGO_PKG_VERSION"),
-    });
-    let o = v.as_object_mut().expect("object");
-    if p.ty == 3 {
-        o.insert("targets".into(), json!(p.points));
-    }
-    match ours {
-        Ok(m) => {
-            let Value::Object(fields) = serde_json::to_value(m).expect("plain fields") else {
-                unreachable!("a struct serialises to an object")
-            };
-            o.extend(fields);
-            if m.times.plan_device_bytes.is_none() {
-                let why = super::soak::device_memory(a.backend).err();
-                o.insert("device_memory_note".into(), json!(why));
-            }
-        }
-        Err(e) => {
-            o.insert("error".into(), json!(e));
-        }
+    })));
+    insert_outcome(&mut o, ours);
+    if ours
+        .as_ref()
+        .is_ok_and(|m| m.times.plan_device_bytes.is_none())
+    {
+        let why = super::soak::device_memory(a.backend).err();
+        o.insert("device_memory_note".into(), json!(why));
     }
     match theirs {
         Some(Ok(t)) => {
@@ -333,7 +316,7 @@ fn json_line(
         }
         None => {}
     }
-    v
+    Value::Object(o)
 }
 
 fn mib(bytes: Option<usize>) -> String {
