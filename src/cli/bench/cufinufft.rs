@@ -237,12 +237,13 @@ fn smi_used() -> Option<usize> {
     smi_peak(&String::from_utf8_lossy(&out.stdout))
 }
 
-/// `nvidia-smi` sampling the device's used memory every 5 ms while a run lasts.
-struct Sampler(Child);
+/// `nvidia-smi` sampling the device's used memory every 5 ms while a run lasts, and a thread
+/// reading its samples as they come (a long run would fill the pipe otherwise).
+struct Sampler(Child, std::thread::JoinHandle<String>);
 
 impl Sampler {
     fn start() -> Option<Self> {
-        Command::new("nvidia-smi")
+        let mut child = Command::new("nvidia-smi")
             .args([
                 "--query-gpu=memory.used",
                 "--format=csv,noheader,nounits",
@@ -253,17 +254,21 @@ impl Sampler {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .ok()
-            .map(Sampler)
+            .ok()?;
+        let mut out = child.stdout.take()?;
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            text
+        });
+        Some(Sampler(child, reader))
     }
 
     /// Ends the sampling; the peak it saw.
     fn stop(mut self) -> Option<usize> {
         let _ = self.0.kill();
-        let mut text = String::new();
-        self.0.stdout.take()?.read_to_string(&mut text).ok()?;
         let _ = self.0.wait();
-        smi_peak(&text)
+        smi_peak(&self.1.join().ok()?)
     }
 }
 
