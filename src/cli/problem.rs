@@ -570,12 +570,15 @@ pub struct Checked {
     pub rel_error: f64,
 }
 
+/// The data a run transformed, in its precision: points, input, type 3 targets.
+pub type Transformed<'a, T> = (&'a [Vec<T>], &'a [Complex<T>], &'a [Vec<T>]);
+
 /// Checks `sample` outputs of `out` (drawn from `rng`) against the direct sum of `p` on the
 /// data `(points, input, targets)` it transformed, as that precision holds them; `None`
 /// with nothing to check.
 pub fn check_outputs<T: Float>(
     p: &Problem,
-    (x, input, tgt): (&[Vec<T>], &[Complex<T>], &[Vec<T>]),
+    (x, input, tgt): Transformed<T>,
     out: &[Complex<T>],
     sample: usize,
     rng: &mut Rng,
