@@ -1,5 +1,7 @@
-//! GPU benchmark: the problems `benches/gpu_compare.sh` also runs through cuFINUFFT's own
-//! perftest (and prints beside these figures), and the Capozzoli seed case, with setpts (the
+//! The CUDA backend's methods one by one: the GPU benchmark is `nudt bench --backend cuda`
+//! (with `--compare cufinufft`, beside cuFINUFFT's perftest), which times the method each plan
+//! chooses by the protocol below; this example times every method of the same problems, with
+//! `--bins`/`--sort` overrides, and the Capozzoli seed case, with setpts (the
 //! sort: the first on a fresh plan with the memory pool emptied, the first on another fresh
 //! plan that reuses what the pool kept (median of three such plans), then again on the same
 //! plan) and execute timed separately

@@ -1,6 +1,6 @@
-//! The GPU problems every GPU example measures (issue 9's table: cuFINUFFT's perftest sizes,
-//! and the 2D type 3 seed cases), and their deterministic data, in one place so that
-//! `cuda_bench` and `gpu_backends` time the same rows.
+//! The problems `cuda_bench` measures (issue 9's table: cuFINUFFT's perftest sizes, as
+//! benches/gpu_problems.toml has them for `nudt bench --backend cuda`, and the 2D type 3 seed
+//! cases), and their deterministic data.
 
 use nudt::TransformType;
 

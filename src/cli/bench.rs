@@ -1,6 +1,16 @@
 //! `nudt bench`: the problem set of benches/problems.toml, timed (median of repeats) and checked
 //! against the direct sum; optionally beside FINUFFT and ducc0, as JSON lines, or as a chart.
+//! With `--backend cuda|opencl`, the GPU problem set on that backend ([`gpu`]), beside
+//! cuFINUFFT's perftest with `--compare cufinufft`.
 
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod cufinufft;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod gpu;
+#[cfg(feature = "cuda")]
+mod gpu_cuda;
+#[cfg(feature = "opencl")]
+mod gpu_opencl;
 mod gradients;
 mod per_transform;
 mod soak;
@@ -17,7 +27,7 @@ use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use nudt::Options;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -28,6 +38,8 @@ pub enum Peer {
     Finufft,
     /// ducc0's NUFFT through python3 and its pip package `ducc0` (benches/peer.py)
     Ducc0,
+    /// cuFINUFFT's perftest (`cuperftest`, built from its source; --peer-bin), with --backend cuda
+    Cufinufft,
 }
 
 impl Peer {
@@ -35,6 +47,7 @@ impl Peer {
         match self {
             Peer::Finufft => "finufft",
             Peer::Ducc0 => "ducc0",
+            Peer::Cufinufft => "cufinufft",
         }
     }
 }
@@ -50,6 +63,9 @@ impl Peer {
   nudt bench --gradients --scale 0.1               point derivatives against the forward transform
   nudt bench --per-transform --compare finufft      32 transforms with a point set each: one plan,
                                                    32 plans, and FINUFFT's Plan looped over the sets
+  nudt bench --backend opencl --quick              the GPU problem set on OpenCL, a tenth of the points
+  nudt bench --backend cuda --compare cufinufft --peer-bin ./cuperftest
+                                                   the GPU set beside cuFINUFFT's perftest, with ratios
 
 Problems: benches/problems.toml (built in; --problems to use another file). Points follow the
 problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial, spiral or far;
@@ -57,7 +73,14 @@ problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial
 uniform in [-K/2, K/2)^d, K = points^(1/d) (or the distribution, scaled).
 Signs: +1 for types 1 and 3, -1 for type 2 (FINUFFT's defaults). Times are medians of --repeats
 runs of plan + setpts + execute; points/s = points / total. Each problem runs in a process of
-its own, for nudt and for each peer, so that mem is that problem's peak alone.")]
+its own, for nudt and for each peer, so that mem is that problem's peak alone.
+
+--backend cuda|opencl runs the GPU problem set (benches/gpu_problems.toml) in one process on that
+backend: device arrays in and out, set-points timed on fresh plans and again on one plan,
+execute the mean of --repeats, the device synchronised; the plan's device memory where the
+backend can read it. --compare cufinufft runs cuFINUFFT's perftest (--peer-bin: the binary, or a
+folder with its source and a cufinufft.sh whose `build` prints `built PATH` last) on the same
+problems, every method, and prints nudt's total over its best method's.")]
 pub struct Args {
     /// Problems file (TOML, [[problem]] tables) instead of the built-in set
     #[arg(long, value_name = "FILE")]
@@ -68,6 +91,9 @@ pub struct Args {
     /// Multiply every point count by this factor (e.g. 0.01 for a quick run)
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = parse_scale)]
     scale: f64,
+    /// A tenth of the points (--scale 0.1)
+    #[arg(long, conflicts_with = "scale")]
+    quick: bool,
     /// Timed repetitions per problem (the median is reported)
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     repeats: u64,
@@ -92,6 +118,10 @@ pub struct Args {
     /// Peer script (default: benches/peer.py)
     #[arg(long, value_name = "FILE")]
     peer_script: Option<PathBuf>,
+    /// cuFINUFFT's perftest for --compare cufinufft: the binary, or a folder with its source
+    /// and a cufinufft.sh that builds it
+    #[arg(long, value_name = "PATH")]
+    peer_bin: Option<PathBuf>,
     /// Tuning profile nudt's plans take choices from (saved by `nudt tune -o FILE`; also
     /// NUDT_PROFILE) [default: this machine's in the cache folder, if tuned]
     #[arg(long, value_name = "FILE")]
@@ -131,7 +161,8 @@ pub struct Args {
     /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
     #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     shapes: usize,
-    /// Where the soak test and the gradient benchmark run (the problem set runs on the CPU)
+    /// Where the problem set, the soak test and the gradient benchmark run (cuda, opencl:
+    /// the GPU problem set)
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
     /// A stack of --batch transforms, each with its own point set, instead of the problem
@@ -245,7 +276,11 @@ fn progress(len: usize, json: bool) -> ProgressBar {
     bar
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(mut args: Args) -> Result<()> {
+    if args.quick {
+        args.scale = 0.1;
+    }
+    check_peers(&args)?;
     if args.per_transform {
         if args.compare.contains(&Peer::Ducc0) {
             return Err(fail!(
@@ -288,9 +323,40 @@ pub fn run(args: Args) -> Result<()> {
         });
     }
     if args.backend != BackendArg::Cpu {
-        return Err(fail!(
-            "--backend applies to --soak and --gradients; the problem set runs on the CPU"
-        ));
+        for (given, what) in [
+            (args.strategy != StrategyArg::Auto, "--strategy"),
+            (args.dist.is_some(), "--dist"),
+            (args.plot.is_some(), "--plot"),
+            (args.one_process, "--one-process"),
+            (args.profile.is_some(), "--profile"),
+            (args.threads.is_some(), "--threads"),
+        ] {
+            if given {
+                return Err(fail!(
+                    "{what} applies to --backend cpu; the GPU problem set runs in one process on the device"
+                ));
+            }
+        }
+        let backend = args.backend.get();
+        backend
+            .available()
+            .map_err(|e| fail!("--backend {backend}: {e}"))?;
+        #[cfg(not(any(feature = "cuda", feature = "opencl")))]
+        unreachable!("a build without GPU backends has none available");
+        #[cfg(any(feature = "cuda", feature = "opencl"))]
+        return gpu::run(gpu::GpuArgs {
+            backend,
+            problems: args.problems,
+            only: args.only,
+            scale: args.scale,
+            repeats: args.repeats as usize,
+            sample: args.sample,
+            seed: args.seed,
+            json: args.json,
+            cufinufft: args
+                .peer_bin
+                .filter(|_| args.compare.contains(&Peer::Cufinufft)),
+        });
     }
     if let Some(p) = &args.plot {
         let ext = p.extension().map(|e| e.to_string_lossy().to_lowercase());
@@ -417,6 +483,41 @@ pub fn run(args: Args) -> Result<()> {
             failed.len(),
             failed.join("; ")
         ));
+    }
+    Ok(())
+}
+
+/// Refuses a peer that does not run beside this backend: cuFINUFFT beside CUDA only, FINUFFT
+/// and ducc0 beside the CPU only; and cuFINUFFT without its binary.
+fn check_peers(args: &Args) -> Result<()> {
+    let gpu = args.backend != BackendArg::Cpu;
+    let cuda = args.backend == BackendArg::Cuda;
+    for &peer in &args.compare {
+        let name = peer.name();
+        match peer {
+            Peer::Cufinufft if !cuda => {
+                return Err(fail!(
+                    "--compare cufinufft runs beside --backend cuda (the GPU problem set), not --backend {}",
+                    args.backend.get()
+                ))
+            }
+            Peer::Finufft | Peer::Ducc0 if gpu => {
+                return Err(fail!(
+                    "--compare {name} runs beside --backend cpu; beside --backend {} the peer is cufinufft (CUDA)",
+                    args.backend.get()
+                ))
+            }
+            _ => {}
+        }
+    }
+    let cufinufft = args.compare.contains(&Peer::Cufinufft);
+    if cufinufft && args.peer_bin.is_none() {
+        return Err(fail!(
+            "--compare cufinufft needs --peer-bin PATH: cuFINUFFT's perftest binary, or a folder with its source and a cufinufft.sh that builds it"
+        ));
+    }
+    if !cufinufft && args.peer_bin.is_some() {
+        return Err(fail!("--peer-bin applies to --compare cufinufft"));
     }
     Ok(())
 }
@@ -670,37 +771,17 @@ fn json_line(
     arch: &nudt::gen::Arch,
 ) -> Value {
     let p = p.scaled(scale);
-    let mut v = json!({
-        "name": p.name,
-        "type": p.ty,
-        "dim": p.dim(),
-        "modes": p.modes,
-        "points": p.points,
+    let mut o = problem_json(&p);
+    o.extend(object(json!({
         "distribution": p.distribution.as_deref().unwrap_or("uniform"),
-        "tol": p.tol,
-        "precision": p.precision,
         "threads": threads,
         "repeats": args.repeats,
         "scale": scale,
         "machine": arch.key(),
         "impl": "nudt",
         "version": env!("CARGO_PKG_VERSION"),
-    });
-    let o = v.as_object_mut().expect("object");
-    if p.ty == 3 {
-        o.insert("targets".into(), json!(p.points));
-    }
-    match m {
-        Ok(m) => {
-            let Value::Object(fields) = serde_json::to_value(m).expect("plain fields") else {
-                unreachable!("a struct serialises to an object")
-            };
-            o.extend(fields);
-        }
-        Err(e) => {
-            o.insert("error".into(), json!(e));
-        }
-    }
+    })));
+    insert_outcome(&mut o, m);
     // speedup: against the fastest peer that ran (above 1: nudt is faster).
     let mut fastest = f64::INFINITY;
     for (peer, t) in theirs {
@@ -717,7 +798,42 @@ fn json_line(
     if let (Ok(m), true) = (m, fastest.is_finite()) {
         o.insert("speedup".into(), json!(fastest / m.total_s));
     }
-    v
+    Value::Object(o)
+}
+
+/// The keys every `nudt bench` JSON line of a problem starts with: the problem as run.
+fn problem_json(p: &Problem) -> Map<String, Value> {
+    let mut o = object(json!({
+        "name": p.name,
+        "type": p.ty,
+        "dim": p.dim(),
+        "modes": p.modes,
+        "points": p.points,
+        "tol": p.tol,
+        "precision": p.precision,
+    }));
+    if p.ty == 3 {
+        o.insert("targets".into(), json!(p.points));
+    }
+    o
+}
+
+/// The keys of a JSON object (`v` made by `json!({...})` or a struct's serialisation).
+fn object(v: Value) -> Map<String, Value> {
+    let Value::Object(o) = v else {
+        unreachable!("an object literal or a struct of plain fields")
+    };
+    o
+}
+
+/// A run's figures as keys of `o` (its fields' names), or why it has none as `error`.
+fn insert_outcome<M: Serialize>(o: &mut Map<String, Value>, m: &std::result::Result<M, String>) {
+    match m {
+        Ok(m) => o.extend(object(serde_json::to_value(m).expect("plain fields"))),
+        Err(e) => {
+            o.insert("error".into(), json!(e));
+        }
+    }
 }
 
 /// Left-aligned first column, right-aligned rest, two spaces between.

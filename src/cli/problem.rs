@@ -14,6 +14,10 @@ use std::time::Instant;
 /// The problem set shipped in `benches/`, compiled in.
 pub const DEFAULT_PROBLEMS: &str = include_str!("../../benches/problems.toml");
 
+/// The GPU benchmark's problem set (`nudt bench --backend cuda|opencl`), compiled in.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub const GPU_PROBLEMS: &str = include_str!("../../benches/gpu_problems.toml");
+
 /// One benchmark problem, as in the TOML file.
 #[derive(Clone, Debug, Deserialize)]
 pub struct Problem {
@@ -235,8 +239,19 @@ pub fn parse_problems(text: &str, file: &str) -> Result<Vec<Problem>> {
 
 /// Reads a problems file, or the built-in set when `path` is `None`.
 pub fn load_problems(path: Option<&Path>) -> Result<Vec<Problem>> {
+    load_or(path, DEFAULT_PROBLEMS, "benches/problems.toml (built in)")
+}
+
+/// Reads a problems file, or the built-in GPU set when `path` is `None`.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub fn load_gpu_problems(path: Option<&Path>) -> Result<Vec<Problem>> {
+    load_or(path, GPU_PROBLEMS, "benches/gpu_problems.toml (built in)")
+}
+
+/// Reads the problems file at `path`, else parses `builtin` (named `name` in errors).
+fn load_or(path: Option<&Path>, builtin: &str, name: &str) -> Result<Vec<Problem>> {
     match path {
-        None => parse_problems(DEFAULT_PROBLEMS, "benches/problems.toml (built in)"),
+        None => parse_problems(builtin, name),
         Some(p) => {
             let text = std::fs::read_to_string(p).context(format!("--problems {}", p.display()))?;
             parse_problems(&text, &p.display().to_string())
@@ -306,10 +321,10 @@ impl Measurement {
 }
 
 /// Random inputs in f64: points, input values, type 3 targets.
-struct Data {
-    x: Vec<Vec<f64>>,
-    input: Vec<Complex64>,
-    targets: Vec<Vec<f64>>,
+pub struct Data {
+    pub x: Vec<Vec<f64>>,
+    pub input: Vec<Complex64>,
+    pub targets: Vec<Vec<f64>>,
 }
 
 /// `m` points of distribution `dist` in `dim` dimensions (docs/benchmarks.md), one vector
@@ -389,7 +404,8 @@ fn points(dist: &str, dim: usize, m: usize, rng: &mut Rng) -> Vec<Vec<f64>> {
     x
 }
 
-fn make_data(p: &Problem, rng: &mut Rng) -> Data {
+/// The problem's data, drawn from `rng` (the same on every backend for one seed).
+pub fn make_data(p: &Problem, rng: &mut Rng) -> Data {
     let (dim, m) = (p.dim(), p.points);
     let dist = p.distribution.as_deref().unwrap_or("uniform");
     let x = points(dist, dim, m, rng);
@@ -429,11 +445,13 @@ fn peak_rss() -> Option<usize> {
     Some(kib * 1024)
 }
 
-fn narrow<T: Float>(v: &[f64]) -> Vec<T> {
+/// `v` rounded to precision `T`.
+pub fn narrow<T: Float>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&a| T::of(a)).collect()
 }
 
-fn narrow_c<T: Float>(v: &[Complex64]) -> Vec<Complex<T>> {
+/// `v` rounded to precision `T`.
+pub fn narrow_c<T: Float>(v: &[Complex64]) -> Vec<Complex<T>> {
     v.iter()
         .map(|a| Complex::new(T::of(a.re), T::of(a.im)))
         .collect()
@@ -512,35 +530,15 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
     }
     let plan = last.expect("at least one repeat");
     let peak_rss = peak_rss();
-    let (rel_error, sample) = if cfg.sample > 0 && n_out > 0 {
-        let which: Vec<usize> = (0..cfg.sample.min(n_out))
-            .map(|_| rng.below(n_out))
-            .collect();
-        let xw: Vec<Vec<f64>> = x.iter().map(|v| widen(v)).collect();
-        let xr: Vec<&[f64]> = xw.iter().map(|v| &v[..]).collect();
-        let inw: Vec<Complex64> = input
-            .iter()
-            .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
-            .collect();
-        let tw: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
-        let exact = match p.ty {
-            1 => direct::type1(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
-            2 => direct::type2(&xr, &inw, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
-            _ => {
-                let tr: Vec<&[f64]> = tw.iter().map(|v| &v[..]).collect();
-                direct::type3(&xr, &inw, &tr, p.isign(), &which)
+    let (rel_error, sample) = match check_outputs(p, (&x, &input, &tgt), &out, cfg.sample, &mut rng)
+    {
+        Some(c) => {
+            if let Some(dir) = &cfg.share {
+                share(dir, p, &c.points, &c.input, &c.targets, &c.which, &c.exact)?;
             }
-        };
-        let got: Vec<Complex64> = which
-            .iter()
-            .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
-            .collect();
-        if let Some(dir) = &cfg.share {
-            share(dir, p, &xw, &inw, &tw, &which, &exact)?;
+            (c.rel_error, c.which.len())
         }
-        (direct::rel_error(&got, &exact), which.len())
-    } else {
-        (f64::NAN, 0)
+        None => (f64::NAN, 0),
     };
     Ok(Measurement {
         plan_s: median(&plan_t),
@@ -558,6 +556,65 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         rel_error,
         peak_rss,
         sample,
+    })
+}
+
+/// What [`check_outputs`] compared: the data widened to f64, the outputs it drew and the
+/// direct sums there, and the relative l2 error of the transform's outputs against them.
+pub struct Checked {
+    pub points: Vec<Vec<f64>>,
+    pub input: Vec<Complex64>,
+    pub targets: Vec<Vec<f64>>,
+    pub which: Vec<usize>,
+    pub exact: Vec<Complex64>,
+    pub rel_error: f64,
+}
+
+/// The data a run transformed, in its precision: points, input, type 3 targets.
+pub type Transformed<'a, T> = (&'a [Vec<T>], &'a [Complex<T>], &'a [Vec<T>]);
+
+/// Checks `sample` outputs of `out` (drawn from `rng`) against the direct sum of `p` on the
+/// data `(points, input, targets)` it transformed, as that precision holds them; `None`
+/// with nothing to check.
+pub fn check_outputs<T: Float>(
+    p: &Problem,
+    (x, input, tgt): Transformed<T>,
+    out: &[Complex<T>],
+    sample: usize,
+    rng: &mut Rng,
+) -> Option<Checked> {
+    let n_out = out.len();
+    if sample == 0 || n_out == 0 {
+        return None;
+    }
+    let which: Vec<usize> = (0..sample.min(n_out)).map(|_| rng.below(n_out)).collect();
+    let points: Vec<Vec<f64>> = x.iter().map(|v| widen(v)).collect();
+    let xr: Vec<&[f64]> = points.iter().map(|v| &v[..]).collect();
+    let input: Vec<Complex64> = input
+        .iter()
+        .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
+        .collect();
+    let targets: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
+    let exact = match p.ty {
+        1 => direct::type1(&xr, &input, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
+        2 => direct::type2(&xr, &input, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
+        _ => {
+            let tr: Vec<&[f64]> = targets.iter().map(|v| &v[..]).collect();
+            direct::type3(&xr, &input, &tr, p.isign(), &which)
+        }
+    };
+    let got: Vec<Complex64> = which
+        .iter()
+        .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
+        .collect();
+    let rel_error = direct::rel_error(&got, &exact);
+    Some(Checked {
+        points,
+        input,
+        targets,
+        which,
+        exact,
+        rel_error,
     })
 }
 

@@ -273,7 +273,7 @@ fn status_kib(key: &str) -> Option<usize> {
 
 /// The device's memory in use (total − free, as the driver reports it) and its total, where
 /// the backend can say; else why not.
-fn device_memory(backend: Backend) -> std::result::Result<(usize, usize), String> {
+pub(super) fn device_memory(backend: Backend) -> std::result::Result<(usize, usize), String> {
     match backend {
         Backend::Cpu => Err("none (the CPU backend's memory is host memory, in the RSS)".into()),
         #[cfg(feature = "cuda")]
