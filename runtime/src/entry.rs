@@ -42,10 +42,8 @@ macro_rules! plan_entry_points {
             tol: f64,
             opts: $opts,
         ) -> std::result::Result<Self, $err> {
-            let choices = Self::choices(&opts);
-            let problem =
-                crate::planner::Problem::uniform(ty, modes, isign, ntransf, tol, choices)?;
-            Self::build(problem, opts)
+            let problem = |c| crate::planner::Problem::uniform(ty, modes, isign, ntransf, tol, c);
+            Self::from_problem(opts, problem)
         }
 
         /// Makes a type 3 plan in `dim` dimensions; its grids are planned by
@@ -57,17 +55,21 @@ macro_rules! plan_entry_points {
             tol: f64,
             opts: $opts,
         ) -> std::result::Result<Self, $err> {
-            let choices = Self::choices(&opts);
-            Self::build(
-                crate::planner::Problem::type3(dim, isign, ntransf, tol, choices)?,
-                opts,
-            )
+            let problem = |c| crate::planner::Problem::type3(dim, isign, ntransf, tol, c);
+            Self::from_problem(opts, problem)
         }
 
-        /// What the options choose for the plan layer, in the plan's precision.
-        fn choices(opts: &$opts) -> crate::planner::Choices {
+        /// The plan of the problem `problem` poses with what the options choose for the plan
+        /// layer (in the plan's precision).
+        fn from_problem(
+            opts: $opts,
+            problem: impl FnOnce(crate::planner::Choices) -> crate::Result<crate::planner::Problem>,
+        ) -> std::result::Result<Self, $err> {
             let (kernel, upsampling, type3) = (opts.kernel, opts.upsampling, opts.type3);
-            crate::planner::Choices::new(T::PRECISION, kernel, upsampling, type3, opts.gradients)
+            let gradients = opts.gradients;
+            let choices =
+                crate::planner::Choices::new(T::PRECISION, kernel, upsampling, type3, gradients);
+            Self::build(problem(choices)?, opts)
         }
 
         crate::entry::plan_entry_points! { @host $err;
