@@ -42,7 +42,10 @@ fn plans_take(backend: Backend, path: &Path) {
         assert_eq!(r.profile, shown, "{}", why());
         assert_eq!(r.bins.as_ref(), Some(&c.config.bins), "{}", why());
         plan.set_points(&[&[0.1, -2.0, 3.0][..]]).unwrap();
-        assert_eq!(plan.report().method.as_deref(), Some(c.config.method.as_str()));
+        assert_eq!(
+            plan.report().method.as_deref(),
+            Some(c.config.method.as_str())
+        );
     }
     let forced = none.with_gpu_methods(Some(GpuMethod::GmSort), None);
     let plan = backend
