@@ -832,7 +832,22 @@ pub static KERNELS: &[KernelDecl] = &[
         name: MODES_TO_GRID,
         purpose: "type 2 input: each mode times its correction 1/ψ̂, written to its index on a \
                   zeroed fine grid (before the FFT)",
-        params: params!(MODE_MAP, [MODES_IN, GRID_ZEROED], MODE_STRIDES),
+        params: params!(
+            MODE_MAP,
+            [
+                input(
+                    "modes",
+                    Elem::Complex,
+                    "modes, `mstride` complex per transform"
+                ),
+                output(
+                    "grid",
+                    Elem::Complex,
+                    "out: fine grids (zeroed), `gstride` complex apart"
+                )
+            ],
+            MODE_STRIDES
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -880,17 +895,13 @@ pub static KERNELS: &[KernelDecl] = &[
             CX,
             IG,
             CS,
-            [
-                SGN,
-                output("y0", Elem::Real, Y_MEANING),
-                output("y1", Elem::Real, Y_MEANING),
-                output("y2", Elem::Real, Y_MEANING),
-                output(
-                    "pre",
-                    Elem::Complex,
-                    "out: the sources' pre-phases, M complex",
-                )
-            ]
+            [SGN],
+            reals(["y0", "y1", "y2"], true, Y_MEANING),
+            [output(
+                "pre",
+                Elem::Complex,
+                "out: the sources' pre-phases, M complex",
+            )]
         ),
         dynamic_local: false,
     },
@@ -974,11 +985,9 @@ pub static KERNELS: &[KernelDecl] = &[
         name: GW_INTERP,
         purpose: "Gaussian type 3: interpolation with post-factors",
         params: params!(
+            [uint("K", "number of points")],
+            reals(["u0", "u1", "u2"], false, U_MEANING),
             [
-                uint("K", "number of points"),
-                input("u0", Elem::Real, U_MEANING),
-                input("u1", Elem::Real, U_MEANING),
-                input("u2", Elem::Real, U_MEANING),
                 input(
                     "post",
                     Elem::Complex,
@@ -1019,16 +1028,6 @@ const MSTRIDE: Param = u64(
 const MODE_MAP: [Param; 9] = concat(&[&[NMODES, M1, M2], &GI, &CF]);
 /// The modes↔grid kernels' grid sides and strides.
 const MODE_STRIDES: [Param; 4] = [N[1], N[2], GSTRIDE, MSTRIDE];
-const MODES_IN: Param = input(
-    "modes",
-    Elem::Complex,
-    "modes, `mstride` complex per transform",
-);
-const GRID_ZEROED: Param = output(
-    "grid",
-    Elem::Complex,
-    "out: fine grids (zeroed), `gstride` complex apart",
-);
 const POST_OUT: Param = output(
     "post",
     Elem::Complex,
