@@ -7,11 +7,14 @@
 //! failure.
 #![cfg(feature = "cuda")]
 
+#[path = "../runtime/tests/common/fft.rs"]
+mod fft_reference;
+
+use fft_reference::{reference, tol, Sweep};
 use nudt::cuda::{detect_arch, open, CudaFloat, GenFft};
 use nudt::gen::fft::{fft_bundle, FftDevice, FftDirection, FftSpec};
 use nudt::num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::FftPlanner;
 
 fn device() -> Option<(
     std::sync::Arc<nudt::cuda::CudaStream>,
@@ -42,43 +45,10 @@ fn input(n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-/// rustfft along every axis of every batch element.
-fn reference(shape: &[usize], x: &[f64]) -> Vec<Complex<f64>> {
-    let mut y: Vec<Complex<f64>> = x.chunks(2).map(|c| Complex::new(c[0], c[1])).collect();
-    let vol: usize = shape.iter().product();
-    let mut planner = FftPlanner::<f64>::new();
-    for (axis, &n) in shape.iter().enumerate() {
-        if n == 1 {
-            continue;
-        }
-        let fft = planner.plan_fft_forward(n);
-        let stride: usize = shape[axis + 1..].iter().product();
-        let mut line = vec![Complex::default(); n];
-        for start in (0..y.len()).filter(|i| (i % vol) % (n * stride) < stride) {
-            for (e, v) in line.iter_mut().enumerate() {
-                *v = y[start + e * stride];
-            }
-            fft.process(&mut line);
-            for (e, v) in line.iter().enumerate() {
-                y[start + e * stride] = *v;
-            }
-        }
-    }
-    y
-}
-
 fn rel_l2(got: &[f64], want: &[f64]) -> f64 {
     let num: f64 = got.iter().zip(want).map(|(a, b)| (a - b) * (a - b)).sum();
     let den: f64 = want.iter().map(|b| b * b).sum();
     (num / den).sqrt()
-}
-
-fn tol<T: CudaFloat>() -> f64 {
-    if std::mem::size_of::<T>() == 4 {
-        2e-6
-    } else {
-        1e-14
-    }
 }
 
 /// (forward error, round-trip error) of one planned FFT.
@@ -88,10 +58,11 @@ fn check<T: CudaFloat>(
     shape: &[usize],
     seed: u64,
 ) -> (f64, f64) {
-    let x64 = input(fft.len(), seed);
+    let x64 = input(fft.module().len(), seed);
     let x: Vec<T> = x64.iter().map(|&v| T::of(v)).collect();
     let xr: Vec<f64> = x.iter().map(|v| v.wide()).collect();
-    let want: Vec<f64> = reference(shape, &xr)
+    let complexes = xr.chunks(2).map(|c| Complex::new(c[0], c[1])).collect();
+    let want: Vec<f64> = reference(shape, complexes)
         .iter()
         .flat_map(|c| [c.re, c.im])
         .collect();
@@ -134,17 +105,10 @@ fn every_length<T: CudaFloat>() {
         })
         .collect();
     let compiled = t0.elapsed().as_secs_f64();
-    let mut worst = (0.0f64, 0);
-    let mut failures = Vec::new();
+    let mut sweep = Sweep::<T>::new();
     for (g, ffts) in built {
         for (mut fft, n) in ffts.into_iter().zip(g) {
-            let (f, r) = check(&stream, &mut fft, &[n], n as u64);
-            if f.max(r) > worst.0 {
-                worst = (f.max(r), n);
-            }
-            if !(f <= tol::<T>() && r <= tol::<T>()) {
-                failures.push(format!("N = {n}: forward {f:.2e}, round trip {r:.2e}"));
-            }
+            sweep.record(n, check(&stream, &mut fft, &[n], n as u64));
         }
     }
     eprintln!(
@@ -152,10 +116,10 @@ fn every_length<T: CudaFloat>() {
         std::any::type_name::<T>(),
         arch.name,
         t0.elapsed().as_secs_f64() - compiled,
-        worst.0,
-        worst.1
+        sweep.worst.0,
+        sweep.worst.1
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    sweep.assert_passed();
 }
 
 fn shapes<T: CudaFloat>() {

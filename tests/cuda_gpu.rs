@@ -20,6 +20,7 @@
 mod common;
 
 use common::*;
+use nudt::backend::BackendError;
 use nudt::cuda::{CudaError, CudaFloat, CudaOptions, CudaPlan, FftEngine, GpuMethod};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
@@ -63,12 +64,8 @@ fn gpu_type12<T: CudaFloat>(
     tol: f64,
     o: CudaOptions,
 ) -> Result<Vec<Complex64>, CudaError> {
-    let xt = cast::<T>(x);
     let mut plan = CudaPlan::<T>::new(ty, modes, isign, 1, tol, o)?;
-    plan.set_points(&refs(&xt))?;
-    let mut out = vec![Complex::<T>::default(); output_len(ty, x, modes)];
-    plan.execute(&cast_c::<T>(input), &mut out)?;
-    Ok(widen(&out))
+    run_type12(&mut plan, ty, x, input, modes).map_err(cuda_error)
 }
 
 fn gpu_type3<T: CudaFloat>(
@@ -79,12 +76,17 @@ fn gpu_type3<T: CudaFloat>(
     tol: f64,
     o: CudaOptions,
 ) -> Result<Vec<Complex64>, CudaError> {
-    let (xt, st) = (cast::<T>(x), cast::<T>(s));
     let mut plan = CudaPlan::<T>::new_type3(x.len(), isign, 1, tol, o)?;
-    plan.set_points_type3(&refs(&xt), &refs(&st))?;
-    let mut f = vec![Complex::<T>::default(); s[0].len()];
-    plan.execute(&cast_c::<T>(c), &mut f)?;
-    Ok(widen(&f))
+    run_type3(&mut plan, x, c, s).map_err(cuda_error)
+}
+
+/// The CUDA error behind a CUDA plan's [`BackendError`].
+fn cuda_error(e: BackendError) -> CudaError {
+    match e {
+        BackendError::Cuda(e) => e,
+        BackendError::Input(e) => CudaError::Nudt(e),
+        e => panic!("a CUDA plan's error is a CUDA one: {e}"),
+    }
 }
 
 /// `plan`'s `execute_device` (or, `adjoint`, `execute_adjoint_device`) of `input` copied to the

@@ -40,9 +40,12 @@ fn plans_take(backend: Backend, path: &Path) {
             format!("device key {key}, profile read: {read:?}, cache {cache:?}, {r:?}")
         };
         assert_eq!(r.profile, shown, "{}", why());
-        assert_eq!(r.bins.as_ref(), Some(&c.bins), "{}", why());
+        assert_eq!(r.bins.as_ref(), Some(&c.config.bins), "{}", why());
         plan.set_points(&[&[0.1, -2.0, 3.0][..]]).unwrap();
-        assert_eq!(plan.report().method.as_deref(), Some(c.method.as_str()));
+        assert_eq!(
+            plan.report().method.as_deref(),
+            Some(c.config.method.as_str())
+        );
     }
     let forced = none.with_gpu_methods(Some(GpuMethod::GmSort), None);
     let plan = backend
@@ -126,7 +129,7 @@ fn tune_saves_a_profile_that_plans_take() {
         let p = GpuProfile::parse(&text, backend.name()).unwrap();
         assert_eq!(p.choice.len(), 4, "{p:?}");
         for c in &p.choice {
-            assert!(c.dim == 1 && c.ms <= c.default_ms, "{c:?}");
+            assert!(c.config.dim == 1 && c.ms <= c.default_ms, "{c:?}");
         }
         let child = Command::new(std::env::current_exe().unwrap())
             .args([TEST, "--exact", "--nocapture", "--test-threads=1"])

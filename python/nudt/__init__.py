@@ -10,7 +10,7 @@ raises ImportError saying why. ``import nudt.mrinufft`` registers the mri-nufft 
 GIL).
 """
 
-from . import _nudt
+from . import _interfaces, _nudt
 from ._errors import NudtShapeError, NudtTypeError, NudtValueError
 from ._interfaces import (
     Cotangents,
@@ -22,11 +22,5 @@ from ._interfaces import (
 
 __version__ = _nudt.__version__
 
-__all__ = [
-    "Cotangents",
-    "Plan",
-    "nufft1d1", "nufft1d2", "nufft1d3",
-    "nufft2d1", "nufft2d2", "nufft2d3",
-    "nufft3d1", "nufft3d2", "nufft3d3",
-    "NudtShapeError", "NudtTypeError", "NudtValueError",
-]
+# finufft's names (the interface's own list) and the exception classes.
+__all__ = [*_interfaces.__all__, "NudtShapeError", "NudtTypeError", "NudtValueError"]

@@ -67,11 +67,19 @@ def _upsampfac(value):
     return upsampfac
 
 
-def _default_only(key, value, defaults):
-    """An option of which nudt has only the default value."""
-    if _integer(value, key) != defaults[key]:
-        raise NudtValueError(
-            f"option {key}={value} is not supported by nudt (only {key}={defaults[key]})")
+def _inert_option(key, value, default_only, tuning, library):
+    """An option of finufft's or cufinufft's (`library`) that changes nothing in nudt: one of
+    which nudt has only the default value (`default_only`, name -> value), or one that tunes
+    the library's own machinery (`tuning`), checked as an integer. Any other `key` is not an
+    option of the library's."""
+    if key in default_only:
+        if _integer(value, key) != default_only[key]:
+            raise NudtValueError(f"option {key}={value} is not supported by nudt "
+                                 f"(only {key}={default_only[key]})")
+    elif key in tuning:
+        _integer(value, key)
+    else:
+        raise NudtTypeError(f"Invalid option {key!r}: not an option of {library}'s")
 
 
 def _options(kwargs):
@@ -86,14 +94,10 @@ def _options(kwargs):
                 raise NudtValueError(f"nthreads must be 0 (all cores) or more, got {nthreads}")
         elif key == "upsampfac":
             upsampfac = _upsampfac(value)
-        elif key in _DEFAULT_ONLY:
-            _default_only(key, value, _DEFAULT_ONLY)
-        elif key in _TUNING_OPTIONS:
-            _integer(value, key)
         elif key in ("fftw_lock_fun", "fftw_unlock_fun", "fftw_lock_data"):
             raise NudtTypeError(f"Invalid option {key!r}: FFTW locks do not apply to nudt")
         else:
-            raise NudtTypeError(f"Invalid option {key!r}: not an option of finufft's")
+            _inert_option(key, value, _DEFAULT_ONLY, _TUNING_OPTIONS, "finufft")
     return fft_order, nthreads, upsampfac
 
 

@@ -28,7 +28,7 @@ from . import _interfaces as _cpu
 from . import _nudt
 from ._errors import NudtTypeError, NudtValueError, warn_copy
 from ._interfaces import (
-    PlanBase, _default_only, _integer, _modeord, _upsampfac, check_type, simple,
+    PlanBase, _inert_option, _integer, _modeord, _upsampfac, check_type, simple,
     stack_want, wrong_dtype,
 )
 
@@ -114,12 +114,8 @@ def _gpu_options(kwargs):
             bins[_BINS.index(key)] = side
         elif key == "gpu_stream":
             stream = _stream_handle(value)
-        elif key in _DEFAULT_ONLY:
-            _default_only(key, value, _DEFAULT_ONLY)
-        elif key in _TUNING_OPTIONS:
-            _integer(value, key)
         else:
-            raise NudtTypeError(f"Invalid option {key!r}: not an option of cufinufft's")
+            _inert_option(key, value, _DEFAULT_ONLY, _TUNING_OPTIONS, "cufinufft")
     return fft_order, upsampfac, device, method, max_batch, bins, stream
 
 

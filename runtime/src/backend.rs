@@ -120,7 +120,7 @@ impl Backend {
         tol: f64,
         opts: &BackendOptions,
     ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
-        T::make(self, Shape::Uniform(ty, modes), isign, ntransf, tol, opts)
+        T::make(self, (Shape::Uniform(ty, modes), isign, ntransf, tol), opts)
     }
 
     /// A type 3 plan in `dim` dimensions on this backend.
@@ -132,7 +132,7 @@ impl Backend {
         tol: f64,
         opts: &BackendOptions,
     ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
-        T::make(self, Shape::Type3(dim), isign, ntransf, tol, opts)
+        T::make(self, (Shape::Type3(dim), isign, ntransf, tol), opts)
     }
 }
 
@@ -441,20 +441,22 @@ pub enum Shape<'a> {
     Type3(usize),
 }
 
+/// What [`Backend::plan`] and [`Backend::plan_type3`] ask of a backend: the shape, `isign`,
+/// `ntransf` and `tol` of the plan.
+#[doc(hidden)]
+pub type PlanArgs<'a> = (Shape<'a>, i32, usize, f64);
+
 /// The precisions every built backend runs: `f32` and `f64`.
 pub trait BackendFloat: Float {
     #[doc(hidden)]
     fn make(
         backend: Backend,
-        shape: Shape<'_>,
-        isign: i32,
-        ntransf: usize,
-        tol: f64,
+        args: PlanArgs<'_>,
         opts: &BackendOptions,
     ) -> Result<Box<dyn NufftPlan<Self>>, BackendError>;
 }
 
-/// A boxed plan of type `$plan` with options `$o` for the `(shape, isign, ntransf, tol)` of
+/// A boxed plan of type `$plan` with options `$o` for the [`PlanArgs`] of
 /// [`BackendFloat::make`].
 macro_rules! boxed_plan {
     ($plan:ty, $o:expr, $args:expr) => {{
@@ -471,13 +473,9 @@ macro_rules! backend_float {
         impl BackendFloat for $t {
             fn make(
                 backend: Backend,
-                shape: Shape<'_>,
-                isign: i32,
-                ntransf: usize,
-                tol: f64,
+                args: PlanArgs<'_>,
                 opts: &BackendOptions,
             ) -> Result<Box<dyn NufftPlan<$t>>, BackendError> {
-                let args = (shape, isign, ntransf, tol);
                 match backend {
                     Backend::Cpu => boxed_plan!(Plan::<$t>, opts.cpu.clone(), args),
                     #[cfg(feature = "cuda")]

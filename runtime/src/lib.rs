@@ -9,6 +9,8 @@ mod entry;
 pub mod error;
 mod fft;
 pub mod float;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod gpu;
 pub mod gradient;
 mod grid;
 mod oneshot;

@@ -10,7 +10,7 @@ use crate::planner::validate::{
     check_coords, check_point_sets, check_type, physical_memory, SOURCES, TARGETS,
 };
 use crate::planner::{limits, sigma, DeviceClass, Problem, Recipe, Type3Method};
-use crate::type3::NonUniform;
+use crate::type3::{NonUniform, Type3Scheme};
 use crate::type3_gaussian::GaussianType3;
 use crate::uniform::{ModeOrder, Uniform};
 use crate::{type3, uniform};
@@ -65,30 +65,11 @@ enum Type3Engine<T: Float> {
 }
 
 impl<T: Float> Type3Engine<T> {
-    fn execute(
-        &self,
-        work: &mut type3::Work<T>,
-        c: &[Complex<T>],
-        f: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
+    /// The method's engine, which runs transforms and adjoints ([`Type3Scheme::run`]).
+    fn scheme(&self) -> &dyn Type3Scheme<T> {
         match self {
-            Type3Engine::Finufft(e) => e.execute(work, c, f, isign),
-            Type3Engine::Gaussian(e) => e.execute(work, c, f, isign),
-        }
-    }
-
-    /// Targets → sources; `isign` is the adjoint's (the forward's negated).
-    fn execute_adjoint(
-        &self,
-        work: &mut type3::Work<T>,
-        f: &[Complex<T>],
-        c: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
-        match self {
-            Type3Engine::Finufft(e) => e.execute_adjoint(work, f, c, isign),
-            Type3Engine::Gaussian(e) => e.execute_adjoint(work, f, c, isign),
+            Type3Engine::Finufft(e) => &**e,
+            Type3Engine::Gaussian(e) => &**e,
         }
     }
 
@@ -644,10 +625,11 @@ impl<T: Float> Plan<T> {
                 Engine::Uniform(u, sets) => {
                     u.type2(of_points(u, sets, b), &mut w.uniform, x, y, isign)
                 }
-                Engine::Type3(e) if adjoint => {
-                    of_transform(e, b).execute_adjoint(&mut w.type3, x, y, isign)
+                Engine::Type3(e) => {
+                    of_transform(e, b)
+                        .scheme()
+                        .run(&mut w.type3, x, y, isign, adjoint)
                 }
-                Engine::Type3(e) => of_transform(e, b).execute(&mut w.type3, x, y, isign),
                 Engine::Type3Pending => Err(NudtError::PointsNotSet),
             })
         };

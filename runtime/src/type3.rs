@@ -155,6 +155,38 @@ impl<T: Float> Work<T> {
     }
 }
 
+/// A type 3 method on the CPU (FINUFFT's, or the Gaussian gridding): its phases, its grid
+/// and its steps between them. The frame around the steps, and which way they run, is
+/// [`Type3Scheme::run`]'s, once for both methods.
+pub(crate) trait Type3Scheme<T: Float> {
+    fn phases(&self) -> &Phases<T>;
+
+    /// Complex values of the grid the sources are spread on.
+    fn grid_len(&self) -> usize;
+
+    /// The steps from the phased input to the output: the transform's, or with `adjoint`
+    /// (`isign` then the forward's negated) its adjoint's, each step's adjoint in reverse
+    /// order on the same grids and sorted points, so it needs no second plan.
+    fn steps(&self, steps: Steps<'_, T>, isign: i32, adjoint: bool) -> Result<()>;
+
+    /// One transform: `f_k = Σ_j c_j e^{isign·i s_k·x_j}` from `input` (strengths `c` at
+    /// the sources) to `output` (values `f` at the targets), or with `adjoint` the adjoint,
+    /// `c_j = Σ_k f_k e^{isign·i s_k·x_j}` from the targets' values to the sources.
+    fn run(
+        &self,
+        work: &mut Work<T>,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        isign: i32,
+        adjoint: bool,
+    ) -> Result<()> {
+        let len = self.grid_len();
+        work.run_phased(self.phases(), adjoint, len, input, output, |s| {
+            self.steps(s, isign, adjoint)
+        })
+    }
+}
+
 /// A type 3 engine for one pair of point sets.
 pub struct NonUniform<T: Float> {
     spread: FineGrid<T>,
@@ -261,37 +293,26 @@ impl<T: Float> NonUniform<T> {
     pub fn work_bytes(&self) -> usize {
         self.spread.len() * std::mem::size_of::<Complex<T>>() + self.inner.work_bytes()
     }
+}
 
-    /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
-    pub fn execute(
-        &self,
-        work: &mut Work<T>,
-        c: &[Complex<T>],
-        f: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
-        let len = self.spread.len();
-        work.run_phased(&self.phases, false, len, c, f, |(x, grid, inner, f)| {
-            self.spread.spread(x, grid)?;
-            self.inner.type2(&self.inner.grid, inner, grid, f, isign)
-        })
+impl<T: Float> Type3Scheme<T> for NonUniform<T> {
+    fn phases(&self) -> &Phases<T> {
+        &self.phases
     }
 
-    /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated), as
-    /// the adjoint of each step on the same grids and sorted points: conjugate post-factors,
-    /// the inner type 1 (type 2's adjoint), interpolation at the sources (spreading's), and
-    /// conjugate pre-phases. Its error is the forward's, and it needs no second plan.
-    pub fn execute_adjoint(
-        &self,
-        work: &mut Work<T>,
-        f: &[Complex<T>],
-        c: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
-        let len = self.spread.len();
-        work.run_phased(&self.phases, true, len, f, c, |(x, grid, inner, c)| {
+    fn grid_len(&self) -> usize {
+        self.spread.len()
+    }
+
+    /// Forward: spread at the sources, the inner type 2; adjoint: the inner type 1 (type
+    /// 2's adjoint), interpolation at the sources (spreading's).
+    fn steps(&self, (x, grid, inner, y): Steps<'_, T>, isign: i32, adjoint: bool) -> Result<()> {
+        if adjoint {
             self.inner.type1(&self.inner.grid, inner, x, grid, isign)?;
-            self.spread.interp(grid, c)
-        })
+            self.spread.interp(grid, y)
+        } else {
+            self.spread.spread(x, grid)?;
+            self.inner.type2(&self.inner.grid, inner, grid, y, isign)
+        }
     }
 }

@@ -10,8 +10,8 @@ use crate::error::Result;
 use crate::fft::FftNd;
 use crate::float::Float;
 use crate::grid::FineGrid;
-use crate::planner::gaussian::{post_magnitude, GaussGeometry};
-use crate::type3::{polar_blocks, Phases, Work};
+use crate::planner::gaussian::{post_magnitude, steps, GaussGeometry, GaussStep};
+use crate::type3::{polar_blocks, Phases, Steps, Type3Scheme};
 use crate::uniform::direction;
 use nudt_gen::{Arch, Strategy};
 use num_complex::Complex;
@@ -93,45 +93,9 @@ impl<T: Float> GaussianType3<T> {
         &self.sources
     }
 
-    /// Bytes of one running transform's [`Work`] at most: the grid.
+    /// Bytes of one running transform's [`crate::type3::Work`] at most: the grid.
     pub fn work_bytes(&self) -> usize {
         self.sources.len() * std::mem::size_of::<Complex<T>>()
-    }
-
-    /// `f_k = Σ_j c_j e^{isign·i s_k·x_j}` for one transform.
-    pub fn execute(
-        &self,
-        work: &mut Work<T>,
-        c: &[Complex<T>],
-        f: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
-        let len = self.sources.len();
-        work.run_phased(&self.phases, false, len, c, f, |(x, grid, _, f)| {
-            self.sources.spread(x, grid)?;
-            self.precompensate(grid);
-            self.fft.process(grid, direction(isign));
-            self.targets.interp(grid, f)
-        })
-    }
-
-    /// The adjoint, `c_j = Σ_k f_k e^{isign·i s_k·x_j}` (`isign` the forward's negated): each
-    /// step's adjoint in reverse order, on the same grids (the FFT's adjoint is the opposite
-    /// direction; the pre-compensation is real and diagonal).
-    pub fn execute_adjoint(
-        &self,
-        work: &mut Work<T>,
-        f: &[Complex<T>],
-        c: &mut [Complex<T>],
-        isign: i32,
-    ) -> Result<()> {
-        let len = self.sources.len();
-        work.run_phased(&self.phases, true, len, f, c, |(x, grid, _, c)| {
-            self.targets.spread(x, grid)?;
-            self.fft.process(grid, direction(isign));
-            self.precompensate(grid);
-            self.sources.interp(grid, c)
-        })
     }
 
     /// Multiplies `grid` by the pre-compensation `e^{σ|nΔx|²}`, separable over dimensions.
@@ -153,5 +117,33 @@ impl<T: Float> GaussianType3<T> {
                     *v = *v * fac;
                 }
             });
+    }
+}
+
+impl<T: Float> Type3Scheme<T> for GaussianType3<T> {
+    fn phases(&self) -> &Phases<T> {
+        &self.phases
+    }
+
+    fn grid_len(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// The plan layer's [`steps`], as the GPUs run them: spread at the sources (the
+    /// adjoint's at the targets), pre-compensate, FFT, gather at the other set.
+    fn steps(&self, (x, grid, _, y): Steps<'_, T>, isign: i32, adjoint: bool) -> Result<()> {
+        let (from, to) = match adjoint {
+            false => (&self.sources, &self.targets),
+            true => (&self.targets, &self.sources),
+        };
+        for step in steps(adjoint) {
+            match step {
+                GaussStep::Spread => from.spread(x, grid)?,
+                GaussStep::Precompensate => self.precompensate(grid),
+                GaussStep::Fft => self.fft.process(grid, direction(isign)),
+                GaussStep::Gather => to.interp(grid, y)?,
+            }
+        }
+        Ok(())
     }
 }

@@ -22,6 +22,18 @@ use nudt_runtime::{ModeOrder, NudtError, TransformType, Type3Method, Upsampling}
 use num_complex::{Complex, Complex64};
 use std::f64::consts::PI;
 
+/// Asserts that `$result` is backend `$b`'s typed refusal of bad input, the error matching
+/// `$error` (a [`NudtError`] pattern).
+macro_rules! refused {
+    ($b:expr, $result:expr, $error:pat) => {
+        assert!(
+            matches!($result, Err(BackendError::Input($error))),
+            "{}",
+            $b
+        )
+    };
+}
+
 /// The GPU backends among [`backends`]: the ones with methods to force and batches to size.
 fn gpus() -> Vec<Backend> {
     backends()
@@ -145,23 +157,6 @@ fn check_with<T: BackendFloat>(
     Ok((e, p.report().method.unwrap_or_default()))
 }
 
-/// [`check_with`] with the default options and the mode order `order`.
-#[allow(clippy::too_many_arguments)]
-fn check<T: BackendFloat>(
-    b: Backend,
-    ty: TransformType,
-    modes: &[usize],
-    m: usize,
-    ntransf: usize,
-    tol: f64,
-    order: ModeOrder,
-    spread: f64,
-) -> f64 {
-    let opts = BackendOptions::default().with_mode_order(order);
-    let r = check_with::<T>(b, ty, modes, m, ntransf, tol, &opts, spread);
-    r.unwrap_or_else(|e| panic!("{b} {ty:?} {modes:?}: {e}")).0
-}
-
 /// A type 3 transform of `ntransf` stacked strength vectors: `m` sources in `shift ± a`, `k`
 /// targets in `−shift/2 ± b`; returns the relative l2 error over every target of every
 /// transform against the direct sum, and the method the plan reports, or its refusal.
@@ -191,23 +186,6 @@ fn check3_with<T: BackendFloat>(
         direct::type3(&slices(&xr), c, &slices(&sr), 1, w)
     });
     Ok((e, p.report().method.unwrap_or_default()))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn check3<T: BackendFloat>(
-    b: Backend,
-    dim: usize,
-    m: usize,
-    k: usize,
-    ha: f64,
-    hb: f64,
-    shift: f64,
-    ntransf: usize,
-    tol: f64,
-) -> f64 {
-    let opts = BackendOptions::default();
-    let r = check3_with::<T>(b, dim, [m, k], [ha, hb], shift, ntransf, tol, &opts);
-    r.unwrap_or_else(|e| panic!("{b} type 3 {dim}D: {e}")).0
 }
 
 /// The tolerances of the matrix on backend `b` in precision `T`: every decade on the CPU and
@@ -359,7 +337,8 @@ fn batches_mode_order_and_far_points() {
     for b in backends() {
         for ty in [TransformType::Type1, TransformType::Type2] {
             let t = tol::<f64>(b);
-            let e = check::<f64>(b, ty, modes(2), 300, 3, t, ModeOrder::Fft, 40.0);
+            let fft = BackendOptions::default().with_mode_order(ModeOrder::Fft);
+            let (e, _) = check_with::<f64>(b, ty, modes(2), 300, 3, t, &fft, 40.0).unwrap();
             eprintln!("{b} {ty:?} 3 stacked, FFT order, |x| < 40: {e:.2e}");
             assert!(e <= 10.0 * t, "{b} {ty:?}: {e:e}");
             let opts = BackendOptions::default().with_gpu_batch(4);
@@ -376,7 +355,9 @@ fn batches_mode_order_and_far_points() {
 fn type_3_batches_and_extents() {
     for b in backends() {
         let t = tol::<f64>(b);
-        let e = check3::<f64>(b, 2, 500, 200, 20.0, 10.0, 30.0, 3, t);
+        let none = BackendOptions::default();
+        let r = check3_with::<f64>(b, 2, [500, 200], [20.0, 10.0], 30.0, 3, t, &none);
+        let (e, _) = r.unwrap();
         eprintln!("{b} type 3 2D, 3 stacked, |x - 30| < 20, |s + 15| < 10: {e:.2e}");
         assert!(e <= 10.0 * t, "{b}: {e:e}");
         let opts = BackendOptions::default().with_gpu_batch(2);
@@ -441,9 +422,11 @@ fn empty_sets_and_single_modes() {
         p.execute(&[Complex64::new(1.0, 0.0); 3], &mut []).unwrap();
         for ty in [TransformType::Type1, TransformType::Type2] {
             let t = tol::<f64>(b);
-            let e = check::<f64>(b, ty, &[1], 50, 1, t, ModeOrder::Cmcl, 3.0);
+            let cmcl = none.clone().with_mode_order(ModeOrder::Cmcl);
+            let (e, _) = check_with::<f64>(b, ty, &[1], 50, 1, t, &cmcl, 3.0).unwrap();
             assert!(e <= 10.0 * t, "{b} {ty:?} one mode: {e:e}");
-            let e = check::<f64>(b, ty, &[1, 7, 1], 1, 1, t, ModeOrder::Fft, 3.0);
+            let fft = none.clone().with_mode_order(ModeOrder::Fft);
+            let (e, _) = check_with::<f64>(b, ty, &[1, 7, 1], 1, 1, t, &fft, 3.0).unwrap();
             assert!(e <= 10.0 * t, "{b} {ty:?} 3D, one point: {e:e}");
         }
         let mut p3 = b.plan_type3::<f64>(1, -1, 1, 1e-6, &none).unwrap();
@@ -454,7 +437,7 @@ fn empty_sets_and_single_modes() {
         p3.set_points_type3(&[&[0.5, 1.5]], &[&[]]).unwrap();
         p3.execute(&[Complex64::new(1.0, 0.0); 2], &mut []).unwrap();
         let t = tol::<f64>(b);
-        let e = check3::<f64>(b, 3, 1, 40, 1.0, 3.0, 0.0, 1, t);
+        let (e, _) = check3_with::<f64>(b, 3, [1, 40], [1.0, 3.0], 0.0, 1, t, &none).unwrap();
         assert!(e <= 10.0 * t, "{b} type 3, one source: {e:e}");
     }
 }
@@ -653,101 +636,73 @@ fn every_gpu_method_f64() {
 fn errors_name_the_problem() {
     let none = BackendOptions::default();
     for b in backends() {
-        let err = |r: Result<Box<dyn NufftPlan<f64>>, BackendError>| r.err().expect("an error");
         let plan = |modes: &[usize], ntransf| {
             b.plan::<f64>(TransformType::Type1, modes, 1, ntransf, 1e-6, &none)
         };
-        assert!(
-            matches!(err(plan(&[0], 1)), BackendError::Input(NudtError::Gen(_))),
-            "{b}"
-        );
-        assert!(
-            matches!(
-                err(plan(&[8], 0)),
-                BackendError::Input(NudtError::ZeroTransforms)
-            ),
-            "{b}"
-        );
-        assert!(
-            matches!(
-                err(b.plan_type3::<f64>(4, 1, 1, 1e-6, &none)),
-                BackendError::Input(NudtError::Gen(_))
-            ),
-            "{b}"
+        refused!(b, plan(&[0], 1), NudtError::Gen(_));
+        refused!(b, plan(&[8], 0), NudtError::ZeroTransforms);
+        refused!(
+            b,
+            b.plan_type3::<f64>(4, 1, 1, 1e-6, &none),
+            NudtError::Gen(_)
         );
         let mut p3 = b.plan_type3::<f64>(2, 1, 1, 1e-6, &none).unwrap();
         let z = [0.0f64; 3];
-        assert!(
-            matches!(
-                p3.execute(&[Complex::default(); 3], &mut [Complex::default(); 3]),
-                Err(BackendError::Input(NudtError::PointsNotSet))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p3.execute(&[Complex::default(); 3], &mut [Complex::default(); 3]),
+            NudtError::PointsNotSet
         );
-        assert!(
-            matches!(
-                p3.set_points(&[&z, &z]),
-                Err(BackendError::Input(NudtError::WrongType {
-                    expected: 1,
-                    actual: 3
-                }))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p3.set_points(&[&z, &z]),
+            NudtError::WrongType {
+                expected: 1,
+                actual: 3
+            }
         );
-        assert!(
-            matches!(
-                p3.set_points_type3(&[&z, &z], &[&z, &[0.0, f64::INFINITY, 0.0]]),
-                Err(BackendError::Input(NudtError::NonFinite {
-                    what: "t",
-                    index: 1,
-                    ..
-                }))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p3.set_points_type3(&[&z, &z], &[&z, &[0.0, f64::INFINITY, 0.0]]),
+            NudtError::NonFinite {
+                what: "t",
+                index: 1,
+                ..
+            }
         );
-        assert!(
-            matches!(
-                p3.set_points_type3(&[&z, &z], &[&z[..2], &z[..2]])
-                    .and_then(
-                        |_| p3.execute(&[Complex::default(); 2], &mut [Complex::default(); 2])
-                    ),
-                Err(BackendError::Input(NudtError::Length { .. }))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p3.set_points_type3(&[&z, &z], &[&z[..2], &z[..2]])
+                .and_then(|_| p3.execute(&[Complex::default(); 2], &mut [Complex::default(); 2])),
+            NudtError::Length { .. }
         );
         let mut p = b
             .plan::<f32>(TransformType::Type1, &[16, 16], 1, 1, 1e-5, &none)
             .unwrap();
         let mut out = vec![Complex::default(); 256];
         let w = [0.0f32];
-        assert!(
-            matches!(
-                p.set_points_type3(&[&w, &w], &[&w, &w]),
-                Err(BackendError::Input(NudtError::WrongType {
-                    expected: 3,
-                    actual: 1
-                }))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p.set_points_type3(&[&w, &w], &[&w, &w]),
+            NudtError::WrongType {
+                expected: 3,
+                actual: 1
+            }
         );
-        assert!(
-            matches!(
-                p.execute(&[Complex::default(); 4], &mut out),
-                Err(BackendError::Input(NudtError::PointsNotSet))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p.execute(&[Complex::default(); 4], &mut out),
+            NudtError::PointsNotSet
         );
         let x = [0.1f32, f32::NAN];
-        assert!(
-            matches!(
-                p.set_points(&[&x, &x]),
-                Err(BackendError::Input(NudtError::NonFinite {
-                    what: "x",
-                    index: 1,
-                    ..
-                }))
-            ),
-            "{b}"
+        refused!(
+            b,
+            p.set_points(&[&x, &x]),
+            NudtError::NonFinite {
+                what: "x",
+                index: 1,
+                ..
+            }
         );
         let y = [0.1f32, 0.2];
         p.set_points(&[&y, &y]).unwrap();
@@ -759,10 +714,6 @@ fn errors_name_the_problem() {
         }
         // A tolerance no kernel reaches in f32.
         let r = b.plan::<f32>(TransformType::Type1, &[16], 1, 1, 1e-12, &none);
-        assert!(matches!(err_f32(r), BackendError::Input(_)), "{b}");
+        refused!(b, r, _);
     }
-}
-
-fn err_f32(r: Result<Box<dyn NufftPlan<f32>>, BackendError>) -> BackendError {
-    r.err().expect("an error")
 }

@@ -187,6 +187,48 @@ fn size() -> impl Strategy<Value = usize> {
     prop_oneof![4 => 2usize..=40, 1 => Just(0usize), 1 => Just(1usize)]
 }
 
+/// What a case transforms: precision (f32?), type, dimension, modes, points and targets,
+/// transforms, sign, tolerance.
+type Shape = (bool, u8, usize, Vec<usize>, (usize, usize), usize, i32, f64);
+
+/// How a case calls the plan: coordinates of the points and targets, misuse, adjoint, seed.
+type Calls = (Coords, Coords, Misuse, bool, u64);
+
+fn calls() -> impl Strategy<Value = Calls> {
+    (coords(), coords(), misuse(), any::<bool>(), any::<u64>())
+}
+
+/// The case of `shape` and `calls` with the options the planner would choose.
+fn case(
+    (f32, ty, dim, modes, (m, k), ntransf, isign, tol): Shape,
+    (x, s, misuse, adjoint, seed): Calls,
+) -> Case {
+    Case {
+        f32,
+        ty,
+        dim,
+        modes,
+        m,
+        k,
+        ntransf,
+        isign,
+        tol,
+        fft_order: false,
+        kernel: KernelKind::Pswf,
+        sigma: None,
+        gaussian3: false,
+        threads: None,
+        schedule: Schedule::Auto,
+        gpu_methods: (None, None),
+        gpu_batch: 0,
+        x,
+        s,
+        misuse,
+        adjoint,
+        seed,
+    }
+}
+
 /// Cases for the CPU: everything varies.
 fn cpu_cases() -> impl Strategy<Value = Case> {
     let shape = (
@@ -220,35 +262,15 @@ fn cpu_cases() -> impl Strategy<Value = Case> {
             Just(Schedule::TargetDriven)
         ],
     );
-    let calls = (coords(), coords(), misuse(), any::<bool>(), any::<u64>());
-    (shape, options, calls).prop_map(
-        |(
-            (f32, ty, dim, modes, (m, k), ntransf, isign, tol),
-            (fft_order, kernel, sigma, gaussian3, threads, schedule),
-            (x, s, misuse, adjoint, seed),
-        )| Case {
-            f32,
-            ty,
-            dim,
-            modes,
-            m,
-            k,
-            ntransf,
-            isign,
-            tol,
+    (shape, options, calls()).prop_map(
+        |(shape, (fft_order, kernel, sigma, gaussian3, threads, schedule), calls)| Case {
             fft_order,
             kernel,
             sigma,
             gaussian3,
             threads,
             schedule,
-            gpu_methods: (None, None),
-            gpu_batch: 0,
-            x,
-            s,
-            misuse,
-            adjoint,
-            seed,
+            ..case(shape, calls)
         },
     )
 }
@@ -287,38 +309,20 @@ fn opencl_cases() -> impl Strategy<Value = Case> {
         method(),
         prop_oneof![Just(0usize), Just(1usize), Just(2usize)],
     );
-    let calls = (coords(), coords(), misuse(), any::<bool>(), any::<u64>());
-    (shape, options, calls).prop_map(
-        |(
-            (f32, ty, dim, modes, (m, k), ntransf, isign, tol),
-            (fft_order, spread, interp, gpu_batch),
-            (x, s, misuse, adjoint, seed),
-        )| Case {
-            f32,
-            ty,
-            dim,
-            modes,
-            m,
-            k,
-            ntransf,
-            isign,
-            tol: tol.unwrap_or(if f32 { 1e-4 } else { 1e-6 }),
+    // The tolerance the precision's (1e-4 or 1e-6) unless an invalid one was drawn.
+    let shape = shape.prop_map(|(f32, ty, dim, modes, mk, ntransf, isign, tol)| {
+        let tol = tol.unwrap_or(if f32 { 1e-4 } else { 1e-6 });
+        (f32, ty, dim, modes, mk, ntransf, isign, tol)
+    });
+    // Type 3 extents are pinned (see `draw`) unless a value is extreme.
+    (shape, options, calls()).prop_map(|(shape, (fft_order, spread, interp, gpu_batch), calls)| {
+        Case {
             fft_order,
-            kernel: KernelKind::Pswf,
-            sigma: None,
-            gaussian3: false,
-            threads: None,
-            schedule: Schedule::Auto,
             gpu_methods: (spread, interp),
             gpu_batch,
-            // Type 3 extents are pinned (see `draw`) unless a value is extreme.
-            x,
-            s,
-            misuse,
-            adjoint,
-            seed,
-        },
-    )
+            ..case(shape, calls)
+        }
+    })
 }
 
 /// A value of `T` from an `f64`, rounding (to ±inf beyond `T`'s range, as `as` does).

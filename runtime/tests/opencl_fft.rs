@@ -11,11 +11,14 @@
 //! cargo test --release -p nudt-runtime --features opencl --test opencl_fft
 //! ```
 
+#[path = "common/fft.rs"]
+mod fft_reference;
+
+use fft_reference::{reference, tol, Sweep};
 use nudt_gen::fft::{fft_bundle, fft_module, FftDevice, FftDirection, FftSpec};
 use nudt_gen::GenError;
 use nudt_runtime::opencl::{ClDevice, ClFft, ClFloat, OpenClError};
 use num_complex::Complex;
-use rustfft::{FftDirection as RDir, FftPlanner};
 use std::sync::Arc;
 
 fn device() -> Option<Arc<ClDevice>> {
@@ -46,57 +49,26 @@ fn input<T: ClFloat>(n: usize, seed: u64) -> Vec<Complex<T>> {
     (0..n).map(|_| Complex::new(next(), next())).collect()
 }
 
-/// rustfft along every axis of every batch element, in f64.
-fn reference<T: ClFloat>(shape: &[usize], x: &[Complex<T>], dir: RDir) -> Vec<Complex<f64>> {
-    let mut y: Vec<Complex<f64>> = x
-        .iter()
-        .map(|c| Complex::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap()))
-        .collect();
-    let mut planner = FftPlanner::<f64>::new();
-    let vol: usize = shape.iter().product();
-    for (axis, &n) in shape.iter().enumerate() {
-        if n == 1 {
-            continue;
-        }
-        let fft = planner.plan_fft(n, dir);
-        let stride: usize = shape[axis + 1..].iter().product();
-        let mut line = vec![Complex::default(); n];
-        for start in (0..y.len()).filter(|i| (i % vol) % (n * stride) < stride) {
-            for (e, v) in line.iter_mut().enumerate() {
-                *v = y[start + e * stride];
-            }
-            fft.process(&mut line);
-            for (e, v) in line.iter().enumerate() {
-                y[start + e * stride] = *v;
-            }
-        }
-    }
-    y
+/// `c` in f64.
+fn widen<T: ClFloat>(c: &Complex<T>) -> Complex<f64> {
+    Complex::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap())
 }
 
 fn rel_l2<T: ClFloat>(got: &[Complex<T>], want: &[Complex<f64>]) -> f64 {
     let (mut num, mut den) = (0.0, 0.0);
     for (g, w) in got.iter().zip(want) {
-        let g = Complex::new(g.re.to_f64().unwrap(), g.im.to_f64().unwrap());
+        let g = widen(g);
         num += (g - w).norm_sqr();
         den += w.norm_sqr();
     }
     (num / den).sqrt()
 }
 
-fn tol<T: ClFloat>() -> f64 {
-    if std::mem::size_of::<T>() == 4 {
-        2e-6
-    } else {
-        1e-14
-    }
-}
-
 /// Forward out of place (input left unchanged) against rustfft, then inverse in place
 /// against N · input. Returns the two relative l2 errors.
 fn check<T: ClFloat>(fft: &mut ClFft<T>, shape: &[usize], seed: u64) -> (f64, f64) {
-    let x = input::<T>(fft.len(), seed);
-    let want = reference(shape, &x, RDir::Forward);
+    let x = input::<T>(fft.module().len(), seed);
+    let want = reference(shape, x.iter().map(widen).collect());
     let inp = fft.upload(&x).unwrap();
     let out = fft.upload(&vec![Complex::default(); x.len()]).unwrap();
     fft.execute(&inp, &out, FftDirection::Forward).unwrap();
@@ -112,13 +84,7 @@ fn check<T: ClFloat>(fft: &mut ClFft<T>, shape: &[usize], seed: u64) -> (f64, f6
     fft.execute(&out, &out, FftDirection::Inverse).unwrap();
     fft.download(&out, &mut y).unwrap();
     let n = T::from(shape.iter().product::<usize>() as f64).unwrap();
-    let scaled: Vec<Complex<f64>> = x
-        .iter()
-        .map(|c| {
-            let c = c * n;
-            Complex::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap())
-        })
-        .collect();
+    let scaled: Vec<Complex<f64>> = x.iter().map(|c| widen(&(c * n))).collect();
     (fwd, rel_l2(&y, &scaled))
 }
 
@@ -158,8 +124,7 @@ fn lengths() -> Vec<usize> {
 fn all_lengths<T: ClFloat>(dev: &Arc<ClDevice>) {
     let t0 = std::time::Instant::now();
     let sizes = lengths();
-    let mut worst = (0.0f64, 0usize);
-    let mut failures = Vec::new();
+    let mut sweep = Sweep::<T>::new();
     // One program per 48 lengths: PoCL's per-build cost is paid once for them.
     for group in sizes.chunks(48) {
         let specs: Vec<FftSpec> = group
@@ -179,13 +144,7 @@ fn all_lengths<T: ClFloat>(dev: &Arc<ClDevice>) {
         let modules = fft_bundle(&specs, &dev.info.fft_device()).unwrap();
         let ffts = ClFft::<T>::bundle(dev, modules).unwrap();
         for (mut fft, &n) in ffts.into_iter().zip(group) {
-            let (f, r) = check(&mut fft, &[n], n as u64);
-            if f.max(r) > worst.0 {
-                worst = (f.max(r), n);
-            }
-            if !(f <= tol::<T>() && r <= tol::<T>()) {
-                failures.push(format!("N = {n}: forward {f:.2e}, round trip {r:.2e}"));
-            }
+            sweep.record(n, check(&mut fft, &[n], n as u64));
         }
     }
     eprintln!(
@@ -193,15 +152,10 @@ fn all_lengths<T: ClFloat>(dev: &Arc<ClDevice>) {
         std::any::type_name::<T>(),
         sizes.len(),
         t0.elapsed().as_secs_f64(),
-        worst.0,
-        worst.1
+        sweep.worst.0,
+        sweep.worst.1
     );
-    assert!(
-        failures.is_empty(),
-        "above {:e}:\n{}",
-        tol::<T>(),
-        failures.join("\n")
-    );
+    sweep.assert_passed();
 }
 
 #[test]

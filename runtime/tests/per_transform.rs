@@ -39,6 +39,24 @@ fn complexes<T: Float>(rng: &mut Lcg, n: usize) -> Vec<Complex<T>> {
         .collect()
 }
 
+/// Random inputs of `len` values through the plan's transform, or with `adjoint` its
+/// adjoint, into `out_len` outputs: the inputs and the outputs.
+fn run<T: Float>(
+    plan: &mut Plan<T>,
+    rng: &mut Lcg,
+    adjoint: bool,
+    (len, out_len): (usize, usize),
+) -> (Vec<Complex<T>>, Vec<Complex<T>>) {
+    let input = complexes::<T>(rng, len);
+    let mut out = vec![Complex::default(); out_len];
+    match adjoint {
+        true => plan.execute_adjoint(&input, &mut out),
+        false => plan.execute(&input, &mut out),
+    }
+    .expect("execute");
+    (input, out)
+}
+
 fn wide<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
     v.iter()
         .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
@@ -125,14 +143,8 @@ fn uniform_against_direct<T: Float>() {
                     } else {
                         (vec![n; b], counts.to_vec())
                     };
-                    let input = complexes::<T>(&mut rng, ins.iter().sum());
-                    let mut out = vec![Complex::default(); outs.iter().sum()];
-                    if adjoint {
-                        plan.execute_adjoint(&input, &mut out)
-                    } else {
-                        plan.execute(&input, &mut out)
-                    }
-                    .expect("execute");
+                    let lens = (ins.iter().sum(), outs.iter().sum());
+                    let (input, out) = run(&mut plan, &mut rng, adjoint, lens);
                     assert_eq!(out.len(), if to_modes { b * n } else { total });
                     let sign = if adjoint { -isign } else { isign };
                     let xs = pieces(&input, ins);
@@ -200,14 +212,8 @@ fn type3_against_direct<T: Float>(method: Type3Method) {
                 } else {
                     (counts, targets)
                 };
-                let input = complexes::<T>(&mut rng, ins.iter().sum());
-                let mut out = vec![Complex::default(); outs.iter().sum()];
-                if adjoint {
-                    plan.execute_adjoint(&input, &mut out)
-                } else {
-                    plan.execute(&input, &mut out)
-                }
-                .expect("execute");
+                let lens = (ins.iter().sum(), outs.iter().sum());
+                let (input, out) = run(&mut plan, &mut rng, adjoint, lens);
                 let xs = pieces(&input, ins.iter().copied());
                 let ys = pieces(&out, outs.iter().copied());
                 for t in 0..b {

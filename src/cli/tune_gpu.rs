@@ -11,7 +11,7 @@ use nudt::backend::{Backend, BackendError, BackendFloat, BackendOptions};
 use nudt::gen::gpu::GpuMethod;
 use nudt::gen::Precision;
 use nudt::num_complex::Complex;
-use nudt::planner::gpu_profile::{self, GpuChoice, GpuProfile, GpuTrial};
+use nudt::planner::gpu_profile::{self, GpuChoice, GpuConfig, GpuProfile, GpuTrial};
 use nudt::TransformType;
 use std::time::Instant;
 
@@ -70,6 +70,17 @@ struct Row {
 }
 
 impl Row {
+    /// The configuration it timed, as a profile names it.
+    fn config(&self) -> GpuConfig {
+        GpuConfig {
+            dim: self.dim,
+            ty: self.ty,
+            precision: self.precision.into(),
+            method: self.method.name().into(),
+            bins: self.bins.clone(),
+        }
+    }
+
     fn total(&self) -> f64 {
         self.setpts_ms + self.execute_ms
     }
@@ -264,11 +275,7 @@ fn tune_one<T: BackendFloat>(
     rows[pick].chosen = true;
     let r = &rows[pick];
     Ok(GpuChoice {
-        dim,
-        ty: t_num,
-        precision: precision.into(),
-        method: r.method.name().into(),
-        bins: r.bins.clone(),
+        config: r.config(),
         ms: r.total(),
         default_ms: rows[first].total(),
     })
@@ -348,11 +355,7 @@ pub fn run(args: &Args, backend: Backend) -> Result<()> {
         trial: rows
             .iter()
             .map(|r| GpuTrial {
-                dim: r.dim,
-                ty: r.ty,
-                precision: r.precision.into(),
-                method: r.method.name().into(),
-                bins: r.bins.clone(),
+                config: r.config(),
                 setpts_ms: r.setpts_ms,
                 execute_ms: r.execute_ms,
             })
@@ -407,11 +410,11 @@ fn print_table(rows: &[Row], choices: &[GpuChoice]) {
     for c in choices {
         outln!(
             "chosen for {}-D type {} {}: {} with bins {:?}, {:.3} ms against {:.3} ms for the planner's choice ({:.2}×)",
-            c.dim,
-            c.ty,
-            c.precision,
-            c.method,
-            c.bins,
+            c.config.dim,
+            c.config.ty,
+            c.config.precision,
+            c.config.method,
+            c.config.bins,
             c.ms,
             c.default_ms,
             c.default_ms / c.ms

@@ -1,6 +1,7 @@
 //! Shared helpers for the cross-crate tests: a small deterministic RNG and problem builders.
 #![allow(dead_code)]
 
+use nudt::backend::{BackendError, NufftPlan};
 use nudt::direct;
 use nudt::num_complex::{Complex, Complex64};
 use nudt::{Float, ModeOrder, Options, Plan, TransformType};
@@ -66,6 +67,38 @@ pub fn output_len(ty: TransformType, x: &[Vec<f64>], modes: &[usize]) -> usize {
     }
 }
 
+/// A type 1 (`input` the strengths, outputs on all modes) or type 2 transform (`input` the
+/// coefficients, outputs at all points `x`) on `plan`, a plan of any backend made for `modes`;
+/// the outputs widened.
+pub fn run_type12<T: Float>(
+    plan: &mut dyn NufftPlan<T>,
+    ty: TransformType,
+    x: &[Vec<f64>],
+    input: &[Complex64],
+    modes: &[usize],
+) -> Result<Vec<Complex64>, BackendError> {
+    let xt = cast::<T>(x);
+    plan.set_points(&refs(&xt))?;
+    let mut out = vec![Complex::<T>::default(); output_len(ty, x, modes)];
+    plan.execute(&cast_c::<T>(input), &mut out)?;
+    Ok(widen(&out))
+}
+
+/// A type 3 transform of strengths `c` at sources `x` to targets `s` on `plan` (any
+/// backend's); the outputs widened.
+pub fn run_type3<T: Float>(
+    plan: &mut dyn NufftPlan<T>,
+    x: &[Vec<f64>],
+    c: &[Complex64],
+    s: &[Vec<f64>],
+) -> Result<Vec<Complex64>, BackendError> {
+    let (xt, st) = (cast::<T>(x), cast::<T>(s));
+    plan.set_points_type3(&refs(&xt), &refs(&st))?;
+    let mut f = vec![Complex::<T>::default(); s[0].len()];
+    plan.execute(&cast_c::<T>(c), &mut f)?;
+    Ok(widen(&f))
+}
+
 /// Relative l2 error against the direct sum of a type 1 transform (`input` the strengths,
 /// outputs on all modes) or a type 2 (`input` the coefficients, outputs at all points).
 pub fn type12_error<T: Float>(
@@ -77,11 +110,8 @@ pub fn type12_error<T: Float>(
     tol: f64,
     opts: Options,
 ) -> f64 {
-    let xt = cast::<T>(x);
     let mut plan = Plan::<T>::new(ty, modes, isign, 1, tol, opts.clone()).unwrap();
-    plan.set_points(&refs(&xt)).unwrap();
-    let mut out = vec![Complex::<T>::default(); output_len(ty, x, modes)];
-    plan.execute(&cast_c::<T>(input), &mut out).unwrap();
+    let out = run_type12(&mut plan, ty, x, input, modes).unwrap();
     let which: Vec<usize> = (0..out.len()).collect();
     let direct_sum = if ty == TransformType::Type1 {
         direct::type1
@@ -89,7 +119,7 @@ pub fn type12_error<T: Float>(
         direct::type2
     };
     let exact = direct_sum(&refs(x), input, modes, opts.mode_order, isign, &which);
-    direct::rel_error(&widen(&out), &exact)
+    direct::rel_error(&out, &exact)
 }
 
 pub fn type3_error<T: Float>(
@@ -100,15 +130,12 @@ pub fn type3_error<T: Float>(
     tol: f64,
     opts: Options,
 ) -> f64 {
-    let (xt, st) = (cast::<T>(x), cast::<T>(s));
     let mut plan = Plan::<T>::new_type3(x.len(), isign, 1, tol, opts).unwrap();
-    plan.set_points_type3(&refs(&xt), &refs(&st)).unwrap();
+    let f = run_type3(&mut plan, x, c, s).unwrap();
     let k = s[0].len();
-    let mut f = vec![Complex::<T>::default(); k];
-    plan.execute(&cast_c::<T>(c), &mut f).unwrap();
     let which: Vec<usize> = (0..k).collect();
     let exact = direct::type3(&refs(x), c, &refs(s), isign, &which);
-    direct::rel_error(&widen(&f), &exact)
+    direct::rel_error(&f, &exact)
 }
 
 pub fn default_order() -> ModeOrder {

@@ -163,6 +163,17 @@ pub struct FftModule {
 }
 
 impl FftModule {
+    /// Complex elements of the whole batch: what the buffers of every executor (CUDA,
+    /// OpenCL) must hold.
+    pub fn len(&self) -> usize {
+        self.plan.elems as usize
+    }
+
+    /// Whether the batch holds no elements (never: sizes and batch are at least 1).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The entry point of `launch` in `dir`.
     pub fn entry(&self, launch: &Launch, dir: FftDirection) -> String {
         format!("{}_{}", self.plan.kernels[launch.kernel].name, dir.tag())

@@ -352,6 +352,44 @@ impl From<&Param> for ParamDescription {
     }
 }
 
+/// The parameters of `groups` (arrays or slices of [`Param`]) in order, as one array of their
+/// total length `LEN`: how the declarations write a run of parameters several kernels share
+/// (the coordinates, the grid sizes, …) once.
+const fn concat<const LEN: usize>(groups: &[&[Param]]) -> [Param; LEN] {
+    let mut out = [M; LEN];
+    let (mut k, mut g) = (0, 0);
+    while g < groups.len() {
+        let mut i = 0;
+        while i < groups[g].len() {
+            out[k] = groups[g][i];
+            (k, i) = (k + 1, i + 1);
+        }
+        g += 1;
+    }
+    assert!(k == LEN, "concat: LEN is not the groups' total length");
+    out
+}
+
+/// The total length of `groups`, the `LEN` of their [`concat`].
+const fn total(groups: &[&[Param]]) -> usize {
+    let (mut n, mut g) = (0, 0);
+    while g < groups.len() {
+        n += groups[g].len();
+        g += 1;
+    }
+    n
+}
+
+/// A declaration's parameter list from groups of parameters (arrays of [`Param`], in
+/// order), as a `&'static [Param]`.
+macro_rules! params {
+    ($($group:expr),* $(,)?) => {{
+        const GROUPS: &[&[Param]] = &[$(&$group),*];
+        const ALL: [Param; total(GROUPS)] = concat(GROUPS);
+        &ALL
+    }};
+}
+
 // ---- the parameters many kernels share ------------------------------------------------------
 
 const M: Param = uint("M", "number of nonuniform points");
@@ -441,45 +479,23 @@ const GRAD_OUT: Param = output(
 
 /// A point-driven (GM-sort) kernel's parameters around its input and output.
 const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 13] {
-    [
-        M,
-        input("idx", Elem::Uint, IDX),
-        X[0],
-        X[1],
-        X[2],
-        from,
-        to,
-        N[0],
-        N[1],
-        N[2],
-        NTR,
-        cstride,
-        GSTRIDE,
-    ]
+    let idx = input("idx", Elem::Uint, IDX);
+    concat(&[&[M, idx], &X, &[from, to], &N, &[NTR, cstride, GSTRIDE]])
 }
 
 /// A subproblem kernel's parameters around its input and output (one block per subproblem,
 /// y the transform).
 const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 17] {
-    [
-        SUB[0],
-        SUB[1],
-        NSUB,
-        BIN_START,
-        input("idx", Elem::Uint, IDX),
-        X[0],
-        X[1],
-        X[2],
-        from,
-        to,
-        N[0],
-        N[1],
-        N[2],
-        NB[0],
-        NB[1],
-        cstride,
-        GSTRIDE,
-    ]
+    let idx = input("idx", Elem::Uint, IDX);
+    concat(&[
+        &SUB,
+        &[NSUB, BIN_START, idx],
+        &X,
+        &[from, to],
+        &N,
+        &NB,
+        &[cstride, GSTRIDE],
+    ])
 }
 
 const RANK_OUT: Param = output(
@@ -603,9 +619,7 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1: each point's bin (from its cell on the fine grid) and its \
                   rank in the bin (an atomic increment of the bin's counter); the least index \
                   of a point with a non-finite coordinate into `bad`",
-        params: &[
-            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], RANK_OUT, COUNTS_OUT, BAD,
-        ],
+        params: params!([M], X, N, NB, [RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
@@ -613,55 +627,47 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1 for grids of at most LOCAL_BINS bins (CUDA): as \
                   nudt_bin_count, ranked through a histogram in shared memory (one global \
                   atomic per bin and tile)",
-        params: &[
-            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], NBINS, RANK_OUT, COUNTS_OUT, BAD,
-        ],
+        params: params!([M], X, N, NB, [NBINS, RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
         name: BIN_SCATTER,
         purpose: "bin sort, pass 2: each point's index written to its slot in bin order, \
                   `start[bin] + rank`",
-        params: &[
-            M,
-            X[0],
-            X[1],
-            X[2],
-            N[0],
-            N[1],
-            N[2],
-            NB[0],
-            NB[1],
-            input(
-                "rank",
-                Elem::Uint,
-                "each point's rank inside its bin (M values)",
-            ),
-            START_IN,
-            output("idx", Elem::Uint, IDX),
-        ],
+        params: params!(
+            [M],
+            X,
+            N,
+            NB,
+            [
+                input(
+                    "rank",
+                    Elem::Uint,
+                    "each point's rank inside its bin (M values)",
+                ),
+                START_IN,
+                output("idx", Elem::Uint, IDX)
+            ]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
         name: BIN_BUCKET,
         purpose: "two-pass sort for very large grids (CUDA), first pass: (index, bin) pairs \
                   scattered to buckets of 2^shift consecutive bins",
-        params: &[
-            M,
-            X[0],
-            X[1],
-            X[2],
-            N[0],
-            N[1],
-            N[2],
-            NB[0],
-            NB[1],
-            uint("nbuckets", "number of buckets"),
-            uint("shift", "log2 of the bins per bucket"),
-            SORTED_START,
-            FILL,
-            output("part", Elem::Uint2, PAIRS),
-        ],
+        params: params!(
+            [M],
+            X,
+            N,
+            NB,
+            [
+                uint("nbuckets", "number of buckets"),
+                uint("shift", "log2 of the bins per bucket"),
+                SORTED_START,
+                FILL,
+                output("part", Elem::Uint2, PAIRS)
+            ]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -815,54 +821,33 @@ pub static KERNELS: &[KernelDecl] = &[
         name: GRID_TO_MODES,
         purpose: "type 1 output: each mode read from its fine-grid index (after the FFT) times \
                   its correction 1/ψ̂ (deconvolution)",
-        params: &[
-            NMODES,
-            M1,
-            M2,
-            GI[0],
-            GI[1],
-            GI[2],
-            CF[0],
-            CF[1],
-            CF[2],
-            GRID_IN,
-            output("modes", Elem::Complex, MODES_OUT),
-            N[1],
-            N[2],
-            GSTRIDE,
-            MSTRIDE,
-        ],
+        params: params!(
+            MODE_MAP,
+            [GRID_IN, output("modes", Elem::Complex, MODES_OUT)],
+            MODE_STRIDES
+        ),
         dynamic_local: false,
     },
     KernelDecl {
         name: MODES_TO_GRID,
         purpose: "type 2 input: each mode times its correction 1/ψ̂, written to its index on a \
                   zeroed fine grid (before the FFT)",
-        params: &[
-            NMODES,
-            M1,
-            M2,
-            GI[0],
-            GI[1],
-            GI[2],
-            CF[0],
-            CF[1],
-            CF[2],
-            input(
-                "modes",
-                Elem::Complex,
-                "modes, `mstride` complex per transform",
-            ),
-            output(
-                "grid",
-                Elem::Complex,
-                "out: fine grids (zeroed), `gstride` complex apart",
-            ),
-            N[1],
-            N[2],
-            GSTRIDE,
-            MSTRIDE,
-        ],
+        params: params!(
+            MODE_MAP,
+            [
+                input(
+                    "modes",
+                    Elem::Complex,
+                    "modes, `mstride` complex per transform"
+                ),
+                output(
+                    "grid",
+                    Elem::Complex,
+                    "out: fine grids (zeroed), `gstride` complex apart"
+                )
+            ],
+            MODE_STRIDES
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -904,92 +889,62 @@ pub static KERNELS: &[KernelDecl] = &[
     KernelDecl {
         name: T3_SOURCES,
         purpose: "type 3: sources rescaled onto the spreading grid, and their pre-phases",
-        params: &[
-            uint("M", "number of points"),
-            DIM,
-            X[0],
-            X[1],
-            X[2],
-            CX[0],
-            CX[1],
-            CX[2],
-            IG[0],
-            IG[1],
-            IG[2],
-            CS[0],
-            CS[1],
-            CS[2],
-            SGN,
-            output("y0", Elem::Real, Y_MEANING),
-            output("y1", Elem::Real, Y_MEANING),
-            output("y2", Elem::Real, Y_MEANING),
-            output(
+        params: params!(
+            [uint("M", "number of points"), DIM],
+            X,
+            CX,
+            IG,
+            CS,
+            [SGN],
+            reals(["y0", "y1", "y2"], true, Y_MEANING),
+            [output(
                 "pre",
                 Elem::Complex,
                 "out: the sources' pre-phases, M complex",
-            ),
-        ],
+            )]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
         name: T3_TARGETS,
         purpose: "type 3: targets rescaled for the inner type 2, and their post-factors (phase \
                   over ψ̂)",
-        params: &[
-            uint("K", "number of points"),
-            DIM,
-            S[0],
-            S[1],
-            S[2],
-            CS[0],
-            CS[1],
-            CS[2],
-            HG[0],
-            HG[1],
-            HG[2],
-            CX[0],
-            CX[1],
-            CX[2],
-            SGN,
-            int("nq", QUADRATURE),
-            input("qz", Elem::Double, QUADRATURE),
-            input("qw", Elem::Double, QUADRATURE),
-            double("alpha", QUADRATURE),
-            U_OUT[0],
-            U_OUT[1],
-            U_OUT[2],
-            output(
-                "post",
-                Elem::Complex,
-                "out: the targets' post-factors, K complex",
-            ),
-        ],
+        params: params!(
+            [uint("K", "number of points"), DIM],
+            S,
+            CS,
+            HG,
+            CX,
+            [
+                SGN,
+                int("nq", QUADRATURE),
+                input("qz", Elem::Double, QUADRATURE),
+                input("qw", Elem::Double, QUADRATURE),
+                double("alpha", QUADRATURE)
+            ],
+            U_OUT,
+            [POST_OUT]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
         name: GW_SPREAD,
         purpose: "Gaussian type 3: spreading with pre-phases onto the wide-window grid",
-        params: &[
-            M,
-            X[0],
-            X[1],
-            X[2],
-            input(
-                "pre",
-                Elem::Complex,
-                "each point's factor (pre-phases; the adjoint's conjugate post-factors)",
-            ),
-            STRENGTHS,
-            GRID_OUT,
-            N[0],
-            N[1],
-            N[2],
-            E3,
-            Q,
-            CSTRIDE,
-            GSTRIDE,
-            CONJ,
-        ],
+        params: params!(
+            [M],
+            X,
+            [
+                input(
+                    "pre",
+                    Elem::Complex,
+                    "each point's factor (pre-phases; the adjoint's conjugate post-factors)",
+                ),
+                STRENGTHS,
+                GRID_OUT
+            ],
+            N,
+            [E3, Q, CSTRIDE, GSTRIDE, CONJ]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -1014,64 +969,49 @@ pub static KERNELS: &[KernelDecl] = &[
     KernelDecl {
         name: GW_TARGETS,
         purpose: "Gaussian type 3: target factors",
-        params: &[
-            uint("K", "number of points"),
-            S[0],
-            S[1],
-            S[2],
-            CS[0],
-            CS[1],
-            CS[2],
-            double("dx0", DX),
-            double("dx1", DX),
-            double("dx2", DX),
-            CX[0],
-            CX[1],
-            CX[2],
-            SGN,
-            double("b", "the window's shape parameter"),
-            U_OUT[0],
-            U_OUT[1],
-            U_OUT[2],
-            output(
-                "post",
-                Elem::Complex,
-                "out: the targets' post-factors, K complex",
-            ),
-        ],
+        params: params!(
+            [uint("K", "number of points")],
+            S,
+            CS,
+            [double("dx0", DX), double("dx1", DX), double("dx2", DX)],
+            CX,
+            [SGN, double("b", "the window's shape parameter")],
+            U_OUT,
+            [POST_OUT]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
         name: GW_INTERP,
         purpose: "Gaussian type 3: interpolation with post-factors",
-        params: &[
-            uint("K", "number of points"),
-            input("u0", Elem::Real, U_MEANING),
-            input("u1", Elem::Real, U_MEANING),
-            input("u2", Elem::Real, U_MEANING),
-            input(
-                "post",
-                Elem::Complex,
-                "each point's factor (post-factors; the adjoint's conjugate pre-phases)",
-            ),
-            GRID_IN,
-            output(
-                "out",
-                Elem::Complex,
-                "out: values at the points, K complex per transform, `ostride` apart",
-            ),
-            N[0],
-            N[1],
-            N[2],
-            E3,
-            Q,
-            u64(
-                "ostride",
-                "complex values between the transforms' outputs, usually K",
-            ),
-            GSTRIDE,
-            CONJ,
-        ],
+        params: params!(
+            [uint("K", "number of points")],
+            reals(["u0", "u1", "u2"], false, U_MEANING),
+            [
+                input(
+                    "post",
+                    Elem::Complex,
+                    "each point's factor (post-factors; the adjoint's conjugate pre-phases)",
+                ),
+                GRID_IN,
+                output(
+                    "out",
+                    Elem::Complex,
+                    "out: values at the points, K complex per transform, `ostride` apart",
+                )
+            ],
+            N,
+            [
+                E3,
+                Q,
+                u64(
+                    "ostride",
+                    "complex values between the transforms' outputs, usually K",
+                ),
+                GSTRIDE,
+                CONJ
+            ]
+        ),
         dynamic_local: false,
     },
 ];
@@ -1083,6 +1023,15 @@ const M2: Param = int("m2", "modes along dimension 2 (1 beyond the dimension)");
 const MSTRIDE: Param = u64(
     "mstride",
     "complex values between the transforms' mode arrays, usually nmodes",
+);
+/// The modes↔grid kernels' map: mode counts, each mode's grid index and correction.
+const MODE_MAP: [Param; 9] = concat(&[&[NMODES, M1, M2], &GI, &CF]);
+/// The modes↔grid kernels' grid sides and strides.
+const MODE_STRIDES: [Param; 4] = [N[1], N[2], GSTRIDE, MSTRIDE];
+const POST_OUT: Param = output(
+    "post",
+    Elem::Complex,
+    "out: the targets' post-factors, K complex",
 );
 const MODES_OUT: &str =
     "out: modes, m0 * m1 * m2 complex per transform, `mstride` apart, last dimension fastest";

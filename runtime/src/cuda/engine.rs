@@ -152,10 +152,7 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> CudaResult<()> {
         let t = self.type3()?;
-        let (n, factors) = match f {
-            Factors::Pre => (self.points, &t.pre),
-            Factors::Post => (self.targets, &t.post),
-        };
+        let (n, factors) = f.pick((self.points, &t.pre), (self.targets, &t.post));
         let (x, y, s) = (self.addr(from)?, self.addr(to)?, self.stream);
         self.common
             .cmul(s, n, self.count, x, ptr(factors, s), y, conj)

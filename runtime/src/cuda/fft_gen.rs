@@ -102,27 +102,18 @@ impl<T: CudaFloat> GenFft<T> {
             .collect()
     }
 
-    /// The generated module (source, plan and launch description).
+    /// The generated module (source, plan and launch description; its length is the
+    /// batch's complex elements).
     pub fn module(&self) -> &FftModule {
         &self.module
     }
 
-    /// Complex elements of the whole batch.
-    pub fn len(&self) -> usize {
-        self.module.plan.elems as usize
-    }
-
-    /// Whether the batch holds no elements (never: sizes and batch are at least 1).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn check(&self, what: &str, b: &CudaSlice<T>) -> CudaResult<()> {
-        if b.len() < 2 * self.len() {
+        if b.len() < 2 * self.module.len() {
             return Err(CudaError::Unsupported(format!(
                 "FFT {what} holds {} complex values, the plan needs {}",
                 b.len() / 2,
-                self.len()
+                self.module.len()
             )));
         }
         Ok(())

@@ -1,22 +1,17 @@
-//! The Gaussian-gridding type 3 on the GPU (`Type3Method::GaussianCapozzoli`): the CPU
-//! engine's scheme (crate::type3_gaussian, Capozzoli et al.'s parameters) with the same
-//! per-dimension geometry, run by the generated wide-Gaussian module — spread the pre-phased
-//! sources, pre-compensate, one cuFFT, gather at the targets and post-compensate.
-//!
-//! Windows are `2⌈2πb⌉ + 1` points wide (47 at 1e-10), far beyond the fitted kernels' 16, so the
-//! bin sort and shared-memory methods of the ES path do not apply: one thread per source
-//! scatters with global atomics, one thread per target gathers.
+//! The Gaussian-gridding type 3 on the GPU (`Type3Method::GaussianCapozzoli`): the shared GPU
+//! scheme ([`crate::gpu::gaussian`]: the CPU engine's scheme, Capozzoli et al.'s parameters,
+//! with the same per-dimension geometry) over CUDA arrays and launches, with the generated
+//! wide-Gaussian module compiled by NVRTC and cuFFT.
 
 use super::cufft_plans::FftPlans;
 use super::device::{blocks, load_module, Arg, Kernel};
-use super::error::{driver, CudaResult};
-use super::grid::{checked_len, memset0, ptr, CommonFns};
+use super::error::{driver, CudaError, CudaResult};
+use super::grid::{memset0, ptr, CommonFns};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
-use crate::error::NudtError;
-use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
+use crate::gpu::gaussian::{GaussArg, GaussGpu, GaussGrids, GaussKernels};
+use crate::planner::gaussian::GaussGeometry;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
-use nudt_gen::gpu::names;
 use std::sync::Arc;
 
 /// The window of a plan (fixed by its tolerance) and the module compiled for its width.
@@ -25,10 +20,7 @@ pub(crate) struct GaussWindow {
     pub b: f64,
     /// Half-width `m`: windows are `2m + 1` points.
     pub half: usize,
-    spread: Kernel,
-    precomp: Kernel,
-    targets: Kernel,
-    interp: Kernel,
+    kernels: GaussKernels<Kernel>,
 }
 
 impl GaussWindow {
@@ -43,15 +35,8 @@ impl GaussWindow {
         let (b, half) = GaussGeometry::window(tol);
         let src = nudt_gen::gpu::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
         let (m, _) = load_module(ctx, &src, arch)?;
-        let k = |name| Kernel::load(&m, &src, name);
-        Ok(GaussWindow {
-            b,
-            half,
-            spread: k(names::GW_SPREAD)?,
-            precomp: k(names::GW_PRECOMP)?,
-            targets: k(names::GW_TARGETS)?,
-            interp: k(names::GW_INTERP)?,
-        })
+        let kernels = GaussKernels::load(|name| Kernel::load(&m, &src, name))?;
+        Ok(GaussWindow { b, half, kernels })
     }
 
     pub fn width(&self) -> usize {
@@ -59,26 +44,59 @@ impl GaussWindow {
     }
 }
 
-/// The device state of one pair of point sets: scaled points and their factors, the
-/// pre-compensation and window tables, the grids of one batch and their cuFFT plans.
-pub(crate) struct GaussDev<T: CudaFloat> {
-    dim: usize,
-    /// Grid size per dimension (1 for unused dimensions).
-    pub n: [usize; 3],
-    fft: FftPlans,
-    work: CudaSlice<T>,
-    /// `e^{σ(nΔx)²}` per dimension by grid index (`[1]` for unused dimensions).
-    precomp: Vec<CudaSlice<T>>,
-    /// `e^{−k²/4b}` for `k = −m..=m`.
-    e3: CudaSlice<T>,
-    /// Sources in radians of the grid, `(x − c_x)Δs`, and their pre-phases.
-    src: Vec<CudaSlice<T>>,
-    pre: CudaSlice<T>,
-    /// Targets in radians of the grid, `(s − c_s)Δx`, and their post-factors.
-    tgt: Vec<CudaSlice<T>>,
-    post: CudaSlice<T>,
-    m: usize,
-    k: usize,
+/// The device state of one pair of point sets (the shared [`GaussGrids`]) with cuFFT plans.
+pub(crate) type GaussDev<T> = GaussGrids<CudaSlice<T>, FftPlans>;
+
+/// The scheme's view of the plan's stream.
+struct CudaGauss<'a>(&'a Arc<CudaStream>);
+
+impl<T: CudaFloat> GaussGpu<T> for CudaGauss<'_> {
+    type Error = CudaError;
+    type Buf = CudaSlice<T>;
+    type Mem = u64;
+    type Kernel = Kernel;
+
+    fn mem(&self, b: Option<&CudaSlice<T>>) -> u64 {
+        b.map_or(0, |s| ptr(s, self.0))
+    }
+
+    fn holds(&self, b: &CudaSlice<T>) -> usize {
+        b.len()
+    }
+
+    fn alloc(&self, len: usize, what: &str) -> CudaResult<CudaSlice<T>> {
+        alloc::<T>(self.0, len, what)
+    }
+
+    fn upload(&self, v: &[T], what: &str) -> CudaResult<CudaSlice<T>> {
+        let mut dv = alloc::<T>(self.0, v.len(), what)?;
+        if !v.is_empty() {
+            self.0
+                .memcpy_htod(v, &mut dv)
+                .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
+        }
+        Ok(dv)
+    }
+
+    fn launch(
+        &self,
+        k: &Kernel,
+        items: usize,
+        nb: usize,
+        args: &[GaussArg<u64>],
+    ) -> CudaResult<()> {
+        let args: Vec<Arg> = args
+            .iter()
+            .map(|a| match *a {
+                GaussArg::Mem(p) => Arg::Ptr(p),
+                GaussArg::U32(v) => Arg::U32(v),
+                GaussArg::I32(v) => Arg::I32(v),
+                GaussArg::U64(v) => Arg::U64(v),
+                GaussArg::F64(v) => Arg::F64(v),
+            })
+            .collect();
+        k.launch(self.0, (blocks(items, k.threads), nb as u32), &args)
+    }
 }
 
 impl<T: CudaFloat> GaussDev<T> {
@@ -97,192 +115,52 @@ impl<T: CudaFloat> GaussDev<T> {
         batches: [usize; 2],
         old: Option<Box<GaussDev<T>>>,
     ) -> CudaResult<Self> {
-        let dim = sources.len();
-        let (m, k) = (sources[0].len(), targets[0].len());
-        let t = geometry.tables::<T>();
-        let n = t.n;
-        let len = checked_len(&n)?;
-        let reuse = old.filter(|g| g.n == n && g.work.len() >= 2 * len * batches[0]);
-        let (fft, work) = match reuse {
-            Some(g) => {
-                let g = *g;
-                (g.fft, g.work)
-            }
-            None => {
-                let wlen = len
-                    .checked_mul(2 * batches[0])
-                    .ok_or(NudtError::GridOverflow)?;
-                let work = alloc::<T>(stream, wlen, "Gaussian type 3 grids")?;
-                (FftPlans::new::<T>(stream, &n[..dim], &batches)?, work)
-            }
+        let gpu = CudaGauss(stream);
+        let upload = |v: &[&[T]], what| -> CudaResult<Vec<CudaSlice<T>>> {
+            v.iter().map(|v| gpu.upload(v, what)).collect()
         };
-        let upload = |v: &[T], what: &str| -> CudaResult<CudaSlice<T>> {
-            let mut dv = alloc::<T>(stream, v.len(), what)?;
-            if !v.is_empty() {
-                stream
-                    .memcpy_htod(v, &mut dv)
-                    .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
-            }
-            Ok(dv)
-        };
-        let precomp = t
-            .precomp
-            .iter()
-            .map(|v| upload(v, "pre-compensation"))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let e3 = upload(&t.window, "Gaussian window table")?;
-        let raw_src = sources
-            .iter()
-            .map(|v| upload(v, "type 3 sources"))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let raw_tgt = targets
-            .iter()
-            .map(|v| upload(v, "type 3 targets"))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let src = (0..dim)
-            .map(|_| alloc::<T>(stream, m, "scaled sources"))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let tgt = (0..dim)
-            .map(|_| alloc::<T>(stream, k, "scaled targets"))
-            .collect::<CudaResult<Vec<_>>>()?;
-        let pre = alloc::<T>(stream, 2 * m, "type 3 pre-phases")?;
-        let post = alloc::<T>(stream, 2 * k, "type 3 post-factors")?;
-        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::Ptr(v.get(d).map_or(0, |s| ptr(s, stream)));
-        let f3 = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
-        let sgn = isign.signum() as f64;
-        if m > 0 {
-            // The ES path's source kernel does exactly the CPU's source step when its scale
-            // is Δs: y = (x − c_x)Δs and the pre-phase e^{±i c_s·(x − c_x)}.
-            let kk = &common.t3_sources;
-            let mut args = vec![
-                Arg::U32(m as u32),
-                Arg::I32(dim as i32),
-                p3(&raw_src, 0),
-                p3(&raw_src, 1),
-                p3(&raw_src, 2),
-            ];
-            args.extend(f3(t.cx));
-            args.extend(f3(t.ds));
-            args.extend(f3(t.cs));
-            args.extend([
-                Arg::F64(sgn),
-                p3(&src, 0),
-                p3(&src, 1),
-                p3(&src, 2),
-                Arg::Ptr(ptr(&pre, stream)),
-            ]);
-            kk.launch(stream, (blocks(m, kk.threads), 1), &args)?;
-        }
-        if k > 0 {
-            let kk = &win.targets;
-            let mut args = vec![
-                Arg::U32(k as u32),
-                p3(&raw_tgt, 0),
-                p3(&raw_tgt, 1),
-                p3(&raw_tgt, 2),
-            ];
-            args.extend(f3(t.cs));
-            args.extend(f3(t.dx));
-            args.extend(f3(t.cx));
-            args.extend([
-                Arg::F64(sgn),
-                Arg::F64(win.b),
-                p3(&tgt, 0),
-                p3(&tgt, 1),
-                p3(&tgt, 2),
-                Arg::Ptr(ptr(&post, stream)),
-            ]);
-            kk.launch(stream, (blocks(k, kk.threads), 1), &args)?;
-        }
-        Ok(GaussDev {
-            dim,
-            n,
-            fft,
-            work,
-            precomp,
-            e3,
-            src,
-            pre,
-            tgt,
-            post,
-            m,
-            k,
-        })
-    }
-
-    pub fn grid(&self) -> Vec<usize> {
-        self.n[..self.dim].to_vec()
+        let raw_src = upload(sources, "type 3 sources")?;
+        let raw_tgt = upload(targets, "type 3 targets")?;
+        let (src, tgt): (Vec<_>, Vec<_>) = (raw_src.iter().collect(), raw_tgt.iter().collect());
+        GaussGrids::prepare(
+            &gpu,
+            (&win.kernels, &common.t3_sources),
+            win.b,
+            geometry,
+            (&src, &tgt),
+            (sources[0].len(), targets[0].len()),
+            isign,
+            batches[0],
+            old,
+            |n| FftPlans::new::<T>(stream, n, &batches),
+        )
     }
 
     /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K), or
     /// with `adjoint`, values at the targets (stride K) → the sources (stride M), by the plan
-    /// layer's [`steps`] (`isign` is the adjoint's, the forward's negated).
+    /// layer's steps (`isign` is the adjoint's, the forward's negated).
     #[allow(clippy::too_many_arguments)]
     pub fn execute(
         &self,
         win: &GaussWindow,
-        stream: &CudaStream,
+        stream: &Arc<CudaStream>,
         input: u64,
         output: u64,
         nb: usize,
         isign: i32,
         adjoint: bool,
     ) -> CudaResult<()> {
-        let n = self.n;
-        let len: usize = n.iter().product();
+        let gpu = CudaGauss(stream);
         let g = ptr(&self.work, stream);
-        memset0(stream, g, 2 * nb * len * std::mem::size_of::<T>())?;
-        let i = |v: usize| Arg::I32(v as i32);
-        let p3 = |v: &[CudaSlice<T>], d: usize| Arg::Ptr(v.get(d).map_or(0, |s| ptr(s, stream)));
-        // Points, count and factors of the spreading and of the gathering.
-        let src = (&self.src[..], self.m, &self.pre);
-        let tgt = (&self.tgt[..], self.k, &self.post);
-        let (from, to) = if adjoint { (tgt, src) } else { (src, tgt) };
-        // The spreading or gathering kernel `kk` over one of them, between addresses a and b.
-        let walk = |kk: &Kernel, (x, count, fac): (&[CudaSlice<T>], usize, &CudaSlice<T>), a, b| {
-            if count == 0 {
-                return Ok(());
-            }
-            let args = [
-                Arg::U32(count as u32),
-                p3(x, 0),
-                p3(x, 1),
-                p3(x, 2),
-                Arg::Ptr(ptr(fac, stream)),
-                Arg::Ptr(a),
-                Arg::Ptr(b),
-                i(n[0]),
-                i(n[1]),
-                i(n[2]),
-                Arg::Ptr(ptr(&self.e3, stream)),
-                Arg::F64(1.0 / (4.0 * win.b)),
-                Arg::U64(count as u64),
-                Arg::U64(len as u64),
-                Arg::I32(adjoint as i32),
-            ];
-            kk.launch(stream, (blocks(count, kk.threads), nb as u32), &args)
-        };
-        for step in steps(adjoint) {
-            match step {
-                GaussStep::Spread => walk(&win.spread, from, input, g)?,
-                GaussStep::Precompensate => win.precomp.launch(
-                    stream,
-                    (blocks(len, win.precomp.threads), nb as u32),
-                    &[
-                        Arg::U64(len as u64),
-                        Arg::Ptr(g),
-                        p3(&self.precomp, 0),
-                        p3(&self.precomp, 1),
-                        p3(&self.precomp, 2),
-                        i(n[1]),
-                        i(n[2]),
-                        Arg::U64(len as u64),
-                    ],
-                )?,
-                GaussStep::Fft => self.fft.exec::<T>(g, nb, isign)?,
-                GaussStep::Gather => walk(&win.interp, to, g, output)?,
-            }
-        }
-        Ok(())
+        memset0(stream, g, 2 * nb * self.len() * std::mem::size_of::<T>())?;
+        self.run(
+            &gpu,
+            &win.kernels,
+            win.b,
+            (input, output),
+            nb,
+            adjoint,
+            || self.fft.exec::<T>(g, nb, isign),
+        )
     }
 }

@@ -169,7 +169,7 @@ fn choose<T: CudaFloat>(
     let wins = match stored {
         Some(w) => w,
         None => {
-            let bytes = gen.len() * 2 * std::mem::size_of::<T>();
+            let bytes = gen.module().len() * 2 * std::mem::size_of::<T>();
             memset0(stream, work, bytes)?;
             let cufft = match FftPlans::new::<T>(stream, n, &[b]) {
                 Ok(c) => c,

@@ -200,10 +200,7 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> OpenClResult<()> {
         let t = self.type3()?;
-        let (n, factors) = match f {
-            Factors::Pre => (self.points, &t.pre),
-            Factors::Post => (self.targets, &t.post),
-        };
+        let (n, factors) = f.pick((self.points, &t.pre), (self.targets, &t.post));
         let (x, y) = (self.buf(from)?, self.buf(to)?);
         cmul(self.dev, self.cmul, (n, self.count), x, factors, y, conj)
     }

@@ -124,24 +124,15 @@ impl<T: ClFloat> ClFft<T> {
         .map_err(cl("clCreateBuffer"))
     }
 
-    /// The generated module (source, plan and launch description).
+    /// The generated module (source, plan and launch description; its length is the
+    /// batch's complex elements).
     pub fn module(&self) -> &FftModule {
         &self.module
     }
 
-    /// Complex elements of the whole batch.
-    pub fn len(&self) -> usize {
-        self.module.plan.elems as usize
-    }
-
-    /// Whether the batch holds no elements (never: sizes and batch are at least 1).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn check(&self, what: &'static str, b: &ClBuffer<T>) -> OpenClResult<()> {
         let got = b.size().map_err(cl("clGetMemObjectInfo"))? / (2 * std::mem::size_of::<T>());
-        if got < self.len() {
+        if got < self.module.len() {
             return Err(OpenClError::Length {
                 what,
                 got,
@@ -186,7 +177,7 @@ impl<T: ClFloat> ClFft<T> {
 
     /// Transforms host data in place (upload, [`ClFft::execute`], download).
     pub fn transform(&mut self, data: &mut [Complex<T>], dir: FftDirection) -> OpenClResult<()> {
-        if data.len() != self.len() {
+        if data.len() != self.module.len() {
             return Err(OpenClError::Length {
                 what: "data",
                 got: data.len(),
@@ -195,7 +186,7 @@ impl<T: ClFloat> ClFft<T> {
         }
         let mut buf = match self.staging.take() {
             Some(b) => b,
-            None => Self::alloc(&self.dev, self.len())?,
+            None => Self::alloc(&self.dev, self.module.len())?,
         };
         let dev = self.dev.clone();
         let q = &dev.queue;

@@ -137,8 +137,7 @@ pub(crate) struct GaussTables<T> {
     pub window: Vec<T>,
 }
 
-/// One step of the Gaussian-gridding type 3 on its one grid.
-#[cfg(any(feature = "cuda", feature = "opencl"))]
+/// One step of the Gaussian-gridding type 3 on its one grid (every backend runs them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum GaussStep {
     /// The inputs, times their factors, spread onto the zeroed grid.
@@ -154,7 +153,6 @@ pub(crate) enum GaussStep {
 /// order on the same grid — spreading at the targets with conjugate post-factors, the FFT of
 /// the other sign, the pre-compensation (real and diagonal, so its own adjoint), gathering at
 /// the sources with conjugate pre-phases.
-#[cfg(any(feature = "cuda", feature = "opencl"))]
 pub(crate) fn steps(adjoint: bool) -> [GaussStep; 4] {
     use GaussStep::*;
     match adjoint {

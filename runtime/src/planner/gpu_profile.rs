@@ -33,9 +33,9 @@ pub struct GpuProfile {
     pub trial: Vec<GpuTrial>,
 }
 
-/// What was chosen for one kind of plan, and the numbers behind it.
+/// One configuration of one kind of plan: what a choice and a trial both name.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct GpuChoice {
+pub struct GpuConfig {
     pub dim: usize,
     #[serde(rename = "type")]
     pub ty: u8,
@@ -46,6 +46,13 @@ pub struct GpuChoice {
     pub method: String,
     /// Bin sides, one per dimension.
     pub bins: Vec<usize>,
+}
+
+/// What was chosen for one kind of plan, and the numbers behind it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct GpuChoice {
+    #[serde(flatten)]
+    pub config: GpuConfig,
     /// GPU milliseconds (set-points + execute) of the choice...
     pub ms: f64,
     /// ...and of the planner's defaults on the same problem.
@@ -55,12 +62,8 @@ pub struct GpuChoice {
 /// One timed configuration.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct GpuTrial {
-    pub dim: usize,
-    #[serde(rename = "type")]
-    pub ty: u8,
-    pub precision: String,
-    pub method: String,
-    pub bins: Vec<usize>,
+    #[serde(flatten)]
+    pub config: GpuConfig,
     pub setpts_ms: f64,
     pub execute_ms: f64,
 }
@@ -75,12 +78,12 @@ pub fn method_named(name: &str) -> Option<GpuMethod> {
 impl GpuChoice {
     /// The chosen method (validated by [`GpuProfile::parse`]).
     pub fn method(&self) -> GpuMethod {
-        method_named(&self.method).unwrap_or(GpuMethod::GmSort)
+        method_named(&self.config.method).unwrap_or(GpuMethod::GmSort)
     }
 
     /// The chosen bin sides as the plan options take them.
     pub fn bins(&self) -> [usize; 3] {
-        std::array::from_fn(|d| self.bins.get(d).copied().unwrap_or(1))
+        std::array::from_fn(|d| self.config.bins.get(d).copied().unwrap_or(1))
     }
 }
 
@@ -104,9 +107,10 @@ impl GpuProfile {
             TransformType::Type2 => 2,
             TransformType::Type3 => return None,
         };
-        self.choice
-            .iter()
-            .find(|c| c.dim == dim && c.ty == t && c.precision == precision_name(precision))
+        self.choice.iter().find(|c| {
+            let c = &c.config;
+            c.dim == dim && c.ty == t && c.precision == precision_name(precision)
+        })
     }
 
     /// Reads a profile of `backend` ("cuda" or "opencl") from TOML and checks what plans
@@ -126,7 +130,7 @@ impl GpuProfile {
                 p.format
             ));
         }
-        for c in &p.choice {
+        for c in p.choice.iter().map(|c| &c.config) {
             let what = format!("dim {} type {} {}", c.dim, c.ty, c.precision);
             if !(1..=3).contains(&c.dim) || !(1..=2).contains(&c.ty) {
                 return Err(format!("{what}: dimension 1–3 and type 1 or 2 expected"));
@@ -227,6 +231,19 @@ pub fn tuned(
 mod tests {
     use super::*;
 
+    /// A 3D type 1 f32 configuration.
+    fn config(method: &str, bins: Vec<usize>) -> GpuConfig {
+        let precision = "f32".into();
+        let (dim, ty, method) = (3, 1, method.into());
+        GpuConfig {
+            dim,
+            ty,
+            precision,
+            method,
+            bins,
+        }
+    }
+
     fn sample() -> GpuProfile {
         GpuProfile {
             format: FORMAT,
@@ -235,20 +252,12 @@ mod tests {
             created_unix: 1,
             quick: true,
             choice: vec![GpuChoice {
-                dim: 3,
-                ty: 1,
-                precision: "f32".into(),
-                method: "output-driven".into(),
-                bins: vec![8, 4, 4],
+                config: config("output-driven", vec![8, 4, 4]),
                 ms: 31.0,
                 default_ms: 35.0,
             }],
             trial: vec![GpuTrial {
-                dim: 3,
-                ty: 1,
-                precision: "f32".into(),
-                method: "sm".into(),
-                bins: vec![16, 16, 2],
+                config: config("sm", vec![16, 16, 2]),
                 setpts_ms: 6.5,
                 execute_ms: 40.0,
             }],
@@ -272,16 +281,16 @@ mod tests {
     #[test]
     fn bad_choices_are_refused_by_name() {
         let mut p = sample();
-        p.choice[0].method = "sideways".into();
+        p.choice[0].config.method = "sideways".into();
         let e = GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda").unwrap_err();
         assert!(e.contains("method") && e.contains("sideways"), "{e}");
         let mut p = sample();
-        p.choice[0].bins = vec![8, 0, 4];
+        p.choice[0].config.bins = vec![8, 0, 4];
         assert!(GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda")
             .unwrap_err()
             .contains("bins"));
         let mut p = sample();
-        p.choice[0].precision = "f16".into();
+        p.choice[0].config.precision = "f16".into();
         assert!(GpuProfile::parse(&p.to_toml("cuda").unwrap(), "cuda")
             .unwrap_err()
             .contains("precision"));

@@ -46,6 +46,17 @@ pub enum Factors {
     Post,
 }
 
+impl Factors {
+    /// Which of the sources' `pre` and the targets' `post` (each a count and its factors)
+    /// these are.
+    pub fn pick<A>(self, pre: (usize, A), post: (usize, A)) -> (usize, A) {
+        match self {
+            Factors::Pre => pre,
+            Factors::Post => post,
+        }
+    }
+}
+
 /// What one run of a plan computes: its transform or the adjoint, and for types 1 and 2 with
 /// or without the gradient, where the points' side holds `dim + 1` values a point (a type 2
 /// with its gradient, or a type 1 of values and derivative weights: [`crate::gradient`]).
