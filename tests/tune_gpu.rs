@@ -80,8 +80,8 @@ fn tune(backend: Backend, dir: &Path) -> (Option<i32>, String) {
             "--dims",
             "1",
         ])
-        // Few points: the test checks what is saved and taken, not the timings.
-        .args(["--points", "20000"])
+        // A small problem: the test checks what is saved and taken, not the timings.
+        .args(["--points", "20000", "--modes", "4096"])
         .env("XDG_CACHE_HOME", dir)
         .output()
         .unwrap();

@@ -57,6 +57,18 @@ pub struct Args {
     /// (10^6 in 1-D, 1000² in 2-D, 100³ in 3-D)
     #[arg(long, allow_hyphen_values = true, value_parser = parse_gpu_points)]
     pub(super) points: Option<u64>,
+    /// Modes per dimension of each GPU problem (default 10^6 in 1-D, 1000 in 2-D, 100 in
+    /// 3-D): a profile for smaller grids, or a quick check of the tuner itself
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_gpu_modes)]
+    pub(super) modes: Option<u64>,
+}
+
+/// `--modes`: a count from 2 to 10^7 per dimension.
+fn parse_gpu_modes(s: &str) -> std::result::Result<u64, String> {
+    match parse_count(s)? {
+        n @ 2..=10_000_000 => Ok(n as u64),
+        n => Err(format!("expected 2 to 1e7 modes per dimension, got {n}")),
+    }
 }
 
 /// `--points`: a count from 1 to 10^9 (`1e7` accepted), the most a GPU problem's arrays
@@ -230,6 +242,11 @@ pub fn run(args: Args) -> Result<()> {
     warn_threads(args.threads);
     if args.backend != BackendArg::Cpu {
         return super::tune_gpu::run(&args, args.backend.get());
+    }
+    if args.points.is_some() || args.modes.is_some() {
+        return Err(fail!(
+            "--points and --modes size the GPU problems: they apply to --backend cuda|opencl"
+        ));
     }
     let arch = nudt::plan::this_machine().clone();
     let dims = args.dims();

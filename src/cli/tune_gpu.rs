@@ -22,15 +22,13 @@ const TOL_F32: f64 = 1e-5;
 /// A configuration replaces the planner's choice only when it is this much faster.
 const MARGIN: f64 = 0.03;
 
-/// A representative problem of one dimension: modes and points (`benches/gpu_compare.sh`'s
-/// sizes; a tenth of the points with `--quick`, or `--points`).
-fn workload(dim: usize, quick: bool, points: Option<usize>) -> (Vec<usize>, usize) {
-    let m = points.unwrap_or(if quick { 1_000_000 } else { 10_000_000 });
-    match dim {
-        1 => (vec![1_000_000], m),
-        2 => (vec![1000, 1000], m),
-        _ => (vec![100, 100, 100], m),
-    }
+/// A representative problem of one dimension: modes and points (the GPU benchmark's sizes;
+/// a tenth of the points with `--quick`; or `--modes` per dimension and `--points`).
+fn workload(dim: usize, args: &Args) -> (Vec<usize>, usize) {
+    let quick = args.quick;
+    let m = args.points.map_or(if quick { 1_000_000 } else { 10_000_000 }, |p| p as usize);
+    let default = [1_000_000, 1000, 100][dim - 1];
+    (vec![args.modes.map_or(default, |n| n as usize); dim], m)
 }
 
 /// Bin shapes around `d`: itself, then each side halved and doubled.
@@ -96,7 +94,7 @@ struct Problem<T: BackendFloat> {
 
 impl Problem<f64> {
     fn new(dim: usize, args: &Args, rng: &mut Rng) -> Self {
-        let (modes, m) = workload(dim, args.quick, args.points.map(|p| p as usize));
+        let (modes, m) = workload(dim, args);
         let (x, c, f) = uniform_problem(&modes, m, rng);
         Problem { modes, x, c, f }
     }
