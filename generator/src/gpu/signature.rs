@@ -392,7 +392,25 @@ const NSUB: Param = input(
 const BIN_START: Param = input("bin_start", Elem::Uint, START);
 const NTR: Param = int(
     "ntr",
-    "number of transforms (strength vectors) to spread or interpolate",
+    "number of transforms (strength vectors) to spread or interpolate per point set: all of \
+     them where they share their points, 1 where each has its own set",
+);
+/// The point sets: one per transform (each sorted, spread and interpolated on its own grid,
+/// `gstride` after the one before), or one that every transform shares.
+const SETS: Param = input(
+    "sets",
+    Elem::Uint,
+    "first point of each point set in the concatenated coordinates: nsets + 1 values, 0 \
+     first and M last ([0, M] for one set)",
+);
+const NSETS: Param = uint(
+    "nsets",
+    "number of point sets: the batch's transforms' own, or 1 for points they share",
+);
+const SET_BINS: Param = uint(
+    "set_bins",
+    "bins of one set's grid, nb0 * nb1 * nb2: a point's bin is its set's number times \
+     set_bins plus its bin on the grid, so that one sort orders the sets one after another",
 );
 const CSTRIDE: Param = u64(
     "cstride",
@@ -439,8 +457,9 @@ const GRAD_OUT: Param = output(
      0.. (per radian), GRAD_Q·M per transform, in the caller's order",
 );
 
-/// A point-driven (GM-sort) kernel's parameters around its input and output.
-const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 13] {
+/// A point-driven (GM-sort) kernel's parameters around its input and output (the p-th sorted
+/// point's set, found in `sets`, giving its grid).
+const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 15] {
     [
         M,
         input("idx", Elem::Uint, IDX),
@@ -455,12 +474,14 @@ const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 13] {
         NTR,
         cstride,
         GSTRIDE,
+        SETS,
+        NSETS,
     ]
 }
 
 /// A subproblem kernel's parameters around its input and output (one block per subproblem,
-/// y the transform).
-const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 17] {
+/// y the transform within its bin's set).
+const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 18] {
     [
         SUB[0],
         SUB[1],
@@ -479,6 +500,7 @@ const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 17] {
         NB[1],
         cstride,
         GSTRIDE,
+        SET_BINS,
     ]
 }
 
@@ -593,7 +615,10 @@ const SORTED_START: Param = input(
     Elem::Uint,
     "first sorted slot of each bin (the bin sort's prefix sums)",
 );
-const NBINS: Param = uint("nbins", "number of bins, nb0 * nb1 * nb2");
+const NBINS: Param = uint(
+    "nbins",
+    "number of bins of every point set, nsets * nb0 * nb1 * nb2",
+);
 const NBINS_SCAN: Param = uint("n", "number of bins");
 
 /// Every generated entry point of the spread, common and wide-Gaussian modules.
@@ -604,7 +629,8 @@ pub static KERNELS: &[KernelDecl] = &[
                   rank in the bin (an atomic increment of the bin's counter); the least index \
                   of a point with a non-finite coordinate into `bad`",
         params: &[
-            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], RANK_OUT, COUNTS_OUT, BAD,
+            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], SETS, NSETS, SET_BINS, RANK_OUT,
+            COUNTS_OUT, BAD,
         ],
         dynamic_local: false,
     },
@@ -614,7 +640,8 @@ pub static KERNELS: &[KernelDecl] = &[
                   nudt_bin_count, ranked through a histogram in shared memory (one global \
                   atomic per bin and tile)",
         params: &[
-            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], NBINS, RANK_OUT, COUNTS_OUT, BAD,
+            M, X[0], X[1], X[2], N[0], N[1], N[2], NB[0], NB[1], SETS, NSETS, SET_BINS, NBINS,
+            RANK_OUT, COUNTS_OUT, BAD,
         ],
         dynamic_local: false,
     },
@@ -632,6 +659,9 @@ pub static KERNELS: &[KernelDecl] = &[
             N[2],
             NB[0],
             NB[1],
+            SETS,
+            NSETS,
+            SET_BINS,
             input(
                 "rank",
                 Elem::Uint,
@@ -656,6 +686,9 @@ pub static KERNELS: &[KernelDecl] = &[
             N[2],
             NB[0],
             NB[1],
+            SETS,
+            NSETS,
+            SET_BINS,
             uint("nbuckets", "number of buckets"),
             uint("shift", "log2 of the bins per bucket"),
             SORTED_START,
