@@ -131,13 +131,14 @@ pub struct Args {
     /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
     #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     shapes: usize,
-    /// Where the soak test and the gradient benchmark run (the problem set runs on the CPU)
+    /// Where the soak test, the gradient benchmark and --per-transform run (the problem set
+    /// runs on the CPU)
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
     /// A stack of --batch transforms, each with its own point set, instead of the problem
     /// set: one plan with a point set per transform against --batch plans one after another
-    /// (and with --compare finufft, FINUFFT's Plan looped over the sets), set-points + execute
-    /// on CPU; M = 1e4 and 1e5 points per transform (times --scale), 2-D 256² and 3-D 64³
+    /// (and on the CPU with --compare finufft, FINUFFT's Plan looped over the sets),
+    /// set-points + execute on --backend; M = 1e4 and 1e5 points per transform (times --scale), 2-D 256² and 3-D 64³
     /// modes, types 1 and 2, f64, tol 1e-6
     #[arg(long, conflicts_with_all = [
         "problems", "only", "sample", "strategy", "dist", "plot", "one_process", "soak",
@@ -255,6 +256,7 @@ pub fn run(args: Args) -> Result<()> {
         super::profile::use_given(args.profile.as_deref())?;
         warn_threads(args.threads);
         return per_transform::run(per_transform::PerTransformArgs {
+            backend: args.backend.get(),
             batch: args.batch,
             scale: args.scale,
             repeats: args.repeats as usize,
@@ -289,7 +291,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     if args.backend != BackendArg::Cpu {
         return Err(fail!(
-            "--backend applies to --soak and --gradients; the problem set runs on the CPU"
+            "--backend applies to --soak, --gradients and --per-transform; the problem set runs on the CPU"
         ));
     }
     if let Some(p) = &args.plot {

@@ -443,9 +443,9 @@ impl<T: CudaFloat> FineGrid<T> {
         scratch: (u64, usize),
         bad: u64,
     ) -> CudaResult<()> {
-        let old = self.sorted.take();
         let (m, nsets) = (sets.last().map_or(0, |&m| m as usize), sets.len() - 1);
         let nbins = crate::planner::sets::sort_bins(nsets, self.nbins)?;
+        let old = self.sorted.take();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let passes = sort_passes(m, nbins, self.l2_bytes, self.want_two_pass);
         let ranks = if passes == SortPasses::One { m } else { 0 };

@@ -280,10 +280,10 @@ impl<T: ClFloat> FineGrid<T> {
         x: Vec<Buffer<T>>,
         sets: &[u32],
     ) -> OpenClResult<()> {
-        self.sorted = None;
         let (m, nsets) = (sets.last().map_or(0, |&m| m as usize), sets.len() - 1);
         let set_bins = self.nb.iter().product::<usize>();
         let nbins = sort_bins(nsets, set_bins)?;
+        self.sorted = None;
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let sub_bound = if self.fit.sm || self.fit.od {
             self.spec.subproblem_bound(m, nbins)
