@@ -616,7 +616,11 @@ fn every_backend_refuses_bad_stacks_alike() {
             Err(NudtError::InTransform { index: 1, error })
                 if matches!(*error, NudtError::NonFinite { what: "y", index: 1, .. })
         ));
-        assert_eq!(plan.point_counts(), None, "{backend}: no points after refusals");
+        assert_eq!(
+            plan.point_counts(),
+            None,
+            "{backend}: no points after refusals"
+        );
         sets(&mut plan, &[&ok, &small]).unwrap();
         assert!(sets(&mut plan, &[&ok, &inf]).is_err());
         assert_eq!(plan.point_counts(), Some(vec![(3, 0), (2, 0)]), "{backend}");

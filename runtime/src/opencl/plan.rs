@@ -269,7 +269,10 @@ impl<T: ClFloat> ClPlan<T> {
             .collect::<Result<_, _>>()?;
         self.fit_upsampling(m)?;
         self.per_set = None;
-        self.engine.uniform()?.grid.set_points(&self.dev, x, &sets::shared(m))
+        self.engine
+            .uniform()?
+            .grid
+            .set_points(&self.dev, x, &sets::shared(m))
     }
 
     /// Sets a point set per transform of a type 1 or 2 plan, as
@@ -309,7 +312,14 @@ impl<T: ClFloat> ClPlan<T> {
         let n = self.engine.uniform()?.grid.n;
         let module = self.module.as_ref().expect("type 1/2 plans have a module");
         let grids = (pad3(&self.problem.modes), n);
-        let u = UniformDev::new(&self.dev, module, &self.common, grids, self.mode_order, batch)?;
+        let u = UniformDev::new(
+            &self.dev,
+            module,
+            &self.common,
+            grids,
+            self.mode_order,
+            batch,
+        )?;
         self.engine = Engine::Uniform(Box::new(u));
         self.batch = batch;
         self.io = None;

@@ -383,7 +383,11 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                 format!(", device {}", report.device.unwrap_or_default())
             }
         };
-        outln!("machine: {} ({}){device}\n", describe_arch(arch), arch.key());
+        outln!(
+            "machine: {} ({}){device}\n",
+            describe_arch(arch),
+            arch.key()
+        );
         outln!(
             "{:<28} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}  {:>8} {:>8}",
             "problem",
