@@ -310,8 +310,8 @@ int main() {
         for (int local = 0; local < 2; local++) {
             std::vector<unsigned> cnt(nbins, 0), rk(NPTS, ~0u);
             unsigned first = ~0u;
-            if (local) LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, one_set, 1u, nbins, nbins, rk.data(), cnt.data(), &first);
-            else LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, one_set, 1u, nbins, rk.data(), cnt.data(), &first);
+            if (local) LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, nbins, rk.data(), cnt.data(), &first);
+            else LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, rk.data(), cnt.data(), &first);
             unsigned total = 0;
             for (unsigned c : cnt) total += c;
             if (first != (unsigned)(NPTS / 2) || total != NPTS) { printf("FAIL non-finite points (local %d): first %u of %d, %u counted\n", local, first, NPTS / 2, total); return 1; }
