@@ -3,7 +3,9 @@
 //! counts, the prefix sums of bins and subproblems, the scatter of point indices (and the
 //! two-pass sort's bucket and place kernels), the
 //! subproblem lists, GM-sort, SM and output-driven spreading, GM-sort and SM interpolation,
-//! mode copies — then checked against direct spreading/interpolation with the exact kernel.
+//! mode copies; then the same for a point set per transform (three sets, one empty, sorted
+//! together and each spread onto its own grid in one launch) — all checked against direct
+//! spreading/interpolation with the exact kernel.
 //!
 //! Blocks have the threads the module declares for each kernel, each a user-level context
 //! (`ucontext`) with its own stack; a block's threads take turns, switching only inside
@@ -253,6 +255,8 @@ int main() {
     const unsigned nbins = nb[0] * nb[1] * nb[2];
     const int glen = n[0] * n[1] * n[2];
     const int ntr = 2;
+    // One point set that the ntr transforms share.
+    const unsigned one_set[2] = {0u, (unsigned)NPTS};
     const double pi = 3.14159265358979323846;
     std::vector<T> x[3];
     for (int d = 0; d < 3; d++) {
@@ -288,11 +292,11 @@ int main() {
     // Both counts also report the first point with a non-finite coordinate: none here.
     unsigned bad = ~0u;
     std::vector<unsigned> counts(nbins, 0), rank(NPTS, ~0u);
-    LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), counts.data(), &bad);
+    LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, rank.data(), counts.data(), &bad);
     if (!check_ranks("nudt_bin_count", counts, rank)) return 1;
     if (nbins > LOCAL_BINS) { printf("FAIL the case has more bins than the tiled count takes\n"); return 1; }
     counts.assign(nbins, 0); rank.assign(NPTS, ~0u);
-    LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rank.data(), counts.data(), &bad);
+    LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, nbins, rank.data(), counts.data(), &bad);
     if (!check_ranks("nudt_bin_count_local", counts, rank)) return 1;
     if (bad != ~0u) { printf("FAIL finite points reported bad at %u\n", bad); return 1; }
     // Non-finite coordinates in the last dimension: the first one's index, each point still
@@ -306,8 +310,8 @@ int main() {
         for (int local = 0; local < 2; local++) {
             std::vector<unsigned> cnt(nbins, 0), rk(NPTS, ~0u);
             unsigned first = ~0u;
-            if (local) LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbins, rk.data(), cnt.data(), &first);
-            else LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], rk.data(), cnt.data(), &first);
+            if (local) LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, nbins, rk.data(), cnt.data(), &first);
+            else LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, bx[0].data(), bx[1].data(), bx[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, rk.data(), cnt.data(), &first);
             unsigned total = 0;
             for (unsigned c : cnt) total += c;
             if (first != (unsigned)(NPTS / 2) || total != NPTS) { printf("FAIL non-finite points (local %d): first %u of %d, %u counted\n", local, first, NPTS / 2, total); return 1; }
@@ -334,12 +338,12 @@ int main() {
     {
         std::vector<unsigned> cnt(nbins, 0), idx2(NPTS, ~0u);
         std::vector<uint2> part(NPTS, make_uint2(~0u, ~0u));
-        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], (unsigned*)nullptr, cnt.data(), (unsigned*)nullptr);
+        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, (unsigned*)nullptr, cnt.data(), (unsigned*)nullptr);
         if (cnt != want_counts) { printf("FAIL nudt_bin_count without ranks: bin counts\n"); return 1; }
         const unsigned shift = 2, nbuckets = (nbins + 3) / 4;
         if (nbuckets > SORT_BUCKETS) { printf("FAIL the case has more buckets than the sort takes\n"); return 1; }
         std::fill(cnt.begin(), cnt.end(), 0u);
-        LAUNCH(nudt_bin_bucket, blocks(NPTS, THREADS_nudt_bin_bucket * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], nbuckets, shift, start.data(), cnt.data(), part.data());
+        LAUNCH(nudt_bin_bucket, blocks(NPTS, THREADS_nudt_bin_bucket * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, nbuckets, shift, start.data(), cnt.data(), part.data());
         for (unsigned p = 0; p < NPTS; p++) {
             const unsigned j = part[p].x, b = part[p].y;
             const T xs[3] = {x[0][j], x[1][j], x[2][j]};
@@ -352,7 +356,7 @@ int main() {
         if (!check_sorted("two-pass sort", idx2)) return 1;
     }
     std::vector<unsigned> idx(NPTS, ~0u);
-    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], rank.data(), start.data(), idx.data());
+    LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], one_set, 1u, nbins, rank.data(), start.data(), idx.data());
     if (!check_sorted("nudt_bin_scatter", idx)) return 1;
     // Subproblem lists, launched like the subproblem kernels for the runtime's upper bound.
     const unsigned total = substart[nbins];
@@ -401,9 +405,9 @@ int main() {
         });
     for (auto& v : ref) refmax = std::max(refmax, std::abs(v));
     std::vector<T2> ggm(ntr * glen, T2{0, 0}), gsm(ntr * glen, T2{0, 0}), god(ntr * glen, T2{0, 0});
-    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
-    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
-    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u);
+    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
     double egm = 0, esm = 0, eod = 0;
     for (int i = 0; i < ntr * glen; i++) {
         egm = std::max(egm, std::abs(std::complex<double>(ggm[i].x, ggm[i].y) - ref[i]));
@@ -415,8 +419,8 @@ int main() {
     std::vector<T2> grid(ntr * glen);
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> ogm(ntr * NPTS, T2{0, 0}), osm(ntr * NPTS, T2{0, 0});
-    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen);
-    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen);
+    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u);
+    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
     double igm = 0, ism = 0, imax = 0;
     for (int j = 0; j < NPTS; j++) {
         std::vector<std::complex<double>> sums(ntr);
@@ -453,10 +457,73 @@ int main() {
             T2 fv = fine[tr * glen + g];
             emodes = std::max(emodes, std::abs(std::complex<double>(fv.x, fv.y) - f * std::complex<double>(v.x, v.y)) / f);
         }
-    printf("spread gm %.3e sm %.3e od %.3e interp gm %.3e sm %.3e modes %.3e subproblems %u bins %u\n", egm, esm, eod, igm, ism, emodes, total, nbins);
+    // A point set per transform: the points cut into three sets, the middle one empty, sorted
+    // together set by set (a point's bin is its set's times nbins plus its bin), then each set
+    // spread onto and interpolated from its own grid, every set in one launch (ntr = 1).
+    double eset = 0;
+    {
+        const unsigned nsets = 3, tbins = nsets * nbins;
+        const unsigned sets[4] = {0u, (unsigned)NPTS / 3, (unsigned)NPTS / 3, (unsigned)NPTS};
+        auto set_of_point = [&](unsigned j) {
+            unsigned s = 0;
+            while (s + 1 < nsets && sets[s + 1] <= j) s++;
+            return s;
+        };
+        std::vector<unsigned> want(tbins, 0), cnt(tbins, 0), rk(NPTS, ~0u);
+        for (int j = 0; j < NPTS; j++) {
+            const T xs[3] = {x[0][j], x[1][j], x[2][j]};
+            want[set_of_point(j) * nbins + bin_of_point(xs)]++;
+        }
+        unsigned none = ~0u;
+        LAUNCH(nudt_bin_count, blocks(NPTS, THREADS_nudt_bin_count), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], sets, nsets, nbins, rk.data(), cnt.data(), &none);
+        if (cnt != want) { printf("FAIL per-set bin counts\n"); return 1; }
+        if (tbins <= LOCAL_BINS) {
+            std::vector<unsigned> cl(tbins, 0), rl(NPTS, ~0u);
+            LAUNCH(nudt_bin_count_local, blocks(NPTS, THREADS_nudt_bin_count_local * COUNT_ITEMS), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], sets, nsets, nbins, tbins, rl.data(), cl.data(), &none);
+            if (cl != want) { printf("FAIL per-set tiled bin counts\n"); return 1; }
+        }
+        std::vector<unsigned> st(tbins + 1, 0xdeadbeefu), sst(tbins + 1, 0xdeadbeefu), sidx(NPTS, ~0u);
+        bin_scan(cnt, MAXSUB, st, sst);
+        LAUNCH(nudt_bin_scatter, blocks(NPTS, THREADS_nudt_bin_scatter), 1, NPTS, x[0].data(), x[1].data(), x[2].data(), n[0], n[1], n[2], nb[1], nb[2], sets, nsets, nbins, rk.data(), st.data(), sidx.data());
+        // Each set holds its own slots of the bin order, each point in its bin's range.
+        for (unsigned b = 0; b < tbins; b++)
+            for (unsigned p = st[b]; p < st[b + 1]; p++) {
+                const unsigned j = sidx[p];
+                const T xs[3] = {x[0][j], x[1][j], x[2][j]};
+                if (j >= NPTS || set_of_point(j) != set_of_point(p) || set_of_point(j) * nbins + bin_of_point(xs) != b) { printf("FAIL per-set sort at %u\n", p); return 1; }
+            }
+        if (sst[tbins] > SET_SUB_BOUND) { printf("FAIL per-set subproblems past the bound\n"); return 1; }
+        std::vector<unsigned> sb(SET_SUB_BOUND, ~0u), sf(SET_SUB_BOUND, ~0u);
+        LAUNCH(nudt_subprob_map, blocks(tbins, THREADS_nudt_subprob_map), 1, tbins, st.data(), sst.data(), MAXSUB, sb.data(), sf.data());
+        const unsigned* snsub = sst.data() + tbins;
+        std::vector<std::complex<double>> sref(nsets * glen);
+        for (int j = 0; j < NPTS; j++)
+            window(j, [&](double wgt, int gi) { sref[set_of_point(j) * glen + gi] += wgt * std::complex<double>(c[j].x, c[j].y); });
+        double smax = 0;
+        for (auto& v : sref) smax = std::max(smax, std::abs(v));
+        std::vector<T2> sg[3];
+        for (auto& g : sg) g.assign(nsets * glen, T2{0, 0});
+        LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[0].data(), n[0], n[1], n[2], 1, NPTS, glen, sets, nsets);
+        LAUNCH(nudt_spread_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[1].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+        LAUNCH(nudt_spread_od, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[2].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+        for (auto& g : sg)
+            for (unsigned i = 0; i < nsets * glen; i++)
+                eset = std::max(eset, std::abs(std::complex<double>(g[i].x, g[i].y) - sref[i]) / smax);
+        std::vector<T2> sgrid(nsets * glen), so[2];
+        for (auto& v : sgrid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
+        for (auto& o : so) o.assign(NPTS, T2{0, 0});
+        LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data(), so[0].data(), n[0], n[1], n[2], 1, NPTS, glen, sets, nsets);
+        LAUNCH(nudt_interp_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data(), so[1].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+        for (int j = 0; j < NPTS; j++) {
+            std::complex<double> sum = 0;
+            window(j, [&](double wgt, int gi) { sum += wgt * std::complex<double>(sgrid[set_of_point(j) * glen + gi].x, sgrid[set_of_point(j) * glen + gi].y); });
+            for (auto& o : so) eset = std::max(eset, std::abs(std::complex<double>(o[j].x, o[j].y) - sum) / std::max(1.0, std::abs(sum)));
+        }
+    }
+    printf("spread gm %.3e sm %.3e od %.3e interp gm %.3e sm %.3e modes %.3e per-set %.3e subproblems %u bins %u\n", egm, esm, eod, igm, ism, emodes, eset, total, nbins);
     const double bound = BOUND;
     const double eps = SINGLE ? 1e-5 : 1e-12;
-    if (!(egm <= bound && esm <= bound && eod <= bound && igm <= bound && ism <= bound && emodes <= eps)) { printf("FAIL\n"); return 1; }
+    if (!(egm <= bound && esm <= bound && eod <= bound && igm <= bound && ism <= bound && emodes <= eps && eset <= bound)) { printf("FAIL\n"); return 1; }
     return 0;
 }
 "#;
@@ -813,7 +880,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
     };
     let nbins: usize = (0..3).map(|d| case.n[d].div_ceil(spec.bins[d])).product();
     let defines = format!(
-        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n#define SUB_BOUND {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
+        "#define N0 {}\n#define N1 {}\n#define N2 {}\n#define NPTS {npts}\n#define BETA {:e}\n#define KIND_ES {}\n#define BOUND {:e}\n#define SUB_BOUND {}\n#define SET_SUB_BOUND {}\n#define MINMAX_BLOCKS {MINMAX_BLOCKS}u\n{}",
         case.n[0],
         case.n[1],
         case.n[2],
@@ -821,6 +888,7 @@ fn run_case(cxx: &str, dir: &Path, case: &Case) -> Result<String, String> {
         u8::from(case.kind == KernelKind::Es),
         bound,
         spec.subproblem_bound(npts, nbins),
+        spec.subproblem_bound(npts, 3 * nbins),
         launch_defines(&[&common, &spread]),
     );
     let code = format!(

@@ -344,15 +344,12 @@ pub trait NufftPlan<T: Float> {
     fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<(), BackendError>;
     /// A point set per transform of a type 1 or 2 plan (`sets[b][d]`: transform b's
     /// coordinates along dimension d; sizes may differ), as [`Plan::set_points_per_transform`].
-    /// Only the CPU backend runs them in this build; the others give
-    /// [`NudtError::Unsupported`].
-    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
-        let _ = sets;
-        Err(per_transform_unsupported(self.backend()))
-    }
+    /// Every backend runs them: on the GPUs the sets are sorted together and every stage
+    /// is one launch for all of them ([`crate::planner::sets`]).
+    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError>;
     /// Sources and targets per transform of a type 3 plan, as
-    /// [`Plan::set_points_type3_per_transform`]; CPU only in this build, as
-    /// [`Self::set_points_per_transform`].
+    /// [`Plan::set_points_type3_per_transform`]; the CPU backend only in this build (the
+    /// GPUs' give [`NudtError::Unsupported`]).
     fn set_points_type3_per_transform(
         &mut self,
         sources: &[&[&[T]]],
@@ -368,9 +365,7 @@ pub trait NufftPlan<T: Float> {
     /// [`Self::set_points_per_transform`] or [`Self::set_points_type3_per_transform`])
     /// rather than one that every transform shares: [`crate::gradient`] then gives each
     /// point its own cotangent instead of the sum over the stack.
-    fn points_per_transform(&self) -> bool {
-        false
-    }
+    fn points_per_transform(&self) -> bool;
     /// The transform (type 1: strengths → modes; 2: modes → values; 3: strengths → values
     /// at the targets). Returns once `output` holds the result.
     fn execute(
@@ -428,7 +423,7 @@ pub trait NufftPlan<T: Float> {
 /// The error of a backend that does not run per-transform point sets.
 fn per_transform_unsupported(backend: Backend) -> BackendError {
     NudtError::Unsupported {
-        what: "per-transform point sets",
+        what: "per-transform type 3 point sets",
         backend: backend.name(),
     }
     .into()
@@ -507,6 +502,7 @@ macro_rules! forward_plan_methods {
             tolerance -> f64,
             fine_grid -> Vec<usize>,
             point_counts -> Option<Vec<(usize, usize)>>,
+            points_per_transform -> bool,
             recipe -> Recipe,
             mode_order -> crate::ModeOrder);
         forward_plan_methods!(@run $plan;
@@ -546,9 +542,6 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
             self, sources, targets,
         )?)
     }
-    fn points_per_transform(&self) -> bool {
-        Plan::points_per_transform(self)
-    }
     fn report(&self) -> PlanReport {
         PlanReport {
             method: Some(
@@ -573,6 +566,9 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
         Backend::Cuda
     }
     forward_plan_methods!(crate::cuda::CudaPlan<T>);
+    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::set_points_per_transform(self, sets)?)
+    }
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
     }
@@ -612,6 +608,9 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         Backend::OpenCl
     }
     forward_plan_methods!(crate::opencl::ClPlan<T>);
+    fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::set_points_per_transform(self, sets)?)
+    }
     fn report(&self) -> PlanReport {
         let d = &self.device().info;
         PlanReport {
@@ -636,13 +635,13 @@ mod tests {
         assert_eq!(
             e,
             BackendError::Input(NudtError::Unsupported {
-                what: "per-transform point sets",
+                what: "per-transform type 3 point sets",
                 backend: "cuda",
             })
         );
         assert_eq!(
             e.to_string(),
-            "per-transform point sets run on the CPU backend in this build; the cuda backend does not support them yet"
+            "per-transform type 3 point sets run on the CPU backend in this build; the cuda backend does not support them yet"
         );
     }
 }

@@ -2,8 +2,8 @@
 //! available, against central finite differences of the direct sum in f64: the cotangents of
 //! the input and the points in reverse mode, and the change of the output in forward mode,
 //! within 10× the tolerance (relative l2). Stacks of transforms sum their points'
-//! cotangents; with a point set per transform each point has its own. Bad requests are typed
-//! errors.
+//! cotangents; with a point set per transform (every backend) each point has its own. Bad
+//! requests are typed errors.
 //!
 //! Every backend differentiates types 1 and 2 in one pass with the kernel's derivative (the
 //! CPU's tile kernels, the GPUs' `nudt_interp_grad_*` and `nudt_spread_grad_*`): checked here
@@ -547,28 +547,32 @@ fn one_pass_gradients_agree_with_transforms_and_are_adjoint() {
 }
 
 /// A point set per transform (sizes that differ, one of them empty): each point gets its own
-/// cotangent, in both modes, on every type; and the one-pass gradients over such a stack.
-/// On the CPU, the backend that runs per-transform sets in this build.
+/// cotangent, in both modes, and the one-pass gradients over such a stack, on every backend
+/// (type 3's sets per transform on the CPU, the backend that runs them in this build).
 #[test]
 fn a_point_set_per_transform_gets_its_own_cotangents() {
-    let backend = Backend::Cpu;
-    for (t, ty) in TYPES.into_iter().enumerate() {
-        for (d, modes) in MODES.into_iter().enumerate() {
-            let seed = 300 + 10 * t as u64 + d as u64;
-            let counts: &[(usize, usize)] = &[(17, 9), (0, 4), (26, 0), (11, 13)];
-            let case = Case::per_transform(ty, modes, counts, seed);
-            check_vjp::<f64>(backend, &case, 1e-6, seed + 1);
-            check_jvp::<f64>(backend, &case, 1e-6, seed + 2);
-            if ty != TransformType::Type3 {
-                let opts = BackendOptions::default().with_gradients(true);
-                let what = format!("{backend} per-transform {ty:?} {}-D", d + 1);
-                check_one_pass::<f64>(backend, &case, &opts, (1e-6, 1e-5, 1e-12), &what);
+    for backend in backends() {
+        for (t, ty) in TYPES.into_iter().enumerate() {
+            if ty == TransformType::Type3 && backend != Backend::Cpu {
+                continue;
+            }
+            for (d, modes) in MODES.into_iter().enumerate() {
+                let seed = 300 + 10 * t as u64 + d as u64;
+                let counts: &[(usize, usize)] = &[(17, 9), (0, 4), (26, 0), (11, 13)];
+                let case = Case::per_transform(ty, modes, counts, seed);
+                check_vjp::<f64>(backend, &case, 1e-6, seed + 1);
+                check_jvp::<f64>(backend, &case, 1e-6, seed + 2);
+                if ty != TransformType::Type3 {
+                    let opts = BackendOptions::default().with_gradients(true);
+                    let what = format!("{backend} per-transform {ty:?} {}-D", d + 1);
+                    check_one_pass::<f64>(backend, &case, &opts, (1e-6, 1e-5, 1e-12), &what);
+                }
             }
         }
+        let case = Case::per_transform(TransformType::Type1, &[12, 9], &[(20, 0), (7, 0)], 5);
+        check_vjp::<f32>(backend, &case, 1e-3, 6);
+        check_jvp::<f32>(backend, &case, 1e-3, 7);
     }
-    let case = Case::per_transform(TransformType::Type1, &[12, 9], &[(20, 0), (7, 0)], 5);
-    check_vjp::<f32>(backend, &case, 1e-3, 6);
-    check_jvp::<f32>(backend, &case, 1e-3, 7);
 }
 
 #[test]

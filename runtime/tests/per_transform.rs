@@ -1,11 +1,14 @@
 //! Plans whose transforms each have their own point set (`set_points_per_transform`,
 //! `set_points_type3_per_transform`) on the CPU: every transform against the direct sum and
 //! against a plan of its own set alone, ragged and empty sets, the adjoint, going back to
-//! shared points, and every refusal as its typed error.
+//! shared points, and every refusal as its typed error. Types 1 and 2 also on every backend
+//! this build and machine run (CUDA, OpenCL; a missing one says SKIPPED unless the
+//! environment requires it, as in `backends.rs`), through the plan interface.
 
 mod common;
 
 use common::Lcg;
+use nudt_runtime::backend::{BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct::{self, rel_error};
 use nudt_runtime::{
     Float, ModeOrder, NudtError, Options, Plan, TransformType, Type3Method, Upsampling,
@@ -112,6 +115,60 @@ fn assert_close(got: &[Complex64], want: &[Complex64], bound: f64, what: &str) {
     );
 }
 
+/// Runs a type 1 or 2 stack of `ty` with sign `isign` on `modes` whose transforms have the
+/// point sets `sets` (held by the plan that `run(input, output, adjoint)` executes), forward
+/// and adjoint, and checks each transform's slice against the direct sum at its own points.
+#[allow(clippy::too_many_arguments)]
+fn check_stack<T: Float>(
+    mut run: impl FnMut(&[Complex<T>], &mut [Complex<T>], bool),
+    ty: TransformType,
+    isign: i32,
+    modes: &[usize],
+    sets: &[&Vec<Vec<T>>],
+    rng: &mut Lcg,
+    tol: f64,
+    what: &str,
+) {
+    let n: usize = modes.iter().product();
+    let b = sets.len();
+    let counts: Vec<usize> = sets.iter().map(|s| s[0].len()).collect();
+    let total: usize = counts.iter().sum();
+    for adjoint in [false, true] {
+        // Whether this direction maps points to modes.
+        let to_modes = (ty == TransformType::Type1) != adjoint;
+        let (ins, outs): (Vec<usize>, Vec<usize>) = if to_modes {
+            (counts.clone(), vec![n; b])
+        } else {
+            (vec![n; b], counts.clone())
+        };
+        let input = complexes::<T>(rng, ins.iter().sum());
+        let mut out = vec![Complex::default(); outs.iter().sum()];
+        run(&input, &mut out, adjoint);
+        assert_eq!(out.len(), if to_modes { b * n } else { total });
+        let sign = if adjoint { -isign } else { isign };
+        let xs = pieces(&input, ins);
+        for (t, (y, set)) in pieces(&out, outs).into_iter().zip(sets).enumerate() {
+            let x = widened(set);
+            let x = slices(&x);
+            let c = wide(xs[t]);
+            let want = if to_modes {
+                let all: Vec<usize> = (0..n).collect();
+                direct::type1(&x, &c, modes, ModeOrder::Cmcl, sign, &all)
+            } else {
+                let all: Vec<usize> = (0..set[0].len()).collect();
+                direct::type2(&x, &c, modes, ModeOrder::Cmcl, sign, &all)
+            };
+            let what = format!(
+                "{what} {ty:?} {}-D {} adjoint {adjoint}, transform {t} of {b} ({} points)",
+                modes.len(),
+                T::PRECISION.type_name(),
+                set[0].len()
+            );
+            assert_close(&wide(y), &want, 10.0 * tol, &what);
+        }
+    }
+}
+
 /// Types 1 and 2 of every dimension, forward and adjoint, ragged and single stacks: each
 /// transform's slice against the direct sum at its own points.
 fn uniform_against_direct<T: Float>() {
@@ -120,7 +177,6 @@ fn uniform_against_direct<T: Float>() {
     for ty in [TransformType::Type1, TransformType::Type2] {
         for dim in 1..=3 {
             let modes = modes_of(dim);
-            let n: usize = modes.iter().product();
             for counts in [&RAGGED[..], &[50][..]] {
                 let b = counts.len();
                 let sets: Vec<Vec<Vec<T>>> = counts
@@ -134,39 +190,15 @@ fn uniform_against_direct<T: Float>() {
                 plan.set_points_per_transform(&nested(&v)).expect("points");
                 let pairs: Vec<(usize, usize)> = counts.iter().map(|&m| (m, 0)).collect();
                 assert_eq!(plan.point_counts(), Some(pairs));
-                let total: usize = counts.iter().sum();
-                for adjoint in [false, true] {
-                    // Whether this direction maps points to modes.
-                    let to_modes = (ty == TransformType::Type1) != adjoint;
-                    let (ins, outs): (Vec<usize>, Vec<usize>) = if to_modes {
-                        (counts.to_vec(), vec![n; b])
-                    } else {
-                        (vec![n; b], counts.to_vec())
-                    };
-                    let lens = (ins.iter().sum(), outs.iter().sum());
-                    let (input, out) = run(&mut plan, &mut rng, adjoint, lens);
-                    assert_eq!(out.len(), if to_modes { b * n } else { total });
-                    let sign = if adjoint { -isign } else { isign };
-                    let xs = pieces(&input, ins);
-                    for (t, (y, set)) in pieces(&out, outs).into_iter().zip(&sets).enumerate() {
-                        let x = widened(set);
-                        let x = slices(&x);
-                        let c = wide(xs[t]);
-                        let want = if to_modes {
-                            let all: Vec<usize> = (0..n).collect();
-                            direct::type1(&x, &c, modes, ModeOrder::Cmcl, sign, &all)
-                        } else {
-                            let all: Vec<usize> = (0..set[0].len()).collect();
-                            direct::type2(&x, &c, modes, ModeOrder::Cmcl, sign, &all)
-                        };
-                        let what = format!(
-                            "{ty:?} {dim}-D {} adjoint {adjoint}, transform {t} of {b} ({} points)",
-                            T::PRECISION.type_name(),
-                            set[0].len()
-                        );
-                        assert_close(&wide(y), &want, 10.0 * tol, &what);
+                let run = |x: &[Complex<T>], y: &mut [Complex<T>], adjoint: bool| {
+                    match adjoint {
+                        true => plan.execute_adjoint(x, y),
+                        false => plan.execute(x, y),
                     }
-                }
+                    .expect("execute")
+                };
+                let all: Vec<&Vec<Vec<T>>> = sets.iter().collect();
+                check_stack(run, ty, isign, modes, &all, &mut rng, tol, "cpu");
             }
         }
     }
@@ -491,4 +523,134 @@ fn the_plan_interface_takes_per_transform_sets() {
     t3.set_points_type3_per_transform(&[&[&a], &[&b]], &[&[&b], &[&a]])
         .unwrap();
     assert_eq!(t3.point_counts(), Some(vec![(3, 2), (2, 3)]));
+}
+
+// ---- every backend, through the plan interface --------------------------------------------
+
+/// Sets of very different sizes, an empty one among them.
+const UNEVEN: [usize; 4] = [300, 0, 3, 41];
+
+/// Types 1 and 2 of every dimension on every backend this build and machine run (the GPUs
+/// sort all sets at once and spread or interpolate them in one launch per stage), forward and
+/// adjoint, each transform against the direct sum at its own points; then the same plan on
+/// points its transforms share again, and per-transform sets once more.
+fn every_backend_against_direct<T: BackendFloat>() {
+    let tol = tol::<T>();
+    let mut rng = Lcg(13);
+    let opts = BackendOptions::default();
+    for backend in common::backends() {
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            for dim in 1..=3 {
+                let modes = modes_of(dim);
+                let b = UNEVEN.len();
+                let sets: Vec<Vec<Vec<T>>> = UNEVEN
+                    .iter()
+                    .map(|&m| coords(&mut rng, dim, m, 4.0))
+                    .collect();
+                let isign = if ty == TransformType::Type1 { 1 } else { -1 };
+                let mut plan = backend
+                    .plan::<T>(ty, modes, isign, b, tol, &opts)
+                    .expect("plan");
+                let v = views(&sets);
+                let what = backend.to_string();
+                let per: Vec<&Vec<Vec<T>>> = sets.iter().collect();
+                let shared: Vec<&Vec<Vec<T>>> = vec![&sets[0]; b];
+                for (again, stack) in [(false, &per), (true, &shared), (false, &per)] {
+                    match again {
+                        true => plan.set_points(&v[0]),
+                        false => plan.set_points_per_transform(&nested(&v)),
+                    }
+                    .expect("points");
+                    let pairs: Vec<(usize, usize)> =
+                        stack.iter().map(|s| (s[0].len(), 0)).collect();
+                    assert_eq!(plan.point_counts(), Some(pairs), "{what}");
+                    let run = |x: &[Complex<T>], y: &mut [Complex<T>], adjoint: bool| {
+                        match adjoint {
+                            true => plan.execute_adjoint(x, y),
+                            false => plan.execute(x, y),
+                        }
+                        .expect("execute")
+                    };
+                    check_stack(run, ty, isign, modes, stack, &mut rng, tol, &what);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_backend_matches_the_direct_sum_f64() {
+    every_backend_against_direct::<f64>();
+}
+
+#[test]
+fn every_backend_matches_the_direct_sum_f32() {
+    every_backend_against_direct::<f32>();
+}
+
+/// The refusals of [`bad_stacks_are_typed_errors`] through the plan interface, alike on every
+/// backend: the same [`NudtError`] as the CPU's, the plan keeping the points it had.
+#[test]
+fn every_backend_refuses_bad_stacks_alike() {
+    let (a, b, nan) = ([0.1, 0.2, 0.3], [0.5, 0.6], [0.0, f64::NAN]);
+    let (ok, one): ([&[f64]; 2], [&[f64]; 1]) = ([&a, &a], [&a]);
+    let (small, inf): ([&[f64]; 2], [&[f64]; 2]) = ([&b, &b], [&b, &nan]);
+    let input = |e: BackendError| match e {
+        BackendError::Input(e) => e,
+        e => panic!("not an input error: {e}"),
+    };
+    let opts = BackendOptions::default();
+    for backend in common::backends() {
+        let ty = TransformType::Type2;
+        let mut plan = backend
+            .plan::<f64>(ty, &[8, 8], -1, 2, 1e-6, &opts)
+            .unwrap();
+        let sets = |p: &mut Box<dyn NufftPlan<f64>>, s: &[&[&[f64]]]| {
+            p.set_points_per_transform(s).map_err(input)
+        };
+        assert_eq!(
+            sets(&mut plan, &[&ok]),
+            Err(NudtError::PointSets {
+                what: "point sets",
+                expected: 2,
+                got: 1
+            }),
+            "{backend}"
+        );
+        let err = sets(&mut plan, &[&ok, &one]).unwrap_err();
+        assert!(
+            matches!(&err, NudtError::InTransform { index: 1, error }
+                if **error == NudtError::Coordinates { expected: 2, got: 1 }),
+            "{backend}: {err}"
+        );
+        assert!(matches!(
+            sets(&mut plan, &[&small, &inf]),
+            Err(NudtError::InTransform { index: 1, error })
+                if matches!(*error, NudtError::NonFinite { what: "y", index: 1, .. })
+        ));
+        assert_eq!(
+            plan.point_counts(),
+            None,
+            "{backend}: no points after refusals"
+        );
+        sets(&mut plan, &[&ok, &small]).unwrap();
+        assert!(sets(&mut plan, &[&ok, &inf]).is_err());
+        assert_eq!(plan.point_counts(), Some(vec![(3, 0), (2, 0)]), "{backend}");
+        let modes = vec![Complex64::new(1.0, 0.0); 128];
+        let mut out = vec![Complex64::default(); 6];
+        plan.execute(&modes, &mut out[..5]).unwrap();
+        assert!(matches!(
+            plan.execute(&modes, &mut out).map_err(input),
+            Err(NudtError::Length { ref what, expected: 5, got: 6 }) if what == "values"
+        ));
+        let mut t3 = backend.plan_type3::<f64>(2, 1, 2, 1e-6, &opts).unwrap();
+        assert_eq!(
+            sets(&mut t3, &[&ok, &ok]),
+            Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3
+            }),
+            "{backend}"
+        );
+    }
 }

@@ -161,14 +161,14 @@ pub struct Args {
     /// Problem shapes the soak test's cycles draw from (each run once in the warm-up)
     #[arg(long, default_value_t = 24, requires = "soak", allow_hyphen_values = true, value_parser = parse_positive)]
     shapes: usize,
-    /// Where the problem set, the soak test and the gradient benchmark run (cuda, opencl:
-    /// the GPU problem set)
+    /// Where the problem set, the soak test, the gradient benchmark and --per-transform run
+    /// (cuda, opencl: the GPU problem set)
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
     /// A stack of --batch transforms, each with its own point set, instead of the problem
     /// set: one plan with a point set per transform against --batch plans one after another
-    /// (and with --compare finufft, FINUFFT's Plan looped over the sets), set-points + execute
-    /// on CPU; M = 1e4 and 1e5 points per transform (times --scale), 2-D 256² and 3-D 64³
+    /// (and on the CPU with --compare finufft, FINUFFT's Plan looped over the sets),
+    /// set-points + execute on --backend; M = 1e4 and 1e5 points per transform (times --scale), 2-D 256² and 3-D 64³
     /// modes, types 1 and 2, f64, tol 1e-6
     #[arg(long, conflicts_with_all = [
         "problems", "only", "sample", "strategy", "dist", "plot", "one_process", "soak",
@@ -290,6 +290,7 @@ pub fn run(mut args: Args) -> Result<()> {
         super::profile::use_given(args.profile.as_deref())?;
         warn_threads(args.threads);
         return per_transform::run(per_transform::PerTransformArgs {
+            backend: args.backend.get(),
             batch: args.batch,
             scale: args.scale,
             repeats: args.repeats as usize,

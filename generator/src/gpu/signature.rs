@@ -430,7 +430,25 @@ const NSUB: Param = input(
 const BIN_START: Param = input("bin_start", Elem::Uint, START);
 const NTR: Param = int(
     "ntr",
-    "number of transforms (strength vectors) to spread or interpolate",
+    "number of transforms (strength vectors) to spread or interpolate per point set: all of \
+     them where they share their points, 1 where each has its own set",
+);
+/// The point sets: one per transform (each sorted, spread and interpolated on its own grid,
+/// `gstride` after the one before), or one that every transform shares.
+const SETS: Param = input(
+    "sets",
+    Elem::Uint,
+    "first point of each point set in the concatenated coordinates: nsets + 1 values, 0 \
+     first and M last ([0, M] for one set)",
+);
+const NSETS: Param = uint(
+    "nsets",
+    "number of point sets: the batch's transforms' own, or 1 for points they share",
+);
+const SET_BINS: Param = uint(
+    "set_bins",
+    "bins of one set's grid, nb0 * nb1 * nb2: a point's bin is its set's number times \
+     set_bins plus its bin on the grid, so that one sort orders the sets one after another",
 );
 const CSTRIDE: Param = u64(
     "cstride",
@@ -477,15 +495,16 @@ const GRAD_OUT: Param = output(
      0.. (per radian), GRAD_Q·M per transform, in the caller's order",
 );
 
-/// A point-driven (GM-sort) kernel's parameters around its input and output.
-const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 13] {
+/// A point-driven (GM-sort) kernel's parameters around its input and output (the p-th sorted
+/// point's set, found in `sets`, giving its grid).
+const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 15] {
     let idx = input("idx", Elem::Uint, IDX);
-    concat(&[&[M, idx], &X, &[from, to], &N, &[NTR, cstride, GSTRIDE]])
+    concat(&[&[M, idx], &X, &[from, to], &N, &[NTR, cstride, GSTRIDE, SETS, NSETS]])
 }
 
 /// A subproblem kernel's parameters around its input and output (one block per subproblem,
-/// y the transform).
-const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 17] {
+/// y the transform within its bin's set).
+const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 18] {
     let idx = input("idx", Elem::Uint, IDX);
     concat(&[
         &SUB,
@@ -494,7 +513,7 @@ const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 17] {
         &[from, to],
         &N,
         &NB,
-        &[cstride, GSTRIDE],
+        &[cstride, GSTRIDE, SET_BINS],
     ])
 }
 
@@ -609,7 +628,10 @@ const SORTED_START: Param = input(
     Elem::Uint,
     "first sorted slot of each bin (the bin sort's prefix sums)",
 );
-const NBINS: Param = uint("nbins", "number of bins, nb0 * nb1 * nb2");
+const NBINS: Param = uint(
+    "nbins",
+    "number of bins of every point set, nsets * nb0 * nb1 * nb2",
+);
 const NBINS_SCAN: Param = uint("n", "number of bins");
 
 /// Every generated entry point of the spread, common and wide-Gaussian modules.
@@ -619,7 +641,7 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1: each point's bin (from its cell on the fine grid) and its \
                   rank in the bin (an atomic increment of the bin's counter); the least index \
                   of a point with a non-finite coordinate into `bad`",
-        params: params!([M], X, N, NB, [RANK_OUT, COUNTS_OUT, BAD]),
+        params: params!([M], X, N, NB, [SETS, NSETS, SET_BINS, RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
@@ -627,7 +649,7 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1 for grids of at most LOCAL_BINS bins (CUDA): as \
                   nudt_bin_count, ranked through a histogram in shared memory (one global \
                   atomic per bin and tile)",
-        params: params!([M], X, N, NB, [NBINS, RANK_OUT, COUNTS_OUT, BAD]),
+        params: params!([M], X, N, NB, [SETS, NSETS, SET_BINS, NBINS, RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
@@ -640,6 +662,9 @@ pub static KERNELS: &[KernelDecl] = &[
             N,
             NB,
             [
+                SETS,
+                NSETS,
+                SET_BINS,
                 input(
                     "rank",
                     Elem::Uint,
@@ -661,6 +686,9 @@ pub static KERNELS: &[KernelDecl] = &[
             N,
             NB,
             [
+                SETS,
+                NSETS,
+                SET_BINS,
                 uint("nbuckets", "number of buckets"),
                 uint("shift", "log2 of the bins per bucket"),
                 SORTED_START,

@@ -175,6 +175,12 @@ impl CommonFns {
 /// and never waits on the host.
 struct Sorted {
     m: usize,
+    /// Where each point set starts, then `m` (`nsets + 1` values): one set that every
+    /// transform shares, or one per transform, sorted set by set ([`crate::planner::sets`]).
+    sets: CudaSlice<u32>,
+    nsets: usize,
+    /// Bins of every set together (`nsets` times the grid's).
+    nbins: usize,
     /// Device addresses of the points' coordinates, one array per dimension (0 past `dim`),
     /// read through `idx` by every spreading and interpolation kernel. Their owner keeps them
     /// alive and unchanged while the points are set (the plan: its own copies, or the
@@ -215,6 +221,9 @@ impl Sorted {
     ) -> CudaResult<Self> {
         Ok(Sorted {
             m,
+            sets: alloc::<u32>(stream, 2, "point set starts")?,
+            nsets: 1,
+            nbins,
             coords: [0; 3],
             idx: alloc::<u32>(stream, m, "sorted point indices")?,
             rank: alloc::<u32>(stream, ranks, "bin ranks")?,
@@ -396,10 +405,6 @@ impl<T: CudaFloat> FineGrid<T> {
         self.len
     }
 
-    pub fn nbins(&self) -> usize {
-        self.nbins
-    }
-
     /// Forgets the points set (their coordinates were found bad after the sort).
     pub fn forget_points(&mut self) {
         self.sorted = None;
@@ -414,7 +419,9 @@ impl<T: CudaFloat> FineGrid<T> {
         self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
-    /// Bin-sorts `m` points whose coordinates (radians, `T`) are at `coords[d]` on the device:
+    /// Bin-sorts the points whose coordinates (radians, `T`) are at `coords[d]` on the device,
+    /// in sets starting at `sets` (the last entry the number of points `m`;
+    /// [`crate::planner::sets::shared`] for one set), the sets one after another:
     /// the points per bin (one kernel; per point also its rank inside its bin for the one-pass
     /// sort, through a shared-memory histogram per tile of points when the bins are few
     /// enough), the prefix sums of bins and subproblems (three launches), the indices placed
@@ -432,12 +439,13 @@ impl<T: CudaFloat> FineGrid<T> {
         stream: &Arc<CudaStream>,
         common: &CommonFns,
         coords: [u64; 3],
-        m: usize,
+        sets: &[u32],
         scratch: (u64, usize),
         bad: u64,
     ) -> CudaResult<()> {
+        let (m, nsets) = (sets.last().map_or(0, |&m| m as usize), sets.len() - 1);
+        let nbins = crate::planner::sets::sort_bins(nsets, self.nbins)?;
         let old = self.sorted.take();
-        let nbins = self.nbins();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let passes = sort_passes(m, nbins, self.l2_bytes, self.want_two_pass);
         let ranks = if passes == SortPasses::One { m } else { 0 };
@@ -456,6 +464,14 @@ impl<T: CudaFloat> FineGrid<T> {
             }
         };
         s.m = m;
+        s.nbins = nbins;
+        s.nsets = nsets;
+        if s.sets.len() < sets.len() {
+            s.sets = alloc::<u32>(stream, sets.len(), "point set starts")?;
+        }
+        stream
+            .memcpy_htod(sets, &mut s.sets.slice_mut(..sets.len()))
+            .map_err(|e| driver("cuMemcpyHtoD (point set starts)", e))?;
         s.coords = coords;
         s.sub_bound = sub_bound;
         s.spread = spread;
@@ -472,7 +488,16 @@ impl<T: CudaFloat> FineGrid<T> {
             Arg::Ptr(coords[1]),
             Arg::Ptr(coords[2]),
         ];
-        let geometry = [i(n[0]), i(n[1]), i(n[2]), i(nb[1]), i(nb[2])];
+        let geometry = [
+            i(n[0]),
+            i(n[1]),
+            i(n[2]),
+            i(nb[1]),
+            i(nb[2]),
+            Arg::Ptr(ptr(&s.sets, stream)),
+            Arg::U32(nsets as u32),
+            Arg::U32(self.nbins as u32),
+        ];
         let point_args = |tail: &[Arg]| {
             let mut args = vec![Arg::U32(m as u32)];
             args.extend_from_slice(&xs);
@@ -613,7 +638,7 @@ impl<T: CudaFloat> FineGrid<T> {
         let mut args = vec![
             Arg::Ptr(ptr(&s.sub_bin, stream)),
             Arg::Ptr(ptr(&s.sub_first, stream)),
-            Arg::Ptr(at::<u32>(ptr(&s.sub_start, stream), self.nbins)),
+            Arg::Ptr(at::<u32>(ptr(&s.sub_start, stream), s.nbins)),
             Arg::Ptr(ptr(&s.bin_start, stream)),
         ];
         args.extend(s.point_args(stream));
@@ -719,6 +744,8 @@ impl<T: CudaFloat> FineGrid<T> {
         if s.m == 0 {
             return Ok(());
         }
+        // Each set's transforms: all of them for one shared set, one for a set each.
+        let ntr = ntr / s.nsets;
         let per_point = if gradient { self.spec.dim + 1 } else { 1 };
         let strides = [
             Arg::U64((s.m * per_point) as u64),
@@ -734,6 +761,7 @@ impl<T: CudaFloat> FineGrid<T> {
             args.extend(grid);
             args.push(Arg::I32(ntr as i32));
             args.extend(strides);
+            args.extend([Arg::Ptr(ptr(&s.sets, stream)), Arg::U32(s.nsets as u32)]);
             return kernel.launch(stream, (blocks(s.m, kernel.threads), 1), &args);
         }
         let mut args = self.subproblem_args(s, stream);
@@ -741,6 +769,7 @@ impl<T: CudaFloat> FineGrid<T> {
         args.extend(grid);
         args.extend([i(nb[1]), i(nb[2])]);
         args.extend(strides);
+        args.push(Arg::U32(self.nbins as u32));
         kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
     }
 }

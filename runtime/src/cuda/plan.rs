@@ -18,7 +18,7 @@ use crate::planner::validate::{
     check_coords, check_finite, check_type, extent_non_finite, non_finite_point, point_count,
     SOURCES, TARGETS,
 };
-use crate::planner::{gpu_profile, limits};
+use crate::planner::{gpu_profile, limits, sets};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
@@ -199,6 +199,9 @@ pub struct CudaPlan<T: CudaFloat> {
     engine: Engine<T>,
     num_points: usize,
     num_targets: usize,
+    /// Each transform's number of points where each has its own set (types 1 and 2), `None`
+    /// where they share one.
+    per_set: Option<Vec<usize>>,
     /// Device copies of host coordinates (`set_points`), inputs and outputs (grown on
     /// demand).
     coords: Vec<CudaSlice<T>>,
@@ -431,6 +434,7 @@ impl<T: CudaFloat> CudaPlan<T> {
             engine,
             num_points: 0,
             num_targets: 0,
+            per_set: None,
             coords: Vec::new(),
             held: Vec::new(),
             targets: Vec::new(),
@@ -468,7 +472,49 @@ impl<T: CudaFloat> CudaPlan<T> {
         let mut dev = std::mem::take(&mut self.coords);
         let p = upload_coords(&self.stream, &mut dev, coords, m, "coordinates");
         self.coords = dev;
-        self.sort_uniform(p?, m, 0)
+        self.fit_upsampling(m)?;
+        self.sort_uniform(p?, &sets::shared(m), 0)
+    }
+
+    /// Sets a point set per transform of a type 1 or 2 plan, as
+    /// [`crate::Plan::set_points_per_transform`] (`sets[b][d]`: transform b's coordinates
+    /// along dimension d; sizes may differ and may be 0): the sets are concatenated, copied
+    /// to the GPU and sorted together, set by set ([`crate::planner::sets`]), and execute
+    /// runs every transform in one batch, one launch per stage for all sets and one batched
+    /// FFT, on `ntransf` work grids ([`limits::gpu_batch_per_transform`]). Execute then
+    /// takes and gives the concatenation of the transforms' arrays. A bad set is
+    /// [`NudtError::InTransform`] naming it, and the plan keeps the points it had.
+    pub fn set_points_per_transform(&mut self, point_sets: &[&[&[T]]]) -> CudaResult<()> {
+        check_type(1, self.problem.ty)?;
+        let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
+        let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
+        let m = c.counts.iter().sum();
+        self.bind()?;
+        self.held.clear();
+        let mut dev = std::mem::take(&mut self.coords);
+        let p = upload_coords(&self.stream, &mut dev, &c.slices(), m, "coordinates");
+        self.coords = dev;
+        self.fit_upsampling(sigma::points_per_transform(&c.counts))?;
+        self.widen_batch(limits::gpu_batch_per_transform(ntransf))?;
+        self.sort_uniform(p?, &c.starts, 0)?;
+        self.per_set = Some(c.counts);
+        Ok(())
+    }
+
+    /// Grows a type 1 or 2 plan's batch to `batch` transforms: its work grids and FFTs
+    /// rebuilt for them (the points are set again after).
+    fn widen_batch(&mut self, batch: usize) -> CudaResult<()> {
+        let Engine::Uniform(u) = &self.engine else {
+            unreachable!("type 1/2 plans hold a uniform engine")
+        };
+        if self.batch >= batch {
+            return Ok(());
+        }
+        let n = u.grid.n[..self.problem.dim()].to_vec();
+        self.batch = batch;
+        let u = self.uniform_engine(self.kernel, &n)?;
+        self.engine = Engine::Uniform(Box::new(u));
+        Ok(())
     }
 
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`
@@ -499,7 +545,9 @@ impl<T: CudaFloat> CudaPlan<T> {
         let bad = stream
             .clone_htod(&[u32::MAX])
             .map_err(|e| driver("cuMemcpyHtoD (non-finite check)", e))?;
-        let r = self.sort_uniform(p, m, ptr(&bad, &stream));
+        let r = self
+            .fit_upsampling(m)
+            .and_then(|()| self.sort_uniform(p, &sets::shared(m), ptr(&bad, &stream)));
         drop(guards);
         r?;
         let first = read_word(&stream, &bad)?;
@@ -515,16 +563,19 @@ impl<T: CudaFloat> CudaPlan<T> {
         Err(non_finite_point(SOURCES, first as usize, &values).into())
     }
 
-    fn sort_uniform(&mut self, p: [u64; 3], m: usize, bad: u64) -> CudaResult<()> {
-        self.fit_upsampling(m)?;
+    /// Sorts the points at `p` in sets starting at `sets` (the last entry their number) on
+    /// the fine grid; the plan then holds them as one shared set until the caller says
+    /// otherwise.
+    fn sort_uniform(&mut self, p: [u64; 3], sets: &[u32], bad: u64) -> CudaResult<()> {
+        self.per_set = None;
         self.record(0)?;
         let Engine::Uniform(u) = &mut self.engine else {
             unreachable!("type 1/2 plans hold a uniform engine")
         };
         let scratch = u.scratch(&self.stream);
         u.grid
-            .set_points(&self.stream, &self.common, p, m, scratch, bad)?;
-        self.num_points = m;
+            .set_points(&self.stream, &self.common, p, sets, scratch, bad)?;
+        self.num_points = sets.last().map_or(0, |&m| m as usize);
         self.record(1)
     }
 
@@ -537,34 +588,29 @@ impl<T: CudaFloat> CudaPlan<T> {
         else {
             return Ok(());
         };
-        let ty = self.problem.ty;
-        let dim = self.problem.dim();
-        let built = grid_module::<T>(
-            &self.ctx,
-            &self.arch,
-            dim,
-            kernel,
-            stages::uniform_role(ty),
-            self.choice,
-        )
-        .and_then(|module| {
-            UniformDev::new(
-                &self.stream,
-                &self.arch,
-                self.opts.fft,
-                &module,
-                &self.problem.modes,
-                &n,
-                kernel,
-                self.opts.mode_order,
-                &[self.batch, self.problem.ntransf % self.batch],
-            )
-        });
-        if let Ok(u) = built {
+        if let Ok(u) = self.uniform_engine(kernel, &n) {
             self.engine = Engine::Uniform(Box::new(u));
             self.kernel = kernel;
         }
         Ok(())
+    }
+
+    /// A type 1 or 2 engine for `kernel` on a fine grid of sides `n`, for the plan's batch.
+    fn uniform_engine(&self, kernel: KernelSpec, n: &[usize]) -> CudaResult<UniformDev<T>> {
+        let (ty, dim) = (self.problem.ty, self.problem.dim());
+        let role = stages::uniform_role(ty);
+        let module = grid_module::<T>(&self.ctx, &self.arch, dim, kernel, role, self.choice)?;
+        UniformDev::new(
+            &self.stream,
+            &self.arch,
+            self.opts.fft,
+            &module,
+            &self.problem.modes,
+            n,
+            kernel,
+            self.opts.mode_order,
+            &[self.batch, self.problem.ntransf % self.batch],
+        )
     }
 
     /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies them
@@ -808,10 +854,10 @@ impl<T: CudaFloat> CudaPlan<T> {
         let pu = [p3(&t.u, 0), p3(&t.u, 1), p3(&t.u, 2)];
         let scratch = t.inner.scratch(&stream);
         t.spread
-            .set_points(&stream, &self.common, py, m, scratch, 0)?;
+            .set_points(&stream, &self.common, py, &sets::shared(m), scratch, 0)?;
         t.inner
             .grid
-            .set_points(&stream, &self.common, pu, k, scratch, 0)?;
+            .set_points(&stream, &self.common, pu, &sets::shared(k), scratch, 0)?;
         self.engine = Engine::Type3(t);
         self.kernel = kernel;
         self.kernel_tol = stage_tol;
@@ -854,6 +900,11 @@ impl<T: CudaFloat> CudaPlan<T> {
         self.record(1)
     }
 
+    /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).
+    pub fn points_per_transform(&self) -> bool {
+        self.per_set.is_some()
+    }
+
     /// The points set, which every transform shares: sources and targets (type 3) or points
     /// and 0.
     fn counts(&self) -> Option<Vec<(usize, usize)>> {
@@ -862,9 +913,11 @@ impl<T: CudaFloat> CudaPlan<T> {
             Engine::Type3Pending => false,
             Engine::Type3(_) | Engine::Gaussian(_) => true,
         };
-        set.then(|| {
-            self.problem
-                .shared_counts(self.num_points, self.num_targets)
+        set.then(|| match &self.per_set {
+            Some(each) => each.iter().map(|&m| (m, 0)).collect(),
+            None => self
+                .problem
+                .shared_counts(self.num_points, self.num_targets),
         })
     }
 

@@ -13,6 +13,7 @@ use super::launch::{
     ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::planner::sets::sort_bins;
 use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
@@ -142,9 +143,14 @@ fn kernel_fit(
 
 /// Points sorted into bins: their indices in bin order (the kernels read the coordinates
 /// through them), the coordinate buffers themselves, and the subproblems (at most
-/// `max_subproblem` points of one bin each) of the SM and output-driven kernels.
+/// `max_subproblem` points of one bin each) of the SM and output-driven kernels. The points
+/// are one set that every transform shares, or a set per transform, concatenated and sorted
+/// set by set ([`crate::planner::sets`]).
 struct Sorted<T> {
     m: usize,
+    /// Where each set starts, then `m` (`nsets + 1` values).
+    sets: Buffer<u32>,
+    nsets: usize,
     idx: Buffer<u32>,
     /// One buffer per dimension: the plan's own, or another reference to the caller's.
     coords: Vec<Buffer<T>>,
@@ -257,8 +263,10 @@ impl<T: ClFloat> FineGrid<T> {
         self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
-    /// Sorts the `m` points whose coordinates (radians, any finite value) lie in `x`, one
-    /// device array per dimension, all on the device: each point's bin and rank by atomics;
+    /// Sorts the points whose coordinates (radians, any finite value) lie in `x`, one device
+    /// array per dimension, in sets starting at `sets` (the last entry the number of points
+    /// `m`; [`crate::planner::sets::shared`] for one set), all on the device, the sets one
+    /// after another: each point's bin and rank by atomics;
     /// the bins' starts and their subproblems' by the common module's prefix sums; a scatter
     /// of the point indices into bin order and the subproblem lists. The grid keeps `x`:
     /// spreading and interpolation read the coordinates from it. The subproblem kernels
@@ -266,9 +274,16 @@ impl<T: ClFloat> FineGrid<T> {
     /// on the device, so the host waits for nothing but the queue's end. The count also
     /// finds the first point with a non-finite coordinate (device arrays are not checked
     /// before): reported as [`NudtError::NonFinite`], the grid then holding no points.
-    pub fn set_points(&mut self, dev: &ClDevice, x: Vec<Buffer<T>>, m: usize) -> OpenClResult<()> {
+    pub fn set_points(
+        &mut self,
+        dev: &ClDevice,
+        x: Vec<Buffer<T>>,
+        sets: &[u32],
+    ) -> OpenClResult<()> {
+        let (m, nsets) = (sets.last().map_or(0, |&m| m as usize), sets.len() - 1);
+        let set_bins = self.nb.iter().product::<usize>();
+        let nbins = sort_bins(nsets, set_bins)?;
         self.sorted = None;
-        let nbins = self.nb.iter().product::<usize>();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let sub_bound = if self.fit.sm || self.fit.od {
             self.spec.subproblem_bound(m, nbins)
@@ -277,6 +292,8 @@ impl<T: ClFloat> FineGrid<T> {
         };
         let sorted = Sorted {
             m,
+            sets: upload(dev, sets)?,
+            nsets,
             idx: alloc::<u32>(dev, m)?,
             coords: x,
             bin_start: alloc::<u32>(dev, nbins + 1)?,
@@ -304,6 +321,9 @@ impl<T: ClFloat> FineGrid<T> {
                 i(n[2]),
                 i(nb[1]),
                 i(nb[2]),
+                mem(&sorted.sets),
+                Arg::U32(nsets as u32),
+                Arg::U32(set_bins as u32),
             ]
         };
         let bad = upload(dev, &[u32::MAX])?;
@@ -401,7 +421,8 @@ impl<T: ClFloat> FineGrid<T> {
     /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked; with
     /// `gradient`, values and derivative weights, `(dim + 1)·M` each, spread with the
     /// kernel's derivative) into as many stacked `grid`s (zeroed), by the method set-points
-    /// chose (one the device's blocks hold).
+    /// chose (one the device's blocks hold). With a set per transform, `count` is the
+    /// number of sets and `c` their concatenated strengths.
     pub fn spread(
         &self,
         dev: &ClDevice,
@@ -477,6 +498,8 @@ impl<T: ClFloat> FineGrid<T> {
         if s.m == 0 {
             return Ok(());
         }
+        // Each set's transforms: all of them for one shared set, one for a set each.
+        let ntr = count / s.nsets;
         let i = |v: usize| Arg::I32(v as i32);
         let per_point = if gradient { self.spec.dim + 1 } else { 1 };
         let strides = [
@@ -496,8 +519,9 @@ impl<T: ClFloat> FineGrid<T> {
             args.extend(points);
             args.extend([mem(from), mem(to)]);
             args.extend(grid);
-            args.push(Arg::I32(count as i32));
+            args.push(Arg::I32(ntr as i32));
             args.extend(strides);
+            args.extend([mem(&s.sets), Arg::U32(s.nsets as u32)]);
             return launch(dev, k, s.m, threads, 1, &args);
         }
         args.extend([
@@ -511,8 +535,9 @@ impl<T: ClFloat> FineGrid<T> {
         args.extend(grid);
         args.extend([i(self.nb[1]), i(self.nb[2])]);
         args.extend(strides);
+        args.push(Arg::U32(self.nb.iter().product::<usize>() as u32));
         args.push(Arg::Local(local));
-        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, count, &args)
+        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, ntr, &args)
     }
 }
 

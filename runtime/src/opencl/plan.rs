@@ -28,7 +28,7 @@ use crate::planner::type3::Geometry;
 use crate::planner::validate::{
     check_coords, check_finite, check_type, extent_non_finite, point_count, SOURCES, TARGETS,
 };
-use crate::planner::{gpu_profile, limits};
+use crate::planner::{gpu_profile, limits, sets};
 use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::{
@@ -130,6 +130,9 @@ pub struct ClPlan<T: ClFloat> {
     gauss: Option<GaussWindow>,
     /// Device copies of one batch's inputs and outputs.
     io: Option<(Buffer<T>, Buffer<T>)>,
+    /// Each transform's number of points where each has its own set (types 1 and 2), `None`
+    /// where they share one.
+    per_set: Option<Vec<usize>>,
     /// The spread modules: types 1 and 2, the one grid's; type 3, both grids' for the last
     /// point sets' kernel. Then the common module and the device, dropped last.
     module: Option<ClSpreadModule>,
@@ -247,6 +250,7 @@ impl<T: ClFloat> ClPlan<T> {
             t3,
             gauss,
             io: None,
+            per_set: None,
             module,
             t3_modules: None,
             common,
@@ -264,7 +268,62 @@ impl<T: ClFloat> ClPlan<T> {
             .map(|c| upload(&self.dev, c))
             .collect::<Result<_, _>>()?;
         self.fit_upsampling(m)?;
-        self.engine.uniform()?.grid.set_points(&self.dev, x, m)
+        self.per_set = None;
+        self.engine
+            .uniform()?
+            .grid
+            .set_points(&self.dev, x, &sets::shared(m))
+    }
+
+    /// Sets a point set per transform of a type 1 or 2 plan, as
+    /// [`crate::Plan::set_points_per_transform`] (`sets[b][d]`: transform b's coordinates
+    /// along dimension d; sizes may differ and may be 0): the sets are concatenated, copied
+    /// to the device and sorted together, set by set ([`crate::planner::sets`]), and execute
+    /// runs every transform in one batch, one launch per stage for all sets and one batched
+    /// FFT, on `ntransf` work grids ([`limits::gpu_batch_per_transform`]). Execute then
+    /// takes and gives the concatenation of the transforms' arrays. A bad set is
+    /// [`NudtError::InTransform`] naming it, and the plan keeps the points it had.
+    pub fn set_points_per_transform(&mut self, point_sets: &[&[&[T]]]) -> OpenClResult<()> {
+        self.engine.uniform()?;
+        let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
+        let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
+        let x: Vec<Buffer<T>> = c
+            .slices()
+            .iter()
+            .map(|v| upload(&self.dev, v))
+            .collect::<Result<_, _>>()?;
+        self.fit_upsampling(sigma::points_per_transform(&c.counts))?;
+        self.widen_batch(limits::gpu_batch_per_transform(ntransf))?;
+        self.per_set = None;
+        self.engine
+            .uniform()?
+            .grid
+            .set_points(&self.dev, x, &c.starts)?;
+        self.per_set = Some(c.counts);
+        Ok(())
+    }
+
+    /// Grows a type 1 or 2 plan's batch to `batch` transforms: its work grids and FFT
+    /// rebuilt for them (the points are set again after).
+    fn widen_batch(&mut self, batch: usize) -> OpenClResult<()> {
+        if self.batch >= batch {
+            return Ok(());
+        }
+        let n = self.engine.uniform()?.grid.n;
+        let module = self.module.as_ref().expect("type 1/2 plans have a module");
+        let grids = (pad3(&self.problem.modes), n);
+        let u = UniformDev::new(
+            &self.dev,
+            module,
+            &self.common,
+            grids,
+            self.mode_order,
+            batch,
+        )?;
+        self.engine = Engine::Uniform(Box::new(u));
+        self.batch = batch;
+        self.io = None;
+        Ok(())
     }
 
     /// Where σ is the plan layer's to choose, the one for `m` points
@@ -312,7 +371,11 @@ impl<T: ClFloat> ClPlan<T> {
         let m = device_coords(self.problem.dim(), coords, SOURCES)?;
         let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
         self.fit_upsampling(m)?;
-        self.engine.uniform()?.grid.set_points(&self.dev, held, m)
+        self.per_set = None;
+        self.engine
+            .uniform()?
+            .grid
+            .set_points(&self.dev, held, &sets::shared(m))
     }
 
     /// Sets the sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies
@@ -497,8 +560,8 @@ impl<T: ClFloat> ClPlan<T> {
             args.push(mem(&post));
             launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
         }
-        sgrid.set_points(&dev, y, m)?;
-        inner.grid.set_points(&dev, u, k)?;
+        sgrid.set_points(&dev, y, &sets::shared(m))?;
+        inner.grid.set_points(&dev, u, &sets::shared(k))?;
         self.kernel = kernel;
         self.kernel_tol = stage_tol;
         self.engine = Engine::Type3(Box::new(Type3Dev {
@@ -526,10 +589,18 @@ impl<T: ClFloat> ClPlan<T> {
         }
     }
 
-    /// [`Self::points_set`] for each transform.
+    /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).
+    pub fn points_per_transform(&self) -> bool {
+        self.per_set.is_some()
+    }
+
+    /// [`Self::points_set`] for each transform, or each transform's own set.
     fn counts(&self) -> Option<Vec<(usize, usize)>> {
         let (m, k) = self.points_set()?;
-        Some(self.problem.shared_counts(m, k))
+        Some(match &self.per_set {
+            Some(each) => each.iter().map(|&m| (m, 0)).collect(),
+            None => self.problem.shared_counts(m, k),
+        })
     }
 
     /// One checked run of `pass` from host slices: batch by batch, the input written, the
@@ -540,20 +611,30 @@ impl<T: ClFloat> ClPlan<T> {
         output: &mut [Complex<T>],
         pass: Pass,
     ) -> OpenClResult<()> {
-        // Every transform's lengths are the first's: the transforms share their points.
-        let (a, b) = self.check_io(input.len(), output.len(), pass)?[0];
-        if a == 0 || b == 0 {
+        let each = self.check_io(input.len(), output.len(), pass)?;
+        if input.is_empty() || output.is_empty() {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
         }
         let dev = self.dev.clone();
-        let (mut din, dout) = self.io(a.max(b))?;
+        // Batch by batch, each batch's inputs and outputs the concatenation of its
+        // transforms' (one batch for a set per transform).
+        let sums = |c: &[(usize, usize)]| c.iter().fold((0, 0), |s, l| (s.0 + l.0, s.1 + l.1));
+        let batches: Vec<(usize, (usize, usize))> = each
+            .chunks(self.batch)
+            .map(|c| (c.len(), sums(c)))
+            .collect();
+        let most = batches.iter().map(|b| b.1 .0.max(b.1 .1)).max();
+        let (mut din, dout) = self.io(most.unwrap_or(0))?;
         let mut r = Ok(());
-        let batches = input.chunks(self.batch * a);
-        for (x, y) in batches.zip(output.chunks_mut(self.batch * b)) {
-            r = write(&dev, &mut din, crate::float::interleaved(x))
-                .and_then(|()| self.run(&din, &dout, x.len() / a, pass))
-                .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(y)));
+        let (mut x, mut y) = (input, &mut *output);
+        for (count, (a, b)) in batches {
+            let (xa, rest) = x.split_at(a);
+            let (yb, more) = std::mem::take(&mut y).split_at_mut(b);
+            (x, y) = (rest, more);
+            r = write(&dev, &mut din, crate::float::interleaved(xa))
+                .and_then(|()| self.run(&din, &dout, count, pass))
+                .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(yb)));
             if r.is_err() {
                 break;
             }
@@ -589,16 +670,19 @@ impl<T: ClFloat> ClPlan<T> {
         adjoint: bool,
     ) -> OpenClResult<()> {
         let pass = Pass::transform(adjoint);
-        let (m, k) = self.points_set().ok_or(NudtError::PointsNotSet)?;
-        let (a, b) = self.problem.lengths(m, k, pass);
+        let counts = self.counts().ok_or(NudtError::PointsNotSet)?;
+        let each: Vec<(usize, usize)> = counts
+            .iter()
+            .map(|&(m, k)| self.problem.lengths(m, k, pass))
+            .collect();
+        // Every batch but a per-transform plan's one batch has the first transform's lengths.
+        let (a, b) = each[0];
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
         let [what_in, what_out] = self.problem.io_names(pass);
-        let no = b.saturating_mul(self.problem.ntransf);
-        for (what, buf, need) in [
-            (what_in, input, a.saturating_mul(self.problem.ntransf)),
-            (what_out, &*output, no),
-        ] {
+        let ni: usize = each.iter().map(|l| l.0).sum();
+        let no: usize = each.iter().map(|l| l.1).sum();
+        for (what, buf, need) in [(what_in, input, ni), (what_out, &*output, no)] {
             let got = complex_len(buf)?;
             if got < need {
                 return Err(NudtError::Length {
@@ -611,7 +695,7 @@ impl<T: ClFloat> ClPlan<T> {
         }
         let dev = self.dev.clone();
         let sz = 2 * std::mem::size_of::<T>();
-        if a == 0 || b == 0 {
+        if ni == 0 || no == 0 {
             return zero(&dev, output, 2 * no);
         }
         let ntransf = self.problem.ntransf;
@@ -621,7 +705,7 @@ impl<T: ClFloat> ClPlan<T> {
         }
         // The kernels take a batch from the start of a buffer: the others go through the
         // plan's own buffers, by device copies.
-        let (mut din, dout) = self.io(a.max(b))?;
+        let (mut din, dout) = self.io(a.max(b) * self.batch)?;
         let mut r = Ok(());
         for t0 in (0..ntransf).step_by(self.batch) {
             let count = self.batch.min(ntransf - t0);
@@ -637,9 +721,8 @@ impl<T: ClFloat> ClPlan<T> {
     }
 
     /// The plan's device buffers for one batch's inputs and outputs, `len` complex values
-    /// per transform (grown on demand).
+    /// each (grown on demand).
     fn io(&mut self, len: usize) -> OpenClResult<(Buffer<T>, Buffer<T>)> {
-        let len = len.saturating_mul(self.batch);
         match self.io.take() {
             Some((i, o)) if complex_len(&i)? >= len => Ok((i, o)),
             _ => Ok((

@@ -30,6 +30,15 @@ pub fn gpu_batch(ntransf: usize, max_batch: usize) -> usize {
     }
 }
 
+/// Transforms a GPU plan runs together once each has its own point set: all of them,
+/// whatever `max_batch` says. The sets are sorted together (the set the slowest key of the
+/// bin order, [`super::sets`]), and each spreading or interpolation launch covers every set
+/// onto its own work grid, so the batch is the whole stack: `ntransf` work grids, one batched
+/// FFT.
+pub fn gpu_batch_per_transform(ntransf: usize) -> usize {
+    ntransf
+}
+
 /// Share of this machine's memory that a CPU plan's transforms running at once may hold in
 /// work buffers ([`cpu_concurrent`]): a quarter, beside the caller's arrays and the sorted
 /// points.

@@ -1,19 +1,22 @@
 //! `nudt bench --per-transform`: a stack of `--batch` transforms, each with its own point
-//! set (dynamic MRI's frames, cryo-EM's projections), four ways in one run: one nudt plan
-//! with a point set per transform (`Plan::set_points_per_transform`), as many nudt plans one
-//! after another, one nudt plan of one transform given each set in turn, and with
-//! `--compare finufft` FINUFFT's Python `finufft.Plan` looped over the sets
-//! (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
-//! execute over the whole stack, median of `--repeats` after a warm-up run (nudt's two in
-//! turn, run by run); plan times are in the JSON lines. Uniform points in [-π, π)^d, complex normal strengths and modes, f64,
-//! tolerance 1e-6; M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D
-//! 64³ modes, types 1 and 2.
+//! set (dynamic MRI's frames, cryo-EM's projections), four ways in one run on `--backend`
+//! (CPU, CUDA or OpenCL): one nudt plan with a point set per transform
+//! (`set_points_per_transform`; on a GPU one sort and one launch per stage for all sets), as
+//! many nudt plans one after another, one nudt plan of one transform given each set in turn,
+//! and on the CPU with `--compare finufft` FINUFFT's Python `finufft.Plan` looped over the
+//! sets (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
+//! execute over the whole stack from and to host memory (an execute returns once the output
+//! is there, so GPU work is synchronised), median of `--repeats` after a warm-up run (nudt's
+//! ways in turn, run by run); plan times are in the JSON lines. Uniform points in [-π, π)^d,
+//! complex normal strengths and modes, f64, tolerance 1e-6; M = 10⁴ and 10⁵ points per
+//! transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types 1 and 2.
 
 use super::super::npy;
 use super::super::peer::find_script;
 use super::super::{describe_arch, fail, fmt_dims, fmt_time, median, outln, Result, Rng};
+use nudt::backend::{Backend, BackendOptions, NufftPlan};
 use nudt::num_complex::Complex64;
-use nudt::{direct, ModeOrder, Options, Plan, TransformType};
+use nudt::{direct, ModeOrder, TransformType};
 use serde_json::{json, Value};
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
@@ -28,6 +31,7 @@ const SAMPLE: usize = 16;
 
 /// What `nudt bench --per-transform` takes from the command line.
 pub struct PerTransformArgs {
+    pub backend: Backend,
     pub batch: usize,
     pub scale: f64,
     pub repeats: usize,
@@ -129,21 +133,32 @@ struct Timed {
     out: Vec<Complex64>,
 }
 
-fn err(e: nudt::NudtError) -> super::super::Error {
+fn err(e: impl std::fmt::Display) -> super::super::Error {
     fail!("per-transform benchmark: {e}")
+}
+
+/// A plan of `ntransf` transforms of `case` on `backend`.
+fn make_plan(
+    case: &Case,
+    backend: Backend,
+    ntransf: usize,
+    opts: &BackendOptions,
+) -> Result<Box<dyn NufftPlan<f64>>> {
+    backend
+        .plan::<f64>(case.ty, &case.modes, case.isign(), ntransf, TOL, opts)
+        .map_err(err)
 }
 
 /// (a): one plan of `batch` transforms, a point set each.
 fn one_plan(
     case: &Case,
     data: &Data,
-    batch: usize,
-    opts: &Options,
+    (backend, batch): (Backend, usize),
+    opts: &BackendOptions,
     out_len: usize,
 ) -> Result<Timed> {
     let t0 = Instant::now();
-    let mut plan = Plan::<f64>::new(case.ty, &case.modes, case.isign(), batch, TOL, opts.clone())
-        .map_err(err)?;
+    let mut plan = make_plan(case, backend, batch, opts)?;
     let t1 = Instant::now();
     let sets: Vec<Vec<&[f64]>> = (0..batch).map(|b| data.set(b)).collect();
     let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
@@ -162,8 +177,8 @@ fn one_plan(
 fn separate_plans(
     case: &Case,
     data: &Data,
-    batch: usize,
-    opts: &Options,
+    (backend, batch): (Backend, usize),
+    opts: &BackendOptions,
     out_len: usize,
 ) -> Result<Timed> {
     let mut out = vec![Complex64::default(); out_len];
@@ -176,8 +191,7 @@ fn separate_plans(
         .enumerate()
     {
         let t0 = Instant::now();
-        let mut plan = Plan::<f64>::new(case.ty, &case.modes, case.isign(), 1, TOL, opts.clone())
-            .map_err(err)?;
+        let mut plan = make_plan(case, backend, 1, opts)?;
         let t1 = Instant::now();
         plan.set_points(&data.set(b)).map_err(err)?;
         plan.execute(x, y).map_err(err)?;
@@ -191,15 +205,14 @@ fn separate_plans(
 fn looped_plan(
     case: &Case,
     data: &Data,
-    batch: usize,
-    opts: &Options,
+    (backend, batch): (Backend, usize),
+    opts: &BackendOptions,
     out_len: usize,
 ) -> Result<Timed> {
     let mut out = vec![Complex64::default(); out_len];
     let (each_in, each_out) = (data.input.len() / batch, out_len / batch);
     let t0 = Instant::now();
-    let mut plan =
-        Plan::<f64>::new(case.ty, &case.modes, case.isign(), 1, TOL, opts.clone()).map_err(err)?;
+    let mut plan = make_plan(case, backend, 1, opts)?;
     let t1 = Instant::now();
     for (b, (x, y)) in data
         .input
@@ -337,12 +350,20 @@ fn finufft(
 
 pub fn run(args: PerTransformArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
-    let opts = Options {
-        threads: args.threads,
-        ..Options::default()
-    };
+    let backend = args.backend;
+    backend
+        .available()
+        .map_err(|e| fail!("--backend {backend}: {e}"))?;
+    if args.finufft && backend != Backend::Cpu {
+        return Err(fail!(
+            "--per-transform --compare finufft runs FINUFFT on the CPU: use --backend cpu"
+        ));
+    }
+    let mut opts = BackendOptions::default();
+    opts.cpu.threads = args.threads;
     let arch = nudt::plan::this_machine();
     let batch = args.batch;
+    let on = (backend, batch);
     let dir = std::env::temp_dir().join(format!("nudt-per-transform-{}", std::process::id()));
     if args.finufft {
         std::fs::create_dir_all(&dir)
@@ -350,11 +371,23 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     }
     if !args.json {
         outln!(
-            "nudt {} bench --per-transform: {batch} transforms, a point set each, f64, tol {TOL:e}, {threads} thread(s); set-points + execute over the stack, median of {} run(s)",
+            "nudt {} bench --per-transform --backend {backend}: {batch} transforms, a point set each, f64, tol {TOL:e}, {threads} host thread(s); set-points + execute over the stack, median of {} run(s)",
             env!("CARGO_PKG_VERSION"),
             args.repeats
         );
-        outln!("machine: {} ({})\n", describe_arch(arch), arch.key());
+        let device = match backend {
+            Backend::Cpu => String::new(),
+            _ => {
+                let case = &cases(args.scale)[0];
+                let report = make_plan(case, backend, 1, &opts)?.report();
+                format!(", device {}", report.device.unwrap_or_default())
+            }
+        };
+        outln!(
+            "machine: {} ({}){device}\n",
+            describe_arch(arch),
+            arch.key()
+        );
         outln!(
             "{:<28} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}  {:>8} {:>8}",
             "problem",
@@ -380,9 +413,9 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
             let [one, many, looped]: [Timed; 3] = timed_ways(
                 args.repeats,
                 &[
-                    &|| one_plan(&case, &data, batch, &opts, out_len),
-                    &|| separate_plans(&case, &data, batch, &opts, out_len),
-                    &|| looped_plan(&case, &data, batch, &opts, out_len),
+                    &|| one_plan(&case, &data, on, &opts, out_len),
+                    &|| separate_plans(&case, &data, on, &opts, out_len),
+                    &|| looped_plan(&case, &data, on, &opts, out_len),
                 ],
             )?
             .try_into()
@@ -401,6 +434,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                     "{}",
                     json!({
                         "bench": "per-transform",
+                        "backend": backend.name(),
                         "type": case.number(),
                         "dim": case.modes.len(),
                         "modes": case.modes,
@@ -449,7 +483,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     result?;
     if !args.json {
         outln!(
-            "\none plan: Plan::set_points_per_transform + execute; B plans: Plan::new, set_points, execute per transform (Plan::new not counted); 1 looped: one plan of one transform, set_points + execute per transform; finufft: one finufft.Plan, setpts + execute per transform. error: one plan against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
+            "\none plan: set_points_per_transform + execute; B plans: a new plan, set_points, execute per transform (making the plan not counted); 1 looped: one plan of one transform, set_points + execute per transform; finufft: one finufft.Plan, setpts + execute per transform. error: one plan against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
         );
     }
     Ok(())
