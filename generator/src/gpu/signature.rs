@@ -1220,11 +1220,12 @@ mod tests {
             "nudt_spread_gm(unsigned M, const GLOBAL unsigned* RESTRICT idx, const GLOBAL T* \
              RESTRICT x0,"
         ));
-        assert!(gm.ends_with("int ntr, u64 cstride, u64 gstride)"), "{gm}");
+        assert!(gm.contains("int ntr, u64 cstride, u64 gstride,"), "{gm}");
+        assert!(gm.ends_with("const GLOBAL unsigned* RESTRICT sets, unsigned nsets)"), "{gm}");
         assert!(gm.lines().all(|l| l.len() <= 100), "{gm}");
         let sm = declaration(names::SPREAD_SM).unwrap().prototype();
         assert!(
-            sm.ends_with("u64 gstride DYNAMIC_LOCAL_PARAM(smem_raw))"),
+            sm.ends_with("unsigned set_bins DYNAMIC_LOCAL_PARAM(smem_raw))"),
             "{sm}"
         );
         let cmul = declaration(names::CMUL).unwrap().prototype();

@@ -117,7 +117,7 @@ fn opencl_modules_render_without_cuda_syntax() {
         ];
         for k in subproblems {
             let k = m.kernel(k).unwrap();
-            assert_eq!(k.decl.params.len(), 17, "{:?}", k.decl.params);
+            assert_eq!(k.decl.params.len(), 18, "{:?}", k.decl.params);
             assert!(k.dynamic_smem > 0);
         }
         assert_eq!(
@@ -310,7 +310,7 @@ fn modules_render_with_every_entry_point() {
     }
     assert!(m.describe_json().contains("\"smem_bytes\""));
     let gm = m.kernel(names::SPREAD_GM).unwrap();
-    assert_eq!(gm.decl.params.len(), 13, "{:?}", gm.decl.params);
+    assert_eq!(gm.decl.params.len(), 15, "{:?}", gm.decl.params);
     assert_eq!(gm.decl.params[0].ty.arg(), ArgKind::U32);
     assert_eq!(gm.decl.params[1].ty.arg(), ArgKind::Buffer);
     assert_eq!(gm.decl.params[1].name, "idx");
