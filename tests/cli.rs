@@ -1809,7 +1809,10 @@ fn tune_bad_inputs() {
     assert_usage_error(&mut nudt_with("tune --nthreads -1"), &["--threads", "'-1'"]);
     assert_usage_error(&mut nudt_with("tune --points 1e10"), &["--points", "1e9"]);
     assert_usage_error(&mut nudt_with("tune --modes 1"), &["--modes", "2 to 1e7"]);
-    assert_usage_error(&mut nudt_with("tune --modes 64"), &["--modes", "--backend cuda"]);
+    assert_usage_error(
+        &mut nudt_with("tune --modes 64"),
+        &["--modes", "--backend cuda"],
+    );
 }
 
 /// Whether NVRTC can be loaded; where it cannot, says the test skipped, unless

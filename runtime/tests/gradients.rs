@@ -31,6 +31,9 @@ struct Case {
     sets: Option<Vec<(usize, usize)>>,
 }
 
+/// One transform's points and targets (one slice per dimension each) and input.
+type Transform<'a, U> = (Vec<&'a [U]>, Vec<&'a [U]>, &'a [Complex64]);
+
 fn complex(r: &mut Lcg, n: usize) -> Vec<Complex64> {
     (0..n).map(|_| Complex64::new(r.next(), r.next())).collect()
 }
@@ -103,7 +106,7 @@ impl Case {
         x: &'a [Vec<U>],
         s: &'a [Vec<U>],
         input: &'a [Complex64],
-    ) -> Vec<(Vec<&'a [U]>, Vec<&'a [U]>, &'a [Complex64])> {
+    ) -> Vec<Transform<'a, U>> {
         let n: usize = self.modes.iter().product();
         let counts = match &self.sets {
             Some(c) => c.clone(),

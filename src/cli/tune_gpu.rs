@@ -26,7 +26,9 @@ const MARGIN: f64 = 0.03;
 /// a tenth of the points with `--quick`; or `--modes` per dimension and `--points`).
 fn workload(dim: usize, args: &Args) -> (Vec<usize>, usize) {
     let quick = args.quick;
-    let m = args.points.map_or(if quick { 1_000_000 } else { 10_000_000 }, |p| p as usize);
+    let m = args
+        .points
+        .map_or(if quick { 1_000_000 } else { 10_000_000 }, |p| p as usize);
     let default = [1_000_000, 1000, 100][dim - 1];
     (vec![args.modes.map_or(default, |n| n as usize); dim], m)
 }

@@ -499,7 +499,13 @@ const GRAD_OUT: Param = output(
 /// point's set, found in `sets`, giving its grid).
 const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 15] {
     let idx = input("idx", Elem::Uint, IDX);
-    concat(&[&[M, idx], &X, &[from, to], &N, &[NTR, cstride, GSTRIDE, SETS, NSETS]])
+    concat(&[
+        &[M, idx],
+        &X,
+        &[from, to],
+        &N,
+        &[NTR, cstride, GSTRIDE, SETS, NSETS],
+    ])
 }
 
 /// A subproblem kernel's parameters around its input and output (one block per subproblem,
@@ -641,7 +647,13 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1: each point's bin (from its cell on the fine grid) and its \
                   rank in the bin (an atomic increment of the bin's counter); the least index \
                   of a point with a non-finite coordinate into `bad`",
-        params: params!([M], X, N, NB, [SETS, NSETS, SET_BINS, RANK_OUT, COUNTS_OUT, BAD]),
+        params: params!(
+            [M],
+            X,
+            N,
+            NB,
+            [SETS, NSETS, SET_BINS, RANK_OUT, COUNTS_OUT, BAD]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -649,7 +661,13 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1 for grids of at most LOCAL_BINS bins (CUDA): as \
                   nudt_bin_count, ranked through a histogram in shared memory (one global \
                   atomic per bin and tile)",
-        params: params!([M], X, N, NB, [SETS, NSETS, SET_BINS, NBINS, RANK_OUT, COUNTS_OUT, BAD]),
+        params: params!(
+            [M],
+            X,
+            N,
+            NB,
+            [SETS, NSETS, SET_BINS, NBINS, RANK_OUT, COUNTS_OUT, BAD]
+        ),
         dynamic_local: false,
     },
     KernelDecl {
@@ -1221,7 +1239,10 @@ mod tests {
              RESTRICT x0,"
         ));
         assert!(gm.contains("int ntr, u64 cstride, u64 gstride,"), "{gm}");
-        assert!(gm.ends_with("const GLOBAL unsigned* RESTRICT sets, unsigned nsets)"), "{gm}");
+        assert!(
+            gm.ends_with("const GLOBAL unsigned* RESTRICT sets, unsigned nsets)"),
+            "{gm}"
+        );
         assert!(gm.lines().all(|l| l.len() <= 100), "{gm}");
         let sm = declaration(names::SPREAD_SM).unwrap().prototype();
         assert!(
