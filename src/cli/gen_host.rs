@@ -1149,11 +1149,16 @@ int main(int argc, char **argv)
     const unsigned none = 0xffffffffu;
     dev_zero(counts, nbins * 4ull);
     dev_upload(bad, &none, 4);
-    launch_nudt_bin_count(groups(M, 256), 1, (unsigned)M, dx[0], dx[1], dx[2], n0, n1, n2, nb1, nb2, rank, counts, bad);
+    /* One point set that the transforms share: its points 0..M (a set per transform would
+       list each set's first point, the sets' bins following one another). */
+    const unsigned set_range[2] = {0u, (unsigned)M};
+    const dmem sets = dev_alloc(sizeof set_range);
+    dev_upload(sets, set_range, sizeof set_range);
+    launch_nudt_bin_count(groups(M, 256), 1, (unsigned)M, dx[0], dx[1], dx[2], n0, n1, n2, nb1, nb2, sets, 1u, nbins, rank, counts, bad);
     launch_nudt_bin_scan_tiles(ntiles, 1, nbins, counts, MAXSUB, start, substart, tiles);
     launch_nudt_bin_scan_totals(1, 1, ntiles, tiles, nbins, start, substart, nsub_dev);
     if (ntiles > 1) launch_nudt_bin_scan_add(groups(nbins, 256), 1, nbins, tiles, start, substart);
-    launch_nudt_bin_scatter(groups(M, 256), 1, (unsigned)M, dx[0], dx[1], dx[2], n0, n1, n2, nb1, nb2, rank, start, idx);
+    launch_nudt_bin_scatter(groups(M, 256), 1, (unsigned)M, dx[0], dx[1], dx[2], n0, n1, n2, nb1, nb2, sets, 1u, nbins, rank, start, idx);
     unsigned nsub = 0, first_bad = 0;
     dev_download(&nsub, nsub_dev, 4);
     dev_download(&first_bad, bad, 4);
@@ -1193,11 +1198,11 @@ int main(int argc, char **argv)
     const double t2 = seconds();
     dev_zero(grid, 2 * glen * sizeof(real));
     if (!strcmp(method, "gm"))
-        launch_nudt_spread_gm(groups(M, 256), 1, (unsigned)M, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, 1, M, glen);
+        launch_nudt_spread_gm(groups(M, 256), 1, (unsigned)M, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, 1, M, glen, sets, 1u);
     else if (!strcmp(method, "sm"))
-        launch_nudt_spread_sm(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen);
+        launch_nudt_spread_sm(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins);
     else
-        launch_nudt_spread_od(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen);
+        launch_nudt_spread_od(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins);
     fft_run(ISIGN > 0, grid, grid, scratch);
     launch_nudt_grid_to_modes(groups(nmodes, 256), 1, nmodes, m1, m2, gi[0], gi[1], gi[2], cf[0], cf[1], cf[2], grid, modes, n1, n2, glen, nmodes);
     real *f = malloc(2 * nmodes * sizeof(real));
@@ -1237,6 +1242,7 @@ int main(int argc, char **argv)
     dev_free(rank);
     dev_free(counts);
     dev_free(bad);
+    dev_free(sets);
     dev_free(idx);
     dev_free(start);
     dev_free(substart);
