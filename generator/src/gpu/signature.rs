@@ -640,6 +640,10 @@ const NBINS: Param = uint(
 );
 const NBINS_SCAN: Param = uint("n", "number of bins");
 
+/// What a sort kernel reads of a point's place: the points, the grid, its bins and the sets
+/// (a point's bin key is its set's number times `set_bins` plus its bin on the grid).
+const SORT_KEY: [Param; 12] = concat(&[&[M], &X, &N, &NB, &[SETS, NSETS, SET_BINS]]);
+
 /// Every generated entry point of the spread, common and wide-Gaussian modules.
 pub static KERNELS: &[KernelDecl] = &[
     KernelDecl {
@@ -647,13 +651,7 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1: each point's bin (from its cell on the fine grid) and its \
                   rank in the bin (an atomic increment of the bin's counter); the least index \
                   of a point with a non-finite coordinate into `bad`",
-        params: params!(
-            [M],
-            X,
-            N,
-            NB,
-            [SETS, NSETS, SET_BINS, RANK_OUT, COUNTS_OUT, BAD]
-        ),
+        params: params!(SORT_KEY, [RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
@@ -661,13 +659,7 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 1 for grids of at most LOCAL_BINS bins (CUDA): as \
                   nudt_bin_count, ranked through a histogram in shared memory (one global \
                   atomic per bin and tile)",
-        params: params!(
-            [M],
-            X,
-            N,
-            NB,
-            [SETS, NSETS, SET_BINS, NBINS, RANK_OUT, COUNTS_OUT, BAD]
-        ),
+        params: params!(SORT_KEY, [NBINS, RANK_OUT, COUNTS_OUT, BAD]),
         dynamic_local: false,
     },
     KernelDecl {
@@ -675,14 +667,8 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bin sort, pass 2: each point's index written to its slot in bin order, \
                   `start[bin] + rank`",
         params: params!(
-            [M],
-            X,
-            N,
-            NB,
+            SORT_KEY,
             [
-                SETS,
-                NSETS,
-                SET_BINS,
                 input(
                     "rank",
                     Elem::Uint,
@@ -699,14 +685,8 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "two-pass sort for very large grids (CUDA), first pass: (index, bin) pairs \
                   scattered to buckets of 2^shift consecutive bins",
         params: params!(
-            [M],
-            X,
-            N,
-            NB,
+            SORT_KEY,
             [
-                SETS,
-                NSETS,
-                SET_BINS,
                 uint("nbuckets", "number of buckets"),
                 uint("shift", "log2 of the bins per bucket"),
                 SORTED_START,
