@@ -11,6 +11,8 @@ mod fft;
 pub mod float;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod gpu;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub use gpu::plan::GpuPlan;
 pub mod gradient;
 mod grid;
 mod oneshot;

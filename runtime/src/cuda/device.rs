@@ -9,7 +9,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
-use nudt_gen::gpu::{ArgKind, GpuArch, GpuSource, KernelDecl};
+use nudt_gen::gpu::{GpuArch, GpuSource, KernelDecl};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -371,18 +371,8 @@ pub fn load_module(
     Ok((module, origin))
 }
 
-/// A kernel argument, typed as the kernels' declarations type their parameters
-/// ([`nudt_gen::gpu::signature`]): a launch is checked against the declaration before it is
-/// made.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Arg {
-    /// A device address (0 for an unused dimension's array).
-    Ptr(u64),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    F64(f64),
-}
+/// A kernel argument: device addresses for arrays (0 for an unused dimension's).
+pub(crate) type Arg = crate::gpu::device::Arg<u64>;
 
 /// One loaded entry point with its launch shape.
 #[derive(Clone, Debug)]
@@ -393,18 +383,6 @@ pub(crate) struct Kernel {
     pub smem: u32,
     /// Its declared signature, which every launch's arguments are checked against.
     decl: &'static KernelDecl,
-}
-
-impl Arg {
-    fn kind(&self) -> ArgKind {
-        match self {
-            Arg::Ptr(_) => ArgKind::Buffer,
-            Arg::U32(_) => ArgKind::U32,
-            Arg::I32(_) => ArgKind::I32,
-            Arg::U64(_) => ArgKind::U64,
-            Arg::F64(_) => ArgKind::F64,
-        }
-    }
 }
 
 /// Whether to synchronise after every launch (`NUDT_CUDA_SYNC=1`), so that a faulting kernel
@@ -448,15 +426,23 @@ impl Kernel {
 
     /// Launches on `stream` with `grid` blocks (x, y) of `self.threads` threads.
     pub fn launch(&self, stream: &CudaStream, grid: (u32, u32), args: &[Arg]) -> CudaResult<()> {
-        self.decl.check(args.iter().map(Arg::kind), None)?;
+        // Local memory (an OpenCL argument) ends the kinds early: a count the check refuses.
+        self.decl.check(args.iter().map_while(Arg::kind), None)?;
         let mut b = stream.launch_builder(&self.f);
         for a in args {
             match a {
-                Arg::Ptr(v) => b.arg(v),
+                Arg::Mem(v) => b.arg(v),
                 Arg::U32(v) => b.arg(v),
                 Arg::I32(v) => b.arg(v),
                 Arg::U64(v) => b.arg(v),
                 Arg::F64(v) => b.arg(v),
+                // Refused by the check above; no CUDA kernel takes local memory.
+                Arg::Local(_) => {
+                    return Err(CudaError::Unsupported(format!(
+                        "{}: a local array",
+                        self.name
+                    )))
+                }
             };
         }
         let cfg = LaunchConfig {

@@ -10,93 +10,59 @@ use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
+use crate::gpu::engine::{Type3, Uniform};
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaSlice, CudaStream};
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
 
-/// A type 1/2 engine: fine grid, mode map, FFTs and the batch of work grids.
-pub(super) struct UniformDev<T: CudaFloat> {
-    pub(super) grid: FineGrid<T>,
+/// The modes on a fine grid (corrections and mode copies) and the grid's FFTs.
+pub(crate) struct CudaModes<T: CudaFloat> {
     pub(super) map: ModeMapDev<T>,
     pub(super) fft: GridFfts<T>,
-    pub(super) work: CudaSlice<T>,
 }
 
-impl<T: CudaFloat> UniformDev<T> {
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
-        stream: &Arc<CudaStream>,
-        arch: &GpuArch,
-        fft: FftEngine,
-        module: &GridModule,
-        modes: &[usize],
-        n: &[usize],
-        kernel: KernelSpec,
-        order: ModeOrder,
-        batches: &[usize],
-    ) -> CudaResult<Self> {
-        let grid = FineGrid::new(module, n)?;
-        let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
-        let len = grid
-            .len()
-            .checked_mul(2 * batches[0])
-            .ok_or(NudtError::GridOverflow)?;
-        let work = alloc::<T>(stream, len, "fine grids")?;
-        let fft = GridFfts::new(stream, arch, n, batches, fft, ptr(&work, stream))?;
-        Ok(UniformDev {
-            grid,
-            map,
-            fft,
-            work,
-        })
-    }
+/// A type 1/2 engine ([`Uniform`]) on CUDA.
+pub(crate) type UniformDev<T> = Uniform<FineGrid<T>, CudaModes<T>, CudaSlice<T>>;
+/// A type 3 engine ([`Type3`]) on CUDA.
+pub(crate) type Type3Dev<T> = Type3<FineGrid<T>, CudaModes<T>, CudaSlice<T>>;
+/// What a CUDA plan executes on.
+pub(super) type Engine<T> =
+    crate::gpu::engine::Engine<FineGrid<T>, CudaModes<T>, CudaSlice<T>, GaussDev<T>>;
 
-    /// The fine grids as scratch memory for a sort (address, bytes): unused between
-    /// executes, and every use is ordered on the plan's stream.
-    pub(super) fn scratch(&self, stream: &CudaStream) -> (u64, usize) {
-        (
-            ptr(&self.work, stream),
-            self.work.len() * std::mem::size_of::<T>(),
-        )
-    }
+/// A type 1/2 engine of fine grid `n` through `module`, for `modes` in `order`, with FFTs
+/// for batches of `batches` transforms (work grids for the first).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn uniform_dev<T: CudaFloat>(
+    stream: &Arc<CudaStream>,
+    arch: &GpuArch,
+    fft: FftEngine,
+    module: &GridModule,
+    (modes, n): (&[usize], &[usize]),
+    kernel: KernelSpec,
+    order: ModeOrder,
+    batches: &[usize],
+) -> CudaResult<UniformDev<T>> {
+    let grid = FineGrid::new(module, n)?;
+    let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
+    let len = grid
+        .len()
+        .checked_mul(2 * batches[0])
+        .ok_or(NudtError::GridOverflow)?;
+    let work = alloc::<T>(stream, len, "fine grids")?;
+    let fft = GridFfts::new(stream, arch, n, batches, fft, ptr(&work, stream))?;
+    let modes = CudaModes { map, fft };
+    Ok(Uniform { grid, modes, work })
 }
 
-/// A type 3 engine for one pair of point sets (FINUFFT's method, as the CPU backend's).
-pub(super) struct Type3Dev<T: CudaFloat> {
-    /// The kernel its grids were made for.
-    pub(super) kernel: KernelSpec,
-    pub(super) spread: FineGrid<T>,
-    pub(super) inner: UniformDev<T>,
-    /// Rescaled sources and targets per dimension (the sorts' inputs), and the phase factors.
-    pub(super) y: Vec<CudaSlice<T>>,
-    pub(super) u: Vec<CudaSlice<T>>,
-    pub(super) pre: CudaSlice<T>,
-    pub(super) post: CudaSlice<T>,
-    /// One batch of phased inputs (the forward's pre-phased strengths, M per transform; the
-    /// adjoint's conjugate-post-factored values, K) and of spreading grids.
-    pub(super) cwork: CudaSlice<T>,
-    pub(super) agrid: CudaSlice<T>,
-}
-
-pub(super) enum Engine<T: CudaFloat> {
-    Uniform(Box<UniformDev<T>>),
-    Type3Pending,
-    Type3(Box<Type3Dev<T>>),
-    Gaussian(Box<GaussDev<T>>),
-}
-
-impl<T: CudaFloat> Engine<T> {
-    /// The fine grid's engine and type 3's parts, for the engines that run the plan layer's
-    /// stages (not the Gaussian type 3's, nor one waiting for its points).
-    pub(super) fn grids(&self) -> Option<(&UniformDev<T>, Option<&Type3Dev<T>>)> {
-        match self {
-            Engine::Uniform(u) => Some((u, None)),
-            Engine::Type3(t) => Some((&t.inner, Some(t))),
-            Engine::Gaussian(_) | Engine::Type3Pending => None,
-        }
-    }
+/// The fine grids of `u` as scratch memory for a sort (address, bytes): unused between
+/// executes, and every use is ordered on the plan's stream.
+pub(super) fn scratch<T: CudaFloat>(u: &UniformDev<T>, stream: &CudaStream) -> (u64, usize) {
+    (
+        ptr(&u.work, stream),
+        u.work.len() * std::mem::size_of::<T>(),
+    )
 }
 
 /// One batch of transforms (or adjoints) between the device addresses `input` and `output`:
@@ -135,7 +101,7 @@ impl<T: CudaFloat> Batch<'_, T> {
         Ok(match b {
             Buf::Input => self.input,
             Buf::Output => self.output,
-            Buf::Phased => ptr(&self.type3()?.cwork, s),
+            Buf::Phased => ptr(&self.type3()?.phased, s),
             Buf::Grid(Grid::Fine) => ptr(&self.fine.work, s),
             Buf::Grid(Grid::Outer) => ptr(&self.type3()?.agrid, s),
         })
@@ -152,7 +118,7 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> CudaResult<()> {
         let t = self.type3()?;
-        let (n, factors) = f.pick((self.points, &t.pre), (self.targets, &t.post));
+        let (n, factors) = f.pick((self.points, &t.points.pre), (self.targets, &t.points.post));
         let (x, y, s) = (self.addr(from)?, self.addr(to)?, self.stream);
         self.common
             .cmul(s, n, self.count, x, ptr(factors, s), y, conj)
@@ -172,20 +138,22 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
 
     fn fft(&mut self, isign: i32) -> CudaResult<()> {
         let g = self.addr(Buf::Grid(Grid::Fine))?;
-        self.fine.fft.exec(g, self.count, isign)
+        self.fine.modes.fft.exec(g, self.count, isign)
     }
 
     fn grid_to_modes(&mut self, to: Buf) -> CudaResult<()> {
         let (g, f) = (self.addr(Buf::Grid(Grid::Fine))?, self.addr(to)?);
         let (u, len) = (self.fine, self.fine.grid.len());
-        u.map
+        u.modes
+            .map
             .grid_to_modes(self.common, self.stream, g, f, len, self.count)
     }
 
     fn modes_to_grid(&mut self, from: Buf) -> CudaResult<()> {
         let (f, g) = (self.addr(from)?, self.addr(Buf::Grid(Grid::Fine))?);
         let (u, len) = (self.fine, self.fine.grid.len());
-        u.map
+        u.modes
+            .map
             .modes_to_grid(self.common, self.stream, f, g, len, self.count)
     }
 }

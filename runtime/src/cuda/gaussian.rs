@@ -4,12 +4,11 @@
 //! wide-Gaussian module compiled by NVRTC and cuFFT.
 
 use super::cufft_plans::FftPlans;
-use super::device::{blocks, load_module, Arg, Kernel};
-use super::error::{driver, CudaError, CudaResult};
+use super::device::{load_module, Kernel};
+use super::error::CudaResult;
 use super::grid::{memset0, ptr, CommonFns};
-use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
-use crate::gpu::gaussian::{GaussArg, GaussGpu, GaussGrids, GaussKernels};
+use crate::gpu::gaussian::{GaussGrids, GaussKernels};
 use crate::planner::gaussian::GaussGeometry;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use std::sync::Arc;
@@ -47,88 +46,30 @@ impl GaussWindow {
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with cuFFT plans.
 pub(crate) type GaussDev<T> = GaussGrids<CudaSlice<T>, FftPlans>;
 
-/// The scheme's view of the plan's stream.
-struct CudaGauss<'a>(&'a Arc<CudaStream>);
-
-impl<T: CudaFloat> GaussGpu<T> for CudaGauss<'_> {
-    type Error = CudaError;
-    type Buf = CudaSlice<T>;
-    type Mem = u64;
-    type Kernel = Kernel;
-
-    fn mem(&self, b: Option<&CudaSlice<T>>) -> u64 {
-        b.map_or(0, |s| ptr(s, self.0))
-    }
-
-    fn holds(&self, b: &CudaSlice<T>) -> usize {
-        b.len()
-    }
-
-    fn alloc(&self, len: usize, what: &str) -> CudaResult<CudaSlice<T>> {
-        alloc::<T>(self.0, len, what)
-    }
-
-    fn upload(&self, v: &[T], what: &str) -> CudaResult<CudaSlice<T>> {
-        let mut dv = alloc::<T>(self.0, v.len(), what)?;
-        if !v.is_empty() {
-            self.0
-                .memcpy_htod(v, &mut dv)
-                .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
-        }
-        Ok(dv)
-    }
-
-    fn launch(
-        &self,
-        k: &Kernel,
-        items: usize,
-        nb: usize,
-        args: &[GaussArg<u64>],
-    ) -> CudaResult<()> {
-        let args: Vec<Arg> = args
-            .iter()
-            .map(|a| match *a {
-                GaussArg::Mem(p) => Arg::Ptr(p),
-                GaussArg::U32(v) => Arg::U32(v),
-                GaussArg::I32(v) => Arg::I32(v),
-                GaussArg::U64(v) => Arg::U64(v),
-                GaussArg::F64(v) => Arg::F64(v),
-            })
-            .collect();
-        k.launch(self.0, (blocks(items, k.threads), nb as u32), &args)
-    }
-}
-
 impl<T: CudaFloat> GaussDev<T> {
-    /// Prepares the grids of `geometry` for `sources` and `targets` (validated host arrays)
-    /// on the device. `old`, the state of the previous point sets, gives back its grid buffer
-    /// and cuFFT plans when the grid sizes are unchanged.
+    /// Prepares the grids of `geometry` for the `m` sources and `k` targets at the device
+    /// addresses `points` (one array per dimension each). `old`, the state of the previous
+    /// point sets, gives back its grid buffer and cuFFT plans when the grid sizes are
+    /// unchanged.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         stream: &Arc<CudaStream>,
         common: &CommonFns,
         win: &GaussWindow,
         geometry: &GaussGeometry,
-        sources: &[&[T]],
-        targets: &[&[T]],
+        points: ([u64; 3], [u64; 3]),
+        counts: (usize, usize),
         isign: i32,
         batches: [usize; 2],
         old: Option<Box<GaussDev<T>>>,
     ) -> CudaResult<Self> {
-        let gpu = CudaGauss(stream);
-        let upload = |v: &[&[T]], what| -> CudaResult<Vec<CudaSlice<T>>> {
-            v.iter().map(|v| gpu.upload(v, what)).collect()
-        };
-        let raw_src = upload(sources, "type 3 sources")?;
-        let raw_tgt = upload(targets, "type 3 targets")?;
-        let (src, tgt): (Vec<_>, Vec<_>) = (raw_src.iter().collect(), raw_tgt.iter().collect());
         GaussGrids::prepare(
-            &gpu,
+            stream,
             (&win.kernels, &common.t3_sources),
             win.b,
             geometry,
-            (&src, &tgt),
-            (sources[0].len(), targets[0].len()),
+            points,
+            counts,
             isign,
             batches[0],
             old,
@@ -150,11 +91,11 @@ impl<T: CudaFloat> GaussDev<T> {
         isign: i32,
         adjoint: bool,
     ) -> CudaResult<()> {
-        let gpu = CudaGauss(stream);
+        let gpu = stream;
         let g = ptr(&self.work, stream);
         memset0(stream, g, 2 * nb * self.len() * std::mem::size_of::<T>())?;
         self.run(
-            &gpu,
+            gpu,
             &win.kernels,
             win.b,
             (input, output),

@@ -5,6 +5,7 @@ use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaError, CudaResult};
 use super::memory::alloc;
 use super::CudaFloat;
+use crate::gpu::engine::SortedGrid;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::gpu::Dialect;
@@ -135,7 +136,7 @@ impl CommonFns {
         self.minmax.launch(
             stream,
             (MINMAX_BLOCKS, 1),
-            &[Arg::U64(n as u64), Arg::Ptr(x), Arg::Ptr(part)],
+            &[Arg::U64(n as u64), Arg::Mem(x), Arg::Mem(part)],
         )
     }
 
@@ -160,9 +161,9 @@ impl CommonFns {
             (blocks(n, self.cmul.threads), ntr as u32),
             &[
                 Arg::U64(n as u64),
-                Arg::Ptr(input),
-                Arg::Ptr(fac),
-                Arg::Ptr(out),
+                Arg::Mem(input),
+                Arg::Mem(fac),
+                Arg::Mem(out),
                 Arg::U64(n as u64),
                 Arg::I32(conj as i32),
             ],
@@ -243,10 +244,10 @@ impl Sorted {
     /// coordinate arrays.
     fn point_args(&self, stream: &CudaStream) -> [Arg; 4] {
         [
-            Arg::Ptr(ptr(&self.idx, stream)),
-            Arg::Ptr(self.coords[0]),
-            Arg::Ptr(self.coords[1]),
-            Arg::Ptr(self.coords[2]),
+            Arg::Mem(ptr(&self.idx, stream)),
+            Arg::Mem(self.coords[0]),
+            Arg::Mem(self.coords[1]),
+            Arg::Mem(self.coords[2]),
         ]
     }
 
@@ -370,6 +371,16 @@ impl GridModule {
     }
 }
 
+impl<T> SortedGrid for FineGrid<T> {
+    fn parts(&self) -> ([usize; 3], &GpuSpreadSpec, Option<(GpuMethod, GpuMethod)>) {
+        (
+            self.n,
+            &self.spec,
+            self.sorted.as_ref().map(|s| (s.spread, s.interp)),
+        )
+    }
+}
+
 impl<T: CudaFloat> FineGrid<T> {
     /// A fine grid of sides `n` (`module.spec.dim` of them) spread and interpolated through
     /// `module`.
@@ -408,15 +419,6 @@ impl<T: CudaFloat> FineGrid<T> {
     /// Forgets the points set (their coordinates were found bad after the sort).
     pub fn forget_points(&mut self) {
         self.sorted = None;
-    }
-
-    pub fn has_points(&self) -> bool {
-        self.sorted.is_some()
-    }
-
-    /// Methods in use for the current points.
-    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
-        self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
     /// Bin-sorts the points whose coordinates (radians, `T`) are at `coords[d]` on the device,
@@ -484,9 +486,9 @@ impl<T: CudaFloat> FineGrid<T> {
         let idx = ptr(&s.idx, stream);
         memset0(stream, counts, 4 * nbins)?;
         let xs = [
-            Arg::Ptr(coords[0]),
-            Arg::Ptr(coords[1]),
-            Arg::Ptr(coords[2]),
+            Arg::Mem(coords[0]),
+            Arg::Mem(coords[1]),
+            Arg::Mem(coords[2]),
         ];
         let geometry = [
             i(n[0]),
@@ -494,7 +496,7 @@ impl<T: CudaFloat> FineGrid<T> {
             i(n[2]),
             i(nb[1]),
             i(nb[2]),
-            Arg::Ptr(ptr(&s.sets, stream)),
+            Arg::Mem(ptr(&s.sets, stream)),
             Arg::U32(nsets as u32),
             Arg::U32(self.nbins as u32),
         ];
@@ -519,15 +521,15 @@ impl<T: CudaFloat> FineGrid<T> {
         if m > 0 && nbins <= LOCAL_BINS && passes == SortPasses::One {
             let tail = [
                 Arg::U32(nbins as u32),
-                Arg::Ptr(rank),
-                Arg::Ptr(counts),
-                Arg::Ptr(bad),
+                Arg::Mem(rank),
+                Arg::Mem(counts),
+                Arg::Mem(bad),
             ];
             per_tile(&self.fns.bin_count_local, &point_args(&tail))?;
         } else if m > 0 {
             per_point(
                 &self.fns.bin_count,
-                &point_args(&[Arg::Ptr(rank), Arg::Ptr(counts), Arg::Ptr(bad)]),
+                &point_args(&[Arg::Mem(rank), Arg::Mem(counts), Arg::Mem(bad)]),
             )?;
         }
         let (tiles, ntiles) = (ptr(&s.scan_tiles, stream), scan_tiles(nbins));
@@ -536,11 +538,11 @@ impl<T: CudaFloat> FineGrid<T> {
             (ntiles as u32, 1),
             &[
                 Arg::U32(nbins as u32),
-                Arg::Ptr(counts),
+                Arg::Mem(counts),
                 Arg::U32(self.spec.max_subproblem as u32),
-                Arg::Ptr(starts),
-                Arg::Ptr(sub_starts),
-                Arg::Ptr(tiles),
+                Arg::Mem(starts),
+                Arg::Mem(sub_starts),
+                Arg::Mem(tiles),
             ],
         )?;
         common.bin_scan_totals.launch(
@@ -548,11 +550,11 @@ impl<T: CudaFloat> FineGrid<T> {
             (1, 1),
             &[
                 Arg::U32(ntiles as u32),
-                Arg::Ptr(tiles),
+                Arg::Mem(tiles),
                 Arg::U32(nbins as u32),
-                Arg::Ptr(starts),
-                Arg::Ptr(sub_starts),
-                Arg::Ptr(at::<u32>(sub_starts, nbins)),
+                Arg::Mem(starts),
+                Arg::Mem(sub_starts),
+                Arg::Mem(at::<u32>(sub_starts, nbins)),
             ],
         )?;
         // Kernels with a thread per bin.
@@ -563,9 +565,9 @@ impl<T: CudaFloat> FineGrid<T> {
                 &common.bin_scan_add,
                 &[
                     Arg::U32(nbins as u32),
-                    Arg::Ptr(tiles),
-                    Arg::Ptr(starts),
-                    Arg::Ptr(sub_starts),
+                    Arg::Mem(tiles),
+                    Arg::Mem(starts),
+                    Arg::Mem(sub_starts),
                 ],
             )?;
         }
@@ -573,7 +575,7 @@ impl<T: CudaFloat> FineGrid<T> {
             _ if m == 0 => {}
             SortPasses::One => per_point(
                 &self.fns.bin_scatter,
-                &point_args(&[Arg::Ptr(rank), Arg::Ptr(starts), Arg::Ptr(idx)]),
+                &point_args(&[Arg::Mem(rank), Arg::Mem(starts), Arg::Mem(idx)]),
             )?,
             SortPasses::Two { shift } => {
                 // (index, bin) of each point in bucket order, in `scratch` or a buffer
@@ -591,9 +593,9 @@ impl<T: CudaFloat> FineGrid<T> {
                 let tail = [
                     Arg::U32(nbuckets as u32),
                     Arg::U32(shift),
-                    Arg::Ptr(starts),
-                    Arg::Ptr(counts),
-                    Arg::Ptr(part),
+                    Arg::Mem(starts),
+                    Arg::Mem(counts),
+                    Arg::Mem(part),
                 ];
                 per_tile(&self.fns.bin_bucket, &point_args(&tail))?;
                 memset0(stream, counts, 4 * nbins)?;
@@ -601,10 +603,10 @@ impl<T: CudaFloat> FineGrid<T> {
                     &self.fns.bin_place,
                     &[
                         Arg::U32(m as u32),
-                        Arg::Ptr(part),
-                        Arg::Ptr(starts),
-                        Arg::Ptr(counts),
-                        Arg::Ptr(idx),
+                        Arg::Mem(part),
+                        Arg::Mem(starts),
+                        Arg::Mem(counts),
+                        Arg::Mem(idx),
                     ],
                 )?;
             }
@@ -614,11 +616,11 @@ impl<T: CudaFloat> FineGrid<T> {
                 &common.subprob_map,
                 &[
                     Arg::U32(nbins as u32),
-                    Arg::Ptr(starts),
-                    Arg::Ptr(sub_starts),
+                    Arg::Mem(starts),
+                    Arg::Mem(sub_starts),
                     Arg::U32(self.spec.max_subproblem as u32),
-                    Arg::Ptr(ptr(&s.sub_bin, stream)),
-                    Arg::Ptr(ptr(&s.sub_first, stream)),
+                    Arg::Mem(ptr(&s.sub_bin, stream)),
+                    Arg::Mem(ptr(&s.sub_first, stream)),
                 ],
             )?;
         }
@@ -636,10 +638,10 @@ impl<T: CudaFloat> FineGrid<T> {
     /// device, bin starts and the sorted points.
     fn subproblem_args(&self, s: &Sorted, stream: &CudaStream) -> Vec<Arg> {
         let mut args = vec![
-            Arg::Ptr(ptr(&s.sub_bin, stream)),
-            Arg::Ptr(ptr(&s.sub_first, stream)),
-            Arg::Ptr(at::<u32>(ptr(&s.sub_start, stream), s.nbins)),
-            Arg::Ptr(ptr(&s.bin_start, stream)),
+            Arg::Mem(ptr(&s.sub_bin, stream)),
+            Arg::Mem(ptr(&s.sub_first, stream)),
+            Arg::Mem(at::<u32>(ptr(&s.sub_start, stream), s.nbins)),
+            Arg::Mem(ptr(&s.bin_start, stream)),
         ];
         args.extend(s.point_args(stream));
         args
@@ -757,15 +759,15 @@ impl<T: CudaFloat> FineGrid<T> {
         if method == GpuMethod::GmSort {
             let mut args = vec![Arg::U32(s.m as u32)];
             args.extend(s.point_args(stream));
-            args.extend([Arg::Ptr(from), Arg::Ptr(to)]);
+            args.extend([Arg::Mem(from), Arg::Mem(to)]);
             args.extend(grid);
             args.push(Arg::I32(ntr as i32));
             args.extend(strides);
-            args.extend([Arg::Ptr(ptr(&s.sets, stream)), Arg::U32(s.nsets as u32)]);
+            args.extend([Arg::Mem(ptr(&s.sets, stream)), Arg::U32(s.nsets as u32)]);
             return kernel.launch(stream, (blocks(s.m, kernel.threads), 1), &args);
         }
         let mut args = self.subproblem_args(s, stream);
-        args.extend([Arg::Ptr(from), Arg::Ptr(to)]);
+        args.extend([Arg::Mem(from), Arg::Mem(to)]);
         args.extend(grid);
         args.extend([i(nb[1]), i(nb[2])]);
         args.extend(strides);
@@ -828,14 +830,14 @@ impl<T: CudaFloat> ModeMapDev<T> {
             Arg::U64(nmodes as u64),
             Arg::I32(self.m[1] as i32),
             Arg::I32(self.m[2] as i32),
-            Arg::Ptr(ptr(&self.gi[0], stream)),
-            Arg::Ptr(ptr(&self.gi[1], stream)),
-            Arg::Ptr(ptr(&self.gi[2], stream)),
-            Arg::Ptr(ptr(&self.cf[0], stream)),
-            Arg::Ptr(ptr(&self.cf[1], stream)),
-            Arg::Ptr(ptr(&self.cf[2], stream)),
-            Arg::Ptr(from),
-            Arg::Ptr(to),
+            Arg::Mem(ptr(&self.gi[0], stream)),
+            Arg::Mem(ptr(&self.gi[1], stream)),
+            Arg::Mem(ptr(&self.gi[2], stream)),
+            Arg::Mem(ptr(&self.cf[0], stream)),
+            Arg::Mem(ptr(&self.cf[1], stream)),
+            Arg::Mem(ptr(&self.cf[2], stream)),
+            Arg::Mem(from),
+            Arg::Mem(to),
             Arg::I32(self.n12[0] as i32),
             Arg::I32(self.n12[1] as i32),
             Arg::U64(gstride as u64),

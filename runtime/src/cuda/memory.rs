@@ -1,5 +1,5 @@
-//! Device memory: allocation with an up-front size check, and the policy of the pool that
-//! cudarc allocates from.
+//! Device memory: allocation with an up-front size check, the policy of the pool that cudarc
+//! allocates from, and the shared GPU code's device API on a stream.
 //!
 //! cudarc allocates with `cuMemAllocAsync` from the device's current stream-ordered pool. The
 //! default pool gives freed memory back to the driver at the next synchronisation, so a new
@@ -9,7 +9,11 @@
 //! do, and gives it back when an allocation (its own or cuFFT's) would not otherwise fit
 //! ([`release_freed_memory`]). A pool the caller made current is left as they set it.
 
+use super::device::{blocks, Arg, Kernel};
 use super::error::{driver, CudaError, CudaResult};
+use super::grid::ptr;
+use super::CudaFloat;
+use crate::gpu::device::Device;
 use cudarc::driver::result::mem_pool;
 use cudarc::driver::sys::{CUmemPool_attribute, CUmemoryPool};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr};
@@ -98,4 +102,56 @@ pub(crate) fn alloc<T: DeviceRepr>(
         },
         other => other,
     })
+}
+
+/// `n` values of `T` at device address `x`, copied to the host once the stream's earlier work
+/// has run: the slow paths that name a bad point.
+pub(crate) fn read_back<T: CudaFloat>(stream: &CudaStream, x: u64, n: usize) -> CudaResult<Vec<T>> {
+    let mut host = vec![T::zero(); n];
+    // SAFETY: `x .. x + n` lies inside the caller's array (lengths checked at set-points);
+    // the copy completes before the synchronisation returns.
+    unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
+        .map_err(|e| driver("cuMemcpyDtoH (points read back)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host)
+}
+
+/// The shared GPU code's device API ([`Device`]) on a plan's stream: arrays are
+/// `CudaSlice`s, handled by their addresses, and every use is ordered on the stream.
+impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
+    type Error = CudaError;
+    type Buf = CudaSlice<T>;
+    type Mem = u64;
+    type Kernel = Kernel;
+
+    fn mem(&self, b: Option<&CudaSlice<T>>) -> u64 {
+        b.map_or(0, |s| ptr(s, self))
+    }
+
+    fn holds(&self, b: &CudaSlice<T>) -> usize {
+        b.len()
+    }
+
+    fn alloc(&self, len: usize, what: &str) -> CudaResult<CudaSlice<T>> {
+        alloc::<T>(self, len, what)
+    }
+
+    fn upload(&self, v: &[T], what: &str) -> CudaResult<CudaSlice<T>> {
+        let mut dv = alloc::<T>(self, v.len(), what)?;
+        if !v.is_empty() {
+            self.memcpy_htod(v, &mut dv)
+                .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
+        }
+        Ok(dv)
+    }
+
+    fn read(&self, x: u64, n: usize) -> CudaResult<Vec<T>> {
+        read_back(self, x, n)
+    }
+
+    fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> CudaResult<()> {
+        k.launch(self, (blocks(items, k.threads), nb as u32), args)
+    }
 }

@@ -36,6 +36,7 @@
 //!
 //! Device data is interleaved complex: a `CudaSlice<T>` of `2·len` reals.
 
+mod backend;
 mod cufft_plans;
 mod device;
 mod engine;
@@ -49,6 +50,7 @@ mod memory;
 mod plan;
 
 pub use crate::planner::limits::MAX_BATCH;
+pub use backend::CudaDev;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 pub use device::{

@@ -2,28 +2,19 @@
 //! and OpenCL: the device state of one pair of point sets ([`GaussGrids`]), how it is
 //! prepared (scale both point sets and compute their factors) and the plan layer's
 //! [`steps`] over it, with every kernel's argument list. A backend only says how to
-//! allocate, upload and launch ([`GaussGpu`]) and runs its own FFT.
+//! allocate, upload and launch ([`Device`]) and runs its own FFT.
 //!
 //! Windows are `2⌈2πb⌉ + 1` points wide (47 at 1e-10), far beyond the fitted kernels' 16, so
 //! the bin sort and shared-memory methods of the ES path do not apply: one thread per source
 //! scatters with global atomics, one thread per target gathers.
 
+use super::device::{f64s, Arg, Device};
+use super::type3::scale_sources;
 use crate::error::NudtError;
 use crate::float::Float;
 use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
 use crate::planner::validate::grid_points;
 use nudt_gen::gpu::names;
-
-/// One kernel argument, with `M` the backend's handle of a device array (which stands for
-/// "none" too, for the arrays of unused dimensions).
-#[derive(Clone, Copy)]
-pub(crate) enum GaussArg<M> {
-    Mem(M),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    F64(f64),
-}
 
 /// The wide-Gaussian module's kernels (`K`, a backend's loaded kernel), built per plan for
 /// its window width.
@@ -45,32 +36,6 @@ impl<K> GaussKernels<K> {
             interp: load(names::GW_INTERP)?,
         })
     }
-}
-
-/// What the scheme needs of a GPU backend for elements of type `T`.
-pub(crate) trait GaussGpu<T> {
-    type Error: From<NudtError>;
-    /// An owned device array of `T`.
-    type Buf;
-    /// What a kernel argument takes for an array, or for none.
-    type Mem: Copy;
-    /// A loaded kernel.
-    type Kernel;
-    /// The handle of `b`, or of no array.
-    fn mem(&self, b: Option<&Self::Buf>) -> Self::Mem;
-    /// How many `T` the array holds.
-    fn holds(&self, b: &Self::Buf) -> usize;
-    /// A new array of `len` values; `what` names it in errors.
-    fn alloc(&self, len: usize, what: &str) -> Result<Self::Buf, Self::Error>;
-    fn upload(&self, v: &[T], what: &str) -> Result<Self::Buf, Self::Error>;
-    /// Launches kernel `k` over `items` work items for each of `nb` transforms.
-    fn launch(
-        &self,
-        k: &Self::Kernel,
-        items: usize,
-        nb: usize,
-        args: &[GaussArg<Self::Mem>],
-    ) -> Result<(), Self::Error>;
 }
 
 /// The device state of one pair of point sets: scaled points and their factors, the
@@ -96,11 +61,6 @@ pub(crate) struct GaussGrids<B, F> {
     pub k: usize,
 }
 
-/// The handles of three arrays of a point set, none for unused dimensions.
-fn mem3<T, G: GaussGpu<T>>(gpu: &G, v: &[impl std::borrow::Borrow<G::Buf>]) -> [G::Mem; 3] {
-    std::array::from_fn(|d| gpu.mem(v.get(d).map(|b| b.borrow())))
-}
-
 impl<B, F> GaussGrids<B, F> {
     /// Prepares the grids of `geometry` for the `m` sources and `k` targets in the device
     /// arrays `sources` and `targets` (one per dimension): scales both sets and computes
@@ -111,12 +71,12 @@ impl<B, F> GaussGrids<B, F> {
     /// `old`, the state of the previous point sets, gives back its grid buffer and FFTs when
     /// the grid sizes are unchanged and it holds a batch; `ffts` makes them otherwise.
     #[allow(clippy::too_many_arguments)]
-    pub fn prepare<T: Float, G: GaussGpu<T, Buf = B>>(
+    pub fn prepare<T: Float, G: Device<T, Buf = B>>(
         gpu: &G,
         (kernels, t3_sources): (&GaussKernels<G::Kernel>, &G::Kernel),
         b: f64,
         geometry: &GaussGeometry,
-        (sources, targets): (&[&B], &[&B]),
+        (sources, targets): ([G::Mem; 3], [G::Mem; 3]),
         (m, k): (usize, usize),
         isign: i32,
         batch: usize,
@@ -144,25 +104,18 @@ impl<B, F> GaussGrids<B, F> {
         let (src, tgt) = (scaled(m, "scaled sources")?, scaled(k, "scaled targets")?);
         let pre = gpu.alloc(2 * m, "type 3 pre-phases")?;
         let post = gpu.alloc(2 * k, "type 3 post-factors")?;
-        let f64s = |a: [f64; 3]| a.map(GaussArg::F64);
-        let sgn = GaussArg::F64(isign.signum() as f64);
-        let mems = |v: [G::Mem; 3]| v.map(GaussArg::Mem);
-        if m > 0 {
-            let mut args = vec![GaussArg::U32(m as u32), GaussArg::I32(dim as i32)];
-            args.extend(mems(mem3(gpu, sources)));
-            args.extend([f64s(t.cx), f64s(t.ds), f64s(t.cs)].concat());
-            args.push(sgn);
-            args.extend(mems(mem3(gpu, &src[..])));
-            args.push(GaussArg::Mem(gpu.mem(Some(&pre))));
-            gpu.launch(t3_sources, m, 1, &args)?;
-        }
+        let sgn = Arg::F64(isign.signum() as f64);
+        let mems = |v: [G::Mem; 3]| v.map(Arg::Mem);
+        let scaled_at = (gpu.mem3(&src[..]), gpu.mem(Some(&pre)));
+        let frame = [t.cx, t.ds, t.cs];
+        scale_sources(gpu, t3_sources, (dim, m), sources, frame, isign, scaled_at)?;
         if k > 0 {
-            let mut args = vec![GaussArg::U32(k as u32)];
-            args.extend(mems(mem3(gpu, targets)));
+            let mut args = vec![Arg::U32(k as u32)];
+            args.extend(mems(targets));
             args.extend([f64s(t.cs), f64s(t.dx), f64s(t.cx)].concat());
-            args.extend([sgn, GaussArg::F64(b)]);
-            args.extend(mems(mem3(gpu, &tgt[..])));
-            args.push(GaussArg::Mem(gpu.mem(Some(&post))));
+            args.extend([sgn, Arg::F64(b)]);
+            args.extend(mems(gpu.mem3(&tgt[..])));
+            args.push(Arg::Mem(gpu.mem(Some(&post))));
             gpu.launch(&kernels.targets, k, 1, &args)?;
         }
         Ok(GaussGrids {
@@ -195,7 +148,7 @@ impl<B, F> GaussGrids<B, F> {
     /// (stride M), by the plan layer's [`steps`], with the module `kernels` of window shape `b`; `fft` runs the FFTs
     /// of the grids (of the sign the caller chose: the adjoint's is the forward's negated).
     #[allow(clippy::too_many_arguments)]
-    pub fn run<T, G: GaussGpu<T, Buf = B>>(
+    pub fn run<T, G: Device<T, Buf = B>>(
         &self,
         gpu: &G,
         kernels: &GaussKernels<G::Kernel>,
@@ -207,8 +160,8 @@ impl<B, F> GaussGrids<B, F> {
     ) -> Result<(), G::Error> {
         let (n, len) = (self.n, self.len());
         let g = gpu.mem(Some(&self.work));
-        let i = |v: usize| GaussArg::I32(v as i32);
-        let mem = |b: &B| GaussArg::Mem(gpu.mem(Some(b)));
+        let i = |v: usize| Arg::I32(v as i32);
+        let mem = |b: &B| Arg::Mem(gpu.mem(Some(b)));
         // Points, count and factors of the spreading and of the gathering.
         let src = (&self.src[..], self.m, &self.pre);
         let tgt = (&self.tgt[..], self.k, &self.post);
@@ -218,21 +171,21 @@ impl<B, F> GaussGrids<B, F> {
             if count == 0 {
                 return Ok(());
             }
-            let mut args = vec![GaussArg::U32(count as u32)];
-            args.extend(mem3(gpu, x).map(GaussArg::Mem));
-            args.extend([mem(fac), GaussArg::Mem(a), GaussArg::Mem(b_)]);
+            let mut args = vec![Arg::U32(count as u32)];
+            args.extend(gpu.mem3(x).map(Arg::Mem));
+            args.extend([mem(fac), Arg::Mem(a), Arg::Mem(b_)]);
             args.extend([i(n[0]), i(n[1]), i(n[2]), mem(&self.e3)]);
-            args.extend([GaussArg::F64(1.0 / (4.0 * b)), GaussArg::U64(count as u64)]);
-            args.extend([GaussArg::U64(len as u64), GaussArg::I32(adjoint as i32)]);
+            args.extend([Arg::F64(1.0 / (4.0 * b)), Arg::U64(count as u64)]);
+            args.extend([Arg::U64(len as u64), Arg::I32(adjoint as i32)]);
             gpu.launch(kk, count, nb, &args)
         };
         for step in steps(adjoint) {
             match step {
                 GaussStep::Spread => walk(&kernels.spread, from, input, g)?,
                 GaussStep::Precompensate => {
-                    let mut args = vec![GaussArg::U64(len as u64), GaussArg::Mem(g)];
-                    args.extend(mem3(gpu, &self.precomp[..]).map(GaussArg::Mem));
-                    args.extend([i(n[1]), i(n[2]), GaussArg::U64(len as u64)]);
+                    let mut args = vec![Arg::U64(len as u64), Arg::Mem(g)];
+                    args.extend(gpu.mem3(&self.precomp[..]).map(Arg::Mem));
+                    args.extend([i(n[1]), i(n[2]), Arg::U64(len as u64)]);
                     gpu.launch(&kernels.precomp, len, nb, &args)?;
                 }
                 GaussStep::Fft => fft()?,

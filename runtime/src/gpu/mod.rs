@@ -1,5 +1,9 @@
 //! What the two GPU backends (CUDA and OpenCL) share beyond the plan layer: code that runs
-//! the same kernels in the same order, written once over a small trait each backend
-//! implements (allocate, upload, launch).
+//! the same kernels in the same order, written once over the small device API each backend
+//! implements ([`device::Device`]: allocate, upload, read back, launch).
 
+pub(crate) mod device;
+pub(crate) mod engine;
 pub(crate) mod gaussian;
+pub mod plan;
+pub(crate) mod type3;

@@ -11,57 +11,20 @@ use super::grid::{ClModes, ClSpreadModule, FineGrid};
 use super::launch::Kernel;
 use super::launch::{alloc, launch, mem, zero, Arg, ELEMENT_GROUP};
 use crate::error::NudtError;
+use crate::gpu::engine::{Type3, Uniform};
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
 use crate::uniform::ModeOrder;
-use nudt_gen::KernelSpec;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 use std::sync::Arc;
 
-/// Types 1 and 2: the points' grid, the modes on it, and a batch of work grids.
-pub(super) struct UniformDev<T: ClFloat> {
-    pub(super) grid: FineGrid<T>,
-    pub(super) map: ClModes<T>,
-    pub(super) work: Buffer<T>,
-}
-
-/// Type 3 for one pair of point sets: sources spread on `spread` (at `y`, pre-phased), that
-/// grid's values taken as the modes of a type 2 on `inner` (at the targets' `u`), then the
-/// post-factors.
-pub(super) struct Type3Dev<T: ClFloat> {
-    /// The kernel its grids were made for.
-    pub(super) kernel: KernelSpec,
-    pub(super) spread: FineGrid<T>,
-    pub(super) agrid: Buffer<T>,
-    pub(super) inner: UniformDev<T>,
-    pub(super) pre: Buffer<T>,
-    pub(super) post: Buffer<T>,
-    /// A batch of phased inputs (the forward's pre-phased strengths, M per transform; the
-    /// adjoint's conjugate-post-factored values, K) and of outer grids.
-    pub(super) cw: Buffer<T>,
-    pub(super) k: usize,
-}
-
-pub(super) enum Engine<T: ClFloat> {
-    Uniform(Box<UniformDev<T>>),
-    Type3Pending,
-    Type3(Box<Type3Dev<T>>),
-    Gaussian(Box<GaussDev<T>>),
-}
-
-impl<T: ClFloat> Engine<T> {
-    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
-    pub(super) fn uniform(&mut self) -> OpenClResult<&mut UniformDev<T>> {
-        match self {
-            Engine::Uniform(u) => Ok(u),
-            _ => Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into()),
-        }
-    }
-}
+/// A type 1/2 engine ([`Uniform`]) on OpenCL.
+pub(crate) type UniformDev<T> = Uniform<FineGrid<T>, ClModes<T>, Buffer<T>>;
+/// A type 3 engine ([`Type3`]) on OpenCL.
+pub(crate) type Type3Dev<T> = Type3<FineGrid<T>, ClModes<T>, Buffer<T>>;
+/// What an OpenCL plan executes on.
+pub(super) type Engine<T> =
+    crate::gpu::engine::Engine<FineGrid<T>, ClModes<T>, Buffer<T>, GaussDev<T>>;
 
 /// `out[t][j] = inp[t][j] · fac[j]` for `count` stacked transforms of `n` complex values
 /// (`inp` may be `out`); with `conj`, the conjugate of `fac[j]` (an adjoint's factor).
@@ -85,26 +48,28 @@ fn cmul<T>(
     launch(dev, k, n, ELEMENT_GROUP, count, &args)
 }
 
-impl<T: ClFloat> UniformDev<T> {
-    /// Modes `modes` in `order` on a fine grid `n`, with its points' sort and spreaders, and
-    /// `batch` work grids.
-    pub(super) fn new(
-        dev: &Arc<ClDevice>,
-        module: &ClSpreadModule,
-        common: &Program,
-        (modes, n): ([usize; 3], [usize; 3]),
-        order: ModeOrder,
-        batch: usize,
-    ) -> OpenClResult<Self> {
-        let grid = FineGrid::new(module, common, n)?;
-        let spec = &module.spec;
-        let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order, batch)?;
-        let len = (2 * batch)
-            .checked_mul(grid.len())
-            .ok_or(NudtError::GridOverflow)?;
-        let work = alloc::<T>(dev, len)?;
-        Ok(UniformDev { grid, map, work })
-    }
+/// A type 1/2 engine: modes `modes` in `order` on a fine grid `n` through `module`, and
+/// `batch` work grids.
+pub(super) fn uniform_dev<T: ClFloat>(
+    dev: &Arc<ClDevice>,
+    module: &ClSpreadModule,
+    common: &Program,
+    (modes, n): ([usize; 3], [usize; 3]),
+    order: ModeOrder,
+    batch: usize,
+) -> OpenClResult<UniformDev<T>> {
+    let grid = FineGrid::new(module, common, n)?;
+    let spec = &module.spec;
+    let map = ClModes::new(dev, common, spec.dim, modes, n, &spec.kernel, order, batch)?;
+    let len = (2 * batch)
+        .checked_mul(grid.len())
+        .ok_or(NudtError::GridOverflow)?;
+    let work = alloc::<T>(dev, len)?;
+    Ok(Uniform {
+        grid,
+        modes: map,
+        work,
+    })
 }
 
 /// The engines that run the plan layer's stages (not the Gaussian type 3's, which has its
@@ -114,14 +79,12 @@ pub(super) enum Staged<'a, T: ClFloat> {
     Type3(&'a mut Type3Dev<T>),
 }
 
-impl<T: ClFloat> Engine<T> {
-    /// The engine as the stages see it, if it runs them.
-    pub(super) fn staged(&mut self) -> Option<Staged<'_, T>> {
-        match self {
-            Engine::Uniform(u) => Some(Staged::Uniform(u)),
-            Engine::Type3(t) => Some(Staged::Type3(t)),
-            Engine::Gaussian(_) | Engine::Type3Pending => None,
-        }
+/// The engine as the stages see it, if it runs them.
+pub(super) fn staged<T: ClFloat>(e: &mut Engine<T>) -> Option<Staged<'_, T>> {
+    match e {
+        Engine::Uniform(u) => Some(Staged::Uniform(u)),
+        Engine::Type3(t) => Some(Staged::Type3(t)),
+        Engine::Gaussian(_) | Engine::Type3Pending => None,
     }
 }
 
@@ -177,7 +140,7 @@ impl<T: ClFloat> Batch<'_, T> {
         Ok(match b {
             Buf::Input => self.input,
             Buf::Output => self.output,
-            Buf::Phased => &self.type3()?.cw,
+            Buf::Phased => &self.type3()?.phased,
             Buf::Grid(Grid::Fine) => &self.fine()?.work,
             Buf::Grid(Grid::Outer) => &self.type3()?.agrid,
         })
@@ -200,7 +163,7 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> OpenClResult<()> {
         let t = self.type3()?;
-        let (n, factors) = f.pick((self.points, &t.pre), (self.targets, &t.post));
+        let (n, factors) = f.pick((self.points, &t.points.pre), (self.targets, &t.points.post));
         let (x, y) = (self.buf(from)?, self.buf(to)?);
         cmul(self.dev, self.cmul, (n, self.count), x, factors, y, conj)
     }
@@ -222,16 +185,16 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
             Staged::Uniform(u) => &mut **u,
             Staged::Type3(t) => &mut t.inner,
         };
-        u.map.fft(&u.work, isign, self.count)
+        u.modes.fft(&u.work, isign, self.count)
     }
 
     fn grid_to_modes(&mut self, to: Buf) -> OpenClResult<()> {
         let (u, f) = (self.fine()?, self.buf(to)?);
-        u.map.grid_to_modes(self.dev, &u.work, f, self.count)
+        u.modes.grid_to_modes(self.dev, &u.work, f, self.count)
     }
 
     fn modes_to_grid(&mut self, from: Buf) -> OpenClResult<()> {
         let (u, f) = (self.fine()?, self.buf(from)?);
-        u.map.modes_to_grid(self.dev, f, &u.work, self.count)
+        u.modes.modes_to_grid(self.dev, f, &u.work, self.count)
     }
 }

@@ -3,12 +3,11 @@
 //! generated wide-Gaussian module in OpenCL C and one generated FFT.
 
 use super::device::ClDevice;
-use super::error::{OpenClError, OpenClResult};
+use super::error::OpenClResult;
 use super::fft::{ClFloat, GridFfts};
 use super::launch::Kernel;
-use super::launch::ELEMENT_GROUP;
-use super::launch::{alloc, build, kernel_of, launch, upload, zero, Arg};
-use crate::gpu::gaussian::{GaussArg, GaussGpu, GaussGrids, GaussKernels};
+use super::launch::{build, kernel_of, zero};
+use crate::gpu::gaussian::{GaussGrids, GaussKernels};
 use crate::planner::gaussian::GaussGeometry;
 use nudt_gen::gpu::gaussian_wide_module_in;
 use opencl3::memory::{Buffer, ClMem};
@@ -21,6 +20,8 @@ use std::sync::Arc;
 pub(crate) struct GaussWindow {
     /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
     pub b: f64,
+    /// Half-width `m`: windows are `2m + 1` points.
+    half: usize,
     kernels: GaussKernels<Kernel>,
     _program: Arc<Program>,
 }
@@ -36,61 +37,20 @@ impl GaussWindow {
         let kernels = GaussKernels::load(|name| kernel_of(&program, name))?;
         Ok(GaussWindow {
             b,
+            half,
             kernels,
             _program: program,
         })
+    }
+
+    pub fn width(&self) -> usize {
+        2 * self.half + 1
     }
 }
 
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with its FFTs
 /// (in a cell: they add plans for new batch sizes while the grids are read).
 pub(crate) type GaussDev<T> = GaussGrids<Buffer<T>, RefCell<GridFfts<T>>>;
-
-/// The scheme's view of the plan's device.
-struct ClGauss<'a>(&'a ClDevice);
-
-impl<T: ClFloat> GaussGpu<T> for ClGauss<'_> {
-    type Error = OpenClError;
-    type Buf = Buffer<T>;
-    type Mem = Option<cl_mem>;
-    type Kernel = Kernel;
-
-    fn mem(&self, b: Option<&Buffer<T>>) -> Option<cl_mem> {
-        b.map(|b| b.get())
-    }
-
-    fn holds(&self, b: &Buffer<T>) -> usize {
-        b.size().map_or(0, |bytes| bytes / std::mem::size_of::<T>())
-    }
-
-    fn alloc(&self, len: usize, _what: &str) -> OpenClResult<Buffer<T>> {
-        alloc::<T>(self.0, len)
-    }
-
-    fn upload(&self, v: &[T], _what: &str) -> OpenClResult<Buffer<T>> {
-        upload(self.0, v)
-    }
-
-    fn launch(
-        &self,
-        k: &Kernel,
-        items: usize,
-        nb: usize,
-        args: &[GaussArg<Option<cl_mem>>],
-    ) -> OpenClResult<()> {
-        let args: Vec<Arg> = args
-            .iter()
-            .map(|a| match *a {
-                GaussArg::Mem(m) => Arg::Mem(m),
-                GaussArg::U32(v) => Arg::U32(v),
-                GaussArg::I32(v) => Arg::I32(v),
-                GaussArg::U64(v) => Arg::U64(v),
-                GaussArg::F64(v) => Arg::F64(v),
-            })
-            .collect();
-        launch(self.0, k, items, ELEMENT_GROUP, nb, &args)
-    }
-}
 
 impl<T: ClFloat> GaussDev<T> {
     /// Prepares the grids of `geometry` for the `m` sources and `k` targets in device
@@ -103,14 +63,14 @@ impl<T: ClFloat> GaussDev<T> {
         t3_sources: &Kernel,
         win: &GaussWindow,
         geometry: &GaussGeometry,
-        points: (&[&Buffer<T>], &[&Buffer<T>]),
+        points: ([Option<cl_mem>; 3], [Option<cl_mem>; 3]),
         counts: (usize, usize),
         isign: i32,
         batch: usize,
         old: Option<Box<GaussDev<T>>>,
     ) -> OpenClResult<Self> {
         GaussGrids::prepare(
-            &ClGauss(dev),
+            &**dev,
             (&win.kernels, t3_sources),
             win.b,
             geometry,
@@ -140,7 +100,7 @@ impl<T: ClFloat> GaussDev<T> {
         let len = 2 * nb * self.len();
         zero(dev, &mut self.work, len)?;
         let io = (Some(input.get()), Some(output.get()));
-        self.run(&ClGauss(dev), &win.kernels, win.b, io, nb, adjoint, || {
+        self.run(dev, &win.kernels, win.b, io, nb, adjoint, || {
             self.fft.borrow_mut().exec(&self.work, isign, nb)
         })
     }

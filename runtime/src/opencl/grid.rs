@@ -13,6 +13,7 @@ use super::launch::{
     ELEMENT_GROUP,
 };
 use crate::error::NudtError;
+use crate::gpu::engine::SortedGrid;
 use crate::planner::sets::sort_bins;
 use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
@@ -202,6 +203,16 @@ pub(crate) struct FineGrid<T> {
     _t: PhantomData<T>,
 }
 
+impl<T> SortedGrid for FineGrid<T> {
+    fn parts(&self) -> ([usize; 3], &GpuSpreadSpec, Option<(GpuMethod, GpuMethod)>) {
+        (
+            self.n,
+            &self.spec,
+            self.sorted.as_ref().map(|s| (s.spread, s.interp)),
+        )
+    }
+}
+
 impl<T: ClFloat> FineGrid<T> {
     /// A grid of `n` spread and interpolated through `module`; `common` is the common module
     /// (the subproblem lists).
@@ -251,16 +262,6 @@ impl<T: ClFloat> FineGrid<T> {
     /// Grid points (complex values) of one transform.
     pub fn len(&self) -> usize {
         self.n.iter().product()
-    }
-
-    /// Points set and sorted.
-    pub fn points(&self) -> Option<usize> {
-        self.sorted.as_ref().map(|s| s.m)
-    }
-
-    /// Methods in use for the current points (spreading, interpolation).
-    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
-        self.sorted.as_ref().map(|s| (s.spread, s.interp))
     }
 
     /// Sorts the points whose coordinates (radians, any finite value) lie in `x`, one device

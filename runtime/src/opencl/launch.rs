@@ -3,7 +3,8 @@
 
 use super::device::ClDevice;
 use super::error::{cl, OpenClError, OpenClResult};
-use nudt_gen::gpu::{declaration, fnv1a64, ArgKind, ArgMismatch, GpuSource, KernelDecl};
+use crate::gpu::device::Device;
+use nudt_gen::gpu::{declaration, fnv1a64, ArgMismatch, GpuSource, KernelDecl};
 use opencl3::kernel::ExecuteKernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
@@ -254,31 +255,10 @@ pub(crate) fn zero<E: Copy + Default>(
     .map_err(cl("clEnqueueFillBuffer"))
 }
 
-/// A kernel argument: a buffer (or none, for an unused dimension), a scalar, or the bytes of
-/// a `__local` array (the subproblem kernels' box and staged points), which comes last.
-pub(crate) enum Arg {
-    Mem(Option<cl_mem>),
-    Local(usize),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    F64(f64),
-}
-
-impl Arg {
-    /// The kind of parameter it fills (none for the local memory, which is no parameter
-    /// of the declaration).
-    fn kind(&self) -> Option<ArgKind> {
-        Some(match self {
-            Arg::Mem(_) => ArgKind::Buffer,
-            Arg::Local(_) => return None,
-            Arg::U32(_) => ArgKind::U32,
-            Arg::I32(_) => ArgKind::I32,
-            Arg::U64(_) => ArgKind::U64,
-            Arg::F64(_) => ArgKind::F64,
-        })
-    }
-}
+/// A kernel argument: a memory object (or none, for an unused dimension's array), a scalar,
+/// or the bytes of a `__local` array (the subproblem kernels' box and staged points), which
+/// comes last.
+pub(crate) type Arg = crate::gpu::device::Arg<Option<cl_mem>>;
 
 /// Refuses `args` unless they fill `decl`'s parameters in order, followed by local memory
 /// exactly where the kernel takes it.
@@ -358,10 +338,52 @@ pub(crate) fn enqueue(
     .map_err(cl("clEnqueueNDRangeKernel"))
 }
 
+/// The shared GPU code's device API ([`Device`]) on a device's queue: arrays are `Buffer`s,
+/// handled by their memory objects, element-wise kernels launched in groups of
+/// [`ELEMENT_GROUP`].
+impl<T: Copy + Default> Device<T> for ClDevice {
+    type Error = OpenClError;
+    type Buf = Buffer<T>;
+    type Mem = Option<cl_mem>;
+    type Kernel = Kernel;
+
+    fn mem(&self, b: Option<&Buffer<T>>) -> Option<cl_mem> {
+        b.map(|b| b.get())
+    }
+
+    fn holds(&self, b: &Buffer<T>) -> usize {
+        elements(b).unwrap_or(0)
+    }
+
+    fn alloc(&self, len: usize, _what: &str) -> OpenClResult<Buffer<T>> {
+        alloc::<T>(self, len)
+    }
+
+    fn upload(&self, v: &[T], _what: &str) -> OpenClResult<Buffer<T>> {
+        upload(self, v)
+    }
+
+    fn read(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<Vec<T>> {
+        let mut host = vec![T::default(); n];
+        if let Some(m) = x {
+            // Another owner of the caller's memory object for the read (released on drop).
+            // SAFETY: `m` is a live memory object (the caller's buffer, borrowed meanwhile).
+            unsafe { opencl3::memory::retain_mem_object(m) }
+                .map_err(|e| cl("clRetainMemObject")(opencl3::error_codes::ClError(e)))?;
+            read(self, &Buffer::<T>::new(m), &mut host)?;
+        }
+        Ok(host)
+    }
+
+    fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> OpenClResult<()> {
+        launch(self, k, items, ELEMENT_GROUP, nb, args)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nudt_gen::gpu::names;
+    use nudt_gen::gpu::{names, ArgKind};
 
     /// A launch is checked against the kernel's declaration before any driver call: a
     /// wrong count, kind or local-memory argument is a typed error.

@@ -23,6 +23,7 @@
 //! # Ok::<(), nudt_runtime::opencl::OpenClError>(())
 //! ```
 
+mod backend;
 mod device;
 mod engine;
 mod error;
@@ -32,6 +33,7 @@ mod grid;
 mod launch;
 mod plan;
 
+pub use backend::ClDev;
 pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};

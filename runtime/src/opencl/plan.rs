@@ -1,44 +1,29 @@
-//! NUFFTs of types 1, 2 and 3 on an OpenCL device: the CUDA backend's bin sort, spreading
-//! and interpolation (GM-sort, SM and output-driven, chosen as CUDA chooses them), mode
-//! corrections and type 3 phase factors, rendered in OpenCL C from the same templates
-//! (`nudt_gen::gpu::spread_module_in`, `common_module_in`), and the generated FFT
-//! ([`super::ClFft`]).
+//! [`ClPlan`]: the shared GPU plan ([`GpuPlan`]) on an OpenCL device — the CUDA backend's
+//! bin sort, spreading and interpolation (GM-sort, SM and output-driven, chosen as CUDA
+//! chooses them), mode corrections and type 3 phase factors, rendered in OpenCL C from the
+//! same templates, on the generated FFT ([`super::ClFft`]) — with OpenCL's own entry points:
+//! device buffers in and out.
 //!
-//! Set-points sorts the points on the device ([`FineGrid::set_points`]); execute runs the plan
-//! layer's stage sequence ([`crate::planner::stages`]) on batches of stacked transforms, one
-//! launch per stage and one batched FFT per batch ([`super::engine`]). Host slices or device
-//! buffers in and out.
+//! Execute runs the plan layer's stage sequence ([`crate::planner::stages`]) on batches of
+//! stacked transforms, one launch per stage and one batched FFT per batch
+//! ([`super::engine`]).
 
+use super::backend::{ClDev, Type3Kernels};
 use super::device::ClDevice;
-use super::engine::{Batch, Engine, Type3Dev, UniformDev};
-use super::error::cl;
-use super::error::OpenClResult;
+use super::engine::{staged, Batch, Engine};
+use super::error::{cl, OpenClResult};
 use super::fft::ClFloat;
-use super::gaussian::{GaussDev, GaussWindow};
-use super::grid::{ClSpreadModule, FineGrid};
-use super::launch::Kernel;
-use super::launch::{
-    alloc, build, copy, elements, enqueue, kernel_of, launch, mem, opt_mem, read, share, upload,
-    write, zero, Arg, ELEMENT_GROUP,
-};
+use super::launch::{alloc, build, copy, elements, kernel_of, read, share, write, zero};
 use crate::error::NudtError;
-use crate::planner::gaussian::GaussGeometry;
+use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
 use crate::planner::stages::{self, Pass};
-use crate::planner::type3::Geometry;
-use crate::planner::validate::{
-    check_coords, check_finite, check_type, extent_non_finite, point_count, SOURCES, TARGETS,
-};
-use crate::planner::{gpu_profile, limits, sets};
-use crate::planner::{sigma, DeviceClass, Problem, Recipe, Type3Method};
+use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
+use crate::planner::{sets, sigma, Problem, Type3Method};
 use crate::uniform::ModeOrder;
-use nudt_gen::gpu::{
-    common_module_in, fourier_quadrature, names, GpuMethod, ELEMENT_THREADS, MINMAX_BLOCKS,
-};
-use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
+use nudt_gen::gpu::{common_module_in, names, GpuMethod};
+use nudt_gen::{KernelKind, TransformType, Upsampling};
 use num_complex::Complex;
 use opencl3::memory::Buffer;
-use opencl3::program::Program;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Options of an OpenCL plan; the defaults are what a FINUFFT user expects.
@@ -90,67 +75,8 @@ impl Default for ClOptions {
     }
 }
 
-/// What a type 3 plan needs besides the spread modules: the extents' and the phase kernels.
-struct Type3Kernels {
-    minmax: Kernel,
-    sources: Kernel,
-    targets: Kernel,
-}
-
-/// What a type 3's grids need for one kernel (chosen from the last point sets' extents): the
-/// outer and inner grids' spread modules and the kernel's Fourier quadrature (nodes,
-/// weights) for the post-factors.
-struct Type3Modules {
-    kernel: KernelSpec,
-    outer: ClSpreadModule,
-    inner: ClSpreadModule,
-    qz: Buffer<f64>,
-    qw: Buffer<f64>,
-    nq: usize,
-}
-
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an OpenCL device.
-pub struct ClPlan<T: ClFloat> {
-    problem: Problem,
-    kernel: KernelSpec,
-    /// The tolerance `kernel` was chosen for (type 3: a stage's share).
-    kernel_tol: f64,
-    /// The spreading and interpolation methods and the bins asked for (or tuned).
-    want: [Option<GpuMethod>; 2],
-    bins: Option<[usize; 3]>,
-    /// The tuning profile whose bins and method the plan took, if any.
-    profile: Option<&'static Path>,
-    mode_order: ModeOrder,
-    /// Transforms per batch.
-    batch: usize,
-    engine: Engine<T>,
-    cmul: Kernel,
-    t3: Option<Type3Kernels>,
-    /// The Gaussian-gridding type 3's window and program (`None` for other plans).
-    gauss: Option<GaussWindow>,
-    /// Device copies of one batch's inputs and outputs.
-    io: Option<(Buffer<T>, Buffer<T>)>,
-    /// Each transform's number of points where each has its own set (types 1 and 2), `None`
-    /// where they share one.
-    per_set: Option<Vec<usize>>,
-    /// The spread modules: types 1 and 2, the one grid's; type 3, both grids' for the last
-    /// point sets' kernel. Then the common module and the device, dropped last.
-    module: Option<ClSpreadModule>,
-    t3_modules: Option<Type3Modules>,
-    common: Arc<Program>,
-    dev: Arc<ClDevice>,
-}
-
-impl<T: ClFloat> std::fmt::Debug for ClPlan<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClPlan")
-            .field("problem", &self.problem)
-            .field("fine_grid", &self.fine_grid())
-            .field("width", &self.kernel.width)
-            .field("device", &self.dev.info.name)
-            .finish()
-    }
-}
+pub type ClPlan<T> = GpuPlan<ClDev<T>, T>;
 
 /// The size of a point set in device buffers (`dim` of them, all of one length).
 fn device_coords<T>(
@@ -165,41 +91,13 @@ fn device_coords<T>(
     Ok(point_count(dim, &lens, names)?)
 }
 
-/// Bounding interval `(lo, hi)` of each device array of `n` coordinates, by the min/max
-/// kernel: one partial per work-group, finished here (`lo > hi` for an empty array).
-fn extents<T>(
-    dev: &ClDevice,
-    minmax: &Kernel,
-    arrays: &[(&Buffer<T>, usize)],
-) -> OpenClResult<Vec<(f64, f64)>> {
-    let group = ELEMENT_THREADS as usize;
-    arrays
-        .iter()
-        .map(|&(x, n)| {
-            if n == 0 {
-                return Ok((f64::INFINITY, f64::NEG_INFINITY));
-            }
-            let groups = n.div_ceil(group).min(MINMAX_BLOCKS as usize);
-            let part = alloc::<f64>(dev, 2 * groups)?;
-            let args = [Arg::U64(n as u64), mem(x), mem(&part)];
-            enqueue(dev, minmax, groups * group, group, 1, &args)?;
-            let mut host = vec![0.0f64; 2 * groups];
-            read(dev, &part, &mut host)?;
-            Ok(host
-                .chunks(2)
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                    (lo.min(v[0]), hi.max(v[1]))
-                }))
-        })
-        .collect()
-}
-
-impl<T: ClFloat> ClPlan<T> {
+impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
     crate::entry::plan_entry_points!(ClOptions, super::OpenClError);
+    crate::gpu::plan::gpu_set_points!(super::OpenClError);
 
     fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
-        let (ty, dim, tol) = (problem.ty, problem.dim(), problem.tol);
-        let kernel = sigma::initial_kernel(&problem)?;
+        // The plan layer's checks first: bad input is refused wherever the device is missing.
+        sigma::initial_kernel(&problem)?;
         let dev = match opts.device {
             Some(d) => d,
             None => ClDevice::first()?,
@@ -207,155 +105,36 @@ impl<T: ClFloat> ClPlan<T> {
         let common_src =
             common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
         let common = build(&dev, &common_src)?;
-        let (mut bins, mut want) = (opts.bins, [opts.spread, opts.interp]);
-        let read = opts
-            .use_profile
-            .then(|| gpu_profile::for_device("opencl", &dev.info.profile_key()))
-            .flatten();
-        let profile = gpu_profile::tuned(read, (dim, ty, T::PRECISION), &mut bins, &mut want);
-        let batch = limits::gpu_batch(problem.ntransf, opts.max_batch);
-        let gauss = match (ty, problem.type3) {
-            (TransformType::Type3, Type3Method::GaussianCapozzoli) => {
-                Some(GaussWindow::new::<T>(&dev, dim, tol)?)
-            }
-            _ => None,
-        };
-        let (engine, module, t3) = if ty == TransformType::Type3 {
-            let t3 = Type3Kernels {
+        let t3 = match problem.ty {
+            TransformType::Type3 => Some(Type3Kernels {
                 minmax: kernel_of(&common, names::MINMAX)?,
                 sources: kernel_of(&common, names::T3_SOURCES)?,
                 targets: kernel_of(&common, names::T3_TARGETS)?,
-            };
-            (Engine::Type3Pending, None, Some(t3))
-        } else {
-            let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
-            let role = stages::uniform_role(ty);
-            let module = ClSpreadModule::new(&dev, dim, kernel, T::PRECISION, role, bins, want)?;
-            let grids = (pad3(&problem.modes), pad3(&n));
-            let u = UniformDev::new(&dev, &module, &common, grids, opts.mode_order, batch)?;
-            (Engine::Uniform(Box::new(u)), Some(module), None)
+            }),
+            _ => None,
         };
-        let kernel_tol = problem.kernel_tol;
-        Ok(ClPlan {
-            problem,
-            kernel,
-            kernel_tol,
-            want,
-            bins,
-            profile,
-            mode_order: opts.mode_order,
-            batch,
-            engine,
+        let profile_key = opts.use_profile.then(|| dev.info.profile_key());
+        let state = ClDev {
             cmul: kernel_of(&common, names::CMUL)?,
             t3,
-            gauss,
             io: None,
-            per_set: None,
-            module,
-            t3_modules: None,
             common,
             dev,
-        })
-    }
-
-    /// Sets the nonuniform points of a type 1 or 2 plan (radians, any finite value) and
-    /// bin-sorts them on the device.
-    pub fn set_points(&mut self, coords: &[&[T]]) -> OpenClResult<()> {
-        self.engine.uniform()?;
-        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
-        let x: Vec<Buffer<T>> = coords
-            .iter()
-            .map(|c| upload(&self.dev, c))
-            .collect::<Result<_, _>>()?;
-        self.fit_upsampling(m)?;
-        self.per_set = None;
-        self.engine
-            .uniform()?
-            .grid
-            .set_points(&self.dev, x, &sets::shared(m))
-    }
-
-    /// Sets a point set per transform of a type 1 or 2 plan, as
-    /// [`crate::Plan::set_points_per_transform`] (`sets[b][d]`: transform b's coordinates
-    /// along dimension d; sizes may differ and may be 0): the sets are concatenated, copied
-    /// to the device and sorted together, set by set ([`crate::planner::sets`]), and execute
-    /// runs every transform in one batch, one launch per stage for all sets and one batched
-    /// FFT, on `ntransf` work grids ([`limits::gpu_batch_per_transform`]). Execute then
-    /// takes and gives the concatenation of the transforms' arrays. A bad set is
-    /// [`NudtError::InTransform`] naming it, and the plan keeps the points it had.
-    pub fn set_points_per_transform(&mut self, point_sets: &[&[&[T]]]) -> OpenClResult<()> {
-        self.engine.uniform()?;
-        let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
-        let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
-        let x: Vec<Buffer<T>> = c
-            .slices()
-            .iter()
-            .map(|v| upload(&self.dev, v))
-            .collect::<Result<_, _>>()?;
-        self.fit_upsampling(sigma::points_per_transform(&c.counts))?;
-        self.widen_batch(limits::gpu_batch_per_transform(ntransf))?;
-        self.per_set = None;
-        self.engine
-            .uniform()?
-            .grid
-            .set_points(&self.dev, x, &c.starts)?;
-        self.per_set = Some(c.counts);
-        Ok(())
-    }
-
-    /// Grows a type 1 or 2 plan's batch to `batch` transforms: its work grids and FFT
-    /// rebuilt for them (the points are set again after).
-    fn widen_batch(&mut self, batch: usize) -> OpenClResult<()> {
-        if self.batch >= batch {
-            return Ok(());
-        }
-        let n = self.engine.uniform()?.grid.n;
-        let module = self.module.as_ref().expect("type 1/2 plans have a module");
-        let grids = (pad3(&self.problem.modes), n);
-        let u = UniformDev::new(
-            &self.dev,
-            module,
-            &self.common,
-            grids,
-            self.mode_order,
-            batch,
-        )?;
-        self.engine = Engine::Uniform(Box::new(u));
-        self.batch = batch;
-        self.io = None;
-        Ok(())
-    }
-
-    /// Where σ is the plan layer's to choose, the one for `m` points
-    /// ([`sigma::refit_uniform`]), rebuilding the grid, its module and FFT if it changes. A
-    /// grid that cannot be built keeps σ as it is.
-    fn fit_upsampling(&mut self, m: usize) -> OpenClResult<()> {
-        let Some((kernel, n)) =
-            sigma::refit_uniform::<T>(&self.problem, DeviceClass::Gpu, &self.kernel, m, None)?
-        else {
-            return Ok(());
         };
-        let (dev, dim, ty) = (&self.dev, self.problem.dim(), self.problem.ty);
-        let role = stages::uniform_role(ty);
-        let built = ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, self.bins, self.want)
-            .and_then(|module| {
-                let grids = (pad3(&self.problem.modes), pad3(&n));
-                let u = UniformDev::new(
-                    dev,
-                    &module,
-                    &self.common,
-                    grids,
-                    self.mode_order,
-                    self.batch,
-                )?;
-                Ok((module, u))
-            });
-        if let Ok((module, u)) = built {
-            self.engine = Engine::Uniform(Box::new(u));
-            self.module = Some(module);
-            self.kernel = kernel;
-        }
-        Ok(())
+        let choice = ModuleChoice {
+            bins: opts.bins,
+            spread: opts.spread,
+            interp: opts.interp,
+            two_pass_sort: None,
+        };
+        let setup = Setup {
+            dev: state,
+            profile_key,
+            choice,
+            mode_order: opts.mode_order,
+            max_batch: opts.max_batch,
+        };
+        GpuPlan::assemble(problem, setup)
     }
 
     /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
@@ -367,33 +146,10 @@ impl<T: ClFloat> ClPlan<T> {
     /// must not be written meanwhile: the kernels trust the sort, and a moved point would be
     /// spread outside its bin's box in local memory.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
-        self.engine.uniform()?;
+        check_type(1, self.problem.ty)?;
         let m = device_coords(self.problem.dim(), coords, SOURCES)?;
         let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
-        self.fit_upsampling(m)?;
-        self.per_set = None;
-        self.engine
-            .uniform()?
-            .grid
-            .set_points(&self.dev, held, &sets::shared(m))
-    }
-
-    /// Sets the sources `x` and target frequencies `s` of a type 3 plan (host arrays): copies
-    /// them to the device, then as [`Self::set_points_type3_device`].
-    pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> OpenClResult<()> {
-        check_type(3, self.problem.ty)?;
-        let m = check_coords(self.problem.dim(), sources, SOURCES)?;
-        let k = check_coords(self.problem.dim(), targets, TARGETS)?;
-        let up = |v: &[&[T]]| -> OpenClResult<Vec<Buffer<T>>> {
-            v.iter().map(|c| upload(&self.dev, c)).collect()
-        };
-        let (x, s) = (up(sources)?, up(targets)?);
-        let (xr, sr): (Vec<_>, Vec<_>) = (x.iter().collect(), s.iter().collect());
-        if self.gauss.is_some() {
-            let geometry = GaussGeometry::of(self.problem.tol, sources, targets)?;
-            return self.prepare_gaussian(&geometry, &xr, &sr, m, k);
-        }
-        self.prepare_type3(&xr, &sr, m, k)
+        self.sort_points(held, (m, self.batch), &sets::shared(m))
     }
 
     /// Sets the sources and target frequencies of a type 3 plan from device buffers of the
@@ -410,197 +166,11 @@ impl<T: ClFloat> ClPlan<T> {
         check_type(3, self.problem.ty)?;
         let m = device_coords(self.problem.dim(), sources, SOURCES)?;
         let k = device_coords(self.problem.dim(), targets, TARGETS)?;
-        if self.gauss.is_some() {
-            let (xb, sb) = self.bounds((sources, m), (targets, k))?;
-            let geometry = GaussGeometry::new(self.problem.tol, &xb, &sb)?;
-            return self.prepare_gaussian(&geometry, sources, targets, m, k);
-        }
-        self.prepare_type3(sources, targets, m, k)
-    }
-
-    /// Bounding intervals per dimension of the `m` sources `x` and the `k` targets `s`,
-    /// reduced on the device. A non-finite coordinate shows in its array's interval and is
-    /// reported as [`NudtError::NonFinite`] (the array then read back to name the first).
-    #[allow(clippy::type_complexity)]
-    fn bounds(
-        &self,
-        (x, m): (&[&Buffer<T>], usize),
-        (s, k): (&[&Buffer<T>], usize),
-    ) -> OpenClResult<(Vec<(f64, f64)>, Vec<(f64, f64)>)> {
-        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
-        let arrays: Vec<(&Buffer<T>, usize)> = x
-            .iter()
-            .map(|b| (*b, m))
-            .chain(s.iter().map(|b| (*b, k)))
-            .collect();
-        let mut xb = extents(&self.dev, &t3.minmax, &arrays)?;
-        let names = SOURCES[..x.len()].iter().chain(&TARGETS[..s.len()]);
-        for ((&(b, n), &e), &name) in arrays.iter().zip(&xb).zip(names) {
-            if extent_non_finite(e) {
-                let mut host = vec![T::zero(); n];
-                read(&self.dev, b, &mut host)?;
-                check_finite(name, &host)?;
-            }
-        }
-        let sb = xb.split_off(x.len());
-        Ok((xb, sb))
-    }
-
-    /// The Gaussian-gridding type 3 set-points: the plan layer's `geometry` for the `m`
-    /// sources `x` and `k` targets `s` on the device, prepared there by [`GaussDev::new`].
-    fn prepare_gaussian(
-        &mut self,
-        geometry: &GaussGeometry,
-        x: &[&Buffer<T>],
-        s: &[&Buffer<T>],
-        m: usize,
-        k: usize,
-    ) -> OpenClResult<()> {
-        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
-            Engine::Gaussian(g) => Some(g),
-            _ => None,
+        let shared = |v: &[&Buffer<T>]| -> OpenClResult<Vec<Buffer<T>>> {
+            v.iter().map(|b| share(b)).collect()
         };
-        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
-        let win = self.gauss.as_ref().expect("called for Gaussian plans only");
-        let (isign, batch) = (self.problem.isign, self.batch);
-        let g = GaussDev::new(
-            &self.dev,
-            &t3.sources,
-            win,
-            geometry,
-            (x, s),
-            (m, k),
-            isign,
-            batch,
-            old,
-        )?;
-        self.engine = Engine::Gaussian(Box::new(g));
-        (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
-        self.io = None;
-        Ok(())
-    }
-
-    /// Type 3 set-points from `m` sources `x` and `k` targets `s` on the device.
-    fn prepare_type3(
-        &mut self,
-        x: &[&Buffer<T>],
-        s: &[&Buffer<T>],
-        m: usize,
-        k: usize,
-    ) -> OpenClResult<()> {
-        let old = match std::mem::replace(&mut self.engine, Engine::Type3Pending) {
-            Engine::Type3(t) => Some(t),
-            _ => None,
-        };
-        let dim = self.problem.dim();
-        let (xb, sb) = self.bounds((x, m), (s, k))?;
-        let extent = crate::planner::type3::extents(&xb, &sb);
-        let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
-        let geometry = Geometry::new::<T>(&xb, &sb, &kernel, None)?;
-        let (n, inner_n) = (pad3(&geometry.spread()), pad3(&geometry.inner));
-        let cx = geometry.per_axis(|a| a.cx, 0.0);
-        let cs = geometry.per_axis(|a| a.cs, 0.0);
-        let ig = geometry.per_axis(|a| a.inv_gamma, 0.0);
-        let hg = geometry.per_axis(|a| a.h_gamma, 0.0);
-        let dev = self.dev.clone();
-        // The modules are the last point sets' where the kernel is theirs.
-        if self.t3_modules.as_ref().is_none_or(|t| t.kernel != kernel) {
-            self.t3_modules = None;
-            let choice = (self.bins, self.want);
-            self.t3_modules = Some(Type3Modules::new::<T>(&dev, dim, kernel, choice)?);
-        }
-        let mods = self.t3_modules.as_ref().expect("made above");
-        let t3 = self.t3.as_ref().expect("type 3 plans have their kernels");
-        let (mut sgrid, mut inner, agrid) = match old {
-            Some(t) if t.kernel == kernel && t.spread.n == n && t.inner.grid.n == inner_n => {
-                let t = *t;
-                (t.spread, t.inner, t.agrid)
-            }
-            _ => {
-                let sgrid = FineGrid::<T>::new(&mods.outer, &self.common, n)?;
-                let len = sgrid.len().checked_mul(2 * self.batch);
-                let agrid = alloc::<T>(&dev, len.ok_or(NudtError::GridOverflow)?)?;
-                let (common, grids) = (&self.common, (n, inner_n));
-                let inner =
-                    UniformDev::new(&dev, &mods.inner, common, grids, ModeOrder::Fft, self.batch)?;
-                (sgrid, inner, agrid)
-            }
-        };
-        let f64s = |a: [f64; 3]| [Arg::F64(a[0]), Arg::F64(a[1]), Arg::F64(a[2])];
-        let sgn = Arg::F64(self.problem.isign.signum() as f64);
-        let y: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, m)).collect::<Result<_, _>>()?;
-        let pre = alloc::<T>(&dev, 2 * m)?;
-        if m > 0 {
-            let mut args = vec![Arg::U32(m as u32), Arg::I32(dim as i32)];
-            args.extend((0..3).map(|d| opt_mem(x.get(d).copied())));
-            args.extend(f64s(cx));
-            args.extend(f64s(ig));
-            args.extend(f64s(cs));
-            args.push(sgn);
-            args.extend((0..3).map(|d| opt_mem(y.get(d))));
-            args.push(mem(&pre));
-            launch(&dev, &t3.sources, m, ELEMENT_GROUP, 1, &args)?;
-        }
-        let u: Vec<Buffer<T>> = (0..dim).map(|_| alloc(&dev, k)).collect::<Result<_, _>>()?;
-        let post = alloc::<T>(&dev, 2 * k)?;
-        if k > 0 {
-            let mut args = vec![Arg::U32(k as u32), Arg::I32(dim as i32)];
-            args.extend((0..3).map(|d| opt_mem(s.get(d).copied())));
-            args.extend(f64s(cs));
-            args.extend(f64s(hg));
-            args.extend(f64s(cx));
-            args.extend([
-                Arg::F64(self.problem.isign.signum() as f64),
-                Arg::I32(mods.nq as i32),
-                mem(&mods.qz),
-                mem(&mods.qw),
-                Arg::F64(kernel.half_width()),
-            ]);
-            args.extend((0..3).map(|d| opt_mem(u.get(d))));
-            args.push(mem(&post));
-            launch(&dev, &t3.targets, k, ELEMENT_GROUP, 1, &args)?;
-        }
-        sgrid.set_points(&dev, y, &sets::shared(m))?;
-        inner.grid.set_points(&dev, u, &sets::shared(k))?;
-        self.kernel = kernel;
-        self.kernel_tol = stage_tol;
-        self.engine = Engine::Type3(Box::new(Type3Dev {
-            kernel,
-            spread: sgrid,
-            agrid,
-            inner,
-            pre,
-            post,
-            cw: alloc::<T>(&dev, 2 * m * self.batch)?,
-            k,
-        }));
-        self.io = None;
-        Ok(())
-    }
-
-    /// Points and targets, which every transform shares (`None` before the points are set;
-    /// targets 0 but for type 3).
-    fn points_set(&self) -> Option<(usize, usize)> {
-        match &self.engine {
-            Engine::Uniform(u) => Some((u.grid.points()?, 0)),
-            Engine::Type3(t) => Some((t.spread.points()?, t.k)),
-            Engine::Gaussian(g) => Some((g.m, g.k)),
-            Engine::Type3Pending => None,
-        }
-    }
-
-    /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).
-    pub fn points_per_transform(&self) -> bool {
-        self.per_set.is_some()
-    }
-
-    /// [`Self::points_set`] for each transform, or each transform's own set.
-    fn counts(&self) -> Option<Vec<(usize, usize)>> {
-        let (m, k) = self.points_set()?;
-        Some(match &self.per_set {
-            Some(each) => each.iter().map(|&m| (m, 0)).collect(),
-            None => self.problem.shared_counts(m, k),
-        })
+        let (x, s) = (shared(sources)?, shared(targets)?);
+        self.set_points_type3_on((&x, m), (&s, k))
     }
 
     /// One checked run of `pass` from host slices: batch by batch, the input written, the
@@ -616,7 +186,7 @@ impl<T: ClFloat> ClPlan<T> {
             output.iter_mut().for_each(|v| *v = Complex::default());
             return Ok(());
         }
-        let dev = self.dev.clone();
+        let dev = self.dev.dev.clone();
         // Batch by batch, each batch's inputs and outputs the concatenation of its
         // transforms' (one batch for a set per transform).
         let sums = |c: &[(usize, usize)]| c.iter().fold((0, 0), |s, l| (s.0 + l.0, s.1 + l.1));
@@ -639,7 +209,7 @@ impl<T: ClFloat> ClPlan<T> {
                 break;
             }
         }
-        self.io = Some((din, dout));
+        self.dev.io = Some((din, dout));
         r
     }
 
@@ -693,7 +263,7 @@ impl<T: ClFloat> ClPlan<T> {
                 .into());
             }
         }
-        let dev = self.dev.clone();
+        let dev = self.dev.dev.clone();
         let sz = 2 * std::mem::size_of::<T>();
         if ni == 0 || no == 0 {
             return zero(&dev, output, 2 * no);
@@ -716,18 +286,18 @@ impl<T: ClFloat> ClPlan<T> {
                 break;
             }
         }
-        self.io = Some((din, dout));
+        self.dev.io = Some((din, dout));
         r.and_then(|()| dev.queue.finish().map_err(cl("clFinish")))
     }
 
     /// The plan's device buffers for one batch's inputs and outputs, `len` complex values
     /// each (grown on demand).
     fn io(&mut self, len: usize) -> OpenClResult<(Buffer<T>, Buffer<T>)> {
-        match self.io.take() {
+        match self.dev.io.take() {
             Some((i, o)) if complex_len(&i)? >= len => Ok((i, o)),
             _ => Ok((
-                alloc::<T>(&self.dev, 2 * len)?,
-                alloc::<T>(&self.dev, 2 * len)?,
+                alloc::<T>(&self.dev.dev, 2 * len)?,
+                alloc::<T>(&self.dev.dev, 2 * len)?,
             )),
         }
     }
@@ -742,11 +312,11 @@ impl<T: ClFloat> ClPlan<T> {
         pass: Pass,
     ) -> OpenClResult<()> {
         let adjoint = pass.adjoint;
-        let (points, targets) = self.points_set().ok_or(NudtError::PointsNotSet)?;
+        let (points, targets) = (self.num_points, self.num_targets);
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
-            if complex_len(&t.cw)? < targets * self.batch {
-                t.cw = alloc::<T>(&self.dev, 2 * targets * self.batch)?;
+            if complex_len(&t.phased)? < targets * self.batch {
+                t.phased = alloc::<T>(&self.dev.dev, 2 * targets * self.batch)?;
             }
         }
         if let Engine::Gaussian(g) = &mut self.engine {
@@ -756,12 +326,12 @@ impl<T: ClFloat> ClPlan<T> {
             } else {
                 self.problem.isign
             };
-            return g.execute(&self.dev, win, din, dout, count, isign, adjoint);
+            return g.execute(&self.dev.dev, win, din, dout, count, isign, adjoint);
         }
         let mut batch = Batch {
-            dev: &self.dev,
-            cmul: &self.cmul,
-            engine: self.engine.staged().ok_or(NudtError::PointsNotSet)?,
+            dev: &self.dev.dev,
+            cmul: &self.dev.cmul,
+            engine: staged(&mut self.engine).ok_or(NudtError::PointsNotSet)?,
             input: din,
             output: dout,
             count,
@@ -771,120 +341,13 @@ impl<T: ClFloat> ClPlan<T> {
         stages::run(&mut batch, self.problem.ty, self.problem.isign, pass)
     }
 
-    pub fn transform_type(&self) -> TransformType {
-        self.problem.ty
-    }
-
-    pub fn dim(&self) -> usize {
-        self.problem.dim()
-    }
-
-    /// The order of the modes in input and output arrays.
-    pub fn mode_order(&self) -> ModeOrder {
-        self.mode_order
-    }
-
-    pub fn kernel(&self) -> &KernelSpec {
-        &self.kernel
-    }
-
-    pub fn width(&self) -> usize {
-        self.kernel.width
-    }
-
-    pub fn tolerance(&self) -> f64 {
-        self.problem.tol
-    }
-
-    pub fn ntransf(&self) -> usize {
-        self.problem.ntransf
-    }
-
-    /// The fine grid the FFT runs on (type 3: the inner type 2's, once the points are set).
-    pub fn fine_grid(&self) -> Vec<usize> {
-        match &self.engine {
-            Engine::Uniform(u) => u.grid.n[..self.problem.dim()].to_vec(),
-            Engine::Type3(t) => t.inner.grid.n[..self.problem.dim()].to_vec(),
-            Engine::Gaussian(g) => g.grid(),
-            Engine::Type3Pending => Vec::new(),
-        }
-    }
-
-    /// Bin sides of the sort (type 3: of the outer grid's).
-    pub fn bins(&self) -> Vec<usize> {
-        let module = match &self.t3_modules {
-            Some(t) => Some(&t.outer),
-            None => self.module.as_ref(),
-        };
-        module.map_or_else(Vec::new, |m| m.spec.bins[..self.problem.dim()].to_vec())
-    }
-
-    /// What the plan layer chose for this plan (a type 3's grids once its points are set):
-    /// the same as any backend's for the same problem and points.
-    pub fn recipe(&self) -> Recipe {
-        let dim = self.problem.dim();
-        let spread = match &self.engine {
-            Engine::Type3(t) => t.spread.n[..dim].to_vec(),
-            _ => Vec::new(),
-        };
-        Recipe::new(
-            &self.problem,
-            DeviceClass::Gpu,
-            self.kernel,
-            self.kernel_tol,
-            self.fine_grid(),
-            spread,
-        )
-    }
-
-    /// The spreading and interpolation methods for the current points (type 3: the outer
-    /// grid's spreading, the inner grid's interpolation).
-    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
-        match &self.engine {
-            Engine::Uniform(u) => u.grid.methods(),
-            Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
-            Engine::Gaussian(_) | Engine::Type3Pending => None,
-        }
-    }
-
-    /// The `nudt tune --backend opencl` profile whose bins and method this plan took, if any
-    /// ([`ClOptions::use_profile`]).
-    pub fn profile(&self) -> Option<&'static Path> {
-        self.profile
-    }
-
     /// The device the plan runs on.
     pub fn device(&self) -> &Arc<ClDevice> {
-        &self.dev
+        &self.dev.dev
     }
 }
 
 /// Complex values of `T` that `b` holds.
 fn complex_len<T>(b: &Buffer<T>) -> OpenClResult<usize> {
     Ok(elements(b)? / 2)
-}
-
-/// Per-dimension sizes padded with ones to three dimensions, as the kernels take them.
-fn pad3(v: &[usize]) -> [usize; 3] {
-    std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
-}
-
-impl Type3Modules {
-    fn new<T: ClFloat>(
-        dev: &Arc<ClDevice>,
-        dim: usize,
-        kernel: KernelSpec,
-        (bins, want): (Option<[usize; 3]>, [Option<GpuMethod>; 2]),
-    ) -> OpenClResult<Self> {
-        let module = |role| ClSpreadModule::new(dev, dim, kernel, T::PRECISION, role, bins, want);
-        let (qz, qw) = fourier_quadrature(&kernel);
-        Ok(Type3Modules {
-            kernel,
-            outer: module(stages::OUTER_ROLE)?,
-            inner: module(stages::INNER_ROLE)?,
-            nq: qz.len(),
-            qz: upload(dev, &qz)?,
-            qw: upload(dev, &qw)?,
-        })
-    }
 }

@@ -1,0 +1,379 @@
+//! The CUDA backend's device state ([`CudaDev`]: context, stream, GPU description, common
+//! module, timing events, the plan's device copies) and the device halves of the shared
+//! plan's steps ([`Backend`]): modules compiled by NVRTC, grids and cuFFT plans, uploads,
+//! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
+
+use super::engine::{scratch, uniform_dev, CudaModes, Type3Dev, UniformDev};
+use super::error::{driver, CudaResult};
+use super::gaussian::{GaussDev, GaussWindow};
+use super::grid::{at, ptr, CommonFns, FineGrid, GridModule};
+use super::grid_fft::FftEngine;
+use super::memory::{alloc, read_back};
+use super::{CudaFloat, GpuArch};
+use crate::error::NudtError;
+use crate::gpu::device::Device;
+use crate::gpu::engine::Type3;
+use crate::gpu::plan::{Backend, ModuleChoice};
+use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
+use crate::planner::gaussian::GaussGeometry;
+use crate::planner::stages;
+use crate::planner::type3::Geometry;
+use crate::uniform::ModeOrder;
+use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
+use nudt_gen::gpu::GridRole;
+use nudt_gen::KernelSpec;
+use std::sync::Arc;
+
+/// A device array of coordinates a plan holds between set-points and execute.
+pub(super) type HeldCoords<T> = Arc<dyn DevicePtr<T> + Send + Sync>;
+
+/// Addresses of held coordinate arrays for work queued on `stream`, with their guards: kept
+/// until the work is queued, they order it after the owners' writes and a drop after it.
+pub(super) fn guard_held<'a, T>(
+    held: &'a [HeldCoords<T>],
+    stream: &'a CudaStream,
+) -> Vec<(u64, SyncOnDrop<'a>)> {
+    held.iter().map(|c| c.device_ptr(stream)).collect()
+}
+
+/// The addresses of up to three guarded arrays, 0 for the rest.
+pub(super) fn addresses(guards: &[(u64, SyncOnDrop<'_>)]) -> [u64; 3] {
+    std::array::from_fn(|d| guards.get(d).map_or(0, |g| g.0))
+}
+
+/// Coordinates on the device: their addresses (one array per dimension), and what keeps them
+/// alive while a plan's kernels read them — the plan's own copies of host arrays, or the
+/// caller's arrays (`held`). `bad`, where not 0, is a device word the sort leaves the first
+/// non-finite point's index in (the check of the caller's arrays).
+pub(crate) struct CudaPoints<T> {
+    pub at: [u64; 3],
+    pub bad: u64,
+    pub owned: Vec<CudaSlice<T>>,
+    pub held: Vec<HeldCoords<T>>,
+}
+
+/// What a type 3 plan's set-points needs that does not depend on the points, for one kernel:
+/// the spread modules of both grids (the grids themselves are sized from the points'
+/// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
+pub(crate) struct Type3Modules {
+    spread: GridModule,
+    inner: GridModule,
+    qz: CudaSlice<f64>,
+    qw: CudaSlice<f64>,
+}
+
+/// A CUDA plan's device state.
+pub struct CudaDev<T: CudaFloat> {
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) arch: GpuArch,
+    pub(super) common: CommonFns,
+    /// The fine grids' FFT engine (the options').
+    pub(super) fft: FftEngine,
+    /// The coordinates the sorted points are read from (the plan's copies of host arrays,
+    /// or the caller's device arrays).
+    pub(super) coords: Vec<CudaSlice<T>>,
+    pub(super) held: Vec<HeldCoords<T>>,
+    /// Device copies of host inputs and outputs (grown on demand).
+    pub(super) din: Option<CudaSlice<T>>,
+    pub(super) dout: Option<CudaSlice<T>>,
+    /// Start and end of the last set-points and of the last run.
+    pub(super) events: [CudaEvent; 4],
+    pub(super) recorded: [bool; 2],
+}
+
+impl<T: CudaFloat> CudaDev<T> {
+    pub(super) fn bind(&self) -> CudaResult<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver("cuCtxSetCurrent", e))
+    }
+
+    /// Records event `which` (0, 1: set-points' start and end; 2, 3: a run's).
+    pub(super) fn record(&mut self, which: usize) -> CudaResult<()> {
+        self.events[which]
+            .record(&self.stream)
+            .map_err(|e| driver("cuEventRecord", e))?;
+        if which % 2 == 1 {
+            self.recorded[which / 2] = true;
+        }
+        Ok(())
+    }
+
+    fn grid_module(
+        &self,
+        dim: usize,
+        kernel: KernelSpec,
+        role: GridRole,
+        c: ModuleChoice,
+    ) -> CudaResult<GridModule> {
+        GridModule::new::<T>(
+            &self.ctx,
+            &self.arch,
+            dim,
+            kernel,
+            role,
+            c.bins,
+            c.spread,
+            c.interp,
+            c.two_pass_sort,
+        )
+    }
+}
+
+/// The `u32` at `word` on the device, once the stream's work before it has run.
+pub(super) fn read_word(stream: &Arc<CudaStream>, word: &CudaSlice<u32>) -> CudaResult<u32> {
+    let mut host = [0u32];
+    stream
+        .memcpy_dtoh(word, &mut host)
+        .map_err(|e| driver("cuMemcpyDtoH (non-finite check)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host[0])
+}
+
+/// The coordinates of point `index` from the device arrays at `coords` (one per dimension):
+/// what an error about that point names.
+pub(super) fn read_point<T: CudaFloat>(
+    stream: &CudaStream,
+    coords: &[u64],
+    index: usize,
+) -> CudaResult<Vec<T>> {
+    coords
+        .iter()
+        .map(|&base| Ok(read_back::<T>(stream, at::<T>(base, index), 1)?[0]))
+        .collect()
+}
+
+/// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
+/// reduced on the GPU into per-block partials and finished here: one small read-back.
+/// An empty array gives `lo > hi`.
+fn extents(
+    stream: &Arc<CudaStream>,
+    common: &CommonFns,
+    arrays: &[(u64, usize)],
+) -> CudaResult<Boxes> {
+    let nb = common.minmax_blocks();
+    let part = alloc::<f64>(stream, 2 * nb * arrays.len(), "bounding boxes")?;
+    let base = ptr(&part, stream);
+    for (i, &(x, n)) in arrays.iter().enumerate() {
+        common.minmax(stream, n, x, at::<f64>(base, 2 * nb * i))?;
+    }
+    let mut host = vec![0.0f64; 2 * nb * arrays.len()];
+    stream
+        .memcpy_dtoh(&part, &mut host)
+        .map_err(|e| driver("cuMemcpyDtoH (bounding boxes)", e))?;
+    stream
+        .synchronize()
+        .map_err(|e| driver("cuStreamSynchronize", e))?;
+    Ok(host
+        .chunks(2 * nb)
+        .map(|c| {
+            c.chunks(2)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v[0]), hi.max(v[1]))
+                })
+        })
+        .collect())
+}
+
+impl<T: CudaFloat> Backend<T> for CudaDev<T> {
+    type Error = super::CudaError;
+    type Module = GridModule;
+    type Type3Modules = Type3Modules;
+    type Grid = FineGrid<T>;
+    type Modes = CudaModes<T>;
+    type Buf = CudaSlice<T>;
+    type Gauss = GaussDev<T>;
+    type Window = GaussWindow;
+    type Points = CudaPoints<T>;
+    const NAME: &'static str = "cuda";
+    const PLAN: &'static str = "CudaPlan";
+
+    fn module(
+        &self,
+        dim: usize,
+        kernel: KernelSpec,
+        role: GridRole,
+        choice: ModuleChoice,
+    ) -> CudaResult<GridModule> {
+        self.grid_module(dim, kernel, role, choice)
+    }
+
+    fn uniform(
+        &self,
+        module: &GridModule,
+        (modes, n): (&[usize], &[usize]),
+        kernel: KernelSpec,
+        order: ModeOrder,
+        batches: [usize; 2],
+    ) -> CudaResult<UniformDev<T>> {
+        let (s, grids) = (&self.stream, (modes, n));
+        uniform_dev(
+            s, &self.arch, self.fft, module, grids, kernel, order, &batches,
+        )
+    }
+
+    fn upload(&mut self, coords: &[&[T]], m: usize) -> CudaResult<CudaPoints<T>> {
+        self.bind()?;
+        let owned = coords
+            .iter()
+            .map(|c| {
+                let mut dst = alloc::<T>(&self.stream, m, "coordinates")?;
+                if !c.is_empty() {
+                    self.stream
+                        .memcpy_htod(*c, &mut dst)
+                        .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
+                }
+                Ok(dst)
+            })
+            .collect::<CudaResult<Vec<_>>>()?;
+        Ok(CudaPoints {
+            at: self.stream.mem3(&owned),
+            bad: 0,
+            owned,
+            held: Vec::new(),
+        })
+    }
+
+    fn sort(&mut self, u: &mut UniformDev<T>, p: CudaPoints<T>, sets: &[u32]) -> CudaResult<()> {
+        let scratch = scratch(u, &self.stream);
+        let r = u
+            .grid
+            .set_points(&self.stream, &self.common, p.at, sets, scratch, p.bad);
+        // The kernels read the coordinates from these until the next points.
+        (self.coords, self.held) = (p.owned, p.held);
+        r
+    }
+
+    fn bounds(
+        &mut self,
+        dim: usize,
+        (src, m): (&CudaPoints<T>, usize),
+        (tgt, k): (&CudaPoints<T>, usize),
+    ) -> CudaResult<(Boxes, Boxes)> {
+        let arrays: Vec<(u64, usize)> = (0..dim)
+            .map(|d| (src.at[d], m))
+            .chain((0..dim).map(|d| (tgt.at[d], k)))
+            .collect();
+        let boxes = extents(&self.stream, &self.common, &arrays)?;
+        checked_bounds::<T, _>(&self.stream, &arrays, boxes)
+    }
+
+    fn type3_modules(
+        &self,
+        dim: usize,
+        kernel: KernelSpec,
+        choice: ModuleChoice,
+    ) -> CudaResult<Type3Modules> {
+        let (qz, qw) = nudt_gen::gpu::fourier_quadrature(&kernel);
+        let module = |role| self.grid_module(dim, kernel, role, choice);
+        Ok(Type3Modules {
+            spread: module(stages::OUTER_ROLE)?,
+            inner: module(stages::INNER_ROLE)?,
+            qz: self.stream.upload(&qz, "quadrature")?,
+            qw: self.stream.upload(&qw, "quadrature")?,
+        })
+    }
+
+    fn type3(
+        &self,
+        mods: &Type3Modules,
+        (n, inner): (&[usize], &[usize]),
+        kernel: KernelSpec,
+        batches: [usize; 2],
+    ) -> CudaResult<Type3Dev<T>> {
+        let s = &self.stream;
+        Ok(Type3 {
+            kernel,
+            spread: FineGrid::new(&mods.spread, n)?,
+            inner: uniform_dev(
+                s,
+                &self.arch,
+                self.fft,
+                &mods.inner,
+                (n, inner),
+                kernel,
+                ModeOrder::Fft,
+                &batches,
+            )?,
+            points: Type3Points::new(s)?,
+            phased: alloc::<T>(s, 0, "phased inputs")?,
+            agrid: alloc::<T>(s, 0, "type 3 spreading grids")?,
+        })
+    }
+
+    fn prepare_type3(
+        &mut self,
+        t: &mut Type3Dev<T>,
+        mods: &Type3Modules,
+        geometry: &Geometry,
+        (src, tgt): (&CudaPoints<T>, &CudaPoints<T>),
+        (m, k): (usize, usize),
+        isign: i32,
+        batch: usize,
+    ) -> CudaResult<()> {
+        let s = &self.stream;
+        let alen = t.spread.len().checked_mul(2 * batch);
+        s.grow(
+            &mut t.agrid,
+            alen.ok_or(NudtError::GridOverflow)?,
+            "type 3 spreading grids",
+        )?;
+        let clen = m.checked_mul(2 * batch).ok_or(NudtError::GridOverflow)?;
+        s.grow(&mut t.phased, clen, "phased inputs")?;
+        let quad = Quadrature {
+            len: mods.qz.len(),
+            nodes: ptr(&mods.qz, s),
+            weights: ptr(&mods.qw, s),
+        };
+        let kernels = (&self.common.t3_sources, &self.common.t3_targets);
+        let (p, kernel) = (&mut t.points, &t.kernel);
+        let pts = (src.at, tgt.at);
+        p.prepare(s, kernels, geometry, kernel, &quad, pts, (m, k), isign)?;
+        let (py, pu) = (s.mem3(&p.y), s.mem3(&p.u));
+        let scratch = scratch(&t.inner, s);
+        let shared = crate::planner::sets::shared;
+        t.spread
+            .set_points(s, &self.common, py, &shared(m), scratch, 0)?;
+        t.inner
+            .grid
+            .set_points(s, &self.common, pu, &shared(k), scratch, 0)
+    }
+
+    fn window(&self, dim: usize, tol: f64) -> CudaResult<GaussWindow> {
+        GaussWindow::new::<T>(&self.ctx, &self.arch, dim, tol)
+    }
+
+    fn window_width(win: &GaussWindow) -> usize {
+        win.width()
+    }
+
+    fn gaussian(
+        &mut self,
+        win: &GaussWindow,
+        geometry: &GaussGeometry,
+        (src, tgt): (&CudaPoints<T>, &CudaPoints<T>),
+        counts: (usize, usize),
+        isign: i32,
+        batches: [usize; 2],
+        old: Option<Box<GaussDev<T>>>,
+    ) -> CudaResult<GaussDev<T>> {
+        let (s, common) = (&self.stream, &self.common);
+        let pts = (src.at, tgt.at);
+        GaussDev::new(s, common, win, geometry, pts, counts, isign, batches, old)
+    }
+
+    fn gaussian_grid(g: &GaussDev<T>) -> Vec<usize> {
+        g.grid()
+    }
+
+    fn mark_setpts(&mut self, end: bool) -> CudaResult<()> {
+        self.record(end as usize)
+    }
+
+    fn device_name(&self) -> String {
+        self.arch.name.clone()
+    }
+}

@@ -1,0 +1,622 @@
+//! [`GpuPlan`]: one NUFFT plan for every GPU backend. What a plan decides and keeps — the
+//! problem, kernel and grids the plan layer chose, the bins and methods of its modules, its
+//! batch, the point sets it holds, and the order of set-points' steps (σ refitted to the
+//! points, grids rebuilt, points sorted; type 3's bounding boxes, geometry, modules and
+//! grids, reused where the sizes allow) — is written here once; a backend ([`Backend`])
+//! supplies the device halves of those steps, its entry points for its own device arrays and
+//! its execute.
+//!
+//! `GpuPlan` is public and its [`Backend`] crate-private: the backends are sealed (a user
+//! names `CudaPlan` or `ClPlan`), hence the allowance of private bounds below.
+#![allow(private_bounds, private_interfaces)]
+
+use super::engine::{Engine, SortedGrid, Type3, Uniform};
+use super::type3::Boxes;
+use crate::error::NudtError;
+use crate::float::Float;
+use crate::planner::gaussian::GaussGeometry;
+use crate::planner::stages;
+use crate::planner::type3::Geometry;
+use crate::planner::validate::{check_coords, check_type, SOURCES, TARGETS};
+use crate::planner::{gpu_profile, limits, sets, sigma};
+use crate::planner::{DeviceClass, Problem, Recipe, Type3Method};
+use crate::uniform::ModeOrder;
+use nudt_gen::gpu::{GpuMethod, GridRole};
+use nudt_gen::{KernelSpec, TransformType};
+use std::path::Path;
+
+/// Bins and methods of a plan's grid modules: the options' or the tuning profile's.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ModuleChoice {
+    pub bins: Option<[usize; 3]>,
+    pub spread: Option<GpuMethod>,
+    pub interp: Option<GpuMethod>,
+    /// The bin sort in two passes (`Some(true)`), one, or by size (`None`): CUDA's choice
+    /// (OpenCL's sort is one pass).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub two_pass_sort: Option<bool>,
+}
+
+/// A backend's type 1/2 engine.
+pub(crate) type UniformOf<B, T> =
+    Uniform<<B as Backend<T>>::Grid, <B as Backend<T>>::Modes, <B as Backend<T>>::Buf>;
+/// A backend's type 3 engine.
+pub(crate) type Type3Of<B, T> =
+    Type3<<B as Backend<T>>::Grid, <B as Backend<T>>::Modes, <B as Backend<T>>::Buf>;
+/// What a backend's plan executes on.
+pub(crate) type EngineOf<B, T> = Engine<
+    <B as Backend<T>>::Grid,
+    <B as Backend<T>>::Modes,
+    <B as Backend<T>>::Buf,
+    <B as Backend<T>>::Gauss,
+>;
+
+/// What the shared plan needs of a GPU backend for elements of `T`.
+pub(crate) trait Backend<T: Float>: Sized {
+    type Error: From<NudtError>;
+    /// A grid's generated module for one kernel and role (sized by no grid).
+    type Module;
+    /// Type 3's modules for one kernel: both grids' and the kernel's Fourier quadrature.
+    type Type3Modules;
+    /// A fine grid with its sort, the modes on it with the FFTs, a device array of `T`.
+    type Grid: SortedGrid;
+    type Modes;
+    type Buf;
+    type Gauss;
+    /// The Gaussian type 3's window and module.
+    type Window;
+    /// Coordinates on the device, one array per dimension, which a sort keeps reading.
+    type Points;
+    /// Its name in tuning profiles.
+    const NAME: &'static str;
+    /// Its plan's name, for `Debug`.
+    const PLAN: &'static str;
+
+    /// The module of `dim`-D grids in `role` for `kernel`, with `choice`'s bins and methods.
+    fn module(
+        &self,
+        dim: usize,
+        kernel: KernelSpec,
+        role: GridRole,
+        choice: ModuleChoice,
+    ) -> Result<Self::Module, Self::Error>;
+    /// A type 1/2 engine of fine grid `n` through `module`, for `modes` in `order`, with
+    /// batches of `batches[0]` transforms (and a last one of `batches[1]`, where not 0).
+    fn uniform(
+        &self,
+        module: &Self::Module,
+        grids: (&[usize], &[usize]),
+        kernel: KernelSpec,
+        order: ModeOrder,
+        batches: [usize; 2],
+    ) -> Result<UniformOf<Self, T>, Self::Error>;
+    /// Host coordinates (validated, `m` per dimension) copied to the device.
+    fn upload(&mut self, coords: &[&[T]], m: usize) -> Result<Self::Points, Self::Error>;
+    /// Bin-sorts `points` onto `u`'s grid, in sets starting at `sets` (the last entry their
+    /// number).
+    fn sort(
+        &mut self,
+        u: &mut UniformOf<Self, T>,
+        points: Self::Points,
+        sets: &[u32],
+    ) -> Result<(), Self::Error>;
+    /// Bounding intervals of `m` sources and `k` targets in `dim` dimensions, the typed error where a coordinate
+    /// is not finite ([`super::type3::checked_bounds`]).
+    fn bounds(
+        &mut self,
+        dim: usize,
+        src: (&Self::Points, usize),
+        tgt: (&Self::Points, usize),
+    ) -> Result<(Boxes, Boxes), Self::Error>;
+    fn type3_modules(
+        &self,
+        dim: usize,
+        kernel: KernelSpec,
+        choice: ModuleChoice,
+    ) -> Result<Self::Type3Modules, Self::Error>;
+    /// A type 3 engine of outer grid `n` and inner grid `inner` through `mods`.
+    fn type3(
+        &self,
+        mods: &Self::Type3Modules,
+        grids: (&[usize], &[usize]),
+        kernel: KernelSpec,
+        batches: [usize; 2],
+    ) -> Result<Type3Of<Self, T>, Self::Error>;
+    /// Rescales and phases `m` sources and `k` targets for `geometry` on the device and sorts
+    /// both onto `t`'s grids ([`super::type3::Type3Points::prepare`]), with room for phased
+    /// inputs of `batch` transforms.
+    #[allow(clippy::too_many_arguments)]
+    fn prepare_type3(
+        &mut self,
+        t: &mut Type3Of<Self, T>,
+        mods: &Self::Type3Modules,
+        geometry: &Geometry,
+        points: (&Self::Points, &Self::Points),
+        counts: (usize, usize),
+        isign: i32,
+        batch: usize,
+    ) -> Result<(), Self::Error>;
+    /// The Gaussian type 3's window for `dim` dimensions and tolerance `tol`, its module
+    /// compiled.
+    fn window(&self, dim: usize, tol: f64) -> Result<Self::Window, Self::Error>;
+    fn window_width(win: &Self::Window) -> usize;
+    /// The Gaussian type 3's device state for `geometry` and the point sets; `old`, the last
+    /// point sets', gives back its grids where their sizes are unchanged.
+    #[allow(clippy::too_many_arguments)]
+    fn gaussian(
+        &mut self,
+        win: &Self::Window,
+        geometry: &GaussGeometry,
+        points: (&Self::Points, &Self::Points),
+        counts: (usize, usize),
+        isign: i32,
+        batches: [usize; 2],
+        old: Option<Box<Self::Gauss>>,
+    ) -> Result<Self::Gauss, Self::Error>;
+    fn gaussian_grid(g: &Self::Gauss) -> Vec<usize>;
+    /// Marks the start (`false`) or end (`true`) of a set-points on the device's timeline
+    /// (CUDA's events); nothing by default.
+    fn mark_setpts(&mut self, _end: bool) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// The device's name, for `Debug`.
+    fn device_name(&self) -> String;
+}
+
+/// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on a GPU backend `B`
+/// ([`crate::cuda::CudaPlan`], [`crate::opencl::ClPlan`]).
+pub struct GpuPlan<B: Backend<T>, T: Float> {
+    pub(crate) problem: Problem,
+    /// Transforms per batch (one launch per stage and one FFT for all of them).
+    pub(crate) batch: usize,
+    pub(crate) kernel: KernelSpec,
+    /// The tolerance `kernel` was chosen for (type 3: a stage's share).
+    pub(crate) kernel_tol: f64,
+    pub(crate) choice: ModuleChoice,
+    pub(crate) mode_order: ModeOrder,
+    /// The tuning profile whose bins and method the plan took, if any.
+    pub(crate) profile: Option<&'static Path>,
+    /// Sources (points) and targets of the point sets, which every transform shares.
+    pub(crate) num_points: usize,
+    pub(crate) num_targets: usize,
+    /// Each transform's number of points where each has its own set (types 1 and 2), `None`
+    /// where they share one.
+    pub(crate) per_set: Option<Vec<usize>>,
+    pub(crate) engine: EngineOf<B, T>,
+    /// Types 1 and 2: the fine grid's module (a refit of σ or a wider batch rebuilds the
+    /// grid on it, or on one for the new kernel).
+    pub(crate) module: Option<B::Module>,
+    /// FINUFFT's type 3: the modules for the kernel of the last point sets (the kernel
+    /// depends on their extents).
+    pub(crate) t3: Option<(KernelSpec, B::Type3Modules)>,
+    /// The Gaussian type 3's window (type 3 plans with `GaussianCapozzoli`).
+    pub(crate) gauss: Option<B::Window>,
+    /// The backend's device state, dropped last.
+    pub(crate) dev: B,
+}
+
+/// What a backend's `build` found before the shared plan is made: its device state, the
+/// problem's first kernel, and the options' choices.
+pub(crate) struct Setup<B> {
+    pub dev: B,
+    /// The device's key in tuning profiles, where the options take a profile.
+    pub profile_key: Option<String>,
+    pub choice: ModuleChoice,
+    pub mode_order: ModeOrder,
+    /// The options' transforms per batch (0: the planner's).
+    pub max_batch: usize,
+}
+
+impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
+    /// The plan of `problem` on the device `setup` opened: the profile's bins and methods
+    /// where the options leave them open, the batch, the Gaussian type 3's window, and a type
+    /// 1/2 plan's grid for its first kernel.
+    pub(crate) fn assemble(problem: Problem, setup: Setup<B>) -> Result<Self, B::Error> {
+        let (ty, dim) = (problem.ty, problem.dim());
+        let kernel = sigma::initial_kernel(&problem)?;
+        let mut choice = setup.choice;
+        let mut methods = [choice.spread, choice.interp];
+        let kind = (dim, ty, T::PRECISION);
+        let read = setup
+            .profile_key
+            .and_then(|key| gpu_profile::for_device(B::NAME, &key));
+        let profile = gpu_profile::tuned(read, kind, &mut choice.bins, &mut methods);
+        [choice.spread, choice.interp] = methods;
+        let batch = limits::gpu_batch(problem.ntransf, setup.max_batch);
+        let dev = setup.dev;
+        let gauss = match (ty, problem.type3) {
+            (TransformType::Type3, Type3Method::GaussianCapozzoli) => {
+                Some(dev.window(dim, problem.tol)?)
+            }
+            _ => None,
+        };
+        let kernel_tol = problem.kernel_tol;
+        let mut plan = GpuPlan {
+            problem,
+            batch,
+            kernel,
+            kernel_tol,
+            choice,
+            mode_order: setup.mode_order,
+            profile,
+            num_points: 0,
+            num_targets: 0,
+            per_set: None,
+            engine: Engine::Type3Pending,
+            module: None,
+            t3: None,
+            gauss,
+            dev,
+        };
+        if ty != TransformType::Type3 {
+            let n = sigma::uniform_grid::<T>(&plan.problem, &kernel, None)?;
+            let module = plan.grid_module(kernel)?;
+            let u = plan.uniform_engine(&module, kernel, &n)?;
+            (plan.engine, plan.module) = (Engine::Uniform(Box::new(u)), Some(module));
+        }
+        Ok(plan)
+    }
+
+    /// The module of a type 1/2 plan's fine grid for `kernel`.
+    fn grid_module(&self, kernel: KernelSpec) -> Result<B::Module, B::Error> {
+        let (dim, role) = (self.problem.dim(), stages::uniform_role(self.problem.ty));
+        self.dev.module(dim, kernel, role, self.choice)
+    }
+
+    /// A type 1/2 engine for `kernel` on a fine grid of sides `n`, for the plan's batch.
+    fn uniform_engine(
+        &self,
+        module: &B::Module,
+        kernel: KernelSpec,
+        n: &[usize],
+    ) -> Result<UniformOf<B, T>, B::Error> {
+        let batches = self.batches();
+        let grids = (&self.problem.modes[..], n);
+        self.dev
+            .uniform(module, grids, kernel, self.mode_order, batches)
+    }
+
+    /// The batch, and the size of the last one where it is smaller.
+    pub(crate) fn batches(&self) -> [usize; 2] {
+        [self.batch, self.problem.ntransf % self.batch]
+    }
+
+    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
+    fn uniform(&mut self) -> Result<&mut UniformOf<B, T>, B::Error> {
+        match &mut self.engine {
+            Engine::Uniform(u) => Ok(u),
+            _ => Err(NudtError::WrongType {
+                expected: 1,
+                actual: 3,
+            }
+            .into()),
+        }
+    }
+
+    /// The host set-points of a type 1 or 2 plan ([`gpu_set_points!`]).
+    pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
+        check_type(1, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
+        let points = self.dev.upload(coords, m)?;
+        self.sort_points(points, (m, self.batch), &sets::shared(m))
+    }
+
+    /// The per-transform host set-points of a type 1 or 2 plan ([`gpu_set_points!`]).
+    pub(crate) fn set_points_per_transform_host(
+        &mut self,
+        point_sets: &[&[&[T]]],
+    ) -> Result<(), B::Error> {
+        check_type(1, self.problem.ty)?;
+        let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
+        let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
+        let m = c.counts.iter().sum();
+        let points = self.dev.upload(&c.slices(), m)?;
+        let batch = limits::gpu_batch_per_transform(ntransf);
+        let each = sigma::points_per_transform(&c.counts);
+        self.sort_points(points, (each, batch), &c.starts)?;
+        self.per_set = Some(c.counts);
+        Ok(())
+    }
+
+    /// Sorts `points` (in sets starting at `sets`, the last entry their number) on the fine
+    /// grid, the grid first refitted for `each` points a transform and `batch` transforms
+    /// ([`Self::refit`]); the plan then holds them as one shared set until the caller says
+    /// otherwise.
+    pub(crate) fn sort_points(
+        &mut self,
+        points: B::Points,
+        (each, batch): (usize, usize),
+        sets: &[u32],
+    ) -> Result<(), B::Error> {
+        self.refit(each, batch)?;
+        self.per_set = None;
+        self.num_points = 0;
+        self.dev.mark_setpts(false)?;
+        let Engine::Uniform(u) = &mut self.engine else {
+            return Err(NudtError::PointsNotSet.into());
+        };
+        self.dev.sort(u, points, sets)?;
+        self.num_points = sets.last().map_or(0, |&m| m as usize);
+        self.dev.mark_setpts(true)
+    }
+
+    /// Rebuilds a type 1/2 plan's grid where `each` points a transform call for another σ
+    /// (where σ is the plan layer's to choose: [`sigma::refit_uniform`]; a grid that cannot
+    /// be built keeps σ as it is) or `batch` transforms for more work grids and FFTs than it
+    /// has: once for both.
+    fn refit(&mut self, each: usize, batch: usize) -> Result<(), B::Error> {
+        let dim = self.problem.dim();
+        let refit =
+            sigma::refit_uniform::<T>(&self.problem, DeviceClass::Gpu, &self.kernel, each, None)?;
+        let wider = batch > self.batch;
+        let old_batch = self.batch;
+        self.batch = self.batch.max(batch);
+        if let Some((kernel, n)) = refit {
+            let built = self
+                .grid_module(kernel)
+                .and_then(|module| Ok((self.uniform_engine(&module, kernel, &n)?, module)));
+            if let Ok((u, module)) = built {
+                self.engine = Engine::Uniform(Box::new(u));
+                (self.module, self.kernel) = (Some(module), kernel);
+                return Ok(());
+            }
+        }
+        if wider {
+            let n = self.uniform()?.grid.sides()[..dim].to_vec();
+            let module = self.module.as_ref().expect("type 1/2 plans have a module");
+            match self.uniform_engine(module, self.kernel, &n) {
+                Ok(u) => self.engine = Engine::Uniform(Box::new(u)),
+                Err(e) => {
+                    self.batch = old_batch;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The host set-points of a type 3 plan ([`gpu_set_points!`]): the arrays copied to the
+    /// device, then planned and prepared as device arrays ([`Self::set_points_type3_on`]).
+    pub(crate) fn set_points_type3_host(
+        &mut self,
+        sources: &[&[T]],
+        targets: &[&[T]],
+    ) -> Result<(), B::Error> {
+        check_type(3, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), sources, SOURCES)?;
+        let k = check_coords(self.problem.dim(), targets, TARGETS)?;
+        let src = self.dev.upload(sources, m)?;
+        let tgt = self.dev.upload(targets, k)?;
+        self.set_points_type3_on((&src, m), (&tgt, k))
+    }
+
+    /// The type 3 set-points from device coordinates (`m` sources, `k` targets): both
+    /// bounding boxes reduced on the device (one small read-back: the grids' sizes depend on
+    /// them), the plan layer's kernel and geometry for them, both sets rescaled and their
+    /// phase factors made on the device, both sorted. Modules, grids and buffers of the last
+    /// point sets are reused when the kernel and sizes allow. A non-finite coordinate is
+    /// [`NudtError::NonFinite`] naming it; the plan then holds no points.
+    pub(crate) fn set_points_type3_on(
+        &mut self,
+        (src, m): (&B::Points, usize),
+        (tgt, k): (&B::Points, usize),
+    ) -> Result<(), B::Error> {
+        self.dev.mark_setpts(false)?;
+        // The last point sets' engine, reused below where the new sets allow.
+        let old = std::mem::replace(&mut self.engine, Engine::Type3Pending);
+        (self.num_points, self.num_targets) = (0, 0);
+        let dim = self.problem.dim();
+        let (xb, sb) = self.dev.bounds(dim, (src, m), (tgt, k))?;
+        let (isign, batches) = (self.problem.isign, self.batches());
+        if let Some(win) = &self.gauss {
+            let geometry = GaussGeometry::new(self.problem.tol, &xb, &sb)?;
+            let old = match old {
+                Engine::Gaussian(g) => Some(g),
+                _ => None,
+            };
+            let pts = (src, tgt);
+            let g = self
+                .dev
+                .gaussian(win, &geometry, pts, (m, k), isign, batches, old)?;
+            self.engine = Engine::Gaussian(Box::new(g));
+            (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
+        } else {
+            let extent = crate::planner::type3::extents(&xb, &sb);
+            let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
+            let geometry = Geometry::new::<T>(&xb, &sb, &kernel, None)?;
+            let (n, inner) = (geometry.spread(), geometry.inner.clone());
+            if self.t3.as_ref().is_none_or(|t| t.0 != kernel) {
+                self.t3 = None;
+                self.t3 = Some((kernel, self.dev.type3_modules(dim, kernel, self.choice)?));
+            }
+            let mods = &self.t3.as_ref().expect("made above").1;
+            let same = |t: &Type3Of<B, T>| {
+                let sides = |g: &B::Grid| g.sides()[..dim].to_vec();
+                t.kernel == kernel && sides(&t.spread) == n && sides(&t.inner.grid) == inner
+            };
+            let mut t = match old {
+                Engine::Type3(t) if same(&t) => t,
+                _ => Box::new(self.dev.type3(mods, (&n, &inner), kernel, batches)?),
+            };
+            let pts = (src, tgt);
+            self.dev
+                .prepare_type3(&mut t, mods, &geometry, pts, (m, k), isign, self.batch)?;
+            self.engine = Engine::Type3(t);
+            (self.kernel, self.kernel_tol) = (kernel, stage_tol);
+        }
+        (self.num_points, self.num_targets) = (m, k);
+        self.dev.mark_setpts(true)
+    }
+
+    /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).
+    pub fn points_per_transform(&self) -> bool {
+        self.per_set.is_some()
+    }
+
+    /// Per transform, its points (type 3: sources) and targets, once set.
+    pub(crate) fn counts(&self) -> Option<Vec<(usize, usize)>> {
+        let set = match &self.engine {
+            Engine::Uniform(u) => u.grid.methods().is_some(),
+            Engine::Type3Pending => false,
+            Engine::Type3(_) | Engine::Gaussian(_) => true,
+        };
+        set.then(|| match &self.per_set {
+            Some(each) => each.iter().map(|&m| (m, 0)).collect(),
+            None => self
+                .problem
+                .shared_counts(self.num_points, self.num_targets),
+        })
+    }
+
+    /// Kernel width in grid points: for the Gaussian type 3, its window's `2m + 1`.
+    pub fn width(&self) -> usize {
+        self.gauss
+            .as_ref()
+            .map_or(self.kernel.width, B::window_width)
+    }
+
+    pub fn kernel(&self) -> &KernelSpec {
+        &self.kernel
+    }
+
+    pub fn tolerance(&self) -> f64 {
+        self.problem.tol
+    }
+
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
+    }
+
+    /// The order of the modes in input and output arrays.
+    pub fn mode_order(&self) -> ModeOrder {
+        self.mode_order
+    }
+
+    pub fn transform_type(&self) -> TransformType {
+        self.problem.ty
+    }
+
+    pub fn ntransf(&self) -> usize {
+        self.problem.ntransf
+    }
+
+    /// The tuning profile (`nudt tune --backend cuda|opencl`) whose bins and method this plan
+    /// took, if any (the options' `use_profile`).
+    pub fn profile(&self) -> Option<&'static Path> {
+        self.profile
+    }
+
+    /// Fine grid of the FFT (type 3: the inner type 2's, or the Gaussian's one grid, once
+    /// points are set).
+    pub fn fine_grid(&self) -> Vec<usize> {
+        let dim = self.problem.dim();
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.sides()[..dim].to_vec(),
+            Engine::Type3(t) => t.inner.grid.sides()[..dim].to_vec(),
+            Engine::Gaussian(g) => B::gaussian_grid(g),
+            Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// What the plan layer chose for this plan (a type 3's grids once its points are set):
+    /// the same as any backend's for the same problem and points.
+    pub fn recipe(&self) -> Recipe {
+        let spread = match &self.engine {
+            Engine::Type3(t) => t.spread.sides()[..self.problem.dim()].to_vec(),
+            _ => Vec::new(),
+        };
+        Recipe::new(
+            &self.problem,
+            DeviceClass::Gpu,
+            self.kernel,
+            self.kernel_tol,
+            self.fine_grid(),
+            spread,
+        )
+    }
+
+    /// Bin sides of the sort (type 3: the outer grid's; none before a type 3's points, and
+    /// for the Gaussian type 3, which sorts nothing).
+    pub fn bins(&self) -> Vec<usize> {
+        let dim = self.problem.dim();
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.bins()[..dim].to_vec(),
+            Engine::Type3(t) => t.spread.bins()[..dim].to_vec(),
+            Engine::Gaussian(_) | Engine::Type3Pending => Vec::new(),
+        }
+    }
+
+    /// (spreading, interpolation) methods chosen for the current points (type 3: the outer
+    /// grid's spreading, the inner grid's interpolation; `None` before points are set, and
+    /// for the Gaussian type 3: one thread per point).
+    pub fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
+        match &self.engine {
+            Engine::Uniform(u) => u.grid.methods(),
+            Engine::Type3(t) => Some((t.spread.methods()?.0, t.inner.grid.methods()?.1)),
+            Engine::Gaussian(_) | Engine::Type3Pending => None,
+        }
+    }
+}
+
+impl<B: Backend<T>, T: Float> std::fmt::Debug for GpuPlan<B, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(B::PLAN)
+            .field("type", &self.problem.ty)
+            .field("precision", &T::PRECISION)
+            .field("modes", &self.problem.modes)
+            .field("isign", &self.problem.isign)
+            .field("ntransf", &self.problem.ntransf)
+            .field("tol", &self.problem.tol)
+            .field("kernel", &self.kernel)
+            .field("type3", &self.problem.type3)
+            .field("width", &self.width())
+            .field("device", &self.dev.device_name())
+            .field("fine_grid", &self.fine_grid())
+            .field("bins", &self.bins())
+            .field("methods", &self.methods())
+            .finish()
+    }
+}
+
+/// Expands, inside a backend's `impl<T: …> GpuPlan<ItsDev<T>, T>`, to the public set-points
+/// of host arrays with the backend's error type `$err` (the shared plan's are crate-private:
+/// its [`Backend`] is sealed).
+macro_rules! gpu_set_points {
+    ($err:ty) => {
+        /// Sets the nonuniform points of a type 1 or 2 plan from host arrays (radians, any
+        /// finite value): copies them to the device and bin-sorts them there.
+        pub fn set_points(&mut self, coords: &[&[T]]) -> std::result::Result<(), $err> {
+            self.set_points_host(coords)
+        }
+
+        /// Sets a point set per transform of a type 1 or 2 plan, as
+        /// [`crate::Plan::set_points_per_transform`] (`sets[b][d]`: transform b's
+        /// coordinates along dimension d; sizes may differ and may be 0): the sets are
+        /// concatenated, copied to the device and sorted together, set by set
+        /// ([`crate::planner::sets`]), and execute runs every transform in one batch, one
+        /// launch per stage for all sets and one batched FFT, on `ntransf` work grids
+        /// ([`crate::planner::limits::gpu_batch_per_transform`]). Execute then takes and
+        /// gives the concatenation of the transforms' arrays. A bad set is
+        /// [`crate::NudtError::InTransform`] naming it, and the plan keeps the points it had.
+        pub fn set_points_per_transform(
+            &mut self,
+            point_sets: &[&[&[T]]],
+        ) -> std::result::Result<(), $err> {
+            self.set_points_per_transform_host(point_sets)
+        }
+
+        /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): both
+        /// copied to the device, their bounding boxes reduced there (the grids' sizes depend
+        /// on them), both rescaled and phased there and sorted; the last point sets' grids
+        /// reused where the sizes allow. A non-finite coordinate is
+        /// [`crate::NudtError::NonFinite`] naming it.
+        pub fn set_points_type3(
+            &mut self,
+            sources: &[&[T]],
+            targets: &[&[T]],
+        ) -> std::result::Result<(), $err> {
+            self.set_points_type3_host(sources, targets)
+        }
+    };
+}
+pub(crate) use gpu_set_points;
