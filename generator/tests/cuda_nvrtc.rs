@@ -3,12 +3,16 @@
 //! prints that it SKIPPED, unless `NUDT_REQUIRE_NVRTC=1` (set by `.ci/run`, which installs the
 //! pip wheel `nvidia-cuda-nvrtc==13.0.*`) makes its absence a failure.
 //!
+//! NVVM's PTX of the narrowest modules is a long run (`NUDT_LONG_TESTS=1`, CI); without it
+//! NVRTC's front end checks them and the test says so on stderr.
+//!
 //! Run locally:
 //! ```sh
 //! python3 -m pip install --target .nvrtc 'nvidia-cuda-nvrtc==13.0.*'
 //! LD_LIBRARY_PATH=$PWD/.nvrtc/nvidia/cu13/lib cargo test --release -p nudt-gen --test cuda_nvrtc
 //! ```
 
+mod long;
 mod nvrtc;
 use nudt_gen::gpu::{
     common_module, fnv1a64, gaussian_wide_module, spread_module, GpuArch, GpuSource, GpuSpreadSpec,
@@ -224,6 +228,12 @@ fn every_requestable_module_compiles_to_ptx() {
     let start = std::time::Instant::now();
     // NUDT_NVRTC_FULL=1: every module on every architecture, all of them to PTX.
     let full = std::env::var("NUDT_NVRTC_FULL").is_ok_and(|v| v == "1");
+    // The long runs (CI) take the narrowest modules to PTX too; without them the front end
+    // checks those, and NVVM compiles the default width's.
+    let long = full
+        || long::long_tests(
+            "cuda_nvrtc: the narrowest modules to PTX (checked through NVRTC's front end here)",
+        );
     let depth = |to_ptx: bool| {
         if full || to_ptx {
             Depth::Ptx
@@ -240,9 +250,9 @@ fn every_requestable_module_compiles_to_ptx() {
             kernels.iter().filter(keep).copied().collect()
         };
         // The H100 (the GPU the benchmarks run on): everything a plan can ask for, to PTX
-        // at the narrowest and the default (1e-6) widths (the widest 3-D modules take NVVM
-        // 15 s each and differ from these only in their loops' bounds).
-        let sample = |w: usize| full || [2, 7].contains(&w);
+        // at the default (1e-6) width and, in the long runs, the narrowest (the widest 3-D
+        // modules take NVVM 15 s each and differ from these only in their loops' bounds).
+        let sample = |w: usize| full || w == 7 || (long && w == 2);
         jobs.push(common_module(p).unwrap(), &h100, Depth::Ptx);
         jobs.spread_modules(&kernels, p, &h100, sample);
         // Older GPUs take the f32 path without float2 atomics, and smaller shared memories
@@ -266,7 +276,7 @@ fn every_requestable_module_compiles_to_ptx() {
                 jobs.push(
                     gaussian_wide_module(dim, w, p).unwrap(),
                     &h100,
-                    depth(w == narrowest),
+                    depth(long && w == narrowest),
                 );
             }
             let widest = *widths.last().unwrap();
