@@ -3,9 +3,10 @@
 //! plan's steps ([`Backend`]): modules compiled by NVRTC, grids and cuFFT plans, uploads,
 //! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
 
+use super::cufft_plans::FftPlans;
 use super::engine::{scratch, uniform_dev, CudaModes, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
-use super::gaussian::{GaussDev, GaussWindow};
+use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{at, ptr, CommonFns, FineGrid, GridModule};
 use super::grid_fft::FftEngine;
 use super::memory::{alloc, read_back};
@@ -13,16 +14,19 @@ use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
-use crate::gpu::plan::{Backend, ModuleChoice};
+use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
-use crate::planner::gaussian::GaussGeometry;
-use crate::planner::stages;
-use crate::planner::type3::Geometry;
-use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
-use nudt_gen::gpu::GridRole;
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
+
+/// The shared plan's view of type 3's modules, quadrature and point sets, and of the Gaussian
+/// type 3's preparation (short names for the signatures below).
+type Modules = crate::gpu::plan::Type3Modules<GridModule, Quad>;
+type Quad = [CudaSlice<f64>; 2];
+type Sets<'a, T> = PointSets<'a, CudaPoints<T>>;
+type Gauss<'a, T> = GaussPrep<'a, CudaDev<T>, T>;
+type Prep<'a, T> = Type3Prep<'a, CudaDev<T>, T>;
 
 /// A device array of coordinates a plan holds between set-points and execute.
 pub(super) type HeldCoords<T> = Arc<dyn DevicePtr<T> + Send + Sync>;
@@ -50,16 +54,6 @@ pub(crate) struct CudaPoints<T> {
     pub bad: u64,
     pub owned: Vec<CudaSlice<T>>,
     pub held: Vec<HeldCoords<T>>,
-}
-
-/// What a type 3 plan's set-points needs that does not depend on the points, for one kernel:
-/// the spread modules of both grids (the grids themselves are sized from the points'
-/// extents) and the kernel's Fourier quadrature (nodes, weights) for the post-factors.
-pub(crate) struct Type3Modules {
-    spread: GridModule,
-    inner: GridModule,
-    qz: CudaSlice<f64>,
-    qw: CudaSlice<f64>,
 }
 
 /// A CUDA plan's device state.
@@ -98,26 +92,6 @@ impl<T: CudaFloat> CudaDev<T> {
             self.recorded[which / 2] = true;
         }
         Ok(())
-    }
-
-    fn grid_module(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        role: GridRole,
-        c: ModuleChoice,
-    ) -> CudaResult<GridModule> {
-        GridModule::new::<T>(
-            &self.ctx,
-            &self.arch,
-            dim,
-            kernel,
-            role,
-            c.bins,
-            c.spread,
-            c.interp,
-            c.two_pass_sort,
-        )
     }
 }
 
@@ -181,38 +155,32 @@ fn extents(
 impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     type Error = super::CudaError;
     type Module = GridModule;
-    type Type3Modules = Type3Modules;
+    type Quadrature = [CudaSlice<f64>; 2];
     type Grid = FineGrid<T>;
     type Modes = CudaModes<T>;
     type Buf = CudaSlice<T>;
-    type Gauss = GaussDev<T>;
+    type GaussFft = FftPlans;
     type Window = GaussWindow;
     type Points = CudaPoints<T>;
     const NAME: &'static str = "cuda";
     const PLAN: &'static str = "CudaPlan";
 
-    fn module(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        role: GridRole,
-        choice: ModuleChoice,
-    ) -> CudaResult<GridModule> {
-        self.grid_module(dim, kernel, role, choice)
+    fn module(&self, key: ModuleKey) -> CudaResult<GridModule> {
+        let (c, ctx) = (key.choice, &self.ctx);
+        let (want, two_pass) = ([c.spread, c.interp], c.two_pass_sort);
+        GridModule::new::<T>(ctx, &self.arch, key, c.bins, want, two_pass)
     }
 
-    fn uniform(
-        &self,
-        module: &GridModule,
-        (modes, n): (&[usize], &[usize]),
-        kernel: KernelSpec,
-        order: ModeOrder,
-        batches: [usize; 2],
-    ) -> CudaResult<UniformDev<T>> {
-        let (s, grids) = (&self.stream, (modes, n));
-        uniform_dev(
-            s, &self.arch, self.fft, module, grids, kernel, order, &batches,
-        )
+    fn quadrature(&self, kernel: &KernelSpec) -> CudaResult<[CudaSlice<f64>; 2]> {
+        let (qz, qw) = nudt_gen::gpu::fourier_quadrature(kernel);
+        Ok([
+            self.stream.upload(&qz, "quadrature")?,
+            self.stream.upload(&qw, "quadrature")?,
+        ])
+    }
+
+    fn uniform(&self, module: &GridModule, shape: GridShape<'_>) -> CudaResult<UniformDev<T>> {
+        uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
     fn upload(&mut self, coords: &[&[T]], m: usize) -> CudaResult<CudaPoints<T>> {
@@ -247,74 +215,31 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         r
     }
 
-    fn bounds(
-        &mut self,
-        dim: usize,
-        (src, m): (&CudaPoints<T>, usize),
-        (tgt, k): (&CudaPoints<T>, usize),
-    ) -> CudaResult<(Boxes, Boxes)> {
+    fn bounds(&mut self, sets: &Sets<'_, T>) -> CudaResult<(Boxes, Boxes)> {
+        let (dim, src, tgt) = (sets.dim, sets.src, sets.tgt);
         let arrays: Vec<(u64, usize)> = (0..dim)
-            .map(|d| (src.at[d], m))
-            .chain((0..dim).map(|d| (tgt.at[d], k)))
+            .map(|d| (src.at[d], sets.m))
+            .chain((0..dim).map(|d| (tgt.at[d], sets.k)))
             .collect();
         let boxes = extents(&self.stream, &self.common, &arrays)?;
         checked_bounds::<T, _>(&self.stream, &arrays, boxes)
     }
 
-    fn type3_modules(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        choice: ModuleChoice,
-    ) -> CudaResult<Type3Modules> {
-        let (qz, qw) = nudt_gen::gpu::fourier_quadrature(&kernel);
-        let module = |role| self.grid_module(dim, kernel, role, choice);
-        Ok(Type3Modules {
-            spread: module(stages::OUTER_ROLE)?,
-            inner: module(stages::INNER_ROLE)?,
-            qz: self.stream.upload(&qz, "quadrature")?,
-            qw: self.stream.upload(&qw, "quadrature")?,
-        })
-    }
-
-    fn type3(
-        &self,
-        mods: &Type3Modules,
-        (n, inner): (&[usize], &[usize]),
-        kernel: KernelSpec,
-        batches: [usize; 2],
-    ) -> CudaResult<Type3Dev<T>> {
+    fn type3(&self, mods: &Modules, shape: GridShape<'_>) -> CudaResult<Type3Dev<T>> {
         let s = &self.stream;
+        let (kernel, n) = (shape.kernel, shape.modes);
         Ok(Type3 {
             kernel,
-            spread: FineGrid::new(&mods.spread, n)?,
-            inner: uniform_dev(
-                s,
-                &self.arch,
-                self.fft,
-                &mods.inner,
-                (n, inner),
-                kernel,
-                ModeOrder::Fft,
-                &batches,
-            )?,
+            spread: FineGrid::new(&mods.outer, n)?,
+            inner: uniform_dev(s, &self.arch, self.fft, &mods.inner, shape)?,
             points: Type3Points::new(s)?,
             phased: alloc::<T>(s, 0, "phased inputs")?,
             agrid: alloc::<T>(s, 0, "type 3 spreading grids")?,
         })
     }
 
-    fn prepare_type3(
-        &mut self,
-        t: &mut Type3Dev<T>,
-        mods: &Type3Modules,
-        geometry: &Geometry,
-        (src, tgt): (&CudaPoints<T>, &CudaPoints<T>),
-        (m, k): (usize, usize),
-        isign: i32,
-        batch: usize,
-    ) -> CudaResult<()> {
-        let s = &self.stream;
+    fn prepare_type3(&mut self, t: &mut Type3Dev<T>, (quad, g, sets): Prep<T>) -> CudaResult<()> {
+        let (s, batch, m, k) = (&self.stream, sets.batches[0], sets.m, sets.k);
         let alen = t.spread.len().checked_mul(2 * batch);
         s.grow(
             &mut t.agrid,
@@ -324,14 +249,14 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         let clen = m.checked_mul(2 * batch).ok_or(NudtError::GridOverflow)?;
         s.grow(&mut t.phased, clen, "phased inputs")?;
         let quad = Quadrature {
-            len: mods.qz.len(),
-            nodes: ptr(&mods.qz, s),
-            weights: ptr(&mods.qw, s),
+            len: quad[0].len(),
+            nodes: ptr(&quad[0], s),
+            weights: ptr(&quad[1], s),
         };
         let kernels = (&self.common.t3_sources, &self.common.t3_targets);
         let (p, kernel) = (&mut t.points, &t.kernel);
-        let pts = (src.at, tgt.at);
-        p.prepare(s, kernels, geometry, kernel, &quad, pts, (m, k), isign)?;
+        let pts = (sets.src.at, sets.tgt.at);
+        p.prepare(s, kernels, g, kernel, &quad, pts, (m, k), sets.isign)?;
         let (py, pu) = (s.mem3(&p.y), s.mem3(&p.u));
         let scratch = scratch(&t.inner, s);
         let shared = crate::planner::sets::shared;
@@ -343,30 +268,13 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn window(&self, dim: usize, tol: f64) -> CudaResult<GaussWindow> {
-        GaussWindow::new::<T>(&self.ctx, &self.arch, dim, tol)
+        gauss_window::<T>(&self.ctx, &self.arch, dim, tol)
     }
 
-    fn window_width(win: &GaussWindow) -> usize {
-        win.width()
-    }
-
-    fn gaussian(
-        &mut self,
-        win: &GaussWindow,
-        geometry: &GaussGeometry,
-        (src, tgt): (&CudaPoints<T>, &CudaPoints<T>),
-        counts: (usize, usize),
-        isign: i32,
-        batches: [usize; 2],
-        old: Option<Box<GaussDev<T>>>,
-    ) -> CudaResult<GaussDev<T>> {
-        let (s, common) = (&self.stream, &self.common);
-        let pts = (src.at, tgt.at);
-        GaussDev::new(s, common, win, geometry, pts, counts, isign, batches, old)
-    }
-
-    fn gaussian_grid(g: &GaussDev<T>) -> Vec<usize> {
-        g.grid()
+    fn gaussian(&mut self, (win, g, sets, old): Gauss<T>) -> CudaResult<GaussDev<T>> {
+        let pts = (sets.src.at, sets.tgt.at);
+        let job = (pts, (sets.m, sets.k), sets.isign, sets.batches);
+        GaussDev::new(&self.stream, &self.common, win, g, job, old)
     }
 
     fn mark_setpts(&mut self, end: bool) -> CudaResult<()> {

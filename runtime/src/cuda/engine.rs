@@ -11,10 +11,9 @@ use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::gpu::engine::{Type3, Uniform};
+use crate::gpu::plan::GridShape;
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
-use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaSlice, CudaStream};
-use nudt_gen::KernelSpec;
 use std::sync::Arc;
 
 /// The modes on a fine grid (corrections and mode copies) and the grid's FFTs.
@@ -31,19 +30,17 @@ pub(crate) type Type3Dev<T> = Type3<FineGrid<T>, CudaModes<T>, CudaSlice<T>>;
 pub(super) type Engine<T> =
     crate::gpu::engine::Engine<FineGrid<T>, CudaModes<T>, CudaSlice<T>, GaussDev<T>>;
 
-/// A type 1/2 engine of fine grid `n` through `module`, for `modes` in `order`, with FFTs
-/// for batches of `batches` transforms (work grids for the first).
-#[allow(clippy::too_many_arguments)]
+/// A type 1/2 engine of `shape` through `module`, with FFTs for its batches (work grids for
+/// the first).
 pub(super) fn uniform_dev<T: CudaFloat>(
     stream: &Arc<CudaStream>,
     arch: &GpuArch,
     fft: FftEngine,
     module: &GridModule,
-    (modes, n): (&[usize], &[usize]),
-    kernel: KernelSpec,
-    order: ModeOrder,
-    batches: &[usize],
+    shape: GridShape<'_>,
 ) -> CudaResult<UniformDev<T>> {
+    let (modes, n, batches) = (shape.modes, shape.n, &shape.batches);
+    let (kernel, order) = (shape.kernel, shape.order);
     let grid = FineGrid::new(module, n)?;
     let map = ModeMapDev::new(stream, modes, &grid.n, &kernel, order)?;
     let len = grid

@@ -13,35 +13,32 @@ use crate::planner::gaussian::GaussGeometry;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use std::sync::Arc;
 
-/// The window of a plan (fixed by its tolerance) and the module compiled for its width.
-pub(crate) struct GaussWindow {
-    /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
-    pub b: f64,
-    /// Half-width `m`: windows are `2m + 1` points.
-    pub half: usize,
-    kernels: GaussKernels<Kernel>,
+/// A plan's window and its module, compiled by NVRTC (its kernels keep the module alive).
+pub(crate) type GaussWindow = crate::gpu::gaussian::GaussWindow<Kernel, ()>;
+
+/// The window for tolerance `tol` and its module for `dim` dimensions, compiled now (plan
+/// time), as the ES path compiles its spread modules.
+pub(crate) fn gauss_window<T: CudaFloat>(
+    ctx: &Arc<CudaContext>,
+    arch: &GpuArch,
+    dim: usize,
+    tol: f64,
+) -> CudaResult<GaussWindow> {
+    let (b, half) = GaussGeometry::window(tol);
+    let src = nudt_gen::gpu::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
+    let (m, _) = load_module(ctx, &src, arch)?;
+    let kernels = GaussKernels::load(|name| Kernel::load(&m, &src, name))?;
+    Ok(GaussWindow {
+        b,
+        half,
+        kernels,
+        _module: (),
+    })
 }
 
-impl GaussWindow {
-    /// The window for tolerance `tol` and its module for `dim` dimensions, compiled now (plan
-    /// time), as the ES path compiles its spread modules.
-    pub fn new<T: CudaFloat>(
-        ctx: &Arc<CudaContext>,
-        arch: &GpuArch,
-        dim: usize,
-        tol: f64,
-    ) -> CudaResult<Self> {
-        let (b, half) = GaussGeometry::window(tol);
-        let src = nudt_gen::gpu::gaussian_wide_module(dim, 2 * half + 1, T::PRECISION)?;
-        let (m, _) = load_module(ctx, &src, arch)?;
-        let kernels = GaussKernels::load(|name| Kernel::load(&m, &src, name))?;
-        Ok(GaussWindow { b, half, kernels })
-    }
-
-    pub fn width(&self) -> usize {
-        2 * self.half + 1
-    }
-}
+/// The point sets of a Gaussian type 3 (device addresses, one per dimension, of the sources
+/// and of the targets), their sizes, the plan's sign and its batches.
+pub(crate) type GaussJob = (([u64; 3], [u64; 3]), (usize, usize), i32, [usize; 2]);
 
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with cuFFT plans.
 pub(crate) type GaussDev<T> = GaussGrids<CudaSlice<T>, FftPlans>;
@@ -51,16 +48,12 @@ impl<T: CudaFloat> GaussDev<T> {
     /// addresses `points` (one array per dimension each). `old`, the state of the previous
     /// point sets, gives back its grid buffer and cuFFT plans when the grid sizes are
     /// unchanged.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         stream: &Arc<CudaStream>,
         common: &CommonFns,
         win: &GaussWindow,
         geometry: &GaussGeometry,
-        points: ([u64; 3], [u64; 3]),
-        counts: (usize, usize),
-        isign: i32,
-        batches: [usize; 2],
+        (points, counts, isign, batches): GaussJob,
         old: Option<Box<GaussDev<T>>>,
     ) -> CudaResult<Self> {
         GaussGrids::prepare(

@@ -5,13 +5,15 @@ use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaError, CudaResult};
 use super::memory::alloc;
 use super::CudaFloat;
-use crate::gpu::engine::SortedGrid;
+use crate::gpu::engine::{GridParts, SortedGrid};
+use crate::gpu::kernels::PassKernels;
+use crate::gpu::plan::ModuleKey;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
-    gradient_methods, names, scan_tile, sort_passes, GpuArch, GpuMethod, GpuSource, GpuSpreadSpec,
-    GridRole, SortPasses, SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
+    names, scan_tile, sort_passes, GpuArch, GpuMethod, GpuSource, GpuSpreadSpec, SortPasses,
+    SubproblemFit, COUNT_ITEMS, LOCAL_BINS, MINMAX_BLOCKS,
 };
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -55,41 +57,8 @@ pub(crate) struct SpreadFns {
     bin_scatter: Kernel,
     bin_bucket: Kernel,
     bin_place: Kernel,
-    spread_gm: Kernel,
-    spread_sm: Kernel,
-    spread_od: Kernel,
-    interp_gm: Kernel,
-    interp_sm: Kernel,
-    spread_grad_gm: Kernel,
-    spread_grad_sm: Kernel,
-    interp_grad_gm: Kernel,
-    interp_grad_sm: Kernel,
-}
-
-impl SpreadFns {
-    /// The spreading kernel of `method`, with the gradient or without; `None` for the
-    /// output-driven method with the gradient, which has no kernel ([`gradient_methods`]).
-    fn spreader(&self, method: GpuMethod, gradient: bool) -> Option<&Kernel> {
-        Some(match (method, gradient) {
-            (GpuMethod::GmSort, false) => &self.spread_gm,
-            (GpuMethod::GmSort, true) => &self.spread_grad_gm,
-            (GpuMethod::Sm, false) => &self.spread_sm,
-            (GpuMethod::Sm, true) => &self.spread_grad_sm,
-            (GpuMethod::OutputDriven, false) => &self.spread_od,
-            (GpuMethod::OutputDriven, true) => return None,
-        })
-    }
-
-    /// The interpolation kernel of `method` (output-driven: SM), with the gradient or
-    /// without.
-    fn interpolator(&self, method: GpuMethod, gradient: bool) -> &Kernel {
-        match (method, gradient) {
-            (GpuMethod::GmSort, false) => &self.interp_gm,
-            (GpuMethod::GmSort, true) => &self.interp_grad_gm,
-            (_, false) => &self.interp_sm,
-            (_, true) => &self.interp_grad_sm,
-        }
-    }
+    /// The passes over the points.
+    passes: PassKernels<Kernel>,
 }
 
 /// Entry points of the common module.
@@ -304,20 +273,18 @@ pub(crate) struct GridModule {
 }
 
 impl GridModule {
-    /// The spread module of `dim`-D grids for `kernel` in `T`, its bins shaped for `role`;
-    /// `bins` overrides them, `want_two_pass` the choice of sort ([`sort_passes`]).
-    #[allow(clippy::too_many_arguments)]
+    /// The spread module of `key.dim`-D grids for `key.kernel` in `T`, its bins shaped for
+    /// `key.role`; `bins` overrides them, `want` the methods and `want_two_pass` the choice
+    /// of sort ([`sort_passes`]).
     pub fn new<T: CudaFloat>(
         ctx: &Arc<CudaContext>,
         arch: &GpuArch,
-        dim: usize,
-        kernel: KernelSpec,
-        role: GridRole,
+        key: ModuleKey,
         bins: Option<[usize; 3]>,
-        want_spread: Option<GpuMethod>,
-        want_interp: Option<GpuMethod>,
+        want: [Option<GpuMethod>; 2],
         want_two_pass: Option<bool>,
     ) -> CudaResult<Self> {
+        let (dim, kernel, role) = (key.dim, key.kernel, key.role);
         let local = arch.local_memory();
         let limit = local.per_block.max(48 << 10);
         let mut spec = GpuSpreadSpec::new(dim, kernel, T::PRECISION, arch)?.for_role(role, local);
@@ -329,7 +296,6 @@ impl GridModule {
         let src = nudt_gen::gpu::spread_module(&spec)?;
         let spec = src.spec.clone().expect("spread modules carry their spec");
         let fit = spec.fit(limit, 1024);
-        let want = [want_spread, want_interp];
         if let Some(why) = spec.refuse(role.binding(want), fit, limit) {
             return Err(CudaError::Unsupported(why));
         }
@@ -341,24 +307,16 @@ impl GridModule {
             bin_scatter: k(names::BIN_SCATTER)?,
             bin_bucket: k(names::BIN_BUCKET)?,
             bin_place: k(names::BIN_PLACE)?,
-            spread_gm: k(names::SPREAD_GM)?,
-            spread_sm: k(names::SPREAD_SM)?,
-            spread_od: k(names::SPREAD_OD)?,
-            interp_gm: k(names::INTERP_GM)?,
-            interp_sm: k(names::INTERP_SM)?,
-            spread_grad_gm: k(names::SPREAD_GRAD_GM)?,
-            spread_grad_sm: k(names::SPREAD_GRAD_SM)?,
-            interp_grad_gm: k(names::INTERP_GRAD_GM)?,
-            interp_grad_sm: k(names::INTERP_GRAD_SM)?,
+            passes: PassKernels::load(k)?,
         };
+        let (sm, od) = fns.passes.with_shared_memory();
         if fit.sm {
-            fns.spread_sm.allow_smem()?;
-            fns.interp_sm.allow_smem()?;
-            fns.spread_grad_sm.allow_smem()?;
-            fns.interp_grad_sm.allow_smem()?;
+            for f in sm {
+                f.allow_smem()?;
+            }
         }
         if fit.od {
-            fns.spread_od.allow_smem()?;
+            od.allow_smem()?;
         }
         Ok(GridModule {
             spec,
@@ -371,13 +329,12 @@ impl GridModule {
     }
 }
 
+/// CUDA's launch bounds keep a block's threads whatever the kernels' registers, so the
+/// gradient kernels fit as the SM kernels do.
 impl<T> SortedGrid for FineGrid<T> {
-    fn parts(&self) -> ([usize; 3], &GpuSpreadSpec, Option<(GpuMethod, GpuMethod)>) {
-        (
-            self.n,
-            &self.spec,
-            self.sorted.as_ref().map(|s| (s.spread, s.interp)),
-        )
+    fn parts(&self) -> GridParts<'_> {
+        let methods = self.sorted.as_ref().map(|s| (s.spread, s.interp));
+        (self.n, &self.spec, methods, self.fit)
     }
 }
 
@@ -647,17 +604,6 @@ impl<T: CudaFloat> FineGrid<T> {
         args
     }
 
-    /// The methods of the current points' passes: the sort's (spreading, interpolation), or
-    /// with `gradient` those of the gradient kernels ([`gradient_methods`]; CUDA's launch
-    /// bounds keep a block's threads whatever the kernels' registers, so they fit as the
-    /// SM kernels do).
-    fn pass_methods(&self, s: &Sorted, gradient: bool) -> (GpuMethod, GpuMethod) {
-        match gradient {
-            false => (s.spread, s.interp),
-            true => gradient_methods((s.spread, s.interp), self.fit),
-        }
-    }
-
     /// Adds `ntr` vectors at `c` onto `ntr` zeroed grids at `grid`: strengths (M each), or
     /// with `gradient` values and derivative weights (`(dim + 1)·M` each), spread with the
     /// kernel's derivative.
@@ -669,7 +615,7 @@ impl<T: CudaFloat> FineGrid<T> {
         ntr: usize,
         gradient: bool,
     ) -> CudaResult<()> {
-        let method = self.pass_methods(self.sorted()?, gradient).0;
+        let method = self.pass_methods(gradient)?.0;
         self.spread_with(method, gradient, stream, c, grid, ntr)
     }
 
@@ -701,7 +647,7 @@ impl<T: CudaFloat> FineGrid<T> {
             }
             _ => {}
         }
-        let kernel = self.fns.spreader(method, gradient).ok_or_else(|| {
+        let kernel = self.fns.passes.spreader(method, gradient).ok_or_else(|| {
             CudaError::Unsupported("output-driven spreading has no gradient kernel".into())
         })?;
         self.launch(kernel, method, s, stream, (c, grid, ntr), gradient)
@@ -718,14 +664,14 @@ impl<T: CudaFloat> FineGrid<T> {
         gradient: bool,
     ) -> CudaResult<()> {
         let s = self.sorted()?;
-        let method = self.pass_methods(s, gradient).1;
+        let method = self.pass_methods(gradient)?.1;
         if method != GpuMethod::GmSort && !self.fit.sm {
             return Err(CudaError::Unsupported(format!(
                 "SM interpolation needs {} bytes of shared memory per block",
                 self.spec.smem_bytes()
             )));
         }
-        let kernel = self.fns.interpolator(method, gradient);
+        let kernel = self.fns.passes.interpolator(method, gradient);
         self.launch(kernel, method, s, stream, (grid, out, ntr), gradient)
     }
 

@@ -6,14 +6,23 @@
 //! device arrays `B`.
 
 use super::type3::Type3Points;
-use nudt_gen::gpu::{GpuMethod, GpuSpreadSpec};
+use crate::error::NudtError;
+use nudt_gen::gpu::{gradient_methods, GpuMethod, GpuSpreadSpec, SubproblemFit};
 use nudt_gen::KernelSpec;
+
+/// What a [`SortedGrid`] is: its sides (1 for unused dimensions), its spread module's spec,
+/// the methods chosen for the sorted points (spreading, interpolation; `None` before points
+/// are set), and which subproblem kernels of the gradient passes the device runs.
+pub(crate) type GridParts<'a> = (
+    [usize; 3],
+    &'a GpuSpreadSpec,
+    Option<(GpuMethod, GpuMethod)>,
+    SubproblemFit,
+);
 
 /// A fine grid with (once set) its sorted points.
 pub(crate) trait SortedGrid {
-    /// Its sides (1 for unused dimensions), its spread module's spec, and the methods chosen
-    /// for the sorted points (spreading, interpolation; `None` before points are set).
-    fn parts(&self) -> ([usize; 3], &GpuSpreadSpec, Option<(GpuMethod, GpuMethod)>);
+    fn parts(&self) -> GridParts<'_>;
 
     fn sides(&self) -> [usize; 3] {
         self.parts().0
@@ -25,6 +34,18 @@ pub(crate) trait SortedGrid {
 
     fn methods(&self) -> Option<(GpuMethod, GpuMethod)> {
         self.parts().2
+    }
+
+    /// The methods of a pass over the sorted points: the sort's (spreading, interpolation),
+    /// or with `gradient` those of the gradient kernels, as the device runs them
+    /// ([`gradient_methods`]); the typed error before points are set.
+    fn pass_methods(&self, gradient: bool) -> Result<(GpuMethod, GpuMethod), NudtError> {
+        let (_, _, methods, fit) = self.parts();
+        let methods = methods.ok_or(NudtError::PointsNotSet)?;
+        Ok(match gradient {
+            false => methods,
+            true => gradient_methods(methods, fit),
+        })
     }
 }
 

@@ -16,6 +16,28 @@ use crate::planner::gaussian::{steps, GaussGeometry, GaussStep};
 use crate::planner::validate::grid_points;
 use nudt_gen::gpu::names;
 
+/// A plan's window (fixed by its tolerance) and the module built for its width (`K`: a
+/// backend's loaded kernel; `P`: what keeps the module alive, where its kernels do not).
+pub(crate) struct GaussWindow<K, P> {
+    /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
+    pub b: f64,
+    /// Half-width `m`: windows are `2m + 1` points.
+    pub half: usize,
+    pub kernels: GaussKernels<K>,
+    pub _module: P,
+}
+
+/// A window's width in grid points.
+pub(crate) trait Windowed {
+    fn width(&self) -> usize;
+}
+
+impl<K, P> Windowed for GaussWindow<K, P> {
+    fn width(&self) -> usize {
+        2 * self.half + 1
+    }
+}
+
 /// The wide-Gaussian module's kernels (`K`, a backend's loaded kernel), built per plan for
 /// its window width.
 pub(crate) struct GaussKernels<K> {

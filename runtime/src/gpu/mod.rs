@@ -5,5 +5,6 @@
 pub(crate) mod device;
 pub(crate) mod engine;
 pub(crate) mod gaussian;
+pub(crate) mod kernels;
 pub mod plan;
 pub(crate) mod type3;

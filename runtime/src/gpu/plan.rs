@@ -11,6 +11,7 @@
 #![allow(private_bounds, private_interfaces)]
 
 use super::engine::{Engine, SortedGrid, Type3, Uniform};
+use super::gaussian::{GaussGrids, Windowed};
 use super::type3::Boxes;
 use crate::error::NudtError;
 use crate::float::Float;
@@ -43,28 +44,91 @@ pub(crate) type UniformOf<B, T> =
 /// A backend's type 3 engine.
 pub(crate) type Type3Of<B, T> =
     Type3<<B as Backend<T>>::Grid, <B as Backend<T>>::Modes, <B as Backend<T>>::Buf>;
+/// A backend's Gaussian type 3 engine.
+pub(crate) type GaussOf<B, T> = GaussGrids<<B as Backend<T>>::Buf, <B as Backend<T>>::GaussFft>;
 /// What a backend's plan executes on.
 pub(crate) type EngineOf<B, T> = Engine<
     <B as Backend<T>>::Grid,
     <B as Backend<T>>::Modes,
     <B as Backend<T>>::Buf,
-    <B as Backend<T>>::Gauss,
+    GaussOf<B, T>,
 >;
+
+/// A grid module to make: `dim`-D grids in `role` for `kernel`, with `choice`'s bins and
+/// methods.
+#[derive(Clone, Copy)]
+pub(crate) struct ModuleKey {
+    pub dim: usize,
+    pub kernel: KernelSpec,
+    pub role: GridRole,
+    pub choice: ModuleChoice,
+}
+
+/// A type 1/2 engine to make: `modes` in `order` on a fine grid of sides `n` for `kernel`,
+/// with batches of `batches[0]` transforms (and a last one of `batches[1]`, where not 0). For
+/// a type 3 engine, `modes` are the outer grid's sides and `n` the inner grid's.
+pub(crate) struct GridShape<'a> {
+    pub modes: &'a [usize],
+    pub n: &'a [usize],
+    pub kernel: KernelSpec,
+    pub order: ModeOrder,
+    pub batches: [usize; 2],
+}
+
+/// A type 3's pair of point sets on the device — `m` sources and `k` targets in `dim`
+/// dimensions — with the plan's sign and batches.
+pub(crate) struct PointSets<'a, P> {
+    pub src: &'a P,
+    pub tgt: &'a P,
+    pub m: usize,
+    pub k: usize,
+    pub dim: usize,
+    pub isign: i32,
+    pub batches: [usize; 2],
+}
+
+/// Type 3's modules for one kernel: both grids' and the kernel's Fourier quadrature.
+pub(crate) struct Type3Modules<M, Q> {
+    pub kernel: KernelSpec,
+    pub outer: M,
+    pub inner: M,
+    pub quadrature: Q,
+}
+
+/// What a type 3's preparation takes: the kernel's quadrature, the geometry, the point sets.
+pub(crate) type Type3Prep<'a, B, T> = (
+    &'a <B as Backend<T>>::Quadrature,
+    &'a Geometry,
+    &'a PointSets<'a, <B as Backend<T>>::Points>,
+);
+
+/// What a Gaussian type 3's preparation takes: the window, the geometry, the point sets, and
+/// the last point sets' engine to reuse.
+pub(crate) type GaussPrep<'a, B, T> = (
+    &'a <B as Backend<T>>::Window,
+    &'a GaussGeometry,
+    &'a PointSets<'a, <B as Backend<T>>::Points>,
+    Option<Box<GaussOf<B, T>>>,
+);
+
+/// A backend's type 3 modules.
+pub(crate) type Type3ModulesOf<B, T> =
+    Type3Modules<<B as Backend<T>>::Module, <B as Backend<T>>::Quadrature>;
 
 /// What the shared plan needs of a GPU backend for elements of `T`.
 pub(crate) trait Backend<T: Float>: Sized {
     type Error: From<NudtError>;
     /// A grid's generated module for one kernel and role (sized by no grid).
     type Module;
-    /// Type 3's modules for one kernel: both grids' and the kernel's Fourier quadrature.
-    type Type3Modules;
+    /// A kernel's Fourier quadrature (nodes, weights) on the device: type 3's post-factors.
+    type Quadrature;
     /// A fine grid with its sort, the modes on it with the FFTs, a device array of `T`.
     type Grid: SortedGrid;
     type Modes;
     type Buf;
-    type Gauss;
-    /// The Gaussian type 3's window and module.
-    type Window;
+    /// The Gaussian type 3's FFTs, and its window and module.
+    type GaussFft;
+    type Window: Windowed;
     /// Coordinates on the device, one array per dimension, which a sort keeps reading.
     type Points;
     /// Its name in tuning profiles.
@@ -72,23 +136,13 @@ pub(crate) trait Backend<T: Float>: Sized {
     /// Its plan's name, for `Debug`.
     const PLAN: &'static str;
 
-    /// The module of `dim`-D grids in `role` for `kernel`, with `choice`'s bins and methods.
-    fn module(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        role: GridRole,
-        choice: ModuleChoice,
-    ) -> Result<Self::Module, Self::Error>;
-    /// A type 1/2 engine of fine grid `n` through `module`, for `modes` in `order`, with
-    /// batches of `batches[0]` transforms (and a last one of `batches[1]`, where not 0).
+    fn module(&self, key: ModuleKey) -> Result<Self::Module, Self::Error>;
+    fn quadrature(&self, kernel: &KernelSpec) -> Result<Self::Quadrature, Self::Error>;
+    /// A type 1/2 engine through `module`.
     fn uniform(
         &self,
         module: &Self::Module,
-        grids: (&[usize], &[usize]),
-        kernel: KernelSpec,
-        order: ModeOrder,
-        batches: [usize; 2],
+        shape: GridShape<'_>,
     ) -> Result<UniformOf<Self, T>, Self::Error>;
     /// Host coordinates (validated, `m` per dimension) copied to the device.
     fn upload(&mut self, coords: &[&[T]], m: usize) -> Result<Self::Points, Self::Error>;
@@ -100,60 +154,30 @@ pub(crate) trait Backend<T: Float>: Sized {
         points: Self::Points,
         sets: &[u32],
     ) -> Result<(), Self::Error>;
-    /// Bounding intervals of `m` sources and `k` targets in `dim` dimensions, the typed error where a coordinate
-    /// is not finite ([`super::type3::checked_bounds`]).
-    fn bounds(
-        &mut self,
-        dim: usize,
-        src: (&Self::Points, usize),
-        tgt: (&Self::Points, usize),
-    ) -> Result<(Boxes, Boxes), Self::Error>;
-    fn type3_modules(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        choice: ModuleChoice,
-    ) -> Result<Self::Type3Modules, Self::Error>;
-    /// A type 3 engine of outer grid `n` and inner grid `inner` through `mods`.
+    /// Bounding intervals of the sources and of the targets, the typed error where a
+    /// coordinate is not finite ([`super::type3::checked_bounds`]).
+    fn bounds(&mut self, sets: &PointSets<'_, Self::Points>)
+        -> Result<(Boxes, Boxes), Self::Error>;
+    /// A type 3 engine through `mods`.
     fn type3(
         &self,
-        mods: &Self::Type3Modules,
-        grids: (&[usize], &[usize]),
-        kernel: KernelSpec,
-        batches: [usize; 2],
+        mods: &Type3ModulesOf<Self, T>,
+        shape: GridShape<'_>,
     ) -> Result<Type3Of<Self, T>, Self::Error>;
-    /// Rescales and phases `m` sources and `k` targets for `geometry` on the device and sorts
-    /// both onto `t`'s grids ([`super::type3::Type3Points::prepare`]), with room for phased
-    /// inputs of `batch` transforms.
-    #[allow(clippy::too_many_arguments)]
+    /// Rescales and phases the point sets for `geometry` (and the post-factors by the
+    /// kernel's quadrature `quad`) on the device and sorts both onto `t`'s grids
+    /// ([`super::type3::Type3Points::prepare`]).
     fn prepare_type3(
         &mut self,
         t: &mut Type3Of<Self, T>,
-        mods: &Self::Type3Modules,
-        geometry: &Geometry,
-        points: (&Self::Points, &Self::Points),
-        counts: (usize, usize),
-        isign: i32,
-        batch: usize,
+        job: Type3Prep<'_, Self, T>,
     ) -> Result<(), Self::Error>;
     /// The Gaussian type 3's window for `dim` dimensions and tolerance `tol`, its module
     /// compiled.
     fn window(&self, dim: usize, tol: f64) -> Result<Self::Window, Self::Error>;
-    fn window_width(win: &Self::Window) -> usize;
     /// The Gaussian type 3's device state for `geometry` and the point sets; `old`, the last
     /// point sets', gives back its grids where their sizes are unchanged.
-    #[allow(clippy::too_many_arguments)]
-    fn gaussian(
-        &mut self,
-        win: &Self::Window,
-        geometry: &GaussGeometry,
-        points: (&Self::Points, &Self::Points),
-        counts: (usize, usize),
-        isign: i32,
-        batches: [usize; 2],
-        old: Option<Box<Self::Gauss>>,
-    ) -> Result<Self::Gauss, Self::Error>;
-    fn gaussian_grid(g: &Self::Gauss) -> Vec<usize>;
+    fn gaussian(&mut self, job: GaussPrep<'_, Self, T>) -> Result<GaussOf<Self, T>, Self::Error>;
     /// Marks the start (`false`) or end (`true`) of a set-points on the device's timeline
     /// (CUDA's events); nothing by default.
     fn mark_setpts(&mut self, _end: bool) -> Result<(), Self::Error> {
@@ -188,7 +212,7 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     pub(crate) module: Option<B::Module>,
     /// FINUFFT's type 3: the modules for the kernel of the last point sets (the kernel
     /// depends on their extents).
-    pub(crate) t3: Option<(KernelSpec, B::Type3Modules)>,
+    pub(crate) t3: Option<Type3ModulesOf<B, T>>,
     /// The Gaussian type 3's window (type 3 plans with `GaussianCapozzoli`).
     pub(crate) gauss: Option<B::Window>,
     /// The backend's device state, dropped last.
@@ -260,7 +284,13 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     /// The module of a type 1/2 plan's fine grid for `kernel`.
     fn grid_module(&self, kernel: KernelSpec) -> Result<B::Module, B::Error> {
         let (dim, role) = (self.problem.dim(), stages::uniform_role(self.problem.ty));
-        self.dev.module(dim, kernel, role, self.choice)
+        let choice = self.choice;
+        self.dev.module(ModuleKey {
+            dim,
+            kernel,
+            role,
+            choice,
+        })
     }
 
     /// A type 1/2 engine for `kernel` on a fine grid of sides `n`, for the plan's batch.
@@ -270,10 +300,14 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         kernel: KernelSpec,
         n: &[usize],
     ) -> Result<UniformOf<B, T>, B::Error> {
-        let batches = self.batches();
-        let grids = (&self.problem.modes[..], n);
-        self.dev
-            .uniform(module, grids, kernel, self.mode_order, batches)
+        let shape = GridShape {
+            modes: &self.problem.modes,
+            n,
+            kernel,
+            order: self.mode_order,
+            batches: self.batches(),
+        };
+        self.dev.uniform(module, shape)
     }
 
     /// The batch, and the size of the last one where it is smaller.
@@ -405,19 +439,23 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         // The last point sets' engine, reused below where the new sets allow.
         let old = std::mem::replace(&mut self.engine, Engine::Type3Pending);
         (self.num_points, self.num_targets) = (0, 0);
-        let dim = self.problem.dim();
-        let (xb, sb) = self.dev.bounds(dim, (src, m), (tgt, k))?;
-        let (isign, batches) = (self.problem.isign, self.batches());
+        let sets = PointSets {
+            src,
+            tgt,
+            m,
+            k,
+            dim: self.problem.dim(),
+            isign: self.problem.isign,
+            batches: self.batches(),
+        };
+        let (xb, sb) = self.dev.bounds(&sets)?;
         if let Some(win) = &self.gauss {
             let geometry = GaussGeometry::new(self.problem.tol, &xb, &sb)?;
             let old = match old {
                 Engine::Gaussian(g) => Some(g),
                 _ => None,
             };
-            let pts = (src, tgt);
-            let g = self
-                .dev
-                .gaussian(win, &geometry, pts, (m, k), isign, batches, old)?;
+            let g = self.dev.gaussian((win, &geometry, &sets, old))?;
             self.engine = Engine::Gaussian(Box::new(g));
             (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
         } else {
@@ -425,27 +463,56 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
             let geometry = Geometry::new::<T>(&xb, &sb, &kernel, None)?;
             let (n, inner) = (geometry.spread(), geometry.inner.clone());
-            if self.t3.as_ref().is_none_or(|t| t.0 != kernel) {
+            if self.t3.as_ref().is_none_or(|t| t.kernel != kernel) {
                 self.t3 = None;
-                self.t3 = Some((kernel, self.dev.type3_modules(dim, kernel, self.choice)?));
+                self.t3 = Some(self.type3_modules(kernel)?);
             }
-            let mods = &self.t3.as_ref().expect("made above").1;
+            let mods = self.t3.as_ref().expect("made above");
+            let dim = sets.dim;
             let same = |t: &Type3Of<B, T>| {
                 let sides = |g: &B::Grid| g.sides()[..dim].to_vec();
                 t.kernel == kernel && sides(&t.spread) == n && sides(&t.inner.grid) == inner
             };
             let mut t = match old {
                 Engine::Type3(t) if same(&t) => t,
-                _ => Box::new(self.dev.type3(mods, (&n, &inner), kernel, batches)?),
+                _ => {
+                    let shape = GridShape {
+                        modes: &n,
+                        n: &inner,
+                        kernel,
+                        order: ModeOrder::Fft,
+                        batches: sets.batches,
+                    };
+                    Box::new(self.dev.type3(mods, shape)?)
+                }
             };
-            let pts = (src, tgt);
-            self.dev
-                .prepare_type3(&mut t, mods, &geometry, pts, (m, k), isign, self.batch)?;
+            let quad = &mods.quadrature;
+            self.dev.prepare_type3(&mut t, (quad, &geometry, &sets))?;
             self.engine = Engine::Type3(t);
             (self.kernel, self.kernel_tol) = (kernel, stage_tol);
         }
         (self.num_points, self.num_targets) = (m, k);
         self.dev.mark_setpts(true)
+    }
+
+    /// Type 3's modules for `kernel`: the outer grid's (spread onto, sparse), the inner
+    /// grid's (a type 2's), and the kernel's quadrature.
+    fn type3_modules(&self, kernel: KernelSpec) -> Result<Type3ModulesOf<B, T>, B::Error> {
+        let (dim, choice) = (self.problem.dim(), self.choice);
+        let module = |role| {
+            self.dev.module(ModuleKey {
+                dim,
+                kernel,
+                role,
+                choice,
+            })
+        };
+        Ok(Type3Modules {
+            kernel,
+            outer: module(stages::OUTER_ROLE)?,
+            inner: module(stages::INNER_ROLE)?,
+            quadrature: self.dev.quadrature(&kernel)?,
+        })
     }
 
     /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).
@@ -472,7 +539,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     pub fn width(&self) -> usize {
         self.gauss
             .as_ref()
-            .map_or(self.kernel.width, B::window_width)
+            .map_or(self.kernel.width, Windowed::width)
     }
 
     pub fn kernel(&self) -> &KernelSpec {
@@ -513,7 +580,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         match &self.engine {
             Engine::Uniform(u) => u.grid.sides()[..dim].to_vec(),
             Engine::Type3(t) => t.inner.grid.sides()[..dim].to_vec(),
-            Engine::Gaussian(g) => B::gaussian_grid(g),
+            Engine::Gaussian(g) => g.grid(),
             Engine::Type3Pending => Vec::new(),
         }
     }

@@ -7,23 +7,21 @@ use super::device::ClDevice;
 use super::engine::{uniform_dev, Type3Dev, UniformDev};
 use super::error::{OpenClError, OpenClResult};
 use super::fft::ClFloat;
-use super::gaussian::{GaussDev, GaussWindow};
+use super::fft::GridFfts;
+use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{ClModes, ClSpreadModule, FineGrid};
 use super::launch::{alloc, enqueue, mem, read, share, upload, Arg, Kernel};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
-use crate::gpu::plan::{Backend, ModuleChoice};
+use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
-use crate::planner::gaussian::GaussGeometry;
-use crate::planner::sets;
-use crate::planner::stages;
-use crate::planner::type3::Geometry;
-use crate::uniform::ModeOrder;
-use nudt_gen::gpu::{fourier_quadrature, GridRole, ELEMENT_THREADS, MINMAX_BLOCKS};
+use crate::planner::sets::shared as shared_set;
+use nudt_gen::gpu::{fourier_quadrature, ELEMENT_THREADS, MINMAX_BLOCKS};
 use nudt_gen::KernelSpec;
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// What a type 3 plan needs besides the spread modules: the extents' and the phase kernels.
@@ -33,16 +31,14 @@ pub(crate) struct Type3Kernels {
     pub targets: Kernel,
 }
 
-/// What a type 3's grids need for one kernel (chosen from the last point sets' extents): the
-/// outer and inner grids' spread modules and the kernel's Fourier quadrature (nodes,
-/// weights) for the post-factors.
-pub(crate) struct Type3Modules {
-    outer: ClSpreadModule,
-    inner: ClSpreadModule,
-    qz: Buffer<f64>,
-    qw: Buffer<f64>,
-    nq: usize,
-}
+/// A kernel's Fourier quadrature on the device: its length, nodes and weights.
+type Quad = (usize, Buffer<f64>, Buffer<f64>);
+/// The shared plan's view of type 3's modules and point sets, and of the Gaussian type 3's
+/// preparation (short names for the signatures below).
+type Modules = crate::gpu::plan::Type3Modules<ClSpreadModule, Quad>;
+type Sets<'a, T> = PointSets<'a, Vec<Buffer<T>>>;
+type Gauss<'a, T> = GaussPrep<'a, ClDev<T>, T>;
+type Prep<'a, T> = Type3Prep<'a, ClDev<T>, T>;
 
 /// An OpenCL plan's device state; the common program and the device are dropped last.
 pub struct ClDev<T: ClFloat> {
@@ -104,165 +100,103 @@ fn shared<T>(v: &[Buffer<T>]) -> OpenClResult<Vec<Buffer<T>>> {
 impl<T: ClFloat> Backend<T> for ClDev<T> {
     type Error = OpenClError;
     type Module = ClSpreadModule;
-    type Type3Modules = Type3Modules;
+    type Quadrature = Quad;
     type Grid = FineGrid<T>;
     type Modes = ClModes<T>;
     type Buf = Buffer<T>;
-    type Gauss = GaussDev<T>;
+    type GaussFft = RefCell<GridFfts<T>>;
     type Window = GaussWindow;
     type Points = Vec<Buffer<T>>;
     const NAME: &'static str = "opencl";
     const PLAN: &'static str = "ClPlan";
 
-    fn module(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        role: GridRole,
-        c: ModuleChoice,
-    ) -> OpenClResult<ClSpreadModule> {
-        let want = [c.spread, c.interp];
-        ClSpreadModule::new(&self.dev, dim, kernel, T::PRECISION, role, c.bins, want)
+    fn module(&self, key: ModuleKey) -> OpenClResult<ClSpreadModule> {
+        let (c, dev) = (key.choice, &self.dev);
+        ClSpreadModule::new(dev, key, T::PRECISION, c.bins, [c.spread, c.interp])
+    }
+
+    fn quadrature(&self, kernel: &KernelSpec) -> OpenClResult<Quad> {
+        let (qz, qw) = fourier_quadrature(kernel);
+        Ok((qz.len(), upload(&self.dev, &qz)?, upload(&self.dev, &qw)?))
     }
 
     fn uniform(
         &self,
         module: &ClSpreadModule,
-        (modes, n): (&[usize], &[usize]),
-        _kernel: KernelSpec,
-        order: ModeOrder,
-        batches: [usize; 2],
+        shape: GridShape<'_>,
     ) -> OpenClResult<UniformDev<T>> {
-        let grids = (pad3(modes), pad3(n));
-        uniform_dev(&self.dev, module, &self.common, grids, order, batches[0])
+        let grids = (pad3(shape.modes), pad3(shape.n));
+        let (order, batch) = (shape.order, shape.batches[0]);
+        uniform_dev(&self.dev, module, &self.common, grids, order, batch)
     }
 
     fn upload(&mut self, coords: &[&[T]], _m: usize) -> OpenClResult<Vec<Buffer<T>>> {
         coords.iter().map(|c| upload(&self.dev, c)).collect()
     }
 
-    fn sort(
-        &mut self,
-        u: &mut UniformDev<T>,
-        points: Vec<Buffer<T>>,
-        sets: &[u32],
-    ) -> OpenClResult<()> {
-        u.grid.set_points(&self.dev, points, sets)
+    fn sort(&mut self, u: &mut UniformDev<T>, p: Vec<Buffer<T>>, sets: &[u32]) -> OpenClResult<()> {
+        u.grid.set_points(&self.dev, p, sets)
     }
 
-    fn bounds(
-        &mut self,
-        dim: usize,
-        (src, m): (&Vec<Buffer<T>>, usize),
-        (tgt, k): (&Vec<Buffer<T>>, usize),
-    ) -> OpenClResult<(Boxes, Boxes)> {
-        let arrays: Vec<(&Buffer<T>, usize)> = src[..dim]
+    fn bounds(&mut self, sets: &Sets<'_, T>) -> OpenClResult<(Boxes, Boxes)> {
+        let dim = sets.dim;
+        let arrays: Vec<(&Buffer<T>, usize)> = sets.src[..dim]
             .iter()
-            .map(|b| (b, m))
-            .chain(tgt[..dim].iter().map(|b| (b, k)))
+            .map(|b| (b, sets.m))
+            .chain(sets.tgt[..dim].iter().map(|b| (b, sets.k)))
             .collect();
         let boxes = extents(&self.dev, &self.t3().minmax, &arrays)?;
         let mems: Vec<_> = arrays.iter().map(|&(b, n)| (Some(b.get()), n)).collect();
         checked_bounds::<T, _>(&*self.dev, &mems, boxes)
     }
 
-    fn type3_modules(
-        &self,
-        dim: usize,
-        kernel: KernelSpec,
-        c: ModuleChoice,
-    ) -> OpenClResult<Type3Modules> {
-        let module = |role| self.module(dim, kernel, role, c);
-        let (qz, qw) = fourier_quadrature(&kernel);
-        Ok(Type3Modules {
-            outer: module(stages::OUTER_ROLE)?,
-            inner: module(stages::INNER_ROLE)?,
-            nq: qz.len(),
-            qz: upload(&self.dev, &qz)?,
-            qw: upload(&self.dev, &qw)?,
-        })
-    }
-
-    fn type3(
-        &self,
-        mods: &Type3Modules,
-        (n, inner): (&[usize], &[usize]),
-        kernel: KernelSpec,
-        batches: [usize; 2],
-    ) -> OpenClResult<Type3Dev<T>> {
-        let (dev, common) = (&self.dev, &self.common);
-        let spread = FineGrid::<T>::new(&mods.outer, common, pad3(n))?;
-        let len = spread.len().checked_mul(2 * batches[0]);
+    fn type3(&self, mods: &Modules, shape: GridShape<'_>) -> OpenClResult<Type3Dev<T>> {
+        let (dev, common, batch) = (&self.dev, &self.common, shape.batches[0]);
+        let spread = FineGrid::<T>::new(&mods.outer, common, pad3(shape.modes))?;
+        let len = spread.len().checked_mul(2 * batch);
         let agrid = alloc::<T>(dev, len.ok_or(NudtError::GridOverflow)?)?;
-        let grids = (pad3(n), pad3(inner));
-        let inner = uniform_dev(dev, &mods.inner, common, grids, ModeOrder::Fft, batches[0])?;
+        let kernel = shape.kernel;
         Ok(Type3 {
             kernel,
             spread,
             agrid,
-            inner,
+            inner: self.uniform(&mods.inner, shape)?,
             points: Type3Points::new(&**dev)?,
             phased: alloc::<T>(dev, 1)?,
         })
     }
 
-    fn prepare_type3(
-        &mut self,
-        t: &mut Type3Dev<T>,
-        mods: &Type3Modules,
-        geometry: &Geometry,
-        (src, tgt): (&Vec<Buffer<T>>, &Vec<Buffer<T>>),
-        (m, k): (usize, usize),
-        isign: i32,
-        batch: usize,
-    ) -> OpenClResult<()> {
-        let dev = &*self.dev;
-        let clen = m.checked_mul(2 * batch).ok_or(NudtError::GridOverflow)?;
-        dev.grow(&mut t.phased, clen, "phased inputs")?;
+    fn prepare_type3(&mut self, t: &mut Type3Dev<T>, (q, g, sets): Prep<T>) -> OpenClResult<()> {
+        let (dev, m, k) = (&*self.dev, sets.m, sets.k);
+        let clen = m.checked_mul(2 * sets.batches[0]);
+        dev.grow(
+            &mut t.phased,
+            clen.ok_or(NudtError::GridOverflow)?,
+            "phased inputs",
+        )?;
         let quad = Quadrature {
-            len: mods.nq,
-            nodes: Some(mods.qz.get()),
-            weights: Some(mods.qw.get()),
+            len: q.0,
+            nodes: Some(q.1.get()),
+            weights: Some(q.2.get()),
         };
         let t3 = self.t3();
         let kernels = (&t3.sources, &t3.targets);
-        let pts = (dev.mem3(src), dev.mem3(tgt));
+        let pts = (dev.mem3(sets.src), dev.mem3(sets.tgt));
         let (p, kernel) = (&mut t.points, &t.kernel);
-        p.prepare(dev, kernels, geometry, kernel, &quad, pts, (m, k), isign)?;
-        t.spread.set_points(dev, shared(&p.y)?, &sets::shared(m))?;
-        t.inner
-            .grid
-            .set_points(dev, shared(&p.u)?, &sets::shared(k))
+        p.prepare(dev, kernels, g, kernel, &quad, pts, (m, k), sets.isign)?;
+        t.spread.set_points(dev, shared(&p.y)?, &shared_set(m))?;
+        t.inner.grid.set_points(dev, shared(&p.u)?, &shared_set(k))
     }
 
     fn window(&self, dim: usize, tol: f64) -> OpenClResult<GaussWindow> {
-        GaussWindow::new::<T>(&self.dev, dim, tol)
+        gauss_window::<T>(&self.dev, dim, tol)
     }
 
-    fn window_width(win: &GaussWindow) -> usize {
-        win.width()
-    }
-
-    fn gaussian(
-        &mut self,
-        win: &GaussWindow,
-        geometry: &GaussGeometry,
-        (src, tgt): (&Vec<Buffer<T>>, &Vec<Buffer<T>>),
-        counts: (usize, usize),
-        isign: i32,
-        batches: [usize; 2],
-        old: Option<Box<GaussDev<T>>>,
-    ) -> OpenClResult<GaussDev<T>> {
+    fn gaussian(&mut self, (win, g, sets, old): Gauss<T>) -> OpenClResult<GaussDev<T>> {
         let dev = &self.dev;
-        let pts = (dev.mem3(src), dev.mem3(tgt));
-        let sources = &self.t3().sources;
-        GaussDev::new(
-            dev, sources, win, geometry, pts, counts, isign, batches[0], old,
-        )
-    }
-
-    fn gaussian_grid(g: &GaussDev<T>) -> Vec<usize> {
-        g.grid()
+        let pts = (dev.mem3(sets.src), dev.mem3(sets.tgt));
+        let job = (pts, (sets.m, sets.k), sets.isign, sets.batches[0]);
+        GaussDev::new(dev, &self.t3().sources, win, g, job, old)
     }
 
     fn device_name(&self) -> String {

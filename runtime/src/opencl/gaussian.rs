@@ -16,37 +16,37 @@ use opencl3::types::cl_mem;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-/// The window of a plan (fixed by its tolerance) and the program built for its width.
-pub(crate) struct GaussWindow {
-    /// Shape `b` of eq. 6 at the plan's tolerance and `R = 3`.
-    pub b: f64,
-    /// Half-width `m`: windows are `2m + 1` points.
-    half: usize,
-    kernels: GaussKernels<Kernel>,
-    _program: Arc<Program>,
+/// A plan's window and the program built for its width.
+pub(crate) type GaussWindow = crate::gpu::gaussian::GaussWindow<Kernel, Arc<Program>>;
+
+/// The window for tolerance `tol` and its program for `dim` dimensions, built now (plan
+/// time), as the ES path builds its spread modules.
+pub(crate) fn gauss_window<T: ClFloat>(
+    dev: &Arc<ClDevice>,
+    dim: usize,
+    tol: f64,
+) -> OpenClResult<GaussWindow> {
+    let (b, half) = GaussGeometry::window(tol);
+    let src = gaussian_wide_module_in(dim, 2 * half + 1, T::PRECISION, dev.info.dialect())
+        .map_err(|e| dev.refusal(e))?;
+    let program = build(dev, &src)?;
+    let kernels = GaussKernels::load(|name| kernel_of(&program, name))?;
+    Ok(GaussWindow {
+        b,
+        half,
+        kernels,
+        _module: program,
+    })
 }
 
-impl GaussWindow {
-    /// The window for tolerance `tol` and its program for `dim` dimensions, built now (plan
-    /// time), as the ES path builds its spread modules.
-    pub fn new<T: ClFloat>(dev: &Arc<ClDevice>, dim: usize, tol: f64) -> OpenClResult<Self> {
-        let (b, half) = GaussGeometry::window(tol);
-        let src = gaussian_wide_module_in(dim, 2 * half + 1, T::PRECISION, dev.info.dialect())
-            .map_err(|e| dev.refusal(e))?;
-        let program = build(dev, &src)?;
-        let kernels = GaussKernels::load(|name| kernel_of(&program, name))?;
-        Ok(GaussWindow {
-            b,
-            half,
-            kernels,
-            _program: program,
-        })
-    }
-
-    pub fn width(&self) -> usize {
-        2 * self.half + 1
-    }
-}
+/// The point sets of a Gaussian type 3 (memory objects, one per dimension, of the sources and
+/// of the targets), their sizes, the plan's sign and its batch.
+pub(crate) type GaussJob = (
+    ([Option<cl_mem>; 3], [Option<cl_mem>; 3]),
+    (usize, usize),
+    i32,
+    usize,
+);
 
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with its FFTs
 /// (in a cell: they add plans for new batch sizes while the grids are read).
@@ -57,16 +57,12 @@ impl<T: ClFloat> GaussDev<T> {
     /// buffers ([`GaussGrids::prepare`]); `t3_sources` is the common module's type 3 source
     /// kernel. `old`, the state of the previous point sets, gives back its grid buffer and
     /// FFTs when the grid sizes are unchanged.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Arc<ClDevice>,
         t3_sources: &Kernel,
         win: &GaussWindow,
         geometry: &GaussGeometry,
-        points: ([Option<cl_mem>; 3], [Option<cl_mem>; 3]),
-        counts: (usize, usize),
-        isign: i32,
-        batch: usize,
+        (points, counts, isign, batch): GaussJob,
         old: Option<Box<GaussDev<T>>>,
     ) -> OpenClResult<Self> {
         GaussGrids::prepare(

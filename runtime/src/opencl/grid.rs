@@ -13,14 +13,16 @@ use super::launch::{
     ELEMENT_GROUP,
 };
 use crate::error::NudtError;
-use crate::gpu::engine::SortedGrid;
+use crate::gpu::engine::{GridParts, SortedGrid};
+use crate::gpu::kernels::PassKernels;
+use crate::gpu::plan::ModuleKey;
 use crate::planner::sets::sort_bins;
 use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
-    gradient_methods, names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec,
-    GridRole, SubproblemFit, GM_THREADS, SM_THREADS,
+    names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec, SubproblemFit,
+    GM_THREADS, SM_THREADS,
 };
 use nudt_gen::{KernelSpec, Precision};
 use opencl3::memory::Buffer;
@@ -44,18 +46,16 @@ pub(crate) struct ClSpreadModule {
 }
 
 impl ClSpreadModule {
-    /// The module of `dim`-D grids for `kernel` in `precision` on `dev`, its bins shaped for
-    /// `role` unless `bins` gives them.
-    #[allow(clippy::too_many_arguments)]
+    /// The module of `key.dim`-D grids for `key.kernel` in `precision` on `dev`, its bins
+    /// shaped for `key.role` unless `bins` gives them, with the methods `want`.
     pub fn new(
         dev: &Arc<ClDevice>,
-        dim: usize,
-        kernel: KernelSpec,
+        key: ModuleKey,
         precision: Precision,
-        role: GridRole,
         bins: Option<[usize; 3]>,
         want: [Option<GpuMethod>; 2],
     ) -> OpenClResult<Self> {
+        let (dim, kernel, role) = (key.dim, key.kernel, key.role);
         let local = dev.info.local_memory();
         let mut spec = GpuSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
         if let Some(b) = bins {
@@ -178,15 +178,8 @@ struct Kernels {
     scan_threads: usize,
     scan_tile: usize,
     subprob_map: Kernel,
-    spread_gm: Kernel,
-    spread_sm: Kernel,
-    spread_od: Kernel,
-    interp_gm: Kernel,
-    interp_sm: Kernel,
-    spread_grad_gm: Kernel,
-    spread_grad_sm: Kernel,
-    interp_grad_gm: Kernel,
-    interp_grad_sm: Kernel,
+    /// The passes over the points.
+    passes: PassKernels<Kernel>,
 }
 
 /// A fine grid of `n` points per dimension (1 for unused ones) and the points sorted into its
@@ -201,16 +194,6 @@ pub(crate) struct FineGrid<T> {
     k: Kernels,
     sorted: Option<Sorted<T>>,
     _t: PhantomData<T>,
-}
-
-impl<T> SortedGrid for FineGrid<T> {
-    fn parts(&self) -> ([usize; 3], &GpuSpreadSpec, Option<(GpuMethod, GpuMethod)>) {
-        (
-            self.n,
-            &self.spec,
-            self.sorted.as_ref().map(|s| (s.spread, s.interp)),
-        )
-    }
 }
 
 impl<T: ClFloat> FineGrid<T> {
@@ -243,15 +226,7 @@ impl<T: ClFloat> FineGrid<T> {
                 scan_threads: scan_threads(dialect) as usize,
                 scan_tile: scan_tile(dialect),
                 subprob_map: kernel_of(common, names::SUBPROB_MAP)?,
-                spread_gm: kernel_of(program, names::SPREAD_GM)?,
-                spread_sm: kernel_of(program, names::SPREAD_SM)?,
-                spread_od: kernel_of(program, names::SPREAD_OD)?,
-                interp_gm: kernel_of(program, names::INTERP_GM)?,
-                interp_sm: kernel_of(program, names::INTERP_SM)?,
-                spread_grad_gm: kernel_of(program, names::SPREAD_GRAD_GM)?,
-                spread_grad_sm: kernel_of(program, names::SPREAD_GRAD_SM)?,
-                interp_grad_gm: kernel_of(program, names::INTERP_GRAD_GM)?,
-                interp_grad_sm: kernel_of(program, names::INTERP_GRAD_SM)?,
+                passes: PassKernels::load(|name| kernel_of(program, name))?,
             },
             spec,
             sorted: None,
@@ -409,16 +384,6 @@ impl<T: ClFloat> FineGrid<T> {
         Ok(())
     }
 
-    /// The methods of the current points' passes: the sort's (spreading, interpolation), or
-    /// with `gradient` those of the gradient kernels ([`gradient_methods`], as the device
-    /// runs them).
-    fn pass_methods(&self, s: &Sorted<T>, gradient: bool) -> (GpuMethod, GpuMethod) {
-        match gradient {
-            false => (s.spread, s.interp),
-            true => gradient_methods((s.spread, s.interp), self.grad_fit),
-        }
-    }
-
     /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked; with
     /// `gradient`, values and derivative weights, `(dim + 1)·M` each, spread with the
     /// kernel's derivative) into as many stacked `grid`s (zeroed), by the method set-points
@@ -433,24 +398,19 @@ impl<T: ClFloat> FineGrid<T> {
         gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        let method = self.pass_methods(s, gradient).0;
-        let k = &self.k;
-        let (k, threads, local) = match (method, gradient) {
-            (GpuMethod::GmSort, false) => (&k.spread_gm, GM_THREADS, 0),
-            (GpuMethod::GmSort, true) => (&k.spread_grad_gm, GM_THREADS, 0),
-            (GpuMethod::Sm, false) => (&k.spread_sm, SM_THREADS, self.spec.smem_bytes()),
-            (GpuMethod::Sm, true) => (&k.spread_grad_sm, SM_THREADS, self.spec.smem_bytes()),
-            (GpuMethod::OutputDriven, false) => (
-                &k.spread_od,
-                self.spec.od_threads(),
-                self.spec.od_smem_bytes(),
-            ),
-            (GpuMethod::OutputDriven, true) => {
-                return Err(OpenClError::Method {
-                    device: dev.info.name.clone(),
-                    why: "output-driven spreading has no gradient kernel".into(),
-                })
-            }
+        let method = self.pass_methods(gradient)?.0;
+        let k = self
+            .k
+            .passes
+            .spreader(method, gradient)
+            .ok_or_else(|| OpenClError::Method {
+                device: dev.info.name.clone(),
+                why: "output-driven spreading has no gradient kernel".into(),
+            })?;
+        let (threads, local) = match method {
+            GpuMethod::GmSort => (GM_THREADS, 0),
+            GpuMethod::Sm => (SM_THREADS, self.spec.smem_bytes()),
+            GpuMethod::OutputDriven => (self.spec.od_threads(), self.spec.od_smem_bytes()),
         };
         let kernel = (k, threads as usize, local);
         self.run(dev, s, method, kernel, (c, grid, count), gradient)
@@ -468,13 +428,11 @@ impl<T: ClFloat> FineGrid<T> {
         gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
-        let method = self.pass_methods(s, gradient).1;
-        let k = &self.k;
-        let (k, threads, local) = match (method, gradient) {
-            (GpuMethod::Sm, false) => (&k.interp_sm, SM_THREADS, self.spec.smem_bytes()),
-            (GpuMethod::Sm, true) => (&k.interp_grad_sm, SM_THREADS, self.spec.smem_bytes()),
-            (_, false) => (&k.interp_gm, GM_THREADS, 0),
-            (_, true) => (&k.interp_grad_gm, GM_THREADS, 0),
+        let method = self.pass_methods(gradient)?.1;
+        let k = self.k.passes.interpolator(method, gradient);
+        let (threads, local) = match method {
+            GpuMethod::GmSort => (GM_THREADS, 0),
+            _ => (SM_THREADS, self.spec.smem_bytes()),
         };
         let kernel = (k, threads as usize, local);
         self.run(dev, s, method, kernel, (grid, out, count), gradient)
@@ -652,6 +610,20 @@ impl<T: ClFloat> ClModes<T> {
             ELEMENT_GROUP,
             count,
             &args,
+        )
+    }
+}
+
+/// The gradient passes take GM-sort where the device's work-groups do not hold their SM
+/// kernels (`grad_fit`).
+impl<T> SortedGrid for FineGrid<T> {
+    fn parts(&self) -> GridParts<'_> {
+        let sorted = self.sorted.as_ref();
+        (
+            self.n,
+            &self.spec,
+            sorted.map(|s| (s.spread, s.interp)),
+            self.grad_fit,
         )
     }
 }
