@@ -545,6 +545,7 @@ fn run_case<T: BackendFloat>(b: Backend, c: &Case) -> Result<Outcome, String> {
         _ => {}
     }
     let (wx, ws) = (widen(&x), widen(&s));
+    if std::env::var("SCRATCH_DUMP").is_ok() { eprintln!("x={wx:?}\ns={ws:?}"); }
     let mut xs = slices(&x);
     if c.misuse == Misuse::CoordArrays {
         if dim == 1 {
@@ -644,6 +645,7 @@ fn run_case<T: BackendFloat>(b: Backend, c: &Case) -> Result<Outcome, String> {
         return Ok(Outcome::Within);
     }
     let e = direct::rel_error(&got, &want);
+    if std::env::var("SCRATCH_DUMP").is_ok() { eprintln!("got={got:?}\nwant={want:?}"); }
     if e.is_nan() || e > bound {
         return Err(format!(
             "error {e:.3e} above the bound {bound:.3e} (case {c:?})"
@@ -869,4 +871,39 @@ fn opencl_calls_are_within_tolerance_or_typed_errors() {
     let n = cases(1000).div_ceil(10) as u32;
     let command = "NUDT_REQUIRE_OPENCL=1 cargo test --release -p nudt-runtime --features opencl --test fuzz opencl -- --nocapture";
     fuzz(Backend::OpenCl, n, opencl_cases(), command);
+}
+
+#[test]
+fn scratch_cases() {
+    let base = case(
+        (false, 2, 1, vec![6], (2, 7), 1, 1, 0.01),
+        (Coords::Subnormal, Coords::Subnormal, Misuse::None, false, 10005595624417961463),
+    );
+    let cases = vec![
+        ("A es subnormal", Backend::Cpu, Case { kernel: KernelKind::Es, threads: Some(2), schedule: Schedule::SourceDriven, ..base.clone() }),
+        ("B t3 subn/allhuge adj", Backend::Cpu, Case { ty: 3, dim: 1, modes: vec![11], m: 2, k: 12, tol: 1e-6, fft_order: true, schedule: Schedule::TargetDriven, s: Coords::AllHuge, adjoint: true, seed: 13441838988697055476, ..base.clone() }),
+        ("C gauss allhuge/subn adj", Backend::Cpu, Case { ty: 3, dim: 2, modes: vec![14], m: 39, k: 30, isign: -1, sigma: Some(2.0), gaussian3: true, x: Coords::AllHuge, adjoint: true, seed: 3472981045562744749, ..base.clone() }),
+        ("D ocl t3 subn/huge", Backend::OpenCl, Case { ty: 3, dim: 2, modes: vec![1, 7], m: 33, k: 17, isign: -1, tol: 1e-6, gpu_methods: (Some(GpuMethod::GmSort), Some(GpuMethod::GmSort)), s: Coords::Huge, seed: 13870174603022911887, ..base.clone() }),
+        ("D' cpu t3 subn/huge", Backend::Cpu, Case { ty: 3, dim: 2, modes: vec![1, 7], m: 33, k: 17, isign: -1, tol: 1e-6, s: Coords::Huge, seed: 13870174603022911887, ..base.clone() }),
+    ];
+    let only = std::env::var("SCRATCH").unwrap_or_default();
+    for (name, b, c) in cases {
+        if !name.starts_with(&only) { continue; }
+        let r = match c.f32 { true => run_case::<f32>(b, &c), false => run_case::<f64>(b, &c) };
+        match r {
+            Ok(Outcome::Within) => eprintln!("{name}: within"),
+            Ok(Outcome::Error(cl, inv)) => eprintln!("{name}: error {cl} {inv}"),
+            Err(w) => eprintln!("{name}: FAIL {}", &w[..w.len().min(60)]),
+        }
+    }
+}
+
+#[test]
+fn scratch_axis() {
+    use nudt_runtime::planner::type3::Geometry;
+    for sigma in [1.25, 2.0] {
+        let k = nudt_gen::KernelSpec::for_tolerance(KernelKind::Pswf, 1e-7, Upsampling(sigma), nudt_gen::Precision::F64).unwrap();
+        let g = Geometry::new::<f64>(&[(-3.64840816749899e-309, -6.9830130765358e-310)], &[(-f64::MAX, f64::MAX)], &k, None).unwrap();
+        eprintln!("{k:?} {g:?}");
+    }
 }
