@@ -907,3 +907,28 @@ fn scratch_axis() {
         eprintln!("{k:?} {g:?}");
     }
 }
+
+#[test]
+fn scratch_es() {
+    for kernel in [KernelKind::Es, KernelKind::Pswf] {
+    for tol in [1e-1, 1e-2, 1e-3, 1e-4, 1e-6] {
+    for nm in [6usize, 64] {
+    for x0 in [0.0, 0.3] {
+        let opts = BackendOptions::default().with_kernel(kernel, None);
+        let mut p = Backend::Cpu.plan::<f64>(TransformType::Type2, &[nm], 1, 1, tol, &opts).unwrap();
+        let x = vec![x0];
+        p.set_points(&[&x]).unwrap();
+        let mut errs = vec![];
+        for k in 0..nm {
+            let mut f = vec![Complex64::default(); nm];
+            f[k] = Complex64::new(1.0, 0.0);
+            let mut out = vec![Complex64::default(); 1];
+            p.execute(&f, &mut out).unwrap();
+            let want = direct::type2(&[&x], &f, &[nm], ModeOrder::Cmcl, 1, &[0]);
+            errs.push((out[0] - want[0]).norm() / tol);
+        }
+        let rms = (errs.iter().map(|e| e * e).sum::<f64>() / nm as f64).sqrt();
+        let mx = errs.iter().cloned().fold(0.0, f64::max);
+        eprintln!("{kernel:?} tol {tol:e} N {nm} x {x0}: per-mode err/tol rms {rms:.2} max {mx:.2} {:?}", if nm == 6 { errs.iter().map(|e| (e*100.0).round()/100.0).collect::<Vec<_>>() } else { vec![] });
+    }}}}
+}
