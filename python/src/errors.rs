@@ -39,7 +39,8 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::Unsupported { .. } => PyRuntimeError::new_err(msg),
         NudtError::Gen(
             GenError::ToleranceBelowPrecision { .. } | GenError::WidthForTolerance { .. },
-        ) => value_error(py, format!("eps tolerance too small to achieve: {msg}")),
+        )
+        | NudtError::Type3Rounding { .. } => value_error(py, format!("eps tolerance too small to achieve: {msg}")),
         NudtError::Gen(_)
         | NudtError::NonFinite { .. }
         | NudtError::Length { .. }
