@@ -3,7 +3,10 @@
 //! (subnormals, exactly ±π, ±1e300, huge offsets, NaN and infinities), tolerances (invalid
 //! ones included), stacked transforms, options and misuse. The property: every call either
 //! returns a result within 10× tol of the direct sum ([`nudt_runtime::direct`]) or a typed
-//! error — never a panic, an abort, a hang or a wrong answer.
+//! error — never a panic, an abort, a hang or a wrong answer. The error is the l2 norm of
+//! the difference over the larger of the direct sum's norm and the input's times
+//! √outputs: a NUFFT's error follows its input, and a result whose terms cancel (every
+//! point at one place) would otherwise count the cancellation as error.
 //!
 //! Where a coordinate is so large that its phase `k·x` cannot be represented to the tolerance
 //! in the input's precision (`|k|·|x|·ε ≳ tol`: `x = 1e300`, a point 10⁶ turns out), no
