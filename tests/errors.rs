@@ -191,7 +191,8 @@ fn type3_with_an_impossible_space_bandwidth_product() {
 
 /// A type 3 at σ = 1.25 fixed by the caller, at a tolerance that σ cannot reach: f32 at 1e-6
 /// in 3-D (rounding amplified by the correction: 1e-2 to 0.3 measured), and f64 at 1e-9 in
-/// 3-D (the split tolerance needs a kernel wider than 16; the unsplit one missed 10·tol).
+/// 3-D (the split tolerance needs a kernel wider than 16; the unsplit one missed 10·tol:
+/// the message names 1e-9, not its share).
 /// Both were wrong answers (runtime/tests/fuzz.rs); now typed errors, and σ = 2 reaches both.
 #[test]
 fn type3_tolerances_out_of_reach_at_a_fixed_sigma() {
@@ -216,6 +217,10 @@ fn type3_tolerances_out_of_reach_at_a_fixed_sigma() {
         matches!(e, NudtError::Gen(GenError::WidthForTolerance { .. })),
         "{e}"
     );
+    // The message names the tolerance asked for, and the share each stage and axis gets.
+    let m = e.to_string();
+    assert!(m.starts_with("tolerance 1e-9 needs width"), "{m}");
+    assert!(m.contains("a type 3 splits it"), "{m}");
     let mut p = Plan::<f32>::new_type3(3, 1, 1, 1e-6, at(2.0)).unwrap();
     assert!(p
         .set_points_type3(&[&xf, &xf, &xf], &[&sf, &sf, &sf])

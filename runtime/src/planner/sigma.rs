@@ -103,7 +103,8 @@ pub fn type3_kernel_for_sets(
 /// sources and targets together.
 ///
 /// The kernel meets [`gplan::type3_stage_tolerance`] (the tolerance split over both stages
-/// and every axis). σ, when open, is the cheapest for that tolerance
+/// and every axis; [`KernelSpec::for_type3_tolerance`], whose errors name the tolerance
+/// asked for). σ, when open, is the cheapest for that tolerance
 /// ([`gplan::choose_upsampling_type3`]). A σ the caller fixed that cannot reach the
 /// tolerance is an error, as FINUFFT limits σ = 1.25 to the tolerances it reaches: where
 /// the split tolerance needs a kernel wider than the widest
@@ -115,7 +116,7 @@ pub fn type3_kernel(p: &Problem, extent: &[f64], points: usize) -> Result<(Kerne
     let sigma = p.upsampling.unwrap_or_else(|| {
         gplan::choose_upsampling_type3(p.kernel, stage_tol, p.precision, extent, points)
     });
-    let kernel = KernelSpec::for_tolerance(p.kernel, stage_tol, sigma, p.precision)?;
+    let kernel = KernelSpec::for_type3_tolerance(p.kernel, p.tol, p.dim(), sigma, p.precision)?;
     let rounding = gplan::type3_rounding(&kernel, p.dim(), p.precision);
     if p.upsampling.is_some() && rounding > p.tol {
         return Err(NudtError::Type3Rounding {
