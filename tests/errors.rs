@@ -188,3 +188,41 @@ fn type3_with_an_impossible_space_bandwidth_product() {
         "{e}"
     );
 }
+
+/// A type 3 at σ = 1.25 fixed by the caller, at a tolerance that σ cannot reach: f32 at 1e-6
+/// in 3-D (rounding amplified by the correction: 1e-2 to 0.3 measured), and f64 at 1e-9 in
+/// 3-D (the split tolerance needs a kernel wider than 16; the unsplit one missed 10·tol:
+/// the message names 1e-9, not its share).
+/// Both were wrong answers (runtime/tests/fuzz.rs); now typed errors, and σ = 2 reaches both.
+#[test]
+fn type3_tolerances_out_of_reach_at_a_fixed_sigma() {
+    let at = |sigma: f64| Options {
+        upsampling: Some(nudt::Upsampling(sigma)),
+        ..Options::default()
+    };
+    let x = [-1.0, 0.5, 2.0];
+    let s = [-9.0, 3.0, 10.0];
+    let mut p = Plan::<f32>::new_type3(3, 1, 1, 1e-6, at(1.25)).unwrap();
+    let (xf, sf) = (x.map(|v| v as f32), s.map(|v| v as f32));
+    let e = p
+        .set_points_type3(&[&xf, &xf, &xf], &[&sf, &sf, &sf])
+        .unwrap_err();
+    assert!(matches!(e, NudtError::Type3Rounding { .. }), "{e}");
+    assert!(e.to_string().contains("use upsampling 2"), "{e}");
+    let mut p = Plan::<f64>::new_type3(3, 1, 1, 1e-9, at(1.25)).unwrap();
+    let e = p
+        .set_points_type3(&[&x, &x, &x], &[&s, &s, &s])
+        .unwrap_err();
+    assert!(
+        matches!(e, NudtError::Gen(GenError::WidthForTolerance { .. })),
+        "{e}"
+    );
+    // The message names the tolerance asked for, and the share each stage and axis gets.
+    let m = e.to_string();
+    assert!(m.starts_with("tolerance 1e-9 needs width"), "{m}");
+    assert!(m.contains("a type 3 splits it"), "{m}");
+    let mut p = Plan::<f32>::new_type3(3, 1, 1, 1e-6, at(2.0)).unwrap();
+    assert!(p
+        .set_points_type3(&[&xf, &xf, &xf], &[&sf, &sf, &sf])
+        .is_ok());
+}

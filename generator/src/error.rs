@@ -16,9 +16,14 @@ pub enum GenError {
         precision: &'static str,
         floor: f64,
     },
-    #[error("tolerance {tol:e} needs width {needed} with the {} kernel at upsampling {sigma}, above the maximum 16; {advice}", .kernel.name())]
+    #[error("tolerance {tol:e} needs width {needed} with the {} kernel at upsampling {sigma}{}, above the maximum 16; {advice}", .kernel.name(), split_note(.stage))]
     WidthForTolerance {
+        /// The tolerance the caller asked for.
         tol: f64,
+        /// Where a type 3 splits `tol` across its stages and axes, the share each gets
+        /// ([`crate::plan::type3_stage_tolerance`]), which the width is for: the message
+        /// names both, as the caller knows only `tol`.
+        stage: Option<f64>,
         needed: usize,
         kernel: KernelKind,
         sigma: f64,
@@ -53,4 +58,11 @@ pub enum GenError {
     Fp64Unsupported,
     #[error("template rendering failed: {0}")]
     Render(String),
+}
+
+/// How a [`GenError::WidthForTolerance`] message says that the tolerance was split.
+fn split_note(stage: &Option<f64>) -> String {
+    stage.map_or_else(String::new, |t| {
+        format!(" (a type 3 splits it across its two stages and its axes: {t:.1e} each)")
+    })
 }

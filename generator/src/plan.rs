@@ -159,8 +159,13 @@ pub fn choose_upsampling_type3(
     // well above the precision's epsilon (f32 at 1e-6 loses a digit with it). Below 1e-8 its
     // width nears the widest kernel (16 at 1e-9), whose fit falls short of the tolerance
     // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/properties.rs); σ = 2 needs 10.
-    // `cheapest_sigma` keeps σ = 2 there.
-    cheapest_sigma(kind, tol, precision, extent.len(), points, |sigma, k| {
+    // `cheapest_sigma` keeps σ = 2 there. A σ whose amplified rounding ([`type3_rounding`])
+    // exceeds the tolerance is passed over.
+    let dim = extent.len();
+    cheapest_sigma(kind, tol, precision, dim, points, |sigma, k| {
+        if type3_rounding(k, dim, precision) > tol {
+            return f64::INFINITY;
+        }
         let w = k.width as f64;
         extent
             .iter()
@@ -224,6 +229,21 @@ fn cheapest_sigma(
         .filter_map(|&s| Some((cost(Upsampling(s))?, s)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map_or(Upsampling::TWO, |(_, s)| Upsampling(s))
+}
+
+/// The rounding error a type 3 with kernel `kernel` in `dim` dimensions leaves in
+/// `precision`, whatever the width: the correction at the targets divides by `ψ̂`, which at
+/// the edge of their band (`π/σ` radians per grid point) is smaller than at its centre by a
+/// factor that grows with the width and, far more, as σ falls (per axis at σ = 1.25: 14 at
+/// width 6, 160 at 11, 1800 at 16; at σ = 2 under 5), and the factors of the axes multiply.
+/// The inner type 2's rounding reaches the targets so amplified: measured on 2-D and 3-D
+/// type 3s at σ = 1.25 (f32 at 1e-5 to 1e-7, f64 at 1e-9), a tenth to a quarter of the unit
+/// roundoff times the product (3-D f32 at 1e-7: 0.26, where 1e-6 was asked). The estimate
+/// is that quarter.
+pub fn type3_rounding(kernel: &KernelSpec, dim: usize, precision: Precision) -> f64 {
+    let ft = kernel.fourier();
+    let edge = ft.at(0.0) / ft.at(std::f64::consts::PI / kernel.upsampling.0);
+    0.125 * precision.epsilon() * edge.powi(dim as i32)
 }
 
 /// The tolerance a type 3's kernel is chosen for when the caller asks for `tol` in `dim`

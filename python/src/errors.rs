@@ -4,9 +4,11 @@
 //! `ValueError` for bad shapes and values. Bad input therefore raises
 //! `nudt.NudtValueError`, a subclass of both, so that either `except` catches it; a grid
 //! too large for memory raises `MemoryError`; misuse of a plan (execute before setpts)
-//! raises `RuntimeError`. A tolerance the precision cannot reach says so in finufft's words
-//! ("eps tolerance too small to achieve"), which its users' tests match. A derivative asked of
-//! a plan that cannot give it (`NoGradient`) is a bad request too: `NudtValueError`.
+//! raises `RuntimeError`. A tolerance the precision cannot reach, or the upsampfac the caller
+//! fixed (a width past the widest kernel, or a type 3 whose correction amplifies rounding
+//! past it: `Type3Rounding`), says so in finufft's words ("eps tolerance too small to
+//! achieve"), which its users' tests match. A derivative asked of a plan that cannot give
+//! it (`NoGradient`) is a bad request too: `NudtValueError`.
 
 use nudt_gen::GenError;
 use nudt_runtime::backend::BackendError;
@@ -39,7 +41,10 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::Unsupported { .. } => PyRuntimeError::new_err(msg),
         NudtError::Gen(
             GenError::ToleranceBelowPrecision { .. } | GenError::WidthForTolerance { .. },
-        ) => value_error(py, format!("eps tolerance too small to achieve: {msg}")),
+        )
+        | NudtError::Type3Rounding { .. } => {
+            value_error(py, format!("eps tolerance too small to achieve: {msg}"))
+        }
         NudtError::Gen(_)
         | NudtError::NonFinite { .. }
         | NudtError::Length { .. }

@@ -195,6 +195,23 @@ def test_options():
         nudt.Plan(1, (10,), eps=1e-14, upsampfac=1.25)
 
 
+
+def test_type3_tolerance_out_of_reach_at_upsampfac_125():
+    """A type 3 at upsampfac 1.25 refuses a tolerance it cannot reach, in finufft's words:
+    complex64 at 1e-6 in 3-D (the correction amplifies rounding past it), complex128 at
+    1e-9 in 3-D (the share of eps each stage and axis gets needs a width past 16; the
+    message names the eps asked for). upsampfac 2 reaches both."""
+    x = np.array([-1.0, 0.5, 2.0])
+    s = np.array([-9.0, 3.0, 10.0])
+    for eps, dtype, match in [(1e-6, "complex64", "amplifies rounding"),
+                              (1e-9, "complex128", "tolerance 1e-9 needs width")]:
+        real = np.float32 if dtype == "complex64" else np.float64
+        xs, ss = [x.astype(real)] * 3, [s.astype(real)] * 3
+        plan = nudt.Plan(3, 3, eps=eps, dtype=dtype, upsampfac=1.25)
+        with value_error(f"eps tolerance too small to achieve: .*{match}"):
+            plan.setpts(*xs, *ss)
+        nudt.Plan(3, 3, eps=eps, dtype=dtype, upsampfac=2.0).setpts(*xs, *ss)
+
 def test_grid_too_large_is_memory_error():
     with pytest.raises(MemoryError):
         nudt.Plan(1, (10**6, 10**6, 10**6))

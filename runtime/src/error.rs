@@ -43,6 +43,16 @@ pub enum NudtError {
     /// (`c_s·(x − c_x)`, `s·c_x`) overflow f64.
     #[error("type 3 points too far apart: the phases s·x of sources and targets overflow f64 (|s|·|x| beyond 1e308)")]
     Type3Phase,
+    /// A type 3 at a σ the caller fixed whose rounding, amplified by the correction at the
+    /// edge of the targets' band ([`nudt_gen::plan::type3_rounding`]), exceeds the tolerance.
+    #[error("type 3 at upsampling {sigma} cannot reach tolerance {tol:e} in {precision} ({dim}-D): the correction amplifies rounding to about {rounding:.1e}; use upsampling 2, or leave it to the planner")]
+    Type3Rounding {
+        tol: f64,
+        sigma: f64,
+        dim: usize,
+        precision: &'static str,
+        rounding: f64,
+    },
     #[error("execute called before set_points")]
     PointsNotSet,
     #[error("this operation needs a type {expected} plan, but the plan is type {actual}")]

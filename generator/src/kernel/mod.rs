@@ -41,6 +41,33 @@ impl KernelSpec {
         sigma: Upsampling,
         precision: Precision,
     ) -> Result<Self, GenError> {
+        Self::for_split_tolerance(kind, tol, None, sigma, precision)
+    }
+
+    /// The narrowest kernel for a type 3 in `dim` dimensions whose caller asked for `tol`:
+    /// one that meets the share of `tol` each of its stages and axes gets
+    /// ([`crate::plan::type3_stage_tolerance`]). An unreachable width is reported against
+    /// `tol`, the tolerance the caller knows, with the share beside it, and the tolerance its
+    /// advice names is one to ask for, not a share.
+    pub fn for_type3_tolerance(
+        kind: KernelKind,
+        tol: f64,
+        dim: usize,
+        sigma: Upsampling,
+        precision: Precision,
+    ) -> Result<Self, GenError> {
+        Self::for_split_tolerance(kind, tol, Some(dim), sigma, precision)
+    }
+
+    /// [`Self::for_tolerance`] for the share of `tol` a stage gets: a type 3's in `type3`
+    /// dimensions, else all of it.
+    fn for_split_tolerance(
+        kind: KernelKind,
+        tol: f64,
+        type3: Option<usize>,
+        sigma: Upsampling,
+        precision: Precision,
+    ) -> Result<Self, GenError> {
         if !tol.is_finite() || tol <= 0.0 {
             return Err(GenError::Tolerance(tol));
         }
@@ -51,16 +78,26 @@ impl KernelSpec {
                 floor: precision.min_tolerance(),
             });
         }
-        let tol = tol.min(0.5);
+        // The share is never below the floor: `type3_stage_tolerance` keeps it above a
+        // thousand times the precision's epsilon, or at `tol`.
+        let share = |t: f64| {
+            type3
+                .map_or(t, |dim| {
+                    crate::plan::type3_stage_tolerance(t, dim, precision)
+                })
+                .min(0.5)
+        };
         let s = Upsampling::new(sigma.0)?.0;
-        let width = width_for(kind, tol, s);
+        let width = width_for(kind, share(tol), s);
         if width > MAX_WIDTH {
+            let tol = tol.min(0.5);
             return Err(GenError::WidthForTolerance {
                 tol,
+                stage: type3.map(|_| share(tol)).filter(|&t| t != tol),
                 needed: width,
                 kernel: kind,
                 sigma: s,
-                advice: advice(kind, tol, s),
+                advice: advice(kind, tol, s, share),
             });
         }
         Self::for_width(kind, width, sigma)
@@ -192,11 +229,12 @@ fn width_for(kind: KernelKind, tol: f64, s: f64) -> usize {
     width.max(MIN_WIDTH)
 }
 
-/// What would reach `tol` where `kind` at upsampling `s` needs more than [`MAX_WIDTH`]: the
-/// first of the other choices (more upsampling, then the PSWF, the most accurate kernel per
-/// point of width) that reaches it, and the smallest tolerance the current choice reaches.
+/// What would reach `tol` where `kind` at upsampling `s` needs more than [`MAX_WIDTH`] for
+/// `share(tol)` (the share of `tol` the kernel is for, which grows with it): the first of
+/// the other choices (more upsampling, then the PSWF, the most accurate kernel per point of
+/// width) that reaches it, and the smallest tolerance the current choice reaches.
 /// Computed rather than fixed, so that the advice never names what is already set.
-fn advice(kind: KernelKind, tol: f64, s: f64) -> String {
+fn advice(kind: KernelKind, tol: f64, s: f64, share: impl Fn(f64) -> f64) -> String {
     let candidates = [
         (kind, 2.0),
         (kind, 2.5),
@@ -204,8 +242,9 @@ fn advice(kind: KernelKind, tol: f64, s: f64) -> String {
         (KernelKind::Pswf, 2.0),
         (KernelKind::Pswf, 2.5),
     ];
+    let reaches = |k, t, sigma| width_for(k, share(t), sigma);
     let other = candidates.iter().find_map(|&(k, sigma)| {
-        let w = width_for(k, tol, sigma);
+        let w = reaches(k, tol, sigma);
         ((k, sigma) != (kind, s) && w <= MAX_WIDTH).then(|| {
             let with = match (k != kind, sigma != s) {
                 (true, true) => format!("the {} kernel at upsampling {sigma}", k.name()),
@@ -220,7 +259,7 @@ fn advice(kind: KernelKind, tol: f64, s: f64) -> String {
     let (mut lo, mut hi) = (tol.ln(), 0.5f64.ln());
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        if width_for(kind, mid.exp(), s) > MAX_WIDTH {
+        if reaches(kind, mid.exp(), s) > MAX_WIDTH {
             lo = mid;
         } else {
             hi = mid;
@@ -232,10 +271,7 @@ fn advice(kind: KernelKind, tol: f64, s: f64) -> String {
     // The printed value, not the computed one, must reach: step up past any rounding.
     let shown = loop {
         let text = format!("{:.1e}", digits * unit);
-        if text
-            .parse()
-            .is_ok_and(|t| width_for(kind, t, s) <= MAX_WIDTH)
-        {
+        if text.parse().is_ok_and(|t| reaches(kind, t, s) <= MAX_WIDTH) {
             break text;
         }
         digits += 1.0;
@@ -289,6 +325,36 @@ mod tests {
             KernelSpec::for_tolerance(KernelKind::Gaussian, 1e-12, Upsampling::TWO, Precision::F64);
         assert!(matches!(e, Err(GenError::WidthForTolerance { .. })));
         assert!(KernelSpec::for_width(KernelKind::Es, 17, Upsampling::TWO).is_err());
+    }
+
+    /// A type 3's unreachable width names the tolerance the caller asked for (the width
+    /// was sought for its share, 1e-9 / 9 in 3-D, which the caller never wrote), and the
+    /// tolerance its advice names is one to ask for: it reaches, and a sixth less does not.
+    #[test]
+    fn type3_width_errors_name_the_tolerance_asked_for() {
+        let t3 = |tol| {
+            KernelSpec::for_type3_tolerance(
+                KernelKind::Pswf,
+                tol,
+                3,
+                Upsampling::FIVE_FOURTHS,
+                Precision::F64,
+            )
+        };
+        let e = t3(1e-9).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, GenError::WidthForTolerance { tol, .. } if tol == 1e-9));
+        assert!(m.starts_with("tolerance 1e-9 needs width"), "{m}");
+        assert!(m.contains("two stages and its axes: 1.1e-10 each"), "{m}");
+        let reach: f64 = m.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(t3(reach).is_ok(), "{m}");
+        assert!(t3(reach / 1.2).is_err(), "{m}");
+        // Types 1 and 2 keep the tolerance whole, and their message says nothing of a split.
+        let m =
+            KernelSpec::for_tolerance(KernelKind::Pswf, 1e-14, Upsampling(1.25), Precision::F64)
+                .unwrap_err()
+                .to_string();
+        assert!(!m.contains("splits"), "{m}");
     }
 
     /// The advice of an unreachable width names only what would change something, and every

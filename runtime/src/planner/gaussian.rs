@@ -63,8 +63,10 @@ impl Axis {
         let (cs, sh) = centre_of(sb);
         let (xs, ss) = safe_extents(xh, sh);
         let pi = std::f64::consts::PI;
-        let dx = pi / (r * ss);
-        let want = 2.0 * (xs * ss * r * r / pi + 2.0 * pi * r * b);
+        // Ordered so that nothing overflows where one set sits near ±f64::MAX (`RS` alone
+        // would be ∞): `Δx = (π/R)/S` is finite for `S` of at least `safe_extents`' floor.
+        let dx = (pi / r) / ss;
+        let want = 2.0 * (xs * ss * (r * r / pi) + 2.0 * pi * r * b);
         // An even size keeps the centred index range symmetric.
         let n = plan::next_smooth(checked_side(want)?.div_ceil(2) * 2).ok_or(
             GenError::GridOverflow {
@@ -74,7 +76,8 @@ impl Axis {
         if n > MAX_GRID_SIDE {
             return Err(NudtError::GridOverflow);
         }
-        let ds = 2.0 * pi / (dx * n as f64);
+        // `2π/(Δx·M) = S·(2R/M)`, without `Δx·M`, which overflows where `S` is tiny.
+        let ds = ss * (2.0 * r / n as f64);
         Ok(Axis { cx, cs, dx, ds, n })
     }
 

@@ -7,7 +7,7 @@
 
 use super::recipe::{DeviceClass, Problem};
 use super::validate::check_grid;
-use crate::error::Result;
+use crate::error::{NudtError, Result};
 use nudt_gen::{plan as gplan, KernelSpec, Upsampling};
 
 /// A type 1 or 2 plan's kernel before its points are known: at the caller's σ, or 2.
@@ -103,19 +103,29 @@ pub fn type3_kernel_for_sets(
 /// sources and targets together.
 ///
 /// The kernel meets [`gplan::type3_stage_tolerance`] (the tolerance split over both stages
-/// and every axis). σ, when open, is the cheapest for that tolerance
-/// ([`gplan::choose_upsampling_type3`]); a σ the caller fixed may need a kernel wider than
-/// the widest for the split tolerance, and then gets the kernel for the tolerance itself.
+/// and every axis; [`KernelSpec::for_type3_tolerance`], whose errors name the tolerance
+/// asked for). σ, when open, is the cheapest for that tolerance
+/// ([`gplan::choose_upsampling_type3`]). A σ the caller fixed that cannot reach the
+/// tolerance is an error, as FINUFFT limits σ = 1.25 to the tolerances it reaches: where
+/// the split tolerance needs a kernel wider than the widest
+/// ([`nudt_gen::GenError::WidthForTolerance`]; the kernel for the unsplit tolerance, used
+/// here before, missed 10·tol: 35·tol in f64 at 1e-9), or where the amplified rounding
+/// ([`gplan::type3_rounding`]) exceeds the tolerance ([`NudtError::Type3Rounding`]).
 pub fn type3_kernel(p: &Problem, extent: &[f64], points: usize) -> Result<(KernelSpec, f64)> {
     let stage_tol = gplan::type3_stage_tolerance(p.tol, p.dim(), p.precision);
     let sigma = p.upsampling.unwrap_or_else(|| {
         gplan::choose_upsampling_type3(p.kernel, stage_tol, p.precision, extent, points)
     });
-    match KernelSpec::for_tolerance(p.kernel, stage_tol, sigma, p.precision) {
-        Ok(kernel) => Ok((kernel, stage_tol)),
-        Err(_) => Ok((
-            KernelSpec::for_tolerance(p.kernel, p.tol, sigma, p.precision)?,
-            p.tol,
-        )),
+    let kernel = KernelSpec::for_type3_tolerance(p.kernel, p.tol, p.dim(), sigma, p.precision)?;
+    let rounding = gplan::type3_rounding(&kernel, p.dim(), p.precision);
+    if p.upsampling.is_some() && rounding > p.tol {
+        return Err(NudtError::Type3Rounding {
+            tol: p.tol,
+            sigma: sigma.0,
+            dim: p.dim(),
+            precision: p.precision.type_name(),
+            rounding,
+        });
     }
+    Ok((kernel, stage_tol))
 }

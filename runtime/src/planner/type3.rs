@@ -44,22 +44,28 @@ pub fn check_phases(sources: &[(f64, f64)], targets: &[(f64, f64)]) -> Result<()
     }
 }
 
-/// Half-extents made safe for degenerate sets (FINUFFT's rule): X·S ≥ 1 keeps the grid
-/// sensible when either set collapses to a point. A half-extent under 1e-300 counts as a
-/// point too: its reciprocal, which would size the other set's scale, overflows the grid's
-/// scale factors (`2σ/h` beyond f64's range, and NaN positions); the points are still placed
-/// exactly, on a grid sized for the other set alone.
+/// Smallest half-extent [`safe_extents`] gives: the scale factors that divide by a
+/// half-extent (`π/(σS)`, the Gaussian's `π/(RS)`) stay finite above it, and a set at
+/// ±f64::MAX facing one within it still gets a small grid (`X·S ≤ 16`).
+const MIN_EXTENT: f64 = 16.0 / f64::MAX;
+
+/// Half-extents made safe for degenerate sets (FINUFFT's rule, `X·S ≥ 1`, which keeps the
+/// grid sensible when either set collapses to a point), each at least [`MIN_EXTENT`]. Where
+/// `X·S < 1` the smaller one is raised to the reciprocal of the larger, or both to 1 where
+/// neither exceeds 1: never to the reciprocal of a subnormal, which overflows. Each is at
+/// least the true half-extent, so the points always fit the grid: treating a subnormal
+/// extent as a point was wrong where the other set sits near ±1e300 (runtime/tests/fuzz.rs:
+/// sources within 1e-309 of 0 facing targets at ±f64::MAX have phases near 1).
 pub fn safe_extents(xh: f64, sh: f64) -> (f64, f64) {
-    let point = |h: f64| if h < 1e-300 { 0.0 } else { h };
-    let (xh, sh) = (point(xh), point(sh));
-    if xh == 0.0 {
-        if sh == 0.0 {
-            (1.0, 1.0)
-        } else {
-            (1.0 / sh, sh)
-        }
+    let (xh, sh) = (xh.max(MIN_EXTENT), sh.max(MIN_EXTENT));
+    if xh * sh >= 1.0 {
+        (xh, sh)
+    } else if xh.max(sh) <= 1.0 {
+        (1.0, 1.0)
+    } else if xh > sh {
+        (xh, (1.0 / xh).max(MIN_EXTENT))
     } else {
-        (xh, sh.max(1.0 / xh))
+        ((1.0 / sh).max(MIN_EXTENT), sh)
     }
 }
 
@@ -106,17 +112,19 @@ impl Axis {
         let (cx, xh) = centre_of(x);
         let (cs, sh) = centre_of(s);
         let (xs, ss) = safe_extents(xh, sh);
-        let want = 2.0 * sigma * xs * ss / std::f64::consts::PI + kernel.width as f64 + 1.0;
+        // Products and quotients ordered so that none overflows where one set sits near
+        // ±f64::MAX and the other within [`MIN_EXTENT`] (`2σS` alone would be ∞).
+        let pi = std::f64::consts::PI;
+        let want = xs * ss * (2.0 * sigma / pi) + kernel.width as f64 + 1.0;
         let want = checked_side(want)?.max(2 * kernel.width);
         let n = gplan::next_smooth(want).ok_or(GenError::GridOverflow { modes: want })?;
-        let gamma = n as f64 / (2.0 * sigma * ss);
+        // With `γ = n/(2σS)`: `1/γ = S·(2σ/n) ≤ π/X` (as `n ≥ 2σXS/π`) and `h·γ = (π/σ)/S`,
+        // both finite for half-extents of at least [`MIN_EXTENT`].
         Ok(Axis {
             cx,
             cs,
-            // Sources at one point (x' = 0) facing targets near ±f64::MAX: 1/γ overflows,
-            // and 0·∞ would be NaN; the largest finite scale places them at 0 all the same.
-            inv_gamma: (1.0 / gamma).min(f64::MAX),
-            h_gamma: 2.0 * std::f64::consts::PI / n as f64 * gamma,
+            inv_gamma: ss * (2.0 * sigma / n as f64),
+            h_gamma: (pi / sigma) / ss,
             s_half: sh,
             n,
         })
