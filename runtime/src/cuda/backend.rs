@@ -3,12 +3,12 @@
 //! plan's steps ([`Backend`]): modules compiled by NVRTC, grids and cuFFT plans, uploads,
 //! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
 
-use super::cufft_plans::FftPlans;
 use super::engine::{scratch, uniform_dev, CudaModes, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
+use super::fft::FftEngine;
+use super::fft::FftPlans;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{at, ptr, CommonFns, FineGrid, GridModule};
-use super::grid_fft::FftEngine;
 use super::memory::{alloc, read_back};
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;

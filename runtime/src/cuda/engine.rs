@@ -4,9 +4,9 @@
 //! ([`crate::planner::stages`]).
 
 use super::error::{CudaError, CudaResult};
+use super::fft::{FftEngine, GridFfts};
 use super::gaussian::GaussDev;
 use super::grid::{memset0, ptr, CommonFns, FineGrid, GridModule, ModeMapDev};
-use super::grid_fft::{FftEngine, GridFfts};
 use super::memory::alloc;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;

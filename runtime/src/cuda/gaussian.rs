@@ -3,10 +3,10 @@
 //! with the same per-dimension geometry) over CUDA arrays and launches, with the generated
 //! wide-Gaussian module compiled by NVRTC and cuFFT.
 
-use super::cufft_plans::FftPlans;
-use super::device::{load_module, Kernel};
 use super::error::CudaResult;
+use super::fft::FftPlans;
 use super::grid::{memset0, ptr, CommonFns};
+use super::launch::{load_module, Kernel};
 use super::{CudaFloat, GpuArch};
 use crate::gpu::gaussian::{GaussGrids, GaussKernels};
 use crate::planner::gaussian::GaussGeometry;

@@ -1,8 +1,8 @@
 //! The device engines: a fine grid with its bin-sorted points (spread and interpolate through
 //! the generated kernels), the mode map (corrections and mode copies), and cuFFT plans.
 
-use super::device::{blocks, load_module, Arg, Kernel};
 use super::error::{driver, CudaError, CudaResult};
+use super::launch::{blocks, load_module, Arg, Kernel};
 use super::memory::alloc;
 use super::CudaFloat;
 use crate::gpu::engine::{GridParts, SortedGrid};

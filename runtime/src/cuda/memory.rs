@@ -9,9 +9,9 @@
 //! do, and gives it back when an allocation (its own or cuFFT's) would not otherwise fit
 //! ([`release_freed_memory`]). A pool the caller made current is left as they set it.
 
-use super::device::{blocks, Arg, Kernel};
 use super::error::{driver, CudaError, CudaResult};
 use super::grid::ptr;
+use super::launch::{blocks, Arg, Kernel};
 use super::CudaFloat;
 use crate::gpu::device::Device;
 use cudarc::driver::result::mem_pool;

@@ -37,15 +37,14 @@
 //! Device data is interleaved complex: a `CudaSlice<T>` of `2·len` reals.
 
 mod backend;
-mod cufft_plans;
 mod device;
 mod engine;
 mod error;
 mod external;
-mod fft_gen;
+mod fft;
 mod gaussian;
 mod grid;
-mod grid_fft;
+mod launch;
 mod memory;
 mod plan;
 
@@ -54,14 +53,15 @@ pub use backend::CudaDev;
 pub use cudarc;
 pub use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 pub use device::{
-    cache_dir, cache_path, compile_options, detect_arch, device_count, driver_version, load_module,
-    nvrtc_cubin, nvrtc_version, open, probe_libraries, set_cache_dir, ModuleOrigin,
+    detect_arch, device_count, driver_version, nvrtc_version, open, probe_libraries,
     MIN_DRIVER_VERSION,
 };
 pub use error::{CudaError, CudaResult};
 pub use external::{ForeignSlice, ForeignStream};
-pub use fft_gen::GenFft;
-pub use grid_fft::FftEngine;
+pub use fft::{FftEngine, GenFft};
+pub use launch::{
+    cache_dir, cache_path, compile_options, load_module, nvrtc_cubin, set_cache_dir, ModuleOrigin,
+};
 pub use nudt_gen::gpu::{GpuArch, GpuMethod};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings};
 

@@ -8,8 +8,8 @@ use super::backend::{
 use super::device::{detect_arch, open, probe_libraries};
 use super::engine::{Batch, Engine};
 use super::error::{driver, CudaResult};
+use super::fft::FftEngine;
 use super::grid::{at, memset0, ptr, CommonFns};
-use super::grid_fft::FftEngine;
 use super::memory::{alloc, keep_freed_memory};
 use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
@@ -52,11 +52,11 @@ pub struct CudaOptions {
     /// GPU's L2 (`nudt_gen::gpu::sort_passes`). Results are the same either way.
     pub two_pass_sort: Option<bool>,
     /// Transforms per cuFFT batch (and per fine-grid buffer); 0 means `min(ntransf, 8)`.
-    /// At most [`limits::MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
+    /// At most [`crate::planner::limits::MAX_BATCH`] are used: the kernels index the batch by `blockIdx.y`.
     pub max_batch: usize,
     /// GPU description override (tuning, tests); `None` reads the device.
     pub arch: Option<GpuArch>,
-    /// Take this GPU's `nudt tune --backend cuda` profile ([`gpu_profile`]), when there
+    /// Take this GPU's `nudt tune --backend cuda` profile ([`crate::planner::gpu_profile`]), when there
     /// is one, for the bins and method of type 1 and 2 plans whose options leave both open
     /// (not with an `arch` override).
     pub use_profile: bool,

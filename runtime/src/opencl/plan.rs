@@ -44,7 +44,7 @@ pub struct ClOptions {
     /// Bin sides of the sort and the SM methods (1 for unused dimensions); `None` takes the
     /// planner's for the kernel and the device's local memory.
     pub bins: Option<[usize; 3]>,
-    /// Take this device's `nudt tune --backend opencl` profile ([`gpu_profile`]), when there
+    /// Take this device's `nudt tune --backend opencl` profile ([`crate::planner::gpu_profile`]), when there
     /// is one, for the bins and method of type 1 and 2 plans whose options leave both open.
     pub use_profile: bool,
     /// Transforms per batch (one launch per stage and one FFT for all of them, on as many

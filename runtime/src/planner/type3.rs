@@ -50,7 +50,7 @@ pub fn check_phases(sources: &[(f64, f64)], targets: &[(f64, f64)]) -> Result<()
 const MIN_EXTENT: f64 = 16.0 / f64::MAX;
 
 /// Half-extents made safe for degenerate sets (FINUFFT's rule, `X·S ≥ 1`, which keeps the
-/// grid sensible when either set collapses to a point), each at least [`MIN_EXTENT`]. Where
+/// grid sensible when either set collapses to a point), each at least `16 / f64::MAX`. Where
 /// `X·S < 1` the smaller one is raised to the reciprocal of the larger, or both to 1 where
 /// neither exceeds 1: never to the reciprocal of a subnormal, which overflows. Each is at
 /// least the true half-extent, so the points always fit the grid: treating a subnormal

@@ -12,9 +12,9 @@
 //! stream, and hands it to each handle. A shelved handle thus holds only cuFFT's tables,
 //! not the grid-sized scratch a 2-D or 3-D transform may need.
 
-use super::error::{cufft, driver, CudaResult};
-use super::memory::{alloc, release_freed_memory};
-use super::CudaFloat;
+use super::super::error::{cufft, driver, CudaResult};
+use super::super::memory::{alloc, release_freed_memory};
+use super::super::CudaFloat;
 use cudarc::cufft::result as cf;
 use cudarc::cufft::sys::{cufftHandle, cufftResult, cufftType};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};

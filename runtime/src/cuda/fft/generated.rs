@@ -3,14 +3,14 @@
 //! disk, like the spreaders) and run from its launch list, beside cuFFT for comparison.
 //!
 //! Device buffers hold interleaved complex values (`2·len` reals), as everywhere in the
-//! backend. The plans run it where it measured faster than cuFFT (`grid_fft`); it is also what
+//! backend. The plans run it where it measured faster than cuFFT (`super`, the grids' FFTs); it is also what
 //! `examples/fft_bench.rs` and the GPU suite measure and check against cuFFT.
 
-use super::device::load_module;
-use super::error::{driver, CudaError, CudaResult};
-use super::grid::ptr;
-use super::memory::alloc;
-use super::CudaFloat;
+use super::super::error::{driver, CudaError, CudaResult};
+use super::super::grid::ptr;
+use super::super::launch::load_module;
+use super::super::memory::alloc;
+use super::super::CudaFloat;
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use nudt_gen::fft::{fft_module, Buffer, FftDevice, FftDirection, FftModule, FftSpec};

@@ -7,11 +7,16 @@
 //! disk beside the compiled modules ([`cache_dir`]), so later plans of that size decide
 //! without timing, and without compiling the generated FFT when cuFFT won.
 
-use super::cufft_plans::FftPlans;
-use super::device::{cache_dir, driver_version};
+mod cufft;
+mod generated;
+
+pub(crate) use cufft::FftPlans;
+pub use generated::GenFft;
+
+use super::device::driver_version;
 use super::error::{driver, CudaError, CudaResult};
-use super::fft_gen::GenFft;
 use super::grid::memset0;
+use super::launch::cache_dir;
 use super::CudaFloat;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;
