@@ -60,7 +60,8 @@ macro_rules! plan_entry_points {
         }
 
         /// The plan of the problem `problem` poses with what the options choose for the plan
-        /// layer (in the plan's precision).
+        /// layer (in the plan's precision). The plan layer's checks come first, so that bad
+        /// input is refused before any device is opened (and wherever one is missing).
         fn from_problem(
             opts: $opts,
             problem: impl FnOnce(crate::planner::Choices) -> crate::Result<crate::planner::Problem>,
@@ -69,7 +70,9 @@ macro_rules! plan_entry_points {
             let gradients = opts.gradients;
             let choices =
                 crate::planner::Choices::new(T::PRECISION, kernel, upsampling, type3, gradients);
-            Self::build(problem(choices)?, opts)
+            let problem = problem(choices)?;
+            crate::planner::sigma::initial_kernel(&problem)?;
+            Self::build(problem, opts)
         }
 
         crate::entry::plan_entry_points! { @host $err;

@@ -309,11 +309,8 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
         kernels.push(k?);
     }
     if dialect != Dialect::Cuda {
-        // Tiled counts and the two-pass sort lean on warp votes and shared-memory atomics
-        // the OpenCL dialect does without.
-        kernels.retain(|k| {
-            ![names::BIN_COUNT_LOCAL, names::BIN_BUCKET, names::BIN_PLACE].contains(&k.name)
-        });
+        // The tiled count leans on warp votes, which the OpenCL dialect does without.
+        kernels.retain(|k| k.name != names::BIN_COUNT_LOCAL);
     }
     let name = match dialect {
         Dialect::Cuda => spec.name(),

@@ -682,7 +682,7 @@ pub static KERNELS: &[KernelDecl] = &[
     },
     KernelDecl {
         name: BIN_BUCKET,
-        purpose: "two-pass sort for very large grids (CUDA), first pass: (index, bin) pairs \
+        purpose: "two-pass sort for very large grids, first pass: (index, bin) pairs \
                   scattered to buckets of 2^shift consecutive bins",
         params: params!(
             SORT_KEY,
@@ -698,7 +698,7 @@ pub static KERNELS: &[KernelDecl] = &[
     },
     KernelDecl {
         name: BIN_PLACE,
-        purpose: "two-pass sort (CUDA), second pass: each bucket's indices placed in their bins",
+        purpose: "two-pass sort, second pass: each bucket's indices placed in their bins",
         params: &[
             M,
             input("part", Elem::Uint2, PAIRS),

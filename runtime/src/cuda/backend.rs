@@ -14,6 +14,7 @@ use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
+use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
@@ -271,10 +272,11 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         gauss_window::<T>(&self.ctx, &self.arch, dim, tol)
     }
 
-    fn gaussian(&mut self, (win, g, sets, old): Gauss<T>) -> CudaResult<GaussDev<T>> {
+    fn gaussian(&mut self, job: Gauss<T>) -> CudaResult<GaussDev<T>> {
+        let (s, sets) = (&self.stream, job.2);
         let pts = (sets.src.at, sets.tgt.at);
-        let job = (pts, (sets.m, sets.k), sets.isign, sets.batches);
-        GaussDev::new(&self.stream, &self.common, win, g, job, old)
+        let ffts = |n: &[usize]| FftPlans::new::<T>(s, n, &sets.batches);
+        GaussGrids::prepare(s, &self.common.t3_sources, job, pts, ffts)
     }
 
     fn mark_setpts(&mut self, end: bool) -> CudaResult<()> {

@@ -5,7 +5,7 @@
 
 use super::error::CudaResult;
 use super::fft::FftPlans;
-use super::grid::{memset0, ptr, CommonFns};
+use super::grid::{memset0, ptr};
 use super::launch::{load_module, Kernel};
 use super::{CudaFloat, GpuArch};
 use crate::gpu::gaussian::{GaussGrids, GaussKernels};
@@ -36,40 +36,10 @@ pub(crate) fn gauss_window<T: CudaFloat>(
     })
 }
 
-/// The point sets of a Gaussian type 3 (device addresses, one per dimension, of the sources
-/// and of the targets), their sizes, the plan's sign and its batches.
-pub(crate) type GaussJob = (([u64; 3], [u64; 3]), (usize, usize), i32, [usize; 2]);
-
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with cuFFT plans.
 pub(crate) type GaussDev<T> = GaussGrids<CudaSlice<T>, FftPlans>;
 
 impl<T: CudaFloat> GaussDev<T> {
-    /// Prepares the grids of `geometry` for the `m` sources and `k` targets at the device
-    /// addresses `points` (one array per dimension each). `old`, the state of the previous
-    /// point sets, gives back its grid buffer and cuFFT plans when the grid sizes are
-    /// unchanged.
-    pub fn new(
-        stream: &Arc<CudaStream>,
-        common: &CommonFns,
-        win: &GaussWindow,
-        geometry: &GaussGeometry,
-        (points, counts, isign, batches): GaussJob,
-        old: Option<Box<GaussDev<T>>>,
-    ) -> CudaResult<Self> {
-        GaussGrids::prepare(
-            stream,
-            (&win.kernels, &common.t3_sources),
-            win.b,
-            geometry,
-            points,
-            counts,
-            isign,
-            batches[0],
-            old,
-            |n| FftPlans::new::<T>(stream, n, &batches),
-        )
-    }
-
     /// `nb` transforms: strengths at `input` (stride M) → values at `output` (stride K), or
     /// with `adjoint`, values at the targets (stride K) → the sources (stride M), by the plan
     /// layer's steps (`isign` is the adjoint's, the forward's negated).

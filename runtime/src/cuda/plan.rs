@@ -18,7 +18,7 @@ use crate::gpu::engine::SortedGrid;
 use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, non_finite_point, point_count, SOURCES, TARGETS};
-use crate::planner::{sets, sigma, Problem, Type3Method};
+use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
@@ -103,14 +103,9 @@ pub struct CudaTimings {
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an NVIDIA GPU.
 pub type CudaPlan<T> = GpuPlan<CudaDev<T>, T>;
 
-/// The number of points in device coordinate arrays, one per dimension, all of one length.
-fn device_count<T, C: DevicePtr<T>>(
-    dim: usize,
-    coords: &[&C],
-    names: [&'static str; 3],
-) -> CudaResult<usize> {
-    let lens: Vec<usize> = coords.iter().map(|c| c.len()).collect();
-    Ok(point_count(dim, &lens, names)?)
+/// The lengths of device arrays (for [`point_count`]).
+fn lens<T, C: DevicePtr<T>>(arrays: &[&C]) -> Vec<usize> {
+    arrays.iter().map(|c| c.len()).collect()
 }
 
 impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
@@ -118,10 +113,9 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     crate::gpu::plan::gpu_set_points!(super::CudaError);
 
     fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
-        // The plan layer's checks first: bad input is refused wherever the GPU is missing.
-        sigma::initial_kernel(&problem)?;
-        // Also with the caller's stream, whose driver is loaded but whose NVRTC and cuFFT
-        // may not be: cudarc would panic on the first call into a missing one.
+        // NVRTC and cuFFT probed first, also with the caller's stream (whose driver is loaded
+        // but whose NVRTC and cuFFT may not be): cudarc would panic on the first call into a
+        // missing one.
         probe_libraries()?;
         let (ctx, stream) = match &opts.stream {
             Some(s) => (s.context().clone(), s.clone()),
@@ -191,7 +185,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     ) -> CudaResult<()> {
         check_type(1, self.problem.ty)?;
         let refs: Vec<&C> = coords.iter().map(|c| c.as_ref()).collect();
-        let m = device_count(self.problem.dim(), &refs, SOURCES)?;
+        let m = point_count(self.problem.dim(), &lens(&refs), SOURCES)?;
         self.dev.bind()?;
         let held: Vec<HeldCoords<T>> = coords.iter().map(|c| c.clone() as HeldCoords<T>).collect();
         let stream = self.dev.stream.clone();
@@ -234,8 +228,8 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         targets: &[&C],
     ) -> CudaResult<()> {
         check_type(3, self.problem.ty)?;
-        let m = device_count(self.problem.dim(), sources, SOURCES)?;
-        let k = device_count(self.problem.dim(), targets, TARGETS)?;
+        let m = point_count(self.problem.dim(), &lens(sources), SOURCES)?;
+        let k = point_count(self.problem.dim(), &lens(targets), TARGETS)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let gs: Vec<_> = sources.iter().map(|c| c.device_ptr(&stream)).collect();

@@ -9,6 +9,7 @@
 //! scatters with global atomics, one thread per target gathers.
 
 use super::device::{f64s, Arg, Device};
+use super::plan::PointSets;
 use super::type3::scale_sources;
 use crate::error::NudtError;
 use crate::float::Float;
@@ -60,6 +61,16 @@ impl<K> GaussKernels<K> {
     }
 }
 
+/// What a Gaussian type 3's set-points prepares from: the plan's window (kernels `K`, module
+/// `P`), the geometry, the point sets (device coordinates `Q`), and the last point sets'
+/// state `S`, if any ([`crate::gpu::plan::GaussPrep`]).
+pub(crate) type GaussJob<'a, K, P, Q, S> = (
+    &'a GaussWindow<K, P>,
+    &'a GaussGeometry,
+    &'a PointSets<'a, Q>,
+    Option<Box<S>>,
+);
+
 /// The device state of one pair of point sets: scaled points and their factors, the
 /// pre-compensation and window tables, the grids of one batch (`B`, an array) and their FFTs
 /// (`F`).
@@ -84,27 +95,23 @@ pub(crate) struct GaussGrids<B, F> {
 }
 
 impl<B, F> GaussGrids<B, F> {
-    /// Prepares the grids of `geometry` for the `m` sources and `k` targets in the device
-    /// arrays `sources` and `targets` (one per dimension): scales both sets and computes
-    /// their factors on the device, for window shape `b` and batches of `batch` transforms.
-    /// `t3_sources` is the common module's type 3 source kernel: with scale `Δs` it does
-    /// exactly this scheme's source step, `y = (x − c_x)Δs` and the pre-phase
-    /// `e^{±i c_s·(x − c_x)}`.
-    /// `old`, the state of the previous point sets, gives back its grid buffer and FFTs when
-    /// the grid sizes are unchanged and it holds a batch; `ffts` makes them otherwise.
-    #[allow(clippy::too_many_arguments)]
-    pub fn prepare<T: Float, G: Device<T, Buf = B>>(
+    /// Prepares the grids of `geometry` for the point sets `sets` (their sizes, sign and
+    /// batches), whose coordinates are the device arrays `sources` and `targets` (one per
+    /// dimension): scales both sets and computes their factors on the device, for the window
+    /// `win`. `t3_sources` is the common module's type 3 source kernel: with scale `Δs` it
+    /// does exactly this scheme's source step, `y = (x − c_x)Δs` and the pre-phase
+    /// `e^{±i c_s·(x − c_x)}`. `old`, the state of the previous point sets, gives back its
+    /// grid buffer and FFTs when the grid sizes are unchanged and it holds a batch; `ffts`
+    /// makes them otherwise.
+    pub fn prepare<T: Float, G: Device<T, Buf = B>, P, Q>(
         gpu: &G,
-        (kernels, t3_sources): (&GaussKernels<G::Kernel>, &G::Kernel),
-        b: f64,
-        geometry: &GaussGeometry,
+        t3_sources: &G::Kernel,
+        (win, geometry, sets, old): GaussJob<'_, G::Kernel, P, Q, Self>,
         (sources, targets): ([G::Mem; 3], [G::Mem; 3]),
-        (m, k): (usize, usize),
-        isign: i32,
-        batch: usize,
-        old: Option<Box<Self>>,
         ffts: impl FnOnce(&[usize]) -> Result<F, G::Error>,
     ) -> Result<Self, G::Error> {
+        let (kernels, b) = (&win.kernels, win.b);
+        let (m, k, isign, batch) = (sets.m, sets.k, sets.isign, sets.batches[0]);
         let dim = geometry.axes.len();
         let t = geometry.tables::<T>();
         let n = t.n;

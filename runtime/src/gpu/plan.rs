@@ -32,9 +32,7 @@ pub(crate) struct ModuleChoice {
     pub bins: Option<[usize; 3]>,
     pub spread: Option<GpuMethod>,
     pub interp: Option<GpuMethod>,
-    /// The bin sort in two passes (`Some(true)`), one, or by size (`None`): CUDA's choice
-    /// (OpenCL's sort is one pass).
-    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    /// The bin sort in two passes (`Some(true)`), one, or by size (`None`).
     pub two_pass_sort: Option<bool>,
 }
 

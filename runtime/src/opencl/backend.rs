@@ -14,6 +14,7 @@ use super::launch::{alloc, enqueue, mem, read, share, upload, Arg, Kernel};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
+use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::sets::shared as shared_set;
@@ -111,8 +112,7 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
     const PLAN: &'static str = "ClPlan";
 
     fn module(&self, key: ModuleKey) -> OpenClResult<ClSpreadModule> {
-        let (c, dev) = (key.choice, &self.dev);
-        ClSpreadModule::new(dev, key, T::PRECISION, c.bins, [c.spread, c.interp])
+        ClSpreadModule::new(&self.dev, key, T::PRECISION)
     }
 
     fn quadrature(&self, kernel: &KernelSpec) -> OpenClResult<Quad> {
@@ -192,11 +192,11 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         gauss_window::<T>(&self.dev, dim, tol)
     }
 
-    fn gaussian(&mut self, (win, g, sets, old): Gauss<T>) -> OpenClResult<GaussDev<T>> {
-        let dev = &self.dev;
+    fn gaussian(&mut self, job: Gauss<T>) -> OpenClResult<GaussDev<T>> {
+        let (dev, sets) = (&self.dev, job.2);
         let pts = (dev.mem3(sets.src), dev.mem3(sets.tgt));
-        let job = (pts, (sets.m, sets.k), sets.isign, sets.batches[0]);
-        GaussDev::new(dev, &self.t3().sources, win, g, job, old)
+        let ffts = |n: &[usize]| Ok(RefCell::new(GridFfts::new(dev, n, sets.batches[0])?));
+        GaussGrids::prepare(&**dev, &self.t3().sources, job, pts, ffts)
     }
 
     fn device_name(&self) -> String {

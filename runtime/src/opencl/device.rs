@@ -22,6 +22,9 @@ pub struct ClDeviceInfo {
     pub local_mem: usize,
     /// `CL_DEVICE_MAX_COMPUTE_UNITS` (a GPU's multiprocessors, a CPU's cores).
     pub compute_units: usize,
+    /// `CL_DEVICE_GLOBAL_MEM_CACHE_SIZE` in bytes (a GPU's L2): past it the bin sort takes
+    /// two passes ([`nudt_gen::gpu::sort_passes`]).
+    pub cache_bytes: usize,
     /// Whether `cl_khr_fp64` is present.
     pub fp64: bool,
     /// Whether the compiler takes inline PTX with floating-point reductions: NVIDIA's
@@ -155,6 +158,9 @@ impl ClDevice {
                 .map_err(cl("clGetDeviceInfo"))?,
             local_mem: device.local_mem_size().map_err(cl("clGetDeviceInfo"))? as usize,
             compute_units: device.max_compute_units().map_err(cl("clGetDeviceInfo"))? as usize,
+            cache_bytes: device
+                .global_mem_cache_size()
+                .map_err(cl("clGetDeviceInfo"))? as usize,
             fp64: has("cl_khr_fp64"),
             ptx,
             driver: device.driver_version().map_err(cl("clGetDeviceInfo"))?,

@@ -12,7 +12,6 @@ use crate::planner::gaussian::GaussGeometry;
 use nudt_gen::gpu::gaussian_wide_module_in;
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program;
-use opencl3::types::cl_mem;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -39,46 +38,11 @@ pub(crate) fn gauss_window<T: ClFloat>(
     })
 }
 
-/// The point sets of a Gaussian type 3 (memory objects, one per dimension, of the sources and
-/// of the targets), their sizes, the plan's sign and its batch.
-pub(crate) type GaussJob = (
-    ([Option<cl_mem>; 3], [Option<cl_mem>; 3]),
-    (usize, usize),
-    i32,
-    usize,
-);
-
 /// The device state of one pair of point sets (the shared [`GaussGrids`]) with its FFTs
 /// (in a cell: they add plans for new batch sizes while the grids are read).
 pub(crate) type GaussDev<T> = GaussGrids<Buffer<T>, RefCell<GridFfts<T>>>;
 
 impl<T: ClFloat> GaussDev<T> {
-    /// Prepares the grids of `geometry` for the `m` sources and `k` targets in device
-    /// buffers ([`GaussGrids::prepare`]); `t3_sources` is the common module's type 3 source
-    /// kernel. `old`, the state of the previous point sets, gives back its grid buffer and
-    /// FFTs when the grid sizes are unchanged.
-    pub fn new(
-        dev: &Arc<ClDevice>,
-        t3_sources: &Kernel,
-        win: &GaussWindow,
-        geometry: &GaussGeometry,
-        (points, counts, isign, batch): GaussJob,
-        old: Option<Box<GaussDev<T>>>,
-    ) -> OpenClResult<Self> {
-        GaussGrids::prepare(
-            &**dev,
-            (&win.kernels, t3_sources),
-            win.b,
-            geometry,
-            points,
-            counts,
-            isign,
-            batch,
-            old,
-            |n| Ok(RefCell::new(GridFfts::new(dev, n, batch)?)),
-        )
-    }
-
     /// `nb` transforms: strengths in `input` (stride M) → values in `output` (stride K), or
     /// with `adjoint`, values at the targets (stride K) → the sources (stride M), by the plan
     /// layer's steps (`isign` is the adjoint's, the forward's negated).

@@ -21,8 +21,8 @@ use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
-    names, scan_threads, scan_tile, spread_module_in, GpuMethod, GpuSpreadSpec, SubproblemFit,
-    GM_THREADS, SM_THREADS,
+    names, scan_threads, scan_tile, sort_passes, spread_module_in, GpuMethod, GpuSpreadSpec,
+    SortPasses, SubproblemFit, COUNT_ITEMS, GM_THREADS, SM_THREADS, SORT_THREADS,
 };
 use nudt_gen::{KernelSpec, Precision};
 use opencl3::memory::Buffer;
@@ -41,21 +41,19 @@ pub(crate) struct ClSpreadModule {
     grad_fit: SubproblemFit,
     /// Methods asked for (spreading, interpolation; `None`: choose per point set).
     want: [Option<GpuMethod>; 2],
+    /// The sort asked for (two passes, one; `None`: by size, [`sort_passes`]).
+    want_two_pass: Option<bool>,
     /// The device's dialect, which sizes the common module's prefix sums.
     dialect: Dialect,
 }
 
 impl ClSpreadModule {
     /// The module of `key.dim`-D grids for `key.kernel` in `precision` on `dev`, its bins
-    /// shaped for `key.role` unless `bins` gives them, with the methods `want`.
-    pub fn new(
-        dev: &Arc<ClDevice>,
-        key: ModuleKey,
-        precision: Precision,
-        bins: Option<[usize; 3]>,
-        want: [Option<GpuMethod>; 2],
-    ) -> OpenClResult<Self> {
+    /// shaped for `key.role` unless `key.choice` gives them, with the choice's methods and
+    /// sort.
+    pub fn new(dev: &Arc<ClDevice>, key: ModuleKey, precision: Precision) -> OpenClResult<Self> {
         let (dim, kernel, role) = (key.dim, key.kernel, key.role);
+        let (bins, want) = (key.choice.bins, [key.choice.spread, key.choice.interp]);
         let local = dev.info.local_memory();
         let mut spec = GpuSpreadSpec::within(dim, kernel, precision, local)?.for_role(role, local);
         if let Some(b) = bins {
@@ -82,6 +80,7 @@ impl ClSpreadModule {
             fit,
             grad_fit,
             want,
+            want_two_pass: key.choice.two_pass_sort,
             dialect,
         })
     }
@@ -172,6 +171,9 @@ struct Sorted<T> {
 struct Kernels {
     bin_count: Kernel,
     bin_scatter: Kernel,
+    /// The two-pass sort's.
+    bin_bucket: Kernel,
+    bin_place: Kernel,
     scan_tiles: Kernel,
     scan_totals: Kernel,
     scan_add: Kernel,
@@ -191,6 +193,7 @@ pub(crate) struct FineGrid<T> {
     fit: SubproblemFit,
     grad_fit: SubproblemFit,
     want: [Option<GpuMethod>; 2],
+    want_two_pass: Option<bool>,
     k: Kernels,
     sorted: Option<Sorted<T>>,
     _t: PhantomData<T>,
@@ -217,9 +220,12 @@ impl<T: ClFloat> FineGrid<T> {
             fit: module.fit,
             grad_fit: module.grad_fit,
             want: module.want,
+            want_two_pass: module.want_two_pass,
             k: Kernels {
                 bin_count: kernel_of(program, names::BIN_COUNT)?,
                 bin_scatter: kernel_of(program, names::BIN_SCATTER)?,
+                bin_bucket: kernel_of(program, names::BIN_BUCKET)?,
+                bin_place: kernel_of(program, names::BIN_PLACE)?,
                 scan_tiles: kernel_of(common, names::BIN_SCAN_TILES)?,
                 scan_totals: kernel_of(common, names::BIN_SCAN_TOTALS)?,
                 scan_add: kernel_of(common, names::BIN_SCAN_ADD)?,
@@ -244,7 +250,8 @@ impl<T: ClFloat> FineGrid<T> {
     /// `m`; [`crate::planner::sets::shared`] for one set), all on the device, the sets one
     /// after another: each point's bin and rank by atomics;
     /// the bins' starts and their subproblems' by the common module's prefix sums; a scatter
-    /// of the point indices into bin order and the subproblem lists. The grid keeps `x`:
+    /// of the point indices into bin order (or, where the indices outgrow the device's cache,
+    /// the two-pass sort of [`SortPasses::Two`], as on CUDA) and the subproblem lists. The grid keeps `x`:
     /// spreading and interpolation read the coordinates from it. The subproblem kernels
     /// are launched for [`GpuSpreadSpec::subproblem_bound`] groups and read the true count
     /// on the device, so the host waits for nothing but the queue's end. The count also
@@ -280,7 +287,12 @@ impl<T: ClFloat> FineGrid<T> {
             spread,
             interp,
         };
-        let rank = alloc::<u32>(dev, m)?;
+        let passes = self.sort_passes(dev, m, nbins)?;
+        // The one-pass sort ranks each point in the count; the two-pass sort only counts.
+        let rank = match passes {
+            SortPasses::One => Some(alloc::<u32>(dev, m)?),
+            SortPasses::Two { .. } => None,
+        };
         let mut counts = alloc::<u32>(dev, nbins)?;
         zero(dev, &mut counts, nbins)?;
         let (n, nb) = (self.n, self.nb);
@@ -305,15 +317,52 @@ impl<T: ClFloat> FineGrid<T> {
         let bad = upload(dev, &[u32::MAX])?;
         if m > 0 {
             let mut args = Vec::from(geometry());
-            args.extend([mem(&rank), mem(&counts), mem(&bad)]);
+            args.extend([opt_mem(rank.as_ref()), mem(&counts), mem(&bad)]);
             launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
         }
         let sub_start = alloc::<u32>(dev, nbins + 1)?;
         self.scan(dev, nbins, &counts, &sorted, &sub_start)?;
-        if m > 0 {
-            let mut args = Vec::from(geometry());
-            args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.idx)]);
-            launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
+        match (passes, rank) {
+            _ if m == 0 => {}
+            (SortPasses::Two { shift }, _) => {
+                // (index, bin) of each point in bucket order. The counts are read by the
+                // prefix sums only, so they serve as the passes' fill counters.
+                let part = alloc::<u64>(dev, m)?;
+                let nbuckets = nbins.div_ceil(1 << shift);
+                zero(dev, &mut counts, nbuckets)?;
+                let mut args = Vec::from(geometry());
+                args.extend([
+                    Arg::U32(nbuckets as u32),
+                    Arg::U32(shift),
+                    mem(&sorted.bin_start),
+                    mem(&counts),
+                    mem(&part),
+                ]);
+                let tiles = m.div_ceil(COUNT_ITEMS);
+                launch(dev, &self.k.bin_bucket, tiles, ELEMENT_GROUP, 1, &args)?;
+                zero(dev, &mut counts, nbins)?;
+                let args = [
+                    Arg::U32(m as u32),
+                    mem(&part),
+                    mem(&sorted.bin_start),
+                    mem(&counts),
+                    mem(&sorted.idx),
+                ];
+                launch(
+                    dev,
+                    &self.k.bin_place,
+                    tiles,
+                    SORT_THREADS as usize,
+                    1,
+                    &args,
+                )?;
+            }
+            (SortPasses::One, rank) => {
+                let rank = rank.expect("the one-pass count ranks");
+                let mut args = Vec::from(geometry());
+                args.extend([mem(&rank), mem(&sorted.bin_start), mem(&sorted.idx)]);
+                launch(dev, &self.k.bin_scatter, m, ELEMENT_GROUP, 1, &args)?;
+            }
         }
         if m > 0 && sub_bound > 0 {
             let args = [
@@ -338,6 +387,25 @@ impl<T: ClFloat> FineGrid<T> {
         }
         self.sorted = Some(sorted);
         Ok(())
+    }
+
+    /// The sort of `m` points into `nbins` bins: in two passes where asked or where their
+    /// indices outgrow the device's cache ([`sort_passes`]), if its work-groups hold the
+    /// second pass's [`SORT_THREADS`].
+    fn sort_passes(&self, dev: &ClDevice, m: usize, nbins: usize) -> OpenClResult<SortPasses> {
+        let fits = dev.info.max_work_group >= SORT_THREADS as usize;
+        if self.want_two_pass == Some(true) && !fits {
+            return Err(OpenClError::Method {
+                device: dev.info.name.clone(),
+                why: format!("the two-pass sort needs work-groups of {SORT_THREADS} items"),
+            });
+        }
+        let want = if fits {
+            self.want_two_pass
+        } else {
+            Some(false)
+        };
+        Ok(sort_passes(m, nbins, dev.info.cache_bytes, want))
     }
 
     /// The prefix sums of the bin `counts` into `s.bin_start` and `sub_start` (the

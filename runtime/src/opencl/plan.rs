@@ -18,7 +18,7 @@ use crate::error::NudtError;
 use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
-use crate::planner::{sets, sigma, Problem, Type3Method};
+use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::{common_module_in, names, GpuMethod};
 use nudt_gen::{KernelKind, TransformType, Upsampling};
@@ -44,6 +44,11 @@ pub struct ClOptions {
     /// Bin sides of the sort and the SM methods (1 for unused dimensions); `None` takes the
     /// planner's for the kernel and the device's local memory.
     pub bins: Option<[usize; 3]>,
+    /// The bin sort: `Some(true)` in two passes (by buckets of bins, then by bin),
+    /// `Some(false)` in one; `None` takes two where the points' sorted indices outgrow the
+    /// device's global memory cache (`nudt_gen::gpu::sort_passes`), as on CUDA. Results are
+    /// the same either way.
+    pub two_pass_sort: Option<bool>,
     /// Take this device's `nudt tune --backend opencl` profile ([`crate::planner::gpu_profile`]), when there
     /// is one, for the bins and method of type 1 and 2 plans whose options leave both open.
     pub use_profile: bool,
@@ -67,6 +72,7 @@ impl Default for ClOptions {
             spread: None,
             interp: None,
             bins: None,
+            two_pass_sort: None,
             use_profile: true,
             max_batch: 0,
             type3: Type3Method::Finufft,
@@ -78,17 +84,9 @@ impl Default for ClOptions {
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on an OpenCL device.
 pub type ClPlan<T> = GpuPlan<ClDev<T>, T>;
 
-/// The size of a point set in device buffers (`dim` of them, all of one length).
-fn device_coords<T>(
-    dim: usize,
-    coords: &[&Buffer<T>],
-    names: [&'static str; 3],
-) -> OpenClResult<usize> {
-    let lens = coords
-        .iter()
-        .map(|c| elements(c))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(point_count(dim, &lens, names)?)
+/// The lengths of device buffers (for [`point_count`]).
+fn lens<T>(buffers: &[&Buffer<T>]) -> OpenClResult<Vec<usize>> {
+    buffers.iter().map(|b| elements(b)).collect()
 }
 
 impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
@@ -96,8 +94,6 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
     crate::gpu::plan::gpu_set_points!(super::OpenClError);
 
     fn build(problem: Problem, opts: ClOptions) -> OpenClResult<Self> {
-        // The plan layer's checks first: bad input is refused wherever the device is missing.
-        sigma::initial_kernel(&problem)?;
         let dev = match opts.device {
             Some(d) => d,
             None => ClDevice::first()?,
@@ -125,7 +121,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             bins: opts.bins,
             spread: opts.spread,
             interp: opts.interp,
-            two_pass_sort: None,
+            two_pass_sort: opts.two_pass_sort,
         };
         let setup = Setup {
             dev: state,
@@ -147,7 +143,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
     /// spread outside its bin's box in local memory.
     pub fn set_points_device(&mut self, coords: &[&Buffer<T>]) -> OpenClResult<()> {
         check_type(1, self.problem.ty)?;
-        let m = device_coords(self.problem.dim(), coords, SOURCES)?;
+        let m = point_count(self.problem.dim(), &lens(coords)?, SOURCES)?;
         let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
         self.sort_points(held, (m, self.batch), &sets::shared(m))
     }
@@ -164,8 +160,8 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         targets: &[&Buffer<T>],
     ) -> OpenClResult<()> {
         check_type(3, self.problem.ty)?;
-        let m = device_coords(self.problem.dim(), sources, SOURCES)?;
-        let k = device_coords(self.problem.dim(), targets, TARGETS)?;
+        let m = point_count(self.problem.dim(), &lens(sources)?, SOURCES)?;
+        let k = point_count(self.problem.dim(), &lens(targets)?, TARGETS)?;
         let shared = |v: &[&Buffer<T>]| -> OpenClResult<Vec<Buffer<T>>> {
             v.iter().map(|b| share(b)).collect()
         };
