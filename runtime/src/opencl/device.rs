@@ -91,6 +91,18 @@ impl ClDevice {
         FIRST.get_or_init(Self::discover).clone()
     }
 
+    /// This device opened again, with a context and queue of its own: a device apart from
+    /// this one to a plan, as another GPU is. Several stand for several devices where a
+    /// machine has one (CI runs a [`crate::MultiPlan`] on PoCL this way).
+    pub fn reopen(&self) -> OpenClResult<Arc<ClDevice>> {
+        let id = *self
+            .context
+            .devices()
+            .first()
+            .ok_or(OpenClError::NoDevice(self.info.platform.clone()))?;
+        Self::open(Device::new(id), self.info.platform.clone()).map(Arc::new)
+    }
+
     /// The device's context: device buffers given to a plan (`execute_device`,
     /// `set_points_device`) are made in it, with the `opencl3` this crate re-exports.
     pub fn context(&self) -> &Context {
