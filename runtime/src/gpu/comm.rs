@@ -128,7 +128,7 @@ impl<D: Device<T>, T: Float> Communicator<D, T> for HostComm {
             slabs[q][p * w..][..w]
                 .iter_mut()
                 .zip(src)
-                .for_each(|(a, &b)| *a = *a + b);
+                .for_each(|(a, &b)| *a += b);
         }
         upload_all(devs, &slabs, "slab")
     }

@@ -131,12 +131,12 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         let devices = self.ranks.len();
         let mut index = vec![Vec::new(); devices];
         let mut local = vec![vec![Vec::new(); dim]; devices];
-        for j in 0..m {
-            let (r, x) = self.split.route(coords[0][j].to_f64().unwrap_or(0.0));
+        for (j, x0) in coords[0].iter().enumerate() {
+            let (r, x) = self.split.route(x0.to_f64().unwrap_or(0.0));
             index[r].push(j);
             local[r][0].push(T::from(x).unwrap_or_else(T::zero));
-            for d in 1..dim {
-                local[r][d].push(coords[d][j]);
+            for (to, from) in local[r][1..].iter_mut().zip(&coords[1..dim]) {
+                to.push(from[j]);
             }
         }
         for ((rank, idx), xs) in self.ranks.iter_mut().zip(index).zip(local) {
