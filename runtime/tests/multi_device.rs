@@ -70,34 +70,60 @@ fn strengths(len: usize, seed: u64) -> Vec<Complex64> {
         .collect()
 }
 
-fn widen<T: ClFloat>(v: &[Complex<T>]) -> Vec<Complex64> {
+fn widen<T: nudt_runtime::Float>(v: &[Complex<T>]) -> Vec<Complex64> {
     v.iter()
         .map(|c| Complex64::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap()))
         .collect()
 }
 
-/// One problem on `count` devices: the multi-device plan's transform (or its adjoint) of
-/// `ntransf` inputs, its error against the direct sum, and its distance to the one-device
-/// plan's.
-fn compare<T: ClFloat>(
+/// What a comparison needs of a plan, one device's or several's.
+trait Run<T> {
+    fn points(&mut self, coords: &[&[T]]);
+    fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool);
+    /// The points on each device, for a multi-device plan.
+    fn per_device(&self) -> Option<Vec<usize>>;
+}
+
+macro_rules! runs {
+    ($bound:path: $($plan:ident => $per:expr),*) => {$(
+        impl<T: $bound> Run<T> for $plan<T> {
+            fn points(&mut self, coords: &[&[T]]) {
+                self.set_points(coords).unwrap();
+            }
+            fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool) {
+                match adjoint {
+                    false => self.execute(input, output).unwrap(),
+                    true => self.execute_adjoint(input, output).unwrap(),
+                }
+            }
+            fn per_device(&self) -> Option<Vec<usize>> {
+                #[allow(clippy::redundant_closure_call)]
+                ($per)(self)
+            }
+        }
+    )*};
+}
+runs!(ClFloat: ClMultiPlan => |p: &ClMultiPlan<T>| p.points_per_device(), ClPlan => |_| None);
+
+/// One problem of `modes` in `dim` dimensions on the plans `multi` (slabs of `n0` planes)
+/// and `one`: the multi-device plan's transform (or its adjoint) of `ntransf` inputs, its
+/// error against the direct sum, and its distance to the one-device plan's.
+fn compare<T: nudt_runtime::Float>(
     ty: TransformType,
     modes: &[usize],
-    (count, ntransf, adjoint): (usize, usize, bool),
-    tol: f64,
-) -> Option<(f64, f64)> {
-    let devs = devices(count)?;
+    (ntransf, adjoint, n0): (usize, bool, usize),
+    (mut multi, mut one): (impl Run<T>, impl Run<T>),
+) -> (f64, f64) {
     let (dim, m, isign) = (modes.len(), 1500, -1);
-    let opts = ClOptions::default();
-    let mut multi = ClMultiPlan::<T>::new(ty, modes, (isign, ntransf, tol), &opts, &devs).unwrap();
-    let n0 = multi.decomposition().n[0];
     let x = points(dim, m, n0);
     let xt: Vec<Vec<T>> = x
         .iter()
         .map(|v| v.iter().map(|&a| cast(a)).collect())
         .collect();
     let coords: Vec<&[T]> = xt.iter().map(Vec::as_slice).collect();
-    multi.set_points(&coords).unwrap();
-    let per = multi.points_per_device().unwrap();
+    multi.points(&coords);
+    one.points(&coords);
+    let per = multi.per_device().unwrap();
     assert_eq!(per.iter().sum::<usize>(), m);
     assert!(per.iter().all(|&p| p > 0), "{per:?}");
     let nmodes: usize = modes.iter().product();
@@ -110,19 +136,9 @@ fn compare<T: ClFloat>(
         .map(|c| Complex::new(cast(c.re), cast(c.im)))
         .collect();
     let mut out = vec![Complex::<T>::default(); b * ntransf];
-    let mut one = ClPlan::<T>::new(ty, modes, isign, ntransf, tol, opts.clone()).unwrap();
-    one.set_points(&coords).unwrap();
     let mut reference = out.clone();
-    match adjoint {
-        false => {
-            multi.execute(&input_t, &mut out).unwrap();
-            one.execute(&input_t, &mut reference).unwrap();
-        }
-        true => {
-            multi.execute_adjoint(&input_t, &mut out).unwrap();
-            one.execute_adjoint(&input_t, &mut reference).unwrap();
-        }
-    }
+    multi.run(&input_t, &mut out, adjoint);
+    one.run(&input_t, &mut reference, adjoint);
     let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
     let sign = if adjoint { -isign } else { isign };
     let (order, all) = (ModeOrder::Cmcl, (0..b).collect::<Vec<_>>());
@@ -136,8 +152,23 @@ fn compare<T: ClFloat>(
         err = err.max(direct::rel_error(&widen(&out[t * b..][..b]), &exact));
     }
     let apart = direct::rel_error(&widen(&out), &widen(&reference));
-    eprintln!("{ty:?} {modes:?} on {count} devices, adjoint {adjoint}: error {err:.2e}, from one device {apart:.2e}");
-    Some((err, apart))
+    eprintln!("{ty:?} {modes:?} on {} devices, adjoint {adjoint}: error {err:.2e}, from one device {apart:.2e}", per.len());
+    (err, apart)
+}
+
+/// [`compare`] on `count` OpenCL devices (the plans' sign −1).
+fn compare_cl<T: ClFloat>(
+    ty: TransformType,
+    modes: &[usize],
+    (count, ntransf, adjoint): (usize, usize, bool),
+    tol: f64,
+) -> Option<(f64, f64)> {
+    let devs = devices(count)?;
+    let opts = ClOptions::default();
+    let multi = ClMultiPlan::<T>::new(ty, modes, (-1, ntransf, tol), &opts, &devs).unwrap();
+    let one = ClPlan::<T>::new(ty, modes, -1, ntransf, tol, opts).unwrap();
+    let n0 = multi.decomposition().n[0];
+    Some(compare(ty, modes, (ntransf, adjoint, n0), (multi, one)))
 }
 
 /// Types 1 and 2 in 2-D and 3-D on two and three devices meet the tolerance against the
@@ -148,7 +179,8 @@ fn types_1_and_2_match_the_direct_sum_and_one_device() {
     for modes in [vec![24, 17], vec![12, 10, 9]] {
         for ty in [TransformType::Type1, TransformType::Type2] {
             for count in [2, 3] {
-                let Some((err, apart)) = compare::<f64>(ty, &modes, (count, 1, false), tol) else {
+                let Some((err, apart)) = compare_cl::<f64>(ty, &modes, (count, 1, false), tol)
+                else {
                     return;
                 };
                 assert!(err < 10.0 * tol, "{ty:?} {modes:?} {count}: {err:e}");
@@ -165,16 +197,17 @@ fn types_1_and_2_match_the_direct_sum_and_one_device() {
 /// change below the tolerance (1.8e-10 here) rather than at rounding.
 #[test]
 fn adjoints_stacks_and_f32() {
-    let Some((err, apart)) = compare::<f64>(TransformType::Type1, &[10, 8, 6], (2, 1, true), 1e-8)
+    let Some((err, apart)) =
+        compare_cl::<f64>(TransformType::Type1, &[10, 8, 6], (2, 1, true), 1e-8)
     else {
         return;
     };
     assert!(err < 1e-7 && apart < 1e-9, "{err:e} {apart:e}");
     let (err, apart) =
-        compare::<f64>(TransformType::Type2, &[16, 12], (3, 3, false), 1e-6).unwrap();
+        compare_cl::<f64>(TransformType::Type2, &[16, 12], (3, 3, false), 1e-6).unwrap();
     assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");
     let (err, apart) =
-        compare::<f32>(TransformType::Type1, &[12, 10, 9], (2, 2, false), 1e-4).unwrap();
+        compare_cl::<f32>(TransformType::Type1, &[12, 10, 9], (2, 2, false), 1e-4).unwrap();
     assert!(err < 1e-3 && apart < 1e-5, "{err:e} {apart:e}");
 }
 
@@ -208,4 +241,62 @@ fn bad_splits_are_typed_errors() {
         matches!(r, Err(OpenClError::Input(NudtError::Length { .. }))),
         "{r:?}"
     );
+}
+
+/// The same on the GPUs of this machine, where it has two or more (`NUDT_REQUIRE_GPU=1`
+/// makes fewer a failure): CUDA devices, each with its own context and stream.
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use nudt_runtime::cuda::{CudaContext, CudaFloat, CudaMultiPlan, CudaOptions, CudaPlan};
+
+    runs!(CudaFloat: CudaMultiPlan => |p: &CudaMultiPlan<T>| p.points_per_device(), CudaPlan => |_| None);
+
+    fn gpus() -> Option<usize> {
+        let count = Backend::Cuda
+            .available()
+            .ok()
+            .and_then(|_| CudaContext::device_count().ok())
+            .unwrap_or(0) as usize;
+        if count < 2 {
+            if std::env::var("NUDT_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("NUDT_REQUIRE_GPU=1 but {count} CUDA devices (two needed)");
+            }
+            eprintln!("SKIPPED: {count} CUDA devices (two needed)");
+            return None;
+        }
+        Some(count)
+    }
+
+    fn compare_cuda<T: CudaFloat>(
+        ty: TransformType,
+        modes: &[usize],
+        (count, adjoint): (usize, bool),
+        tol: f64,
+    ) -> (f64, f64) {
+        let opts = CudaOptions::default();
+        let ids: Vec<usize> = (0..count).collect();
+        let multi = CudaMultiPlan::<T>::new(ty, modes, (-1, 2, tol), &opts, &ids).unwrap();
+        let one = CudaPlan::<T>::new(ty, modes, -1, 2, tol, opts).unwrap();
+        let n0 = multi.decomposition().n[0];
+        compare(ty, modes, (2, adjoint, n0), (multi, one))
+    }
+
+    /// Types 1 and 2 in 2-D and 3-D, f64 and f32, over every GPU.
+    #[test]
+    fn types_1_and_2_over_the_gpus() {
+        let Some(count) = gpus() else {
+            return;
+        };
+        for modes in [vec![40, 33], vec![24, 20, 18]] {
+            for ty in [TransformType::Type1, TransformType::Type2] {
+                for adjoint in [false, true] {
+                    let (err, apart) = compare_cuda::<f64>(ty, &modes, (count, adjoint), 1e-6);
+                    assert!(err < 1e-5 && apart < 1e-9, "{err:e} {apart:e}");
+                    let (err, apart) = compare_cuda::<f32>(ty, &modes, (count, adjoint), 1e-4);
+                    assert!(err < 1e-3 && apart < 1e-4, "{err:e} {apart:e}");
+                }
+            }
+        }
+    }
 }

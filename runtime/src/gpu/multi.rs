@@ -25,9 +25,9 @@ use crate::float::{interleaved, Float};
 use crate::planner::devices::Decomposition;
 use crate::planner::stages::{self, Pass, Stage};
 use crate::planner::validate::{check_coords, check_type, SOURCES};
-use crate::planner::{sets, sigma, Problem};
+use crate::planner::{sets, sigma, Choices, Problem, Type3Method};
 use crate::uniform::ModeOrder;
-use nudt_gen::{KernelSpec, TransformType};
+use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
 
 /// One device of a multi-device plan: its engines, the points routed to it (their indices in
@@ -59,6 +59,24 @@ fn at_points(s: &Stage) -> bool {
 /// Complex values from their interleaved reals.
 fn complex<T: Float>(v: &[T]) -> impl Iterator<Item = Complex<T>> + '_ {
     v.chunks_exact(2).map(|p| Complex::new(p[0], p[1]))
+}
+
+/// The problem of a multi-device plan: a type 1 or 2 of `modes` with `ntransf` transforms
+/// sharing the points, in `T`, with a backend's options' kernel and upsampling.
+pub(crate) fn problem<T: Float>(
+    ty: TransformType,
+    modes: &[usize],
+    (isign, ntransf, tol): (i32, usize, f64),
+    (kernel, upsampling): (KernelKind, Option<Upsampling>),
+) -> crate::Result<Problem> {
+    let choices = Choices::new(
+        T::PRECISION,
+        kernel,
+        upsampling,
+        Type3Method::Finufft,
+        false,
+    );
+    Problem::uniform(ty, modes, isign, ntransf, tol, choices)
 }
 
 impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {

@@ -9,8 +9,7 @@ use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::plan::ClOptions;
 use crate::gpu::comm::HostComm;
-use crate::gpu::multi::MultiPlan;
-use crate::planner::{Choices, Problem};
+use crate::gpu::multi::{problem, MultiPlan};
 use nudt_gen::TransformType;
 use std::sync::Arc;
 
@@ -28,13 +27,11 @@ impl<T: ClFloat> MultiPlan<ClDev<T>, HostComm, T> {
     pub fn new(
         ty: TransformType,
         modes: &[usize],
-        (isign, ntransf, tol): (i32, usize, f64),
+        job: (i32, usize, f64),
         opts: &ClOptions,
         devices: &[Arc<ClDevice>],
     ) -> OpenClResult<Self> {
-        let (kernel, upsampling) = (opts.kernel, opts.upsampling);
-        let choices = Choices::new(T::PRECISION, kernel, upsampling, opts.type3, false);
-        let problem = Problem::uniform(ty, modes, isign, ntransf, tol, choices)?;
+        let problem = problem::<T>(ty, modes, job, (opts.kernel, opts.upsampling))?;
         let devs = devices
             .iter()
             .map(|d| ClDev::open(d.clone(), problem.ty))
