@@ -29,6 +29,7 @@ use crate::planner::{sets, sigma, Choices, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
+use std::time::Instant;
 
 /// One device of a multi-device plan: its engines, the points routed to it (their indices in
 /// the caller's arrays), and its device state, dropped last.
@@ -49,6 +50,34 @@ pub struct MultiPlan<B: Backend<T>, C, T: Float> {
     points: Option<usize>,
     ranks: Vec<Rank<B, T>>,
     comm: C,
+    times: StepTimes,
+}
+
+/// Where a multi-device plan's last run spent its time, in seconds, each step waited for on
+/// every device: the stage at the points (spreading or interpolation on the local grids),
+/// the halos' exchange, the fast axes' FFTs and corrections on the slabs' planes, the
+/// transpose, and the slow axis' FFTs and corrections with the modes gathered to the host
+/// (type 2: scattered from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    pub points: f64,
+    pub halos: f64,
+    pub planes: f64,
+    pub transpose: f64,
+    pub columns: f64,
+}
+
+/// The seconds since `clock` once every device's queued work has run; `clock` restarted.
+fn lap<B: Backend<T>, T: Float>(
+    ranks: &[Rank<B, T>],
+    clock: &mut Instant,
+) -> Result<f64, B::Error> {
+    for r in ranks {
+        r.dev.device().sync()?;
+    }
+    let t = clock.elapsed().as_secs_f64();
+    *clock = Instant::now();
+    Ok(t)
 }
 
 /// Whether `s` is a stage at the points (skipped on a device that holds none).
@@ -137,6 +166,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
             points: None,
             ranks,
             comm,
+            times: StepTimes::default(),
         })
     }
 
@@ -182,6 +212,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
             .check_io(&counts, [input.len(), output.len()], pass)?;
         let (ty, isign) = (self.problem.ty, self.problem.isign);
         let (points, grid, spreads) = stages::split_sequence(ty, isign, pass);
+        self.times = StepTimes::default();
         let mut at = (0, 0);
         for (a, b) in each {
             let (x, y) = (&input[at.0..][..a], &mut output[at.1..][..b]);
@@ -230,6 +261,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         points: &[Stage],
         grid: &[Stage],
     ) -> Result<(), B::Error> {
+        let mut clock = Instant::now();
         for rank in &mut self.ranks {
             let steps: Vec<Stage> = match rank.index.is_empty() {
                 true => points.iter().copied().filter(|s| !at_points(s)).collect(),
@@ -240,8 +272,10 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
             rank.dev
                 .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)?;
         }
+        self.times.points += lap(&self.ranks, &mut clock)?;
         let (devs, grids) = self.works(|r| &r.local);
         let slabs = self.comm.sum_halos(&devs, &grids, &self.split)?;
+        self.times.halos += lap(&self.ranks, &mut clock)?;
         let s = &self.split;
         let mut rows = Vec::new();
         for (r, (rank, slab)) in self.ranks.iter_mut().zip(slabs).enumerate() {
@@ -252,9 +286,11 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                 .run_stages(&mut rank.fast, grid, [&out, &out], planes)?;
             rows.push(out);
         }
+        self.times.planes += lap(&self.ranks, &mut clock)?;
         let devs: Vec<&B::Dev> = self.ranks.iter().map(|r| r.dev.device()).collect();
         let rows: Vec<&B::Buf> = rows.iter().collect();
         let columns = self.comm.to_columns(&devs, &rows, s)?;
+        self.times.transpose += lap(&self.ranks, &mut clock)?;
         let (n0, cols) = (self.problem.modes[0], s.columns());
         for (r, (rank, col)) in self.ranks.iter_mut().zip(columns).enumerate() {
             let range = s.column_range(r);
@@ -272,6 +308,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                 }
             }
         }
+        self.times.columns += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
 
@@ -283,6 +320,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         points: &[Stage],
         grid: &[Stage],
     ) -> Result<(), B::Error> {
+        let mut clock = Instant::now();
         let s = &self.split;
         let (n0, cols) = (self.problem.modes[0], s.columns());
         for (r, rank) in self.ranks.iter_mut().enumerate() {
@@ -297,15 +335,19 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                     .run_stages(&mut rank.slow, grid, [&modes, &modes], range.len())?;
             }
         }
+        self.times.columns += lap(&self.ranks, &mut clock)?;
         let (devs, columns) = self.works(|r| &r.slow);
         let rows = self.comm.to_rows(&devs, &columns, s)?;
+        self.times.transpose += lap(&self.ranks, &mut clock)?;
         for (r, (rank, row)) in self.ranks.iter_mut().zip(rows).enumerate() {
             let planes = s.slab(r).len();
             rank.dev
                 .run_stages(&mut rank.fast, grid, [&row, &row], planes)?;
         }
+        self.times.planes += lap(&self.ranks, &mut clock)?;
         let (devs, slabs) = self.works(|r| &r.fast);
         let locals = self.comm.fill_halos(&devs, &slabs, s)?;
+        self.times.halos += lap(&self.ranks, &mut clock)?;
         for (rank, local) in self.ranks.iter_mut().zip(locals) {
             rank.local.work = local;
             let m = rank.index.len();
@@ -320,6 +362,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                 c[j] = v;
             }
         }
+        self.times.points += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
 
@@ -337,6 +380,11 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
     pub fn points_per_device(&self) -> Option<Vec<usize>> {
         self.points
             .map(|_| self.ranks.iter().map(|r| r.index.len()).collect())
+    }
+
+    /// Where the last run spent its time.
+    pub fn step_times(&self) -> StepTimes {
+        self.times
     }
 
     pub fn transform_type(&self) -> TransformType {

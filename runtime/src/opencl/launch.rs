@@ -378,6 +378,10 @@ impl<T: Copy + Default> Device<T> for ClDevice {
     fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> OpenClResult<()> {
         launch(self, k, items, ELEMENT_GROUP, nb, args)
     }
+
+    fn sync(&self) -> OpenClResult<()> {
+        self.queue.finish().map_err(cl("clFinish"))
+    }
 }
 
 #[cfg(test)]
