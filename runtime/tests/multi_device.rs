@@ -190,11 +190,7 @@ fn types_1_and_2_match_the_direct_sum_and_one_device() {
     }
 }
 
-/// Adjoints, stacks of transforms and single precision take the same path. At width 9 (1e-8)
-/// two of the points sit exactly where a footprint starts a new plane, and the rescaled
-/// coordinate may round to the neighbouring footprint on the local grid: that point's
-/// weights then leave out the kernel's edge value at one end and take it at the other, a
-/// change below the tolerance (1.8e-10 here) rather than at rounding.
+/// Adjoints, stacks of transforms and single precision take the same path.
 #[test]
 fn adjoints_stacks_and_f32() {
     let Some((err, apart)) =
@@ -202,7 +198,7 @@ fn adjoints_stacks_and_f32() {
     else {
         return;
     };
-    assert!(err < 1e-7 && apart < 1e-9, "{err:e} {apart:e}");
+    assert!(err < 1e-7 && apart < 1e-11, "{err:e} {apart:e}");
     let (err, apart) =
         compare_cl::<f64>(TransformType::Type2, &[16, 12], (3, 3, false), 1e-6).unwrap();
     assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");

@@ -180,9 +180,9 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         let mut index = vec![Vec::new(); devices];
         let mut local = vec![vec![Vec::new(); dim]; devices];
         for (j, x0) in coords[0].iter().enumerate() {
-            let (r, x) = self.split.route(x0.to_f64().unwrap_or(0.0));
+            let (r, x) = self.split.route::<T>(x0.to_f64().unwrap_or(0.0));
             index[r].push(j);
-            local[r][0].push(T::from(x).unwrap_or_else(T::zero));
+            local[r][0].push(x);
             for (to, from) in local[r][1..].iter_mut().zip(&coords[1..dim]) {
                 to.push(from[j]);
             }

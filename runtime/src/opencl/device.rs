@@ -9,6 +9,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::platform::get_platforms;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// What the planner needs to know of a device.
@@ -64,6 +65,10 @@ impl ClDeviceInfo {
 
 /// A device with its context and command queue, shared by the plans made on it.
 pub struct ClDevice {
+    /// Distinct for every opening in the process: the key of its built programs in memory
+    /// (an address could be another opening's once this one is dropped, and its programs
+    /// belong to its own context).
+    pub(crate) id: u64,
     pub(crate) context: Context,
     pub(crate) queue: CommandQueue,
     pub info: ClDeviceInfo,
@@ -174,7 +179,9 @@ impl ClDevice {
         let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;
         let queue =
             CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
+        static OPENED: AtomicU64 = AtomicU64::new(0);
         Ok(ClDevice {
+            id: OPENED.fetch_add(1, Ordering::Relaxed),
             context,
             queue,
             info,

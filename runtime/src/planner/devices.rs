@@ -16,6 +16,8 @@
 //! columns of modes, and a 1-D transform along the slow axis finishes them.
 
 use crate::error::{NudtError, Result};
+use crate::float::Float;
+use std::f64::consts::TAU;
 use std::ops::Range;
 
 /// Planes spared at each end of a local grid, so that a point whose footprint start rounds
@@ -48,6 +50,21 @@ pub struct Decomposition {
     column_starts: Vec<usize>,
     /// Each device's local grid planes.
     local: Vec<usize>,
+}
+
+/// The kernels' `locate` of coordinate `x` on a grid of `n` planes for a kernel of width `w`,
+/// in double as they compute it (generator/templates/gpu/spread.tera): the coordinate in grid
+/// steps, in `[0, n)`, and the footprint's first plane `⌈xg − w/2⌉` (from `−w/2`, before it
+/// is wrapped).
+pub fn locate(x: f64, n: usize, w: usize) -> (f64, i64) {
+    let turns = x * 0.159_154_943_091_895_35;
+    let mut xg = (turns - turns.floor()) * n as f64;
+    if xg >= n as f64 {
+        xg -= n as f64;
+    } else if !(xg >= 0.0) {
+        xg = 0.0;
+    }
+    (xg, (xg - 0.5 * w as f64).ceil() as i64)
 }
 
 /// `total` items in `parts` runs whose sizes differ by at most one, larger ones first: the
@@ -140,26 +157,37 @@ impl Decomposition {
     }
 
     /// Where a point with slowest coordinate `x` (radians, finite) goes: the device whose
-    /// slab holds the first plane of its kernel footprint (as the kernels locate it: `xg`
-    /// the coordinate in grid steps in `[0, n)`, the footprint from `⌈xg − w/2⌉` mod `n`), and
-    /// the coordinate that puts it at the same place on that device's local grid, whose
-    /// plane `MARGIN` is the slab's first.
-    pub fn route(&self, x: f64) -> (usize, f64) {
-        let (n0, w) = (self.n[0], self.width as f64);
-        let turns = x * std::f64::consts::FRAC_1_PI * 0.5;
-        let mut xg = (turns - turns.floor()) * n0 as f64;
-        if xg >= n0 as f64 {
-            xg -= n0 as f64;
-        }
-        let start = (xg - 0.5 * w).ceil();
+    /// slab holds the first plane of its kernel footprint ([`locate`]), and the coordinate, in
+    /// `T`, that puts it at the same place on that device's local grid, whose plane `MARGIN`
+    /// is the slab's first. The coordinate rounded to `T` may fall across a plane boundary
+    /// the point lies on, and put the footprint a plane over: it is then stepped back by its
+    /// rounding, so the footprint is always the same planes as on the whole grid, and the
+    /// kernel's weights differ from the whole grid's by rounding only.
+    pub fn route<T: Float>(&self, x: f64) -> (usize, T) {
+        let (n0, w) = (self.n[0], self.width);
+        let (xg, start) = locate(x, n0, w);
         // The footprint's first plane, and the coordinate unwrapped to the same period.
-        let (first, xg) = match start < 0.0 {
-            true => ((start as i64 + n0 as i64) as usize, xg + n0 as f64),
+        let (first, xg) = match start < 0 {
+            true => ((start + n0 as i64) as usize, xg + n0 as f64),
             false => (start as usize, xg),
         };
         let r = self.owner(first);
-        let local = xg - self.starts[r] as f64 + MARGIN as f64;
-        (r, local / self.local[r] as f64 * std::f64::consts::TAU)
+        let (want, l) = ((first - self.starts[r] + MARGIN) as i64, self.local[r]);
+        let local = (xg - self.starts[r] as f64 + MARGIN as f64) / l as f64 * TAU;
+        let mut local = T::from(local).unwrap_or_else(T::zero);
+        for _ in 0..8 {
+            let got = locate(local.to_f64().unwrap_or(0.0), l, w).1;
+            if got == want {
+                break;
+            }
+            let step = T::epsilon() * local.abs().max(T::one());
+            local = if got > want {
+                local - step
+            } else {
+                local + step
+            };
+        }
+        (r, local)
     }
 
     /// Device `r`'s local planes in runs of one owner each, in order: local plane `j` is
@@ -194,18 +222,6 @@ impl Decomposition {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The kernels' `locate`, on the host: the footprint's first plane in `[0, n)` and the
-    /// coordinate in grid steps.
-    fn footprint(x: f64, n: usize, w: usize) -> (i64, f64) {
-        let turns = x * 0.15915494309189535;
-        let mut xg = (turns - turns.floor()) * n as f64;
-        if xg >= n as f64 {
-            xg -= n as f64;
-        }
-        let start = (xg - 0.5 * w as f64).ceil() as i64;
-        (start.rem_euclid(n as i64), xg)
-    }
 
     fn splits() -> Vec<Decomposition> {
         let mut v = Vec::new();
@@ -244,40 +260,42 @@ mod tests {
     }
 
     /// A routed point lies on its device's local grid where it lies on the whole grid, to
-    /// rounding: its footprint is the same planes, unwrapped and inside the local grid (one
-    /// plane off only where the point sits on a plane's boundary, which the margins hold),
-    /// and its first plane is in the device's slab.
-    #[test]
-    fn routed_points_keep_their_footprint() {
+    /// rounding (`gap`, in grid steps), its footprint the same planes, unwrapped and inside the
+    /// local grid, and its first plane in the device's slab: random points, points on ±π and
+    /// beyond, and points exactly on the planes where footprints start, in `T`.
+    fn routes_keep_the_footprint<T: Float>(gap: f64) {
         let pi = std::f64::consts::PI;
         for d in splits() {
             let (n0, w) = (d.n[0], d.width);
             let mut xs: Vec<f64> = (0..2000).map(|i| -7.0 + i as f64 * 0.00703).collect();
             xs.extend([-pi, pi, 0.0, 1e-300, -1e-300, 3.0 * pi, -5.5]);
-            // Points exactly where the footprint starts a new plane.
             let step = 2.0 * pi / n0 as f64;
             xs.extend((0..2 * n0).map(|i| (i as f64 * 0.5 + 0.5 * w as f64) * step));
             for x in xs {
-                let (first, xg) = footprint(x, n0, w);
-                let (r, xl) = d.route(x);
+                // The coordinate as the caller holds it.
+                let x = T::from(x).unwrap().to_f64().unwrap();
+                let (xg, start) = locate(x, n0, w);
+                let first = start.rem_euclid(n0 as i64);
+                let (r, xl) = d.route::<T>(x);
                 assert!(d.slab(r).contains(&(first as usize)), "{x}: {first} {r}");
                 let l = d.local_planes(r);
-                let (lfirst, lxg) = footprint(xl, l, w);
-                let shift = d.slab(r).start as f64 - MARGIN as f64;
-                let gap = (lxg + shift - xg).rem_euclid(n0 as f64);
-                assert!(gap.min(n0 as f64 - gap) < 1e-9, "{x}: {lxg} {xg}");
-                let on_edge = ((xg - 0.5 * w as f64).round() - (xg - 0.5 * w as f64)).abs() < 1e-9;
-                let off = (lfirst + shift as i64 - first).rem_euclid(n0 as i64);
+                let (lxg, lfirst) = locate(xl.to_f64().unwrap(), l, w);
+                let shift = d.slab(r).start as i64 - MARGIN as i64;
+                assert_eq!((lfirst + shift).rem_euclid(n0 as i64), first, "{x}");
                 assert!(
-                    off == 0 || (on_edge && (off == 1 || off == n0 as i64 - 1)),
+                    lfirst >= MARGIN as i64 && lfirst as usize + w + MARGIN <= l,
                     "{x}"
                 );
-                assert!(
-                    lfirst >= MARGIN as i64 - 1 && lfirst as usize + w < l + MARGIN,
-                    "{x}"
-                );
+                let apart = (lxg + shift as f64 - xg).rem_euclid(n0 as f64);
+                assert!(apart.min(n0 as f64 - apart) < gap, "{x}: {lxg} {xg}");
             }
         }
+    }
+
+    #[test]
+    fn routed_points_keep_their_footprint() {
+        routes_keep_the_footprint::<f64>(1e-9);
+        routes_keep_the_footprint::<f32>(1e-4);
     }
 
     /// A local grid's segments cover it in order, each inside its owner's slab, at the
