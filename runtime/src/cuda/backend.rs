@@ -182,6 +182,9 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn uniform(&self, module: &GridModule, shape: GridShape<'_>) -> CudaResult<UniformDev<T>> {
+        // cuFFT plans are made in the current context: this device's, where a process drives
+        // several (a MultiPlan).
+        self.bind()?;
         uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
@@ -208,6 +211,7 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn sort(&mut self, u: &mut UniformDev<T>, p: CudaPoints<T>, sets: &[u32]) -> CudaResult<()> {
+        self.bind()?;
         let scratch = scratch(u, &self.stream);
         let r = u
             .grid

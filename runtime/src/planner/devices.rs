@@ -61,7 +61,7 @@ pub fn locate(x: f64, n: usize, w: usize) -> (f64, i64) {
     let mut xg = (turns - turns.floor()) * n as f64;
     if xg >= n as f64 {
         xg -= n as f64;
-    } else if !(xg >= 0.0) {
+    } else if xg.is_nan() || xg < 0.0 {
         xg = 0.0;
     }
     (xg, (xg - 0.5 * w as f64).ceil() as i64)
