@@ -144,17 +144,28 @@ mod bench {
         );
     }
 
+    /// Both plans timed on the job's data, and the report; `steps` gives the multi-device
+    /// plan's step times.
+    fn race<T: Float, M: Timed<T>>(
+        job: &Job,
+        mut one: impl Timed<T>,
+        mut multi: M,
+        steps: impl Fn(&M) -> StepTimes,
+    ) -> Res<()> {
+        let a = time(&mut one, job)?;
+        let b = time(&mut multi, job)?;
+        report(job, a, b, steps(&multi));
+        Ok(())
+    }
+
     #[cfg(feature = "cuda")]
     pub fn cuda<T: nudt::cuda::CudaFloat>(job: &Job, tol: f64) -> Res<()> {
         use nudt::cuda::{CudaMultiPlan, CudaOptions, CudaPlan};
         let opts = CudaOptions::default();
-        let mut one = CudaPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let one = CudaPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
         let ids: Vec<usize> = (0..job.devices).collect();
-        let mut multi = CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &ids)?;
-        let a = time(&mut one, job)?;
-        let b = time(&mut multi, job)?;
-        report(job, a, b, multi.step_times());
-        Ok(())
+        let multi = CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &ids)?;
+        race(job, one, multi, |m| m.step_times())
     }
 
     #[cfg(not(feature = "cuda"))]
@@ -170,12 +181,9 @@ mod bench {
             .map(|_| first.reopen())
             .collect::<Result<Vec<_>, _>>()?;
         let opts = ClOptions::default();
-        let mut one = ClPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
-        let mut multi = ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &devs)?;
-        let a = time(&mut one, job)?;
-        let b = time(&mut multi, job)?;
-        report(job, a, b, multi.step_times());
-        Ok(())
+        let one = ClPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let multi = ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &devs)?;
+        race(job, one, multi, |m| m.step_times())
     }
 
     #[cfg(not(feature = "opencl"))]

@@ -296,3 +296,40 @@ mod cuda {
         }
     }
 }
+
+/// Points all in one slab leave the other devices none: they spread nothing (type 1) and
+/// interpolate nothing (type 2), and the transforms still match the direct sum.
+#[test]
+fn devices_without_points() {
+    let Some(devs) = devices(3) else {
+        return;
+    };
+    let (modes, m) = ([16usize, 12], 300);
+    let mut rng = Lcg(5);
+    let x: Vec<Vec<f64>> = vec![
+        (0..m).map(|_| 0.1 + 0.05 * rng.next()).collect(),
+        (0..m).map(|_| PI * rng.next()).collect(),
+    ];
+    let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let opts = ClOptions::default();
+        let mut plan = ClMultiPlan::<f64>::new(ty, &modes, (1, 1, 1e-6), &opts, &devs).unwrap();
+        plan.set_points(&xs).unwrap();
+        let per = plan.points_per_device().unwrap();
+        assert_eq!(per.iter().filter(|&&p| p == 0).count(), 2, "{per:?}");
+        let (a, b) = match ty {
+            TransformType::Type1 => (m, 16 * 12),
+            _ => (16 * 12, m),
+        };
+        let input = strengths(a, 3);
+        let mut out = vec![Complex64::default(); b];
+        plan.execute(&input, &mut out).unwrap();
+        let all: Vec<usize> = (0..b).collect();
+        let exact = match ty {
+            TransformType::Type1 => direct::type1(&xs, &input, &modes, ModeOrder::Cmcl, 1, &all),
+            _ => direct::type2(&xs, &input, &modes, ModeOrder::Cmcl, 1, &all),
+        };
+        let err = direct::rel_error(&out, &exact);
+        assert!(err < 1e-5, "{ty:?}: {err:e}");
+    }
+}
