@@ -82,6 +82,10 @@ pub enum NudtError {
     /// or is not a profile.
     #[error("tuning profile {path}: {why}")]
     Profile { path: String, why: String },
+    /// A transform that cannot be split over the devices asked for
+    /// ([`crate::planner::devices::Decomposition`]).
+    #[error("cannot split the transform over {devices} devices: {why}")]
+    Devices { devices: usize, why: String },
 }
 
 pub type Result<T> = std::result::Result<T, NudtError>;

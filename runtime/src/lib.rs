@@ -13,6 +13,8 @@ pub mod float;
 mod gpu;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use gpu::plan::GpuPlan;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+pub use gpu::{comm::HostComm, multi::MultiPlan, multi::StepTimes};
 pub mod gradient;
 mod grid;
 mod oneshot;

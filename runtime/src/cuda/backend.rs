@@ -3,7 +3,7 @@
 //! plan's steps ([`Backend`]): modules compiled by NVRTC, grids and cuFFT plans, uploads,
 //! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
 
-use super::engine::{scratch, uniform_dev, CudaModes, Type3Dev, UniformDev};
+use super::engine::{scratch, uniform_dev, Batch, CudaModes, Type3Dev, UniformDev};
 use super::error::{driver, CudaResult};
 use super::fft::FftEngine;
 use super::fft::FftPlans;
@@ -17,6 +17,7 @@ use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
+use crate::planner::stages::{self, Stage};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
 use nudt_gen::KernelSpec;
 use std::sync::Arc;
@@ -163,6 +164,7 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     type GaussFft = FftPlans;
     type Window = GaussWindow;
     type Points = CudaPoints<T>;
+    type Dev = Arc<CudaStream>;
     const NAME: &'static str = "cuda";
     const PLAN: &'static str = "CudaPlan";
 
@@ -181,6 +183,9 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn uniform(&self, module: &GridModule, shape: GridShape<'_>) -> CudaResult<UniformDev<T>> {
+        // cuFFT plans are made in the current context: this device's, where a process drives
+        // several (a MultiPlan).
+        self.bind()?;
         uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
@@ -207,6 +212,7 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn sort(&mut self, u: &mut UniformDev<T>, p: CudaPoints<T>, sets: &[u32]) -> CudaResult<()> {
+        self.bind()?;
         let scratch = scratch(u, &self.stream);
         let r = u
             .grid
@@ -285,5 +291,32 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
 
     fn device_name(&self) -> String {
         self.arch.name.clone()
+    }
+
+    fn device(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    fn run_stages(
+        &self,
+        u: &mut UniformDev<T>,
+        steps: &[Stage],
+        [input, output]: [&CudaSlice<T>; 2],
+        count: usize,
+    ) -> CudaResult<()> {
+        self.bind()?;
+        let stream = &self.stream;
+        let mut batch = Batch {
+            stream,
+            common: &self.common,
+            fine: u,
+            type3: None,
+            input: ptr(input, stream),
+            output: ptr(output, stream),
+            count,
+            points: 0,
+            targets: 0,
+        };
+        stages::perform(&mut batch, steps)
     }
 }

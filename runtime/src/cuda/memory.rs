@@ -154,4 +154,9 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
     fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> CudaResult<()> {
         k.launch(self, (blocks(items, k.threads), nb as u32), args)
     }
+
+    fn sync(&self) -> CudaResult<()> {
+        self.synchronize()
+            .map_err(|e| driver("cuStreamSynchronize", e))
+    }
 }

@@ -46,6 +46,7 @@ mod gaussian;
 mod grid;
 mod launch;
 mod memory;
+mod multi;
 mod plan;
 
 pub use crate::planner::limits::MAX_BATCH;
@@ -62,6 +63,7 @@ pub use fft::{FftEngine, GenFft};
 pub use launch::{
     cache_dir, cache_path, compile_options, load_module, nvrtc_cubin, set_cache_dir, ModuleOrigin,
 };
+pub use multi::CudaMultiPlan;
 pub use nudt_gen::gpu::{GpuArch, GpuMethod};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings};
 

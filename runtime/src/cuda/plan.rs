@@ -108,11 +108,10 @@ fn lens<T, C: DevicePtr<T>>(arrays: &[&C]) -> Vec<usize> {
     arrays.iter().map(|c| c.len()).collect()
 }
 
-impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
-    crate::entry::plan_entry_points!(CudaOptions, super::CudaError);
-    crate::gpu::plan::gpu_set_points!(super::CudaError);
-
-    fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
+impl<T: CudaFloat> CudaDev<T> {
+    /// The device state of a plan on the options' stream or device: the libraries probed,
+    /// the context bound, the architecture detected, the common module loaded.
+    pub(super) fn open(opts: &CudaOptions) -> CudaResult<Self> {
         // NVRTC and cuFFT probed first, also with the caller's stream (whose driver is loaded
         // but whose NVRTC and cuFFT may not be): cudarc would panic on the first call into a
         // missing one.
@@ -134,15 +133,13 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         };
         let common_src = nudt_gen::gpu::common_module(T::PRECISION)?;
         let common = CommonFns::load(&ctx, &common_src, &arch)?;
-        let profile_key =
-            (opts.use_profile && opts.arch.is_none()).then(|| super::profile_key(&arch));
         let ev = || {
             ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(|e| driver("cuEventCreate", e))
         };
         let events = [ev()?, ev()?, ev()?, ev()?];
-        let dev = CudaDev {
-            ctx: ctx.clone(),
+        Ok(CudaDev {
+            ctx,
             stream,
             arch,
             common,
@@ -153,7 +150,18 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             dout: None,
             events,
             recorded: [false; 2],
-        };
+        })
+    }
+}
+
+impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
+    crate::entry::plan_entry_points!(CudaOptions, super::CudaError);
+    crate::gpu::plan::gpu_set_points!(super::CudaError);
+
+    fn build(problem: Problem, opts: CudaOptions) -> CudaResult<Self> {
+        let dev = CudaDev::open(&opts)?;
+        let profile_key =
+            (opts.use_profile && opts.arch.is_none()).then(|| super::profile_key(&dev.arch));
         let choice = ModuleChoice {
             bins: opts.bins,
             spread: opts.spread,

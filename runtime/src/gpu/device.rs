@@ -70,6 +70,9 @@ pub(crate) trait Device<T> {
         args: &[Arg<Self::Mem>],
     ) -> Result<(), Self::Error>;
 
+    /// Waits until the work queued so far has run (a multi-device plan's step times).
+    fn sync(&self) -> Result<(), Self::Error>;
+
     /// `b`, grown to hold `len` values where it holds fewer (its contents then lost; the old
     /// array freed first, so that the two never coexist).
     fn grow(&self, b: &mut Self::Buf, len: usize, what: &str) -> Result<(), Self::Error> {

@@ -2,9 +2,11 @@
 //! the same kernels in the same order, written once over the small device API each backend
 //! implements ([`device::Device`]: allocate, upload, read back, launch).
 
+pub mod comm;
 pub(crate) mod device;
 pub(crate) mod engine;
 pub(crate) mod gaussian;
 pub(crate) mod kernels;
+pub mod multi;
 pub mod plan;
 pub(crate) mod type3;

@@ -10,13 +10,14 @@
 //! names `CudaPlan` or `ClPlan`), hence the allowance of private bounds below.
 #![allow(private_bounds, private_interfaces)]
 
+use super::device::Device;
 use super::engine::{Engine, SortedGrid, Type3, Uniform};
 use super::gaussian::{GaussGrids, Windowed};
 use super::type3::Boxes;
 use crate::error::NudtError;
 use crate::float::Float;
 use crate::planner::gaussian::GaussGeometry;
-use crate::planner::stages;
+use crate::planner::stages::{self, Stage};
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, SOURCES, TARGETS};
 use crate::planner::{gpu_profile, limits, sets, sigma};
@@ -129,6 +130,8 @@ pub(crate) trait Backend<T: Float>: Sized {
     type Window: Windowed;
     /// Coordinates on the device, one array per dimension, which a sort keeps reading.
     type Points;
+    /// The device API its arrays are moved with (a multi-device plan's communicator).
+    type Dev: Device<T, Buf = Self::Buf, Error = Self::Error>;
     /// Its name in tuning profiles.
     const NAME: &'static str;
     /// Its plan's name, for `Debug`.
@@ -183,6 +186,16 @@ pub(crate) trait Backend<T: Float>: Sized {
     }
     /// The device's name, for `Debug`.
     fn device_name(&self) -> String;
+    fn device(&self) -> &Self::Dev;
+    /// Runs `stages` on the type 1/2 engine `u` for `count` transforms, from `io[0]` into
+    /// `io[1]`: a multi-device plan's steps ([`stages::split_sequence`]).
+    fn run_stages(
+        &self,
+        u: &mut UniformOf<Self, T>,
+        stages: &[Stage],
+        io: [&Self::Buf; 2],
+        count: usize,
+    ) -> Result<(), Self::Error>;
 }
 
 /// A NUFFT plan of type 1, 2 or 3 in 1–3 dimensions on a GPU backend `B`

@@ -4,13 +4,13 @@
 //! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
 
 use super::device::ClDevice;
-use super::engine::{uniform_dev, Type3Dev, UniformDev};
+use super::engine::{uniform_dev, Batch, Staged, Type3Dev, UniformDev};
 use super::error::{OpenClError, OpenClResult};
 use super::fft::ClFloat;
 use super::fft::GridFfts;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{ClModes, ClSpreadModule, FineGrid};
-use super::launch::{alloc, enqueue, mem, read, share, upload, Arg, Kernel};
+use super::launch::{alloc, build, enqueue, kernel_of, mem, read, share, upload, Arg, Kernel};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
@@ -18,15 +18,16 @@ use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::sets::shared as shared_set;
-use nudt_gen::gpu::{fourier_quadrature, ELEMENT_THREADS, MINMAX_BLOCKS};
-use nudt_gen::KernelSpec;
+use crate::planner::stages::{self, Stage};
+use nudt_gen::gpu::{common_module_in, fourier_quadrature, names, ELEMENT_THREADS, MINMAX_BLOCKS};
+use nudt_gen::{KernelSpec, TransformType};
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program;
 use std::cell::RefCell;
 use std::sync::Arc;
 
 /// What a type 3 plan needs besides the spread modules: the extents' and the phase kernels.
-pub(crate) struct Type3Kernels {
+pub(super) struct Type3Kernels {
     pub minmax: Kernel,
     pub sources: Kernel,
     pub targets: Kernel,
@@ -54,6 +55,29 @@ pub struct ClDev<T: ClFloat> {
 }
 
 impl<T: ClFloat> ClDev<T> {
+    /// The state of a plan of type `ty` on `dev`: its common program built, and the kernels
+    /// of it the plan launches itself.
+    pub(super) fn open(dev: Arc<ClDevice>, ty: TransformType) -> OpenClResult<Self> {
+        let common_src =
+            common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
+        let common = build(&dev, &common_src)?;
+        let t3 = match ty {
+            TransformType::Type3 => Some(Type3Kernels {
+                minmax: kernel_of(&common, names::MINMAX)?,
+                sources: kernel_of(&common, names::T3_SOURCES)?,
+                targets: kernel_of(&common, names::T3_TARGETS)?,
+            }),
+            _ => None,
+        };
+        Ok(ClDev {
+            cmul: kernel_of(&common, names::CMUL)?,
+            t3,
+            io: None,
+            common,
+            dev,
+        })
+    }
+
     fn t3(&self) -> &Type3Kernels {
         self.t3.as_ref().expect("type 3 plans have their kernels")
     }
@@ -108,6 +132,7 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
     type GaussFft = RefCell<GridFfts<T>>;
     type Window = GaussWindow;
     type Points = Vec<Buffer<T>>;
+    type Dev = ClDevice;
     const NAME: &'static str = "opencl";
     const PLAN: &'static str = "ClPlan";
 
@@ -201,5 +226,29 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
 
     fn device_name(&self) -> String {
         self.dev.info.name.clone()
+    }
+
+    fn device(&self) -> &ClDevice {
+        &self.dev
+    }
+
+    fn run_stages(
+        &self,
+        u: &mut UniformDev<T>,
+        steps: &[Stage],
+        [input, output]: [&Buffer<T>; 2],
+        count: usize,
+    ) -> OpenClResult<()> {
+        let mut batch = Batch {
+            dev: &self.dev,
+            cmul: &self.cmul,
+            engine: Staged::Uniform(u),
+            input,
+            output,
+            count,
+            points: 0,
+            targets: 0,
+        };
+        stages::perform(&mut batch, steps)
     }
 }

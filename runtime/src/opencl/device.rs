@@ -9,6 +9,7 @@ use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_GPU};
 use opencl3::platform::get_platforms;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// What the planner needs to know of a device.
@@ -67,6 +68,10 @@ impl ClDeviceInfo {
 
 /// A device with its context and command queue, shared by the plans made on it.
 pub struct ClDevice {
+    /// Distinct for every opening in the process: the key of its built programs in memory
+    /// (an address could be another opening's once this one is dropped, and its programs
+    /// belong to its own context).
+    pub(crate) id: u64,
     pub(crate) context: Context,
     pub(crate) queue: CommandQueue,
     pub info: ClDeviceInfo,
@@ -92,6 +97,18 @@ impl ClDevice {
     pub fn first() -> OpenClResult<Arc<ClDevice>> {
         static FIRST: OnceLock<OpenClResult<Arc<ClDevice>>> = OnceLock::new();
         FIRST.get_or_init(Self::discover).clone()
+    }
+
+    /// This device opened again, with a context and queue of its own: a device apart from
+    /// this one to a plan, as another GPU is. Several stand for several devices where a
+    /// machine has one (CI runs a [`crate::MultiPlan`] on PoCL this way).
+    pub fn reopen(&self) -> OpenClResult<Arc<ClDevice>> {
+        let id = *self
+            .context
+            .devices()
+            .first()
+            .ok_or(OpenClError::NoDevice(self.info.platform.clone()))?;
+        Self::open(Device::new(id), self.info.platform.clone()).map(Arc::new)
     }
 
     /// The device's context: device buffers given to a plan (`execute_device`,
@@ -168,7 +185,9 @@ impl ClDevice {
         let context = Context::from_device(&device).map_err(cl("clCreateContext"))?;
         let queue =
             CommandQueue::create_default(&context, 0).map_err(cl("clCreateCommandQueue"))?;
+        static OPENED: AtomicU64 = AtomicU64::new(0);
         Ok(ClDevice {
+            id: OPENED.fetch_add(1, Ordering::Relaxed),
             context,
             queue,
             info,

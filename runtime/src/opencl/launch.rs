@@ -75,10 +75,10 @@ pub fn load_program(
     dev: &Arc<ClDevice>,
     src: ClSource,
 ) -> OpenClResult<(Arc<Program>, ProgramOrigin)> {
-    type Cache = Mutex<HashMap<(usize, String), Arc<Program>>>;
+    type Cache = Mutex<HashMap<(u64, String), Arc<Program>>>;
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let key = cache_key(dev, src);
-    let mem_key = (Arc::as_ptr(dev) as usize, key.clone());
+    let mem_key = (dev.id, key.clone());
     let cache = CACHE.get_or_init(Default::default);
     if let Some(p) = cache.lock().expect("cache lock").get(&mem_key) {
         return Ok((p.clone(), ProgramOrigin::Memory));
@@ -377,6 +377,10 @@ impl<T: Copy + Default> Device<T> for ClDevice {
 
     fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> OpenClResult<()> {
         launch(self, k, items, ELEMENT_GROUP, nb, args)
+    }
+
+    fn sync(&self) -> OpenClResult<()> {
+        self.queue.finish().map_err(cl("clFinish"))
     }
 }
 

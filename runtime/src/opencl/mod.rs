@@ -31,6 +31,7 @@ mod fft;
 mod gaussian;
 mod grid;
 mod launch;
+mod multi;
 mod plan;
 
 pub use backend::ClDev;
@@ -38,6 +39,7 @@ pub use device::{ClDevice, ClDeviceInfo};
 pub use error::{OpenClError, OpenClResult};
 pub use fft::{ClFft, ClFloat};
 pub use launch::{cache_dir, load_program, ClSource, ProgramOrigin};
+pub use multi::ClMultiPlan;
 pub use nudt_gen::gpu::GpuMethod;
 /// The binding whose `Buffer`s the plans' device-buffer methods take.
 pub use opencl3;

@@ -8,20 +8,20 @@
 //! stacked transforms, one launch per stage and one batched FFT per batch
 //! ([`super::engine`]).
 
-use super::backend::{ClDev, Type3Kernels};
+use super::backend::ClDev;
 use super::device::ClDevice;
 use super::engine::{staged, Batch, Engine};
 use super::error::{cl, OpenClResult};
 use super::fft::ClFloat;
-use super::launch::{alloc, build, copy, elements, kernel_of, read, share, write, zero};
+use super::launch::{alloc, copy, elements, read, share, write, zero};
 use crate::error::NudtError;
 use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
-use nudt_gen::gpu::{common_module_in, names, GpuMethod};
-use nudt_gen::{KernelKind, TransformType, Upsampling};
+use nudt_gen::gpu::GpuMethod;
+use nudt_gen::{KernelKind, Upsampling};
 use num_complex::Complex;
 use opencl3::memory::Buffer;
 use std::sync::Arc;
@@ -98,25 +98,8 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             Some(d) => d,
             None => ClDevice::first()?,
         };
-        let common_src =
-            common_module_in(T::PRECISION, dev.info.dialect()).map_err(|e| dev.refusal(e))?;
-        let common = build(&dev, &common_src)?;
-        let t3 = match problem.ty {
-            TransformType::Type3 => Some(Type3Kernels {
-                minmax: kernel_of(&common, names::MINMAX)?,
-                sources: kernel_of(&common, names::T3_SOURCES)?,
-                targets: kernel_of(&common, names::T3_TARGETS)?,
-            }),
-            _ => None,
-        };
         let profile_key = opts.use_profile.then(|| dev.info.profile_key());
-        let state = ClDev {
-            cmul: kernel_of(&common, names::CMUL)?,
-            t3,
-            io: None,
-            common,
-            dev,
-        };
+        let state = ClDev::open(dev, problem.ty)?;
         let choice = ModuleChoice {
             bins: opts.bins,
             spread: opts.spread,

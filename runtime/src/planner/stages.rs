@@ -238,7 +238,12 @@ pub fn run<S: Stages>(
     isign: i32,
     pass: Pass,
 ) -> Result<(), S::Error> {
-    for stage in sequence(ty, isign, pass) {
+    perform(backend, &sequence(ty, isign, pass))
+}
+
+/// Runs `stages` in order on a backend.
+pub fn perform<S: Stages>(backend: &mut S, stages: &[Stage]) -> Result<(), S::Error> {
+    for &stage in stages {
         match stage {
             Stage::Zero(g) => backend.zero(g)?,
             Stage::Phase {
@@ -259,6 +264,25 @@ pub fn run<S: Stages>(
         }
     }
     Ok(())
+}
+
+/// A type 1 or 2 pass split over devices ([`super::devices`]): the stages at the points, on
+/// each device's local grid (zero and spread, or interpolate), and the grid's stages (FFT and
+/// modes, or modes and FFT), which run on the fast axes' planes and on the slow axis'
+/// columns alike (the FFT and the corrections are separable), with whether the pass spreads
+/// (then the points' stages run first). The same sequence as one device's, cut in two.
+pub fn split_sequence(ty: TransformType, isign: i32, pass: Pass) -> (Vec<Stage>, Vec<Stage>, bool) {
+    let mut s = sequence(ty, isign, pass);
+    let at = s
+        .iter()
+        .position(|st| matches!(st, Stage::Spread { .. } | Stage::Interp { .. }))
+        .expect("types 1 and 2 have a stage at the points");
+    let spreads = matches!(s[at], Stage::Spread { .. });
+    let grid = s.split_off(at + spreads as usize);
+    match spreads {
+        true => (s, grid, true),
+        false => (grid, s, false),
+    }
 }
 
 #[cfg(test)]
@@ -306,6 +330,31 @@ mod tests {
                     written.insert(writes);
                 }
                 assert!(written.contains(&Buf::Output), "{ty:?} adj {adjoint}");
+            }
+        }
+    }
+
+    /// A pass split over devices keeps one device's stages, cut between the points' stages
+    /// and the grid's: spreading passes zero and spread first, interpolating ones end there.
+    #[test]
+    fn split_sequences_are_the_sequence_cut() {
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            for adjoint in [false, true] {
+                let pass = Pass::transform(adjoint);
+                let whole = sequence(ty, -1, pass);
+                let (points, grid, spreads) = split_sequence(ty, -1, pass);
+                assert_eq!(spreads, (ty == TransformType::Type1) != adjoint);
+                let joined = match spreads {
+                    true => [points.clone(), grid.clone()].concat(),
+                    false => [grid.clone(), points.clone()].concat(),
+                };
+                assert_eq!(joined, whole);
+                assert!(grid
+                    .iter()
+                    .all(|s| !matches!(s, Stage::Spread { .. } | Stage::Interp { .. })));
+                assert!(points
+                    .iter()
+                    .any(|s| matches!(s, Stage::Spread { .. } | Stage::Interp { .. })));
             }
         }
     }

@@ -1,0 +1,193 @@
+//! One transform on one device against the same transform split over several
+//! ([`nudt::MultiPlan`]): set-points and execute timed for each, the multi-device run's steps
+//! (spreading or interpolation, halos, the planes' FFTs, the transpose, the columns' FFTs and
+//! the modes' gather), and how far the two results are apart.
+//!
+//! ```sh
+//! cargo run --release --features cuda --example multi_device -- [--devices 2] [--modes 256]
+//!     [--points 10000000] [--dim 3] [--type 1|2] [--f32]
+//! cargo run --release --features opencl --example multi_device -- --opencl --devices 2 --modes 32 --points 100000
+//! ```
+//! `--opencl` opens the first OpenCL device that many times (an emulation, not a speed-up).
+//! Points uniform in [-π, π)^d, strengths complex uniform, tolerance 1e-6 (1e-4 with `--f32`).
+
+#[cfg(not(any(feature = "cuda", feature = "opencl")))]
+fn main() {
+    eprintln!("build with --features cuda or --features opencl");
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |name: &str, default: usize| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1)?.parse().ok())
+            .unwrap_or(default)
+    };
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let job = bench::Job {
+        devices: value("--devices", 2),
+        modes: vec![value("--modes", 128); value("--dim", 3)],
+        points: value("--points", 1_000_000),
+        ty: match value("--type", 1) {
+            2 => nudt::TransformType::Type2,
+            _ => nudt::TransformType::Type1,
+        },
+    };
+    let r = match (flag("--opencl"), flag("--f32")) {
+        (true, false) => bench::opencl::<f64>(&job, 1e-6),
+        (true, true) => bench::opencl::<f32>(&job, 1e-4),
+        (false, false) => bench::cuda::<f64>(&job, 1e-6),
+        (false, true) => bench::cuda::<f32>(&job, 1e-4),
+    };
+    if let Err(e) = r {
+        eprintln!("multi_device: {e}");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod bench {
+    use nudt::num_complex::Complex;
+    use nudt::{direct, Float, StepTimes, TransformType};
+    use std::time::Instant;
+
+    pub struct Job {
+        pub devices: usize,
+        pub modes: Vec<usize>,
+        pub points: usize,
+        pub ty: TransformType,
+    }
+
+    type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+    /// The few calls a timed plan takes, one device's or several's.
+    pub trait Timed<T> {
+        fn points(&mut self, coords: &[&[T]]) -> Res<()>;
+        fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Res<()>;
+    }
+
+    macro_rules! timed {
+        ($bound:path: $($plan:ty),*) => {$(
+            impl<T: $bound> Timed<T> for $plan {
+                fn points(&mut self, coords: &[&[T]]) -> Res<()> {
+                    Ok(self.set_points(coords)?)
+                }
+                fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>]) -> Res<()> {
+                    Ok(self.execute(input, output)?)
+                }
+            }
+        )*};
+    }
+
+    #[cfg(feature = "cuda")]
+    timed!(nudt::cuda::CudaFloat: nudt::cuda::CudaPlan<T>, nudt::cuda::CudaMultiPlan<T>);
+    #[cfg(feature = "opencl")]
+    timed!(nudt::opencl::ClFloat: nudt::opencl::ClPlan<T>, nudt::opencl::ClMultiPlan<T>);
+
+    /// A value in [-1, 1) from `seed` and `i` (splitmix64).
+    fn unif(seed: u64, i: u64) -> f64 {
+        let mut z = seed.wrapping_add(i.wrapping_mul(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    /// Set-points and execute of `plan` on the job's data, in seconds, and its output.
+    fn time<T: Float>(plan: &mut impl Timed<T>, job: &Job) -> Res<(f64, f64, Vec<Complex<T>>)> {
+        let of = |v: f64| T::from(v).unwrap_or_else(T::zero);
+        let m = job.points;
+        let x: Vec<Vec<T>> = (0..job.modes.len())
+            .map(|d| {
+                (0..m)
+                    .map(|j| of(std::f64::consts::PI * unif(d as u64, j as u64)))
+                    .collect()
+            })
+            .collect();
+        let coords: Vec<&[T]> = x.iter().map(Vec::as_slice).collect();
+        let nmodes: usize = job.modes.iter().product();
+        let (a, b) = match job.ty {
+            TransformType::Type1 => (m, nmodes),
+            _ => (nmodes, m),
+        };
+        let input: Vec<Complex<T>> = (0..a)
+            .map(|j| Complex::new(of(unif(7, j as u64)), of(unif(8, j as u64))))
+            .collect();
+        let mut out = vec![Complex::default(); b];
+        let t0 = Instant::now();
+        plan.points(&coords)?;
+        let t1 = Instant::now();
+        plan.run(&input, &mut out)?;
+        Ok(((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64(), out))
+    }
+
+    fn report<T: Float>(
+        job: &Job,
+        one: (f64, f64, Vec<Complex<T>>),
+        multi: (f64, f64, Vec<Complex<T>>),
+        steps: StepTimes,
+    ) {
+        let widen = |v: &[Complex<T>]| -> Vec<Complex<f64>> {
+            v.iter()
+                .map(|c| Complex::new(c.re.to_f64().unwrap_or(0.0), c.im.to_f64().unwrap_or(0.0)))
+                .collect()
+        };
+        let apart = direct::rel_error(&widen(&multi.2), &widen(&one.2));
+        println!(
+            "{:?} modes {:?}, {} points, {:?}: one device set-points {:.4} s execute {:.4} s; {} devices set-points {:.4} s execute {:.4} s ({:.2}x)",
+            job.ty, job.modes, job.points, T::PRECISION, one.0, one.1, job.devices, multi.0, multi.1, one.1 / multi.1
+        );
+        println!(
+            "  steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
+            steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
+        );
+    }
+
+    /// Both plans timed on the job's data, and the report; `steps` gives the multi-device
+    /// plan's step times.
+    fn race<T: Float, M: Timed<T>>(
+        job: &Job,
+        mut one: impl Timed<T>,
+        mut multi: M,
+        steps: impl Fn(&M) -> StepTimes,
+    ) -> Res<()> {
+        let a = time(&mut one, job)?;
+        let b = time(&mut multi, job)?;
+        report(job, a, b, steps(&multi));
+        Ok(())
+    }
+
+    #[cfg(feature = "cuda")]
+    pub fn cuda<T: nudt::cuda::CudaFloat>(job: &Job, tol: f64) -> Res<()> {
+        use nudt::cuda::{CudaMultiPlan, CudaOptions, CudaPlan};
+        let opts = CudaOptions::default();
+        let one = CudaPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let ids: Vec<usize> = (0..job.devices).collect();
+        let multi = CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &ids)?;
+        race(job, one, multi, |m| m.step_times())
+    }
+
+    #[cfg(not(feature = "cuda"))]
+    pub fn cuda<T: Float>(_: &Job, _: f64) -> Res<()> {
+        Err("build with --features cuda, or pass --opencl".into())
+    }
+
+    #[cfg(feature = "opencl")]
+    pub fn opencl<T: nudt::opencl::ClFloat>(job: &Job, tol: f64) -> Res<()> {
+        use nudt::opencl::{ClDevice, ClMultiPlan, ClOptions, ClPlan};
+        let first = ClDevice::first()?;
+        let devs = (0..job.devices)
+            .map(|_| first.reopen())
+            .collect::<Result<Vec<_>, _>>()?;
+        let opts = ClOptions::default();
+        let one = ClPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let multi = ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &devs)?;
+        race(job, one, multi, |m| m.step_times())
+    }
+
+    #[cfg(not(feature = "opencl"))]
+    pub fn opencl<T: Float>(_: &Job, _: f64) -> Res<()> {
+        Err("build with --features opencl".into())
+    }
+}

@@ -1,0 +1,445 @@
+//! [`MultiPlan`]: one type 1 or 2 transform in 2-D or 3-D, or a stack of them run one after
+//! another, over several devices of one GPU backend. The fine grid is cut into slabs along
+//! its slowest axis, one per device, and every rule of the cut — slabs, which device a point
+//! goes to and where it lies on that device's local grid, halos, the transpose's blocks — is
+//! the plan layer's ([`Decomposition`]); the data moves between devices through a
+//! [`Communicator`] (through the host in [`super::comm::HostComm`]).
+//!
+//! Each device holds three type 1/2 engines of its backend, made as a one-device plan makes
+//! its grid: the local grid (its slab with halo and margins, a `dim`-D grid its points are
+//! sorted onto, so that the generated spreading and interpolation kernels run unchanged),
+//! the fast axes' engine (FFTs and corrections of the `dim − 1` fast axes, batched over the
+//! slab's planes) and the slow axis' (1-D FFTs and corrections, batched over the device's
+//! columns of modes). A type 1 spreads on every local grid, sums the halos into the slabs,
+//! transforms the planes and keeps their modes, transposes, and transforms the columns: the
+//! one-device plan's stages ([`stages::split_sequence`]) run on these engines, with the
+//! same kernel and fine grid, so the result is the one-device plan's to rounding. Type 2
+//! runs the same steps backwards, and each adjoint the other type's.
+#![allow(private_bounds, private_interfaces)]
+
+use super::comm::Communicator;
+use super::device::Device;
+use super::plan::{Backend, GridShape, ModuleChoice, ModuleKey, UniformOf};
+use crate::error::NudtError;
+use crate::float::{interleaved, Float};
+use crate::planner::devices::Decomposition;
+use crate::planner::stages::{self, Pass, Stage};
+use crate::planner::validate::{check_coords, check_type, SOURCES};
+use crate::planner::{sets, sigma, Choices, Problem, Type3Method};
+use crate::uniform::ModeOrder;
+use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
+use num_complex::Complex;
+use std::time::Instant;
+
+/// One device of a multi-device plan: its engines, the points routed to it (their indices in
+/// the caller's arrays), and its device state, dropped last.
+struct Rank<B: Backend<T>, T: Float> {
+    local: UniformOf<B, T>,
+    fast: UniformOf<B, T>,
+    slow: UniformOf<B, T>,
+    index: Vec<usize>,
+    dev: B,
+}
+
+/// A type 1 or 2 plan over several devices of the backend `B`, their data moved by `C`.
+pub struct MultiPlan<B: Backend<T>, C, T: Float> {
+    problem: Problem,
+    kernel: KernelSpec,
+    split: Decomposition,
+    /// The points set, once set.
+    points: Option<usize>,
+    ranks: Vec<Rank<B, T>>,
+    comm: C,
+    times: StepTimes,
+}
+
+/// Where a multi-device plan's last run spent its time, in seconds, each step waited for on
+/// every device: the stage at the points (spreading or interpolation on the local grids),
+/// the halos' exchange, the fast axes' FFTs and corrections on the slabs' planes, the
+/// transpose, and the slow axis' FFTs and corrections with the modes gathered to the host
+/// (type 2: scattered from it).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    pub points: f64,
+    pub halos: f64,
+    pub planes: f64,
+    pub transpose: f64,
+    pub columns: f64,
+}
+
+/// The seconds since `clock` once every device's queued work has run; `clock` restarted.
+fn lap<B: Backend<T>, T: Float>(
+    ranks: &[Rank<B, T>],
+    clock: &mut Instant,
+) -> Result<f64, B::Error> {
+    for r in ranks {
+        r.dev.device().sync()?;
+    }
+    let t = clock.elapsed().as_secs_f64();
+    *clock = Instant::now();
+    Ok(t)
+}
+
+/// Whether `s` is a stage at the points (skipped on a device that holds none).
+fn at_points(s: &Stage) -> bool {
+    matches!(s, Stage::Spread { .. } | Stage::Interp { .. })
+}
+
+/// Complex values from their interleaved reals.
+fn complex<T: Float>(v: &[T]) -> impl Iterator<Item = Complex<T>> + '_ {
+    v.chunks_exact(2).map(|p| Complex::new(p[0], p[1]))
+}
+
+/// The problem of a multi-device plan: a type 1 or 2 of `modes` with `ntransf` transforms
+/// sharing the points, in `T`, with a backend's options' kernel and upsampling.
+pub(crate) fn problem<T: Float>(
+    ty: TransformType,
+    modes: &[usize],
+    (isign, ntransf, tol): (i32, usize, f64),
+    (kernel, upsampling): (KernelKind, Option<Upsampling>),
+) -> crate::Result<Problem> {
+    let choices = Choices::new(
+        T::PRECISION,
+        kernel,
+        upsampling,
+        Type3Method::Finufft,
+        false,
+    );
+    Problem::uniform(ty, modes, isign, ntransf, tol, choices)
+}
+
+impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
+    /// The plan of `problem` (type 1 or 2, 2-D or 3-D) over the devices `devs` opened, with
+    /// the kernel and fine grid a one-device GPU plan of the problem takes.
+    pub(crate) fn assemble(
+        problem: Problem,
+        devs: Vec<B>,
+        order: ModeOrder,
+        comm: C,
+    ) -> Result<Self, B::Error> {
+        let kernel = sigma::initial_kernel(&problem)?;
+        let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
+        let split = Decomposition::new(&n, &problem.modes, kernel.width, devs.len())?;
+        let role = stages::uniform_role(problem.ty);
+        let ranks = devs
+            .into_iter()
+            .enumerate()
+            .map(|(r, dev)| {
+                let module = |dim| {
+                    let choice = ModuleChoice::default();
+                    dev.module(ModuleKey {
+                        dim,
+                        kernel,
+                        role,
+                        choice,
+                    })
+                };
+                let engine = |dim, modes: &[usize], n: &[usize], batch: usize| {
+                    let shape = GridShape {
+                        modes,
+                        n,
+                        kernel,
+                        order,
+                        batches: [batch.max(1), 0],
+                    };
+                    dev.uniform(&module(dim)?, shape)
+                };
+                let (d, modes) = (n.len(), &problem.modes);
+                let mut local_modes = modes.clone();
+                local_modes[0] = 1;
+                let local = engine(d, &local_modes, &split.local_sides(r), 1)?;
+                let fast = engine(d - 1, &modes[1..], &n[1..], split.slab(r).len())?;
+                let slow = engine(1, &modes[..1], &n[..1], split.column_range(r).len())?;
+                Ok(Rank {
+                    local,
+                    fast,
+                    slow,
+                    index: Vec::new(),
+                    dev,
+                })
+            })
+            .collect::<Result<_, B::Error>>()?;
+        Ok(MultiPlan {
+            problem,
+            kernel,
+            split,
+            points: None,
+            ranks,
+            comm,
+            times: StepTimes::default(),
+        })
+    }
+
+    /// The set-points of host arrays ([`multi_entry_points!`]).
+    pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
+        check_type(1, self.problem.ty)?;
+        let dim = self.problem.dim();
+        let m = check_coords(dim, coords, SOURCES)?;
+        self.points = None;
+        let devices = self.ranks.len();
+        let mut index = vec![Vec::new(); devices];
+        let mut local = vec![vec![Vec::new(); dim]; devices];
+        for (j, x0) in coords[0].iter().enumerate() {
+            let (r, x) = self.split.route::<T>(x0.to_f64().unwrap_or(0.0));
+            index[r].push(j);
+            local[r][0].push(x);
+            for (to, from) in local[r][1..].iter_mut().zip(&coords[1..dim]) {
+                to.push(from[j]);
+            }
+        }
+        for ((rank, idx), xs) in self.ranks.iter_mut().zip(index).zip(local) {
+            let slices: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
+            let points = rank.dev.upload(&slices, idx.len())?;
+            rank.dev
+                .sort(&mut rank.local, points, &sets::shared(idx.len()))?;
+            rank.index = idx;
+        }
+        self.points = Some(m);
+        Ok(())
+    }
+
+    /// One checked run of `pass` ([`multi_entry_points!`]): transform by transform.
+    pub(crate) fn run(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        pass: Pass,
+    ) -> Result<(), B::Error> {
+        let m = self.points.ok_or(NudtError::PointsNotSet)?;
+        let counts = self.problem.shared_counts(m, 0);
+        let each = self
+            .problem
+            .check_io(&counts, [input.len(), output.len()], pass)?;
+        let (ty, isign) = (self.problem.ty, self.problem.isign);
+        let (points, grid, spreads) = stages::split_sequence(ty, isign, pass);
+        self.times = StepTimes::default();
+        let mut at = (0, 0);
+        for (a, b) in each {
+            let (x, y) = (&input[at.0..][..a], &mut output[at.1..][..b]);
+            match spreads {
+                true => self.spread_pass(x, y, &points, &grid)?,
+                false => self.interp_pass(x, y, &points, &grid)?,
+            }
+            at = (at.0 + a, at.1 + b);
+        }
+        Ok(())
+    }
+
+    /// The devices and one engine's work arrays (`pick`), in device order.
+    fn works(
+        &self,
+        pick: impl Fn(&Rank<B, T>) -> &UniformOf<B, T>,
+    ) -> (Vec<&B::Dev>, Vec<&B::Buf>) {
+        self.ranks
+            .iter()
+            .map(|r| (r.dev.device(), &pick(r).work))
+            .unzip()
+    }
+
+    /// A device array of `v`'s values (one value where there are none: drivers refuse
+    /// empty arrays).
+    fn put(dev: &B::Dev, v: &[Complex<T>], what: &str) -> Result<B::Buf, B::Error> {
+        match v.is_empty() {
+            true => dev.alloc(2, what),
+            false => dev.upload(interleaved(v), what),
+        }
+    }
+
+    /// The first `n` complex values of `b`.
+    fn get(dev: &B::Dev, b: &B::Buf, n: usize) -> Result<Vec<Complex<T>>, B::Error> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        Ok(complex(&dev.read(dev.mem(Some(b)), 2 * n)?).collect())
+    }
+
+    /// One type 1 (or type 2's adjoint): strengths `c` at the points to modes `f`.
+    fn spread_pass(
+        &mut self,
+        c: &[Complex<T>],
+        f: &mut [Complex<T>],
+        points: &[Stage],
+        grid: &[Stage],
+    ) -> Result<(), B::Error> {
+        let mut clock = Instant::now();
+        for rank in &mut self.ranks {
+            let steps: Vec<Stage> = match rank.index.is_empty() {
+                true => points.iter().copied().filter(|s| !at_points(s)).collect(),
+                false => points.to_vec(),
+            };
+            let held: Vec<Complex<T>> = rank.index.iter().map(|&j| c[j]).collect();
+            let buf = Self::put(rank.dev.device(), &held, "strengths")?;
+            rank.dev
+                .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)?;
+        }
+        self.times.points += lap(&self.ranks, &mut clock)?;
+        let (devs, grids) = self.works(|r| &r.local);
+        let slabs = self.comm.sum_halos(&devs, &grids, &self.split)?;
+        self.times.halos += lap(&self.ranks, &mut clock)?;
+        let s = &self.split;
+        let mut rows = Vec::new();
+        for (r, (rank, slab)) in self.ranks.iter_mut().zip(slabs).enumerate() {
+            let planes = s.slab(r).len();
+            rank.fast.work = slab;
+            let out = rank.dev.device().alloc(2 * planes * s.columns(), "rows")?;
+            rank.dev
+                .run_stages(&mut rank.fast, grid, [&out, &out], planes)?;
+            rows.push(out);
+        }
+        self.times.planes += lap(&self.ranks, &mut clock)?;
+        let devs: Vec<&B::Dev> = self.ranks.iter().map(|r| r.dev.device()).collect();
+        let rows: Vec<&B::Buf> = rows.iter().collect();
+        let columns = self.comm.to_columns(&devs, &rows, s)?;
+        self.times.transpose += lap(&self.ranks, &mut clock)?;
+        let (n0, cols) = (self.problem.modes[0], s.columns());
+        for (r, (rank, col)) in self.ranks.iter_mut().zip(columns).enumerate() {
+            let range = s.column_range(r);
+            rank.slow.work = col;
+            if range.is_empty() {
+                continue;
+            }
+            let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
+            rank.dev
+                .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
+            let host = Self::get(rank.dev.device(), &out, range.len() * n0)?;
+            for (column, modes) in range.zip(host.chunks_exact(n0)) {
+                for (k, &v) in modes.iter().enumerate() {
+                    f[k * cols + column] = v;
+                }
+            }
+        }
+        self.times.columns += lap(&self.ranks, &mut clock)?;
+        Ok(())
+    }
+
+    /// One type 2 (or type 1's adjoint): modes `f` to values `c` at the points.
+    fn interp_pass(
+        &mut self,
+        f: &[Complex<T>],
+        c: &mut [Complex<T>],
+        points: &[Stage],
+        grid: &[Stage],
+    ) -> Result<(), B::Error> {
+        let mut clock = Instant::now();
+        let s = &self.split;
+        let (n0, cols) = (self.problem.modes[0], s.columns());
+        for (r, rank) in self.ranks.iter_mut().enumerate() {
+            let range = s.column_range(r);
+            let held: Vec<Complex<T>> = range
+                .clone()
+                .flat_map(|column| (0..n0).map(move |k| f[k * cols + column]))
+                .collect();
+            let modes = Self::put(rank.dev.device(), &held, "modes")?;
+            if !range.is_empty() {
+                rank.dev
+                    .run_stages(&mut rank.slow, grid, [&modes, &modes], range.len())?;
+            }
+        }
+        self.times.columns += lap(&self.ranks, &mut clock)?;
+        let (devs, columns) = self.works(|r| &r.slow);
+        let rows = self.comm.to_rows(&devs, &columns, s)?;
+        self.times.transpose += lap(&self.ranks, &mut clock)?;
+        for (r, (rank, row)) in self.ranks.iter_mut().zip(rows).enumerate() {
+            let planes = s.slab(r).len();
+            rank.dev
+                .run_stages(&mut rank.fast, grid, [&row, &row], planes)?;
+        }
+        self.times.planes += lap(&self.ranks, &mut clock)?;
+        let (devs, slabs) = self.works(|r| &r.fast);
+        let locals = self.comm.fill_halos(&devs, &slabs, s)?;
+        self.times.halos += lap(&self.ranks, &mut clock)?;
+        for (rank, local) in self.ranks.iter_mut().zip(locals) {
+            rank.local.work = local;
+            let m = rank.index.len();
+            if m == 0 {
+                continue;
+            }
+            let out = rank.dev.device().alloc(2 * m, "values")?;
+            rank.dev
+                .run_stages(&mut rank.local, points, [&out, &out], 1)?;
+            let host = Self::get(rank.dev.device(), &out, m)?;
+            for (&j, v) in rank.index.iter().zip(host) {
+                c[j] = v;
+            }
+        }
+        self.times.points += lap(&self.ranks, &mut clock)?;
+        Ok(())
+    }
+
+    /// How the transform is split over the devices.
+    pub fn decomposition(&self) -> &Decomposition {
+        &self.split
+    }
+
+    /// The kernel, the one a one-device plan of the problem takes.
+    pub fn kernel(&self) -> &KernelSpec {
+        &self.kernel
+    }
+
+    /// Points on each device, once set.
+    pub fn points_per_device(&self) -> Option<Vec<usize>> {
+        self.points
+            .map(|_| self.ranks.iter().map(|r| r.index.len()).collect())
+    }
+
+    /// Where the last run spent its time.
+    pub fn step_times(&self) -> StepTimes {
+        self.times
+    }
+
+    pub fn transform_type(&self) -> TransformType {
+        self.problem.ty
+    }
+}
+
+impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.ranks.iter().map(|r| r.dev.device_name()).collect();
+        f.debug_struct("MultiPlan")
+            .field("type", &self.problem.ty)
+            .field("precision", &T::PRECISION)
+            .field("modes", &self.problem.modes)
+            .field("kernel", &self.kernel)
+            .field("fine_grid", &self.split.n)
+            .field("devices", &names)
+            .finish()
+    }
+}
+
+/// Expands, inside a backend's `impl<T: …> MultiPlan<ItsDev<T>, ItsComm, T>`, to the public
+/// set-points and executes with the backend's error type `$err` (the shared plan's are
+/// crate-private: its [`Backend`] is sealed).
+macro_rules! multi_entry_points {
+    ($err:ty) => {
+        /// Sets the points (host arrays, radians, one per dimension): each goes to the device
+        /// whose slab its footprint starts in, at its place on that device's local grid
+        /// ([`crate::planner::devices::Decomposition::route`]), and each device sorts its own.
+        pub fn set_points(&mut self, coords: &[&[T]]) -> std::result::Result<(), $err> {
+            self.set_points_host(coords)
+        }
+
+        /// Runs the transform on `ntransf` stacked inputs, as a one-device plan's `execute`,
+        /// one transform after another, each over every device.
+        pub fn execute(
+            &mut self,
+            input: &[num_complex::Complex<T>],
+            output: &mut [num_complex::Complex<T>],
+        ) -> std::result::Result<(), $err> {
+            self.run(
+                input,
+                output,
+                crate::planner::stages::Pass::transform(false),
+            )
+        }
+
+        /// The adjoint, as a one-device plan's `execute_adjoint`.
+        pub fn execute_adjoint(
+            &mut self,
+            input: &[num_complex::Complex<T>],
+            output: &mut [num_complex::Complex<T>],
+        ) -> std::result::Result<(), $err> {
+            self.run(input, output, crate::planner::stages::Pass::transform(true))
+        }
+    };
+}
+pub(crate) use multi_entry_points;

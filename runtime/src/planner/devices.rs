@@ -1,0 +1,355 @@
+//! One type 1 or 2 transform over several devices, as pure data: the fine grid cut into
+//! slabs of planes along its slowest axis (axis 0: the grids are row-major), one slab per
+//! device; which device a point goes to, and where it lies on that device's local grid; which
+//! planes of a local grid are whose (the halo a device spreads beyond its slab); and the
+//! blocks of the all-to-all transpose between the slabs' planes and the modes' columns.
+//!
+//! A device spreads its points onto a local grid: its slab, the `w − 1` planes a kernel
+//! footprint starting in the slab's last plane reaches beyond it, and [`MARGIN`] planes at
+//! each end. A point's slowest coordinate is shifted and rescaled ([`Decomposition::route`])
+//! so that the local grid is the whole grid the kernels see and the footprint lands on the
+//! same planes as on the whole fine grid, none wrapped: the spreading and interpolation
+//! kernels run unchanged, with no offset parameter. The local grids' planes then go to their
+//! owners ([`Decomposition::segments`]: summed for type 1, copied for type 2), each device
+//! transforms its slab along the fast axes and keeps those axes' modes (σ^(d−1) less to move),
+//! the all-to-all transpose ([`Decomposition::block`]) gives each device all planes of its
+//! columns of modes, and a 1-D transform along the slow axis finishes them.
+
+use crate::error::{NudtError, Result};
+use crate::float::Float;
+use std::f64::consts::TAU;
+use std::ops::Range;
+
+/// Planes spared at each end of a local grid, so that a point whose footprint start rounds
+/// the other way on the local grid than on the whole grid (the rescaled coordinate's
+/// rounding) still lands inside it, unwrapped; the plane it then misses carries the kernel's
+/// edge value.
+pub const MARGIN: usize = 1;
+
+/// A run of a device's local planes and the slab planes they are: `len` planes from local
+/// plane `local` on, global planes `global..global + len` of the slab of device `owner`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub local: usize,
+    pub global: usize,
+    pub len: usize,
+    pub owner: usize,
+}
+
+/// How a transform of `modes` on the fine grid `n` (kernel width `width`) is split over
+/// `devices` devices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decomposition {
+    pub n: Vec<usize>,
+    pub modes: Vec<usize>,
+    pub width: usize,
+    /// Where each device's slab starts, and `n[0]` last.
+    starts: Vec<usize>,
+    /// Where each device's columns of modes start (a column: one mode of the fast axes, all
+    /// planes), and their number last.
+    column_starts: Vec<usize>,
+    /// Each device's local grid planes.
+    local: Vec<usize>,
+}
+
+/// The kernels' `locate` of coordinate `x` on a grid of `n` planes for a kernel of width `w`,
+/// in double as they compute it (generator/templates/gpu/spread.tera): the coordinate in grid
+/// steps, in `[0, n)`, and the footprint's first plane `⌈xg − w/2⌉` (from `−w/2`, before it
+/// is wrapped).
+pub fn locate(x: f64, n: usize, w: usize) -> (f64, i64) {
+    let turns = x * 0.159_154_943_091_895_35;
+    let mut xg = (turns - turns.floor()) * n as f64;
+    if xg >= n as f64 {
+        xg -= n as f64;
+    } else if xg.is_nan() || xg < 0.0 {
+        xg = 0.0;
+    }
+    (xg, (xg - 0.5 * w as f64).ceil() as i64)
+}
+
+/// `total` items in `parts` runs whose sizes differ by at most one, larger ones first: the
+/// runs' starts and `total` last.
+fn even_starts(total: usize, parts: usize) -> Vec<usize> {
+    (0..=parts)
+        .map(|r| r * (total / parts) + r.min(total % parts))
+        .collect()
+}
+
+impl Decomposition {
+    /// The split of a 2-D or 3-D transform over `devices`: every device holds at least one
+    /// plane, and its local grid is an FFT-friendly number of planes (the local grid is made
+    /// as a fine grid, FFTs and all, though only spread on).
+    pub fn new(n: &[usize], modes: &[usize], width: usize, devices: usize) -> Result<Self> {
+        let refuse = |why: String| NudtError::Devices { devices, why };
+        if devices == 0 {
+            return Err(refuse("no devices".into()));
+        }
+        if n.len() < 2 || n.len() != modes.len() {
+            return Err(refuse(format!(
+                "slabs split 2-D and 3-D transforms, this one is {}-D",
+                n.len()
+            )));
+        }
+        if devices > n[0] {
+            return Err(refuse(format!(
+                "each device holds a plane of the slowest axis, which has {}",
+                n[0]
+            )));
+        }
+        let starts = even_starts(n[0], devices);
+        let columns = modes[1..].iter().product();
+        let local = starts
+            .windows(2)
+            .map(|s| {
+                let want = (s[1] - s[0] + width - 1 + 2 * MARGIN).max(2 * width);
+                nudt_gen::plan::next_smooth(want).ok_or(NudtError::GridOverflow)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Decomposition {
+            n: n.to_vec(),
+            modes: modes.to_vec(),
+            width,
+            starts,
+            column_starts: even_starts(columns, devices),
+            local,
+        })
+    }
+
+    pub fn devices(&self) -> usize {
+        self.local.len()
+    }
+
+    /// Device `r`'s planes of the fine grid.
+    pub fn slab(&self, r: usize) -> Range<usize> {
+        self.starts[r]..self.starts[r + 1]
+    }
+
+    /// Values in a plane of the fine grid.
+    pub fn plane(&self) -> usize {
+        self.n[1..].iter().product()
+    }
+
+    /// Columns of modes: modes of the fast axes.
+    pub fn columns(&self) -> usize {
+        self.modes[1..].iter().product()
+    }
+
+    /// Device `r`'s columns of modes, which it transforms along the slow axis.
+    pub fn column_range(&self, r: usize) -> Range<usize> {
+        self.column_starts[r]..self.column_starts[r + 1]
+    }
+
+    /// Planes of device `r`'s local grid.
+    pub fn local_planes(&self, r: usize) -> usize {
+        self.local[r]
+    }
+
+    /// The sides of device `r`'s local grid.
+    pub fn local_sides(&self, r: usize) -> Vec<usize> {
+        let mut s = self.n.clone();
+        s[0] = self.local[r];
+        s
+    }
+
+    /// The device whose slab holds plane `p`.
+    pub fn owner(&self, p: usize) -> usize {
+        self.starts.partition_point(|&s| s <= p) - 1
+    }
+
+    /// Where a point with slowest coordinate `x` (radians, finite) goes: the device whose
+    /// slab holds the first plane of its kernel footprint ([`locate`]), and the coordinate, in
+    /// `T`, that puts it at the same place on that device's local grid, whose plane `MARGIN`
+    /// is the slab's first. The coordinate rounded to `T` may fall across a plane boundary
+    /// the point lies on, and put the footprint a plane over: it is then stepped back by its
+    /// rounding, so the footprint is always the same planes as on the whole grid, and the
+    /// kernel's weights differ from the whole grid's by rounding only.
+    pub fn route<T: Float>(&self, x: f64) -> (usize, T) {
+        let (n0, w) = (self.n[0], self.width);
+        let (xg, start) = locate(x, n0, w);
+        // The footprint's first plane, and the coordinate unwrapped to the same period.
+        let (first, xg) = match start < 0 {
+            true => ((start + n0 as i64) as usize, xg + n0 as f64),
+            false => (start as usize, xg),
+        };
+        let r = self.owner(first);
+        let (want, l) = ((first - self.starts[r] + MARGIN) as i64, self.local[r]);
+        let local = (xg - self.starts[r] as f64 + MARGIN as f64) / l as f64 * TAU;
+        let mut local = T::from(local).unwrap_or_else(T::zero);
+        for _ in 0..8 {
+            let got = locate(local.to_f64().unwrap_or(0.0), l, w).1;
+            if got == want {
+                break;
+            }
+            let step = T::epsilon() * local.abs().max(T::one());
+            local = if got > want {
+                local - step
+            } else {
+                local + step
+            };
+        }
+        (r, local)
+    }
+
+    /// Device `r`'s local planes in runs of one owner each, in order: local plane `j` is
+    /// plane `(start − MARGIN + j) mod n` of the fine grid. Type 1 adds each run into its
+    /// owner's slab (the halo's sum), type 2 fills it from there.
+    pub fn segments(&self, r: usize) -> Vec<Segment> {
+        let n0 = self.n[0];
+        let mut global = (self.starts[r] + n0 - MARGIN % n0) % n0;
+        let (mut local, mut out) = (0, Vec::new());
+        while local < self.local[r] {
+            let owner = self.owner(global);
+            let len = (self.starts[owner + 1] - global).min(self.local[r] - local);
+            out.push(Segment {
+                local,
+                global,
+                len,
+                owner,
+            });
+            local += len;
+            global = (global + len) % n0;
+        }
+        out
+    }
+
+    /// The block device `from` sends device `to` in the transpose: `from`'s planes (rows of
+    /// `columns()` modes of the fast axes) restricted to `to`'s columns.
+    pub fn block(&self, from: usize, to: usize) -> (Range<usize>, Range<usize>) {
+        (self.slab(from), self.column_range(to))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splits() -> Vec<Decomposition> {
+        let mut v = Vec::new();
+        for (n, modes, w) in [
+            (vec![64, 48, 40], vec![30, 20, 17], 7),
+            (vec![10, 12], vec![5, 6], 4),
+            (vec![9, 8, 8], vec![4, 3, 2], 2),
+            (vec![16, 16], vec![1, 1], 16),
+        ] {
+            for devices in 1..=n[0].min(5) {
+                v.push(Decomposition::new(&n, &modes, w, devices).unwrap());
+            }
+        }
+        v
+    }
+
+    /// Slabs cover the slowest axis once, evenly, and so do the columns of modes.
+    #[test]
+    fn slabs_and_columns_partition() {
+        for d in splits() {
+            let (mut plane, mut column) = (0, 0);
+            let sizes: Vec<usize> = (0..d.devices()).map(|r| d.slab(r).len()).collect();
+            assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+            for r in 0..d.devices() {
+                assert_eq!(d.slab(r).start, plane);
+                assert_eq!(d.column_range(r).start, column);
+                for p in d.slab(r) {
+                    assert_eq!(d.owner(p), r);
+                }
+                plane = d.slab(r).end;
+                column = d.column_range(r).end;
+                assert!(d.local_planes(r) >= d.slab(r).len() + d.width - 1 + 2 * MARGIN);
+            }
+            assert_eq!((plane, column), (d.n[0], d.columns()));
+        }
+    }
+
+    /// A routed point lies on its device's local grid where it lies on the whole grid, to
+    /// rounding (`gap`, in grid steps), its footprint the same planes, unwrapped and inside the
+    /// local grid, and its first plane in the device's slab: random points, points on ±π and
+    /// beyond, and points exactly on the planes where footprints start, in `T`.
+    fn routes_keep_the_footprint<T: Float>(gap: f64) {
+        let pi = std::f64::consts::PI;
+        for d in splits() {
+            let (n0, w) = (d.n[0], d.width);
+            let mut xs: Vec<f64> = (0..2000).map(|i| -7.0 + i as f64 * 0.00703).collect();
+            xs.extend([-pi, pi, 0.0, 1e-300, -1e-300, 3.0 * pi, -5.5]);
+            let step = 2.0 * pi / n0 as f64;
+            xs.extend((0..2 * n0).map(|i| (i as f64 * 0.5 + 0.5 * w as f64) * step));
+            for x in xs {
+                // The coordinate as the caller holds it.
+                let x = T::from(x).unwrap().to_f64().unwrap();
+                let (xg, start) = locate(x, n0, w);
+                let first = start.rem_euclid(n0 as i64);
+                let (r, xl) = d.route::<T>(x);
+                assert!(d.slab(r).contains(&(first as usize)), "{x}: {first} {r}");
+                let l = d.local_planes(r);
+                let (lxg, lfirst) = locate(xl.to_f64().unwrap(), l, w);
+                let shift = d.slab(r).start as i64 - MARGIN as i64;
+                assert_eq!((lfirst + shift).rem_euclid(n0 as i64), first, "{x}");
+                assert!(
+                    lfirst >= MARGIN as i64 && lfirst as usize + w + MARGIN <= l,
+                    "{x}"
+                );
+                let apart = (lxg + shift as f64 - xg).rem_euclid(n0 as f64);
+                assert!(apart.min(n0 as f64 - apart) < gap, "{x}: {lxg} {xg}");
+            }
+        }
+    }
+
+    #[test]
+    fn routed_points_keep_their_footprint() {
+        routes_keep_the_footprint::<f64>(1e-9);
+        routes_keep_the_footprint::<f32>(1e-4);
+    }
+
+    /// A local grid's segments cover it in order, each inside its owner's slab, at the
+    /// planes the local grid stands for.
+    #[test]
+    fn segments_cover_the_local_grid() {
+        for d in splits() {
+            let n0 = d.n[0];
+            for r in 0..d.devices() {
+                let mut local = 0;
+                for s in d.segments(r) {
+                    assert_eq!(s.local, local);
+                    assert!(s.len > 0);
+                    let slab = d.slab(s.owner);
+                    assert!(slab.start <= s.global && s.global + s.len <= slab.end);
+                    let origin = d.slab(r).start + n0 * 2 - MARGIN;
+                    assert_eq!(s.global, (origin + s.local) % n0);
+                    local += s.len;
+                }
+                assert_eq!(local, d.local_planes(r));
+            }
+        }
+    }
+
+    /// The transpose's blocks tile the planes × columns once.
+    #[test]
+    fn blocks_tile_the_transpose() {
+        for d in splits() {
+            let mut seen = vec![0u8; d.n[0] * d.columns()];
+            for from in 0..d.devices() {
+                for to in 0..d.devices() {
+                    let (planes, cols) = d.block(from, to);
+                    for p in planes {
+                        for c in cols.clone() {
+                            seen[p * d.columns() + c] += 1;
+                        }
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s == 1));
+        }
+    }
+
+    /// Splits that cannot be made are typed errors naming why.
+    #[test]
+    fn bad_splits_are_refused() {
+        for (n, modes, devices) in [
+            (vec![8, 8], vec![4, 4], 0),
+            (vec![8], vec![4], 2),
+            (vec![4, 8], vec![2, 4], 5),
+            (vec![8, 8], vec![4], 2),
+        ] {
+            let e = Decomposition::new(&n, &modes, 4, devices).unwrap_err();
+            assert!(matches!(e, NudtError::Devices { .. }), "{e}");
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! One transform over several devices ([`nudt_runtime::MultiPlan`]) against the direct sum
+//! and against the one-device plan of the same problem: the slabs, the routing of points onto
+//! local grids, the halos and the transposes all run, on two and three OpenCL devices opened
+//! apart on one PoCL device and moving their data through the host ([`ClDevice::reopen`]) —
+//! the emulation of several GPUs that CI runs.
+//!
+//! Without an OpenCL platform the tests say SKIPPED, unless `NUDT_REQUIRE_OPENCL=1`.
+//! ```sh
+//! cargo test --release -p nudt-runtime --features opencl --test multi_device
+//! ```
+
+mod common;
+use common::Lcg;
+use nudt_runtime::backend::Backend;
+use nudt_runtime::direct;
+use nudt_runtime::opencl::{ClDevice, ClFloat, ClMultiPlan, ClOptions, ClPlan, OpenClError};
+use nudt_runtime::{ModeOrder, NudtError, TransformType};
+use num_complex::{Complex, Complex64};
+use num_traits::NumCast;
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+/// `count` devices apart from one another on the first OpenCL device, or none (SKIPPED, or a
+/// failure where `NUDT_REQUIRE_OPENCL=1`).
+fn devices(count: usize) -> Option<Vec<Arc<ClDevice>>> {
+    if let Err(e) = Backend::OpenCl.available() {
+        if std::env::var("NUDT_REQUIRE_OPENCL").is_ok_and(|v| v == "1") {
+            panic!("NUDT_REQUIRE_OPENCL=1 but {e}");
+        }
+        eprintln!("SKIPPED: {e}");
+        return None;
+    }
+    let first = ClDevice::first().unwrap();
+    Some((0..count).map(|_| first.reopen().unwrap()).collect())
+}
+
+/// `m` points in `dim` dimensions: random over [-π, π), and a few on ±π, outside the
+/// period, and on the planes where the slabs of `n0` planes split (the footprint of a kernel
+/// of width `w` starting exactly there).
+fn points(dim: usize, m: usize, n0: usize) -> Vec<Vec<f64>> {
+    let mut rng = Lcg(42 + dim as u64);
+    let mut x: Vec<Vec<f64>> = (0..dim)
+        .map(|_| (0..m).map(|_| PI * rng.next()).collect())
+        .collect();
+    let step = 2.0 * PI / n0 as f64;
+    let special = [
+        -PI,
+        PI,
+        7.0,
+        -9.5,
+        0.0,
+        0.5 * step,
+        3.5 * step,
+        (n0 / 2) as f64 * step,
+    ];
+    for (j, &s) in special.iter().enumerate() {
+        x[0][j] = s;
+    }
+    x
+}
+
+fn cast<T: NumCast>(v: f64) -> T {
+    T::from(v).unwrap()
+}
+
+fn strengths(len: usize, seed: u64) -> Vec<Complex64> {
+    let mut rng = Lcg(seed);
+    (0..len)
+        .map(|_| Complex64::new(rng.next(), rng.next()))
+        .collect()
+}
+
+fn widen<T: nudt_runtime::Float>(v: &[Complex<T>]) -> Vec<Complex64> {
+    v.iter()
+        .map(|c| Complex64::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap()))
+        .collect()
+}
+
+/// What a comparison needs of a plan, one device's or several's.
+trait Run<T> {
+    fn points(&mut self, coords: &[&[T]]);
+    fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool);
+    /// The points on each device, for a multi-device plan.
+    fn per_device(&self) -> Option<Vec<usize>>;
+}
+
+macro_rules! runs {
+    ($bound:path: $($plan:ident => $per:expr),*) => {$(
+        impl<T: $bound> Run<T> for $plan<T> {
+            fn points(&mut self, coords: &[&[T]]) {
+                self.set_points(coords).unwrap();
+            }
+            fn run(&mut self, input: &[Complex<T>], output: &mut [Complex<T>], adjoint: bool) {
+                match adjoint {
+                    false => self.execute(input, output).unwrap(),
+                    true => self.execute_adjoint(input, output).unwrap(),
+                }
+            }
+            fn per_device(&self) -> Option<Vec<usize>> {
+                #[allow(clippy::redundant_closure_call)]
+                ($per)(self)
+            }
+        }
+    )*};
+}
+runs!(ClFloat: ClMultiPlan => |p: &ClMultiPlan<T>| p.points_per_device(), ClPlan => |_| None);
+
+/// One problem of `modes` in `dim` dimensions on the plans `multi` (slabs of `n0` planes)
+/// and `one`: the multi-device plan's transform (or its adjoint) of `ntransf` inputs, its
+/// error against the direct sum, and its distance to the one-device plan's.
+fn compare<T: nudt_runtime::Float>(
+    ty: TransformType,
+    modes: &[usize],
+    (ntransf, adjoint, n0): (usize, bool, usize),
+    (mut multi, mut one): (impl Run<T>, impl Run<T>),
+) -> (f64, f64) {
+    let (dim, m, isign) = (modes.len(), 1500, -1);
+    let x = points(dim, m, n0);
+    let xt: Vec<Vec<T>> = x
+        .iter()
+        .map(|v| v.iter().map(|&a| cast(a)).collect())
+        .collect();
+    let coords: Vec<&[T]> = xt.iter().map(Vec::as_slice).collect();
+    multi.points(&coords);
+    one.points(&coords);
+    let per = multi.per_device().unwrap();
+    assert_eq!(per.iter().sum::<usize>(), m);
+    assert!(per.iter().all(|&p| p > 0), "{per:?}");
+    let nmodes: usize = modes.iter().product();
+    // Type 1 forward and type 2's adjoint take strengths; the others modes.
+    let spreads = (ty == TransformType::Type1) != adjoint;
+    let (a, b) = if spreads { (m, nmodes) } else { (nmodes, m) };
+    let input = strengths(a * ntransf, 7);
+    let input_t: Vec<Complex<T>> = input
+        .iter()
+        .map(|c| Complex::new(cast(c.re), cast(c.im)))
+        .collect();
+    let mut out = vec![Complex::<T>::default(); b * ntransf];
+    let mut reference = out.clone();
+    multi.run(&input_t, &mut out, adjoint);
+    one.run(&input_t, &mut reference, adjoint);
+    let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+    let sign = if adjoint { -isign } else { isign };
+    let (order, all) = (ModeOrder::Cmcl, (0..b).collect::<Vec<_>>());
+    let mut err: f64 = 0.0;
+    for t in 0..ntransf {
+        let inp = &input[t * a..][..a];
+        let exact = match spreads {
+            true => direct::type1(&xs, inp, modes, order, sign, &all),
+            false => direct::type2(&xs, inp, modes, order, sign, &all),
+        };
+        err = err.max(direct::rel_error(&widen(&out[t * b..][..b]), &exact));
+    }
+    let apart = direct::rel_error(&widen(&out), &widen(&reference));
+    eprintln!("{ty:?} {modes:?} on {} devices, adjoint {adjoint}: error {err:.2e}, from one device {apart:.2e}", per.len());
+    (err, apart)
+}
+
+/// [`compare`] on `count` OpenCL devices (the plans' sign −1).
+fn compare_cl<T: ClFloat>(
+    ty: TransformType,
+    modes: &[usize],
+    (count, ntransf, adjoint): (usize, usize, bool),
+    tol: f64,
+) -> Option<(f64, f64)> {
+    let devs = devices(count)?;
+    let opts = ClOptions::default();
+    let multi = ClMultiPlan::<T>::new(ty, modes, (-1, ntransf, tol), &opts, &devs).unwrap();
+    let one = ClPlan::<T>::new(ty, modes, -1, ntransf, tol, opts).unwrap();
+    let n0 = multi.decomposition().n[0];
+    Some(compare(ty, modes, (ntransf, adjoint, n0), (multi, one)))
+}
+
+/// Types 1 and 2 in 2-D and 3-D on two and three devices meet the tolerance against the
+/// direct sum and equal the one-device plan to rounding.
+#[test]
+fn types_1_and_2_match_the_direct_sum_and_one_device() {
+    let tol = 1e-6;
+    for modes in [vec![24, 17], vec![12, 10, 9]] {
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            for count in [2, 3] {
+                let Some((err, apart)) = compare_cl::<f64>(ty, &modes, (count, 1, false), tol)
+                else {
+                    return;
+                };
+                assert!(err < 10.0 * tol, "{ty:?} {modes:?} {count}: {err:e}");
+                assert!(apart < 1e-11, "{ty:?} {modes:?} {count}: {apart:e}");
+            }
+        }
+    }
+}
+
+/// Adjoints, stacks of transforms and single precision take the same path.
+#[test]
+fn adjoints_stacks_and_f32() {
+    let Some((err, apart)) =
+        compare_cl::<f64>(TransformType::Type1, &[10, 8, 6], (2, 1, true), 1e-8)
+    else {
+        return;
+    };
+    assert!(err < 1e-7 && apart < 1e-11, "{err:e} {apart:e}");
+    let (err, apart) =
+        compare_cl::<f64>(TransformType::Type2, &[16, 12], (3, 3, false), 1e-6).unwrap();
+    assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");
+    let (err, apart) =
+        compare_cl::<f32>(TransformType::Type1, &[12, 10, 9], (2, 2, false), 1e-4).unwrap();
+    assert!(err < 1e-3 && apart < 1e-5, "{err:e} {apart:e}");
+}
+
+/// A split the grid cannot take, a 1-D transform, and an execute before the points are
+/// typed errors naming the problem.
+#[test]
+fn bad_splits_are_typed_errors() {
+    let Some(devs) = devices(3) else {
+        return;
+    };
+    let opts = ClOptions::default();
+    let new = |modes: &[usize], devs: &[Arc<ClDevice>]| {
+        ClMultiPlan::<f64>::new(TransformType::Type1, modes, (1, 1, 1e-6), &opts, devs)
+    };
+    let devices_error = |r: Result<ClMultiPlan<f64>, OpenClError>| {
+        matches!(r, Err(OpenClError::Input(NudtError::Devices { .. })))
+    };
+    assert!(devices_error(new(&[32], &devs)));
+    assert!(devices_error(new(&[8, 8], &[])));
+    let mut plan = new(&[8, 8], &devs).unwrap();
+    let mut out = vec![Complex::default(); 64];
+    let r = plan.execute(&[Complex::default(); 4], &mut out);
+    assert!(
+        matches!(r, Err(OpenClError::Input(NudtError::PointsNotSet))),
+        "{r:?}"
+    );
+    let x = [0.5f64; 4];
+    plan.set_points(&[&x, &x]).unwrap();
+    let r = plan.execute(&[Complex::default(); 3], &mut out);
+    assert!(
+        matches!(r, Err(OpenClError::Input(NudtError::Length { .. }))),
+        "{r:?}"
+    );
+}
+
+/// The same on the GPUs of this machine, where it has two or more (`NUDT_REQUIRE_GPU=1`
+/// makes fewer a failure): CUDA devices, each with its own context and stream.
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::*;
+    use nudt_runtime::cuda::{CudaContext, CudaFloat, CudaMultiPlan, CudaOptions, CudaPlan};
+
+    runs!(CudaFloat: CudaMultiPlan => |p: &CudaMultiPlan<T>| p.points_per_device(), CudaPlan => |_| None);
+
+    fn gpus() -> Option<usize> {
+        let count = Backend::Cuda
+            .available()
+            .ok()
+            .and_then(|_| CudaContext::device_count().ok())
+            .unwrap_or(0) as usize;
+        if count < 2 {
+            if std::env::var("NUDT_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                panic!("NUDT_REQUIRE_GPU=1 but {count} CUDA devices (two needed)");
+            }
+            eprintln!("SKIPPED: {count} CUDA devices (two needed)");
+            return None;
+        }
+        Some(count)
+    }
+
+    fn compare_cuda<T: CudaFloat>(
+        ty: TransformType,
+        modes: &[usize],
+        (count, adjoint): (usize, bool),
+        tol: f64,
+    ) -> (f64, f64) {
+        let opts = CudaOptions::default();
+        let ids: Vec<usize> = (0..count).collect();
+        let multi = CudaMultiPlan::<T>::new(ty, modes, (-1, 2, tol), &opts, &ids).unwrap();
+        let one = CudaPlan::<T>::new(ty, modes, -1, 2, tol, opts).unwrap();
+        let n0 = multi.decomposition().n[0];
+        compare(ty, modes, (2, adjoint, n0), (multi, one))
+    }
+
+    /// Types 1 and 2 in 2-D and 3-D, f64 and f32, over every GPU.
+    #[test]
+    fn types_1_and_2_over_the_gpus() {
+        let Some(count) = gpus() else {
+            return;
+        };
+        for modes in [vec![40, 33], vec![24, 20, 18]] {
+            for ty in [TransformType::Type1, TransformType::Type2] {
+                for adjoint in [false, true] {
+                    let (err, apart) = compare_cuda::<f64>(ty, &modes, (count, adjoint), 1e-6);
+                    assert!(err < 1e-5 && apart < 1e-9, "{err:e} {apart:e}");
+                    let (err, apart) = compare_cuda::<f32>(ty, &modes, (count, adjoint), 1e-4);
+                    assert!(err < 1e-3 && apart < 1e-4, "{err:e} {apart:e}");
+                }
+            }
+        }
+    }
+}
+
+/// Points all in one slab leave the other devices none: they spread nothing (type 1) and
+/// interpolate nothing (type 2), and the transforms still match the direct sum.
+#[test]
+fn devices_without_points() {
+    let Some(devs) = devices(3) else {
+        return;
+    };
+    let (modes, m) = ([16usize, 12], 300);
+    let mut rng = Lcg(5);
+    let x: Vec<Vec<f64>> = vec![
+        (0..m).map(|_| 0.1 + 0.05 * rng.next()).collect(),
+        (0..m).map(|_| PI * rng.next()).collect(),
+    ];
+    let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let opts = ClOptions::default();
+        let mut plan = ClMultiPlan::<f64>::new(ty, &modes, (1, 1, 1e-6), &opts, &devs).unwrap();
+        plan.set_points(&xs).unwrap();
+        let per = plan.points_per_device().unwrap();
+        assert_eq!(per.iter().filter(|&&p| p == 0).count(), 2, "{per:?}");
+        let (a, b) = match ty {
+            TransformType::Type1 => (m, 16 * 12),
+            _ => (16 * 12, m),
+        };
+        let input = strengths(a, 3);
+        let mut out = vec![Complex64::default(); b];
+        plan.execute(&input, &mut out).unwrap();
+        let all: Vec<usize> = (0..b).collect();
+        let exact = match ty {
+            TransformType::Type1 => direct::type1(&xs, &input, &modes, ModeOrder::Cmcl, 1, &all),
+            _ => direct::type2(&xs, &input, &modes, ModeOrder::Cmcl, 1, &all),
+        };
+        let err = direct::rel_error(&out, &exact);
+        assert!(err < 1e-5, "{ty:?}: {err:e}");
+    }
+}
