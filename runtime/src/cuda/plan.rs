@@ -15,7 +15,7 @@ use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::gpu::engine::SortedGrid;
-use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
+use crate::gpu::plan::{setup, GpuPlan};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, non_finite_point, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
@@ -162,20 +162,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         let dev = CudaDev::open(&opts)?;
         let profile_key =
             (opts.use_profile && opts.arch.is_none()).then(|| super::profile_key(&dev.arch));
-        let choice = ModuleChoice {
-            bins: opts.bins,
-            spread: opts.spread,
-            interp: opts.interp,
-            two_pass_sort: opts.two_pass_sort,
-        };
-        let setup = Setup {
-            dev,
-            profile_key,
-            choice,
-            mode_order: opts.mode_order,
-            max_batch: opts.max_batch,
-        };
-        GpuPlan::assemble(problem, setup)
+        GpuPlan::assemble(problem, setup!(opts, dev, profile_key))
     }
 
     /// Sets the points of a type 1 or 2 plan from device arrays (one per dimension, `T`

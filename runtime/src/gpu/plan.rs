@@ -242,6 +242,27 @@ pub(crate) struct Setup<B> {
     pub max_batch: usize,
 }
 
+/// The [`Setup`] of a GPU plan from its backend's options `$opts` (each backend's options
+/// have the fields the plan layer reads alike: bins, methods, sort, mode order, batch), its
+/// device state `$dev` and profile key `$key`.
+macro_rules! setup {
+    ($opts:expr, $dev:expr, $key:expr) => {
+        crate::gpu::plan::Setup {
+            dev: $dev,
+            profile_key: $key,
+            choice: crate::gpu::plan::ModuleChoice {
+                bins: $opts.bins,
+                spread: $opts.spread,
+                interp: $opts.interp,
+                two_pass_sort: $opts.two_pass_sort,
+            },
+            mode_order: $opts.mode_order,
+            max_batch: $opts.max_batch,
+        }
+    };
+}
+pub(crate) use setup;
+
 impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     /// The plan of `problem` on the device `setup` opened: the profile's bins and methods
     /// where the options leave them open, the batch, the Gaussian type 3's window, and a type

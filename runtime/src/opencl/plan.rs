@@ -15,7 +15,7 @@ use super::error::{cl, OpenClResult};
 use super::fft::ClFloat;
 use super::launch::{alloc, copy, elements, read, share, write, zero};
 use crate::error::NudtError;
-use crate::gpu::plan::{GpuPlan, ModuleChoice, Setup};
+use crate::gpu::plan::{setup, GpuPlan};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
@@ -100,20 +100,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         };
         let profile_key = opts.use_profile.then(|| dev.info.profile_key());
         let state = ClDev::open(dev, problem.ty)?;
-        let choice = ModuleChoice {
-            bins: opts.bins,
-            spread: opts.spread,
-            interp: opts.interp,
-            two_pass_sort: opts.two_pass_sort,
-        };
-        let setup = Setup {
-            dev: state,
-            profile_key,
-            choice,
-            mode_order: opts.mode_order,
-            max_batch: opts.max_batch,
-        };
-        GpuPlan::assemble(problem, setup)
+        GpuPlan::assemble(problem, setup!(opts, state, profile_key))
     }
 
     /// Sets the points of a type 1 or 2 plan from device buffers of the plan's context (one
