@@ -183,16 +183,18 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
-    fn upload(&mut self, coords: &[&[T]], m: usize) -> CudaResult<CudaPoints<T>> {
+    fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> CudaResult<CudaPoints<T>> {
         self.bind()?;
-        let owned = coords
-            .iter()
-            .map(|c| {
+        let dim = sets.first().map_or(0, |s| s.len());
+        let owned = (0..dim)
+            .map(|d| {
                 let mut dst = alloc::<T>(&self.stream, m, "coordinates")?;
-                if !c.is_empty() {
+                let mut at = 0;
+                for c in sets.iter().map(|set| set[d]).filter(|c| !c.is_empty()) {
                     self.stream
-                        .memcpy_htod(*c, &mut dst)
+                        .memcpy_htod(c, &mut dst.slice_mut(at..at + c.len()))
                         .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
+                    at += c.len();
                 }
                 Ok(dst)
             })

@@ -206,7 +206,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             owned: Vec::new(),
             held: held.clone(),
         };
-        let r = self.sort_points(points, (m, self.batch), &sets::shared(m));
+        let r = self.sort_points(points, m, &sets::shared(m));
         drop(guards);
         r?;
         let first = read_word(&stream, &bad)?;
@@ -260,7 +260,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         output: &mut [Complex<T>],
         pass: Pass,
     ) -> CudaResult<()> {
-        self.check_io(input.len(), output.len(), pass)?;
+        let each = self.check_io(input.len(), output.len(), pass)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let grow = |slot: &mut Option<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
@@ -283,7 +283,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             }
         }
         let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
-        let r = self.run(pi, po, pass);
+        let r = self.run(pi, po, pass, &each);
         self.dev.din = Some(din);
         self.dev.dout = Some(dout);
         r?;
@@ -332,29 +332,43 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             .into());
         }
         let pass = Pass::transform(adjoint);
-        self.check_io(input.len() / 2, output.len() / 2, pass)?;
+        let each = self.check_io(input.len() / 2, output.len() / 2, pass)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let (pi, gi) = input.device_ptr(&stream);
         let (po, go) = output.device_ptr_mut(&stream);
-        let r = self.run(pi, po, pass);
+        let r = self.run(pi, po, pass, &each);
         drop((gi, go));
         r
     }
 
     /// One run of `pass` (the transform, its adjoint, a gradient pass) between device
-    /// addresses (validated lengths).
-    fn run(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
+    /// addresses whose transforms take and give `each` values (validated lengths).
+    fn run(
+        &mut self,
+        input: u64,
+        output: u64,
+        pass: Pass,
+        each: &[(usize, usize)],
+    ) -> CudaResult<()> {
         // The held coordinates are read by this work.
         let stream = self.dev.stream.clone();
         let held = self.dev.held.clone();
         let guards = guard_held(&held, &stream);
-        let r = self.run_held(input, output, pass);
+        let r = self.run_held(input, output, pass, each);
         drop(guards);
         r
     }
 
-    fn run_held(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
+    /// [`Self::run`] by the plan's batches ([`sets::batches`]): a batch without inputs gives
+    /// zeros, one without outputs nothing.
+    fn run_held(
+        &mut self,
+        input: u64,
+        output: u64,
+        pass: Pass,
+        each: &[(usize, usize)],
+    ) -> CudaResult<()> {
         let adjoint = pass.adjoint;
         let (a, b) = self
             .problem
@@ -372,39 +386,40 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             }
         }
         self.dev.record(2)?;
-        if a == 0 {
-            memset0(&stream, output, 2 * b * self.problem.ntransf * sz)?;
-        }
-        if a > 0 && b > 0 {
-            let (ty, isign) = (self.problem.ty, self.problem.isign);
-            let mut t0 = 0;
-            while t0 < self.problem.ntransf {
-                let count = self.batch.min(self.problem.ntransf - t0);
-                let input = at::<T>(input, 2 * t0 * a);
-                let output = at::<T>(output, 2 * t0 * b);
-                match (&self.engine, self.engine.staged()) {
-                    (_, Some((fine, type3))) => {
-                        let mut batch = Batch {
-                            stream: &stream,
-                            common: &self.dev.common,
-                            fine,
-                            type3,
-                            input,
-                            output,
-                            count,
-                            points: self.num_points,
-                            targets: self.num_targets,
-                        };
-                        stages::run(&mut batch, ty, isign, pass)?;
-                    }
-                    (Engine::Gaussian(g), _) => {
-                        let win = self.gauss.as_ref().expect("Gaussian engines have a window");
-                        let isign = if adjoint { -isign } else { isign };
-                        g.execute(win, &stream, input, output, count, isign, adjoint)?;
-                    }
-                    _ => return Err(NudtError::PointsNotSet.into()),
+        let (ty, isign) = (self.problem.ty, self.problem.isign);
+        for batch in sets::batches(each, self.batch) {
+            let input = at::<T>(input, 2 * batch.input.start);
+            let output = at::<T>(output, 2 * batch.output.start);
+            if batch.input.is_empty() {
+                memset0(&stream, output, 2 * batch.output.len() * sz)?;
+                continue;
+            }
+            if batch.output.is_empty() {
+                continue;
+            }
+            let count = batch.count;
+            match (&self.engine, self.engine.staged()) {
+                (_, Some((fine, type3))) => {
+                    let mut batch = Batch {
+                        stream: &stream,
+                        common: &self.dev.common,
+                        fine,
+                        type3,
+                        input,
+                        output,
+                        first: batch.first,
+                        count,
+                        points: self.num_points,
+                        targets: self.num_targets,
+                    };
+                    stages::run(&mut batch, ty, isign, pass)?;
                 }
-                t0 += count;
+                (Engine::Gaussian(g), _) => {
+                    let win = self.gauss.as_ref().expect("Gaussian engines have a window");
+                    let isign = if adjoint { -isign } else { isign };
+                    g.execute(win, &stream, input, output, count, isign, adjoint)?;
+                }
+                _ => return Err(NudtError::PointsNotSet.into()),
             }
         }
         self.dev.record(3)
@@ -457,7 +472,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             &stream,
             ptr(&dc, &stream),
             ptr(&g, &stream),
-            1,
+            (0, 1),
         )?;
         let mut out = vec![Complex::<T>::default(); len];
         stream
