@@ -133,7 +133,9 @@ impl Data {
 }
 
 /// One way's time (plans made inside it for a one-shot way) and the part of it spent
-/// making plans, and its output.
+/// making plans, and its output (the way's own buffer, made and first written outside the
+/// clock, as a caller reuses one: a fresh 134 MB output's page faults took longer than the
+/// GPU's whole work on it).
 struct Timed {
     plan_s: f64,
     run_s: f64,
@@ -187,25 +189,24 @@ impl Stack<'_> {
             .enumerate()
     }
 
-    /// One plan of `batch` transforms given a point set each, then executed.
-    fn one(&self, plan: &mut dyn NufftPlan<f64>) -> Result<Vec<Complex64>> {
+    /// One plan of `batch` transforms given a point set each, then executed into `out`.
+    fn one(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
         let sets: Vec<Vec<&[f64]>> = (0..self.batch).map(|b| self.data.set(b)).collect();
         let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
-        let mut out = vec![Complex64::default(); self.out_len];
         plan.set_points_per_transform(&sets).map_err(err)?;
-        plan.execute(&self.data.input, &mut out).map_err(err)?;
-        Ok(out)
+        plan.execute(&self.data.input, out).map_err(err)
     }
 
     /// A plan per transform (`plans[b]`, or one made there and dropped when `plans` is
-    /// `None`), each given its set and executed; with the time spent making plans.
+    /// `None`), each given its set and executed into its part of `out`; the time spent
+    /// making plans.
     fn separate(
         &self,
         mut plans: Option<&mut [Box<dyn NufftPlan<f64>>]>,
-    ) -> Result<(Vec<Complex64>, f64)> {
-        let mut out = vec![Complex64::default(); self.out_len];
+        out: &mut [Complex64],
+    ) -> Result<f64> {
         let mut plan_s = 0.0;
-        for (b, (x, y)) in self.each(&mut out) {
+        for (b, (x, y)) in self.each(out) {
             let mut made;
             let plan = match plans.as_deref_mut() {
                 Some(p) => &mut p[b],
@@ -219,28 +220,32 @@ impl Stack<'_> {
             plan.set_points(&self.data.set(b)).map_err(err)?;
             plan.execute(x, y).map_err(err)?;
         }
-        Ok((out, plan_s))
+        Ok(plan_s)
     }
 
     /// One plan of one transform given each set in turn (as FINUFFT's plan is looped).
-    fn looped(&self, plan: &mut dyn NufftPlan<f64>) -> Result<Vec<Complex64>> {
-        let mut out = vec![Complex64::default(); self.out_len];
-        for (b, (x, y)) in self.each(&mut out) {
+    fn looped(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
+        for (b, (x, y)) in self.each(out) {
             plan.set_points(&self.data.set(b)).map_err(err)?;
             plan.execute(x, y).map_err(err)?;
         }
-        Ok(out)
+        Ok(())
     }
 }
 
-/// Times `f`, whose result is an output and the seconds it spent making plans.
-fn timed(f: impl FnOnce() -> Result<(Vec<Complex64>, f64)>) -> Result<Timed> {
+/// Times `f` writing into `out` (a way's buffer, reused), whose result is the seconds it
+/// spent making plans.
+fn timed(
+    out: &RefCell<Vec<Complex64>>,
+    f: impl FnOnce(&mut [Complex64]) -> Result<f64>,
+) -> Result<Timed> {
+    let mut out = out.borrow_mut();
     let t0 = Instant::now();
-    let (out, plan_s) = f()?;
+    let plan_s = f(&mut out)?;
     Ok(Timed {
         plan_s,
         run_s: t0.elapsed().as_secs_f64(),
-        out,
+        out: out.clone(),
     })
 }
 
@@ -254,21 +259,37 @@ fn run_ways(stack: &Stack<'_>, repeats: usize) -> Result<Vec<Timed>> {
             .collect::<Result<Vec<_>>>()?,
     );
     let single = RefCell::new(stack.plan(1)?);
+    let outs: Vec<RefCell<Vec<Complex64>>> = WAYS
+        .iter()
+        .map(|_| RefCell::new(vec![Complex64::default(); stack.out_len]))
+        .collect();
     timed_ways(
         repeats,
         &[
-            &|| timed(|| Ok((stack.one(&mut **one.borrow_mut())?, 0.0))),
-            &|| timed(|| stack.separate(Some(&mut many.borrow_mut()[..]))),
-            &|| timed(|| Ok((stack.looped(&mut **single.borrow_mut())?, 0.0))),
             &|| {
-                timed(|| {
+                timed(&outs[0], |out| {
+                    stack.one(&mut **one.borrow_mut(), out).map(|()| 0.0)
+                })
+            },
+            &|| {
+                timed(&outs[1], |out| {
+                    stack.separate(Some(&mut many.borrow_mut()), out)
+                })
+            },
+            &|| {
+                timed(&outs[2], |out| {
+                    stack.looped(&mut **single.borrow_mut(), out).map(|()| 0.0)
+                })
+            },
+            &|| {
+                timed(&outs[3], |out| {
                     let t0 = Instant::now();
                     let mut plan = stack.plan(stack.batch)?;
                     let plan_s = t0.elapsed().as_secs_f64();
-                    Ok((stack.one(&mut *plan)?, plan_s))
+                    stack.one(&mut *plan, out).map(|()| plan_s)
                 })
             },
-            &|| timed(|| stack.separate(None)),
+            &|| timed(&outs[4], |out| stack.separate(None, out)),
         ],
     )
 }
