@@ -47,6 +47,7 @@ mod grid;
 mod launch;
 mod memory;
 mod plan;
+mod staging;
 
 pub use crate::planner::limits::MAX_BATCH;
 pub use backend::CudaDev;

@@ -157,6 +157,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             held: Vec::new(),
             din: None,
             dout: None,
+            staging: Default::default(),
             events,
             recorded: [false; 2],
         };
@@ -253,7 +254,8 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     }
 
     /// One checked run of `pass` from host slices: the input copied in, the stages run on
-    /// the device by batches, the output copied back.
+    /// the device by batches, the output copied back (both through the plan's pinned
+    /// staging buffer).
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
@@ -274,25 +276,14 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         let mut dout = self.dev.dout.take();
         grow(&mut din, 2 * input.len(), "input")?;
         grow(&mut dout, 2 * output.len(), "output")?;
-        let (mut din, dout) = (din.unwrap(), dout.unwrap());
-        if !input.is_empty() {
-            if let Err(e) = stream.memcpy_htod(interleaved(input), &mut din) {
-                self.dev.din = Some(din);
-                self.dev.dout = Some(dout);
-                return Err(driver("cuMemcpyHtoD (input)", e));
-            }
-        }
+        let (din, dout) = (din.unwrap(), dout.unwrap());
         let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
-        let r = self.run(pi, po, pass, &each);
-        self.dev.din = Some(din);
-        self.dev.dout = Some(dout);
-        r?;
-        if !output.is_empty() {
-            let dout = self.dev.dout.as_ref().unwrap();
-            stream
-                .memcpy_dtoh(&dout.slice(..2 * output.len()), interleaved_mut(output))
-                .map_err(|e| driver("cuMemcpyDtoH (output)", e))?;
-        }
+        (self.dev.din, self.dev.dout) = (Some(din), Some(dout));
+        self.dev.staging.htod(&stream, &[interleaved(input)], pi)?;
+        self.run(pi, po, pass, &each)?;
+        self.dev
+            .staging
+            .dtoh(&stream, po, interleaved_mut(output))?;
         stream
             .synchronize()
             .map_err(|e| driver("cuStreamSynchronize", e))
