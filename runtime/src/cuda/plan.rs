@@ -342,30 +342,17 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         pass: Pass,
         each: &[(usize, usize)],
     ) -> CudaResult<()> {
-        // The held coordinates are read by this work.
+        // The held coordinates are read by this work, which runs by the plan's batches
+        // ([`sets::batches`]): a batch without inputs gives zeros, one without outputs
+        // nothing.
         let stream = self.dev.stream.clone();
         let held = self.dev.held.clone();
-        let guards = guard_held(&held, &stream);
-        let r = self.run_held(input, output, pass, each);
-        drop(guards);
-        r
-    }
-
-    /// [`Self::run`] by the plan's batches ([`sets::batches`]): a batch without inputs gives
-    /// zeros, one without outputs nothing.
-    fn run_held(
-        &mut self,
-        input: u64,
-        output: u64,
-        pass: Pass,
-        each: &[(usize, usize)],
-    ) -> CudaResult<()> {
+        let _guards = guard_held(&held, &stream);
         let adjoint = pass.adjoint;
         let (a, b) = self
             .problem
             .lengths(self.num_points, self.num_targets, pass);
         let sz = std::mem::size_of::<T>();
-        let stream = self.dev.stream.clone();
         if adjoint && a > 0 && b > 0 {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
             if let Engine::Type3(t) = &mut self.engine {

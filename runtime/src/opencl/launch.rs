@@ -175,18 +175,18 @@ pub(crate) fn write_at<E>(
     first: usize,
     data: &[E],
 ) -> OpenClResult<()> {
-    if data.is_empty() {
-        return Ok(());
-    }
     let offset = first * std::mem::size_of::<E>();
-    // SAFETY: `b` holds at least `first + data.len()` elements (allocated so by the
-    // callers); the write blocks.
-    unsafe {
-        dev.queue
-            .enqueue_write_buffer(b, CL_BLOCKING, offset, data, &[])
+    match data.is_empty() {
+        true => Ok(()),
+        // SAFETY: `b` holds at least `first + data.len()` elements (allocated so by the
+        // callers); the write blocks.
+        false => unsafe {
+            dev.queue
+                .enqueue_write_buffer(b, CL_BLOCKING, offset, data, &[])
+        }
+        .map(drop)
+        .map_err(cl("clEnqueueWriteBuffer")),
     }
-    .map(|_| ())
-    .map_err(cl("clEnqueueWriteBuffer"))
 }
 
 /// Copies the start of `b` into `data`; blocks until the queue's earlier work is done.
