@@ -4,7 +4,8 @@
 //! two-pass sort's bucket and place kernels), the
 //! subproblem lists, GM-sort, SM and output-driven spreading, GM-sort and SM interpolation,
 //! mode copies; then the same for a point set per transform (three sets, one empty, sorted
-//! together and each spread onto its own grid in one launch) — all checked against direct
+//! together and spread onto their own grids in two launches, a batch of sets each) — all
+//! checked against direct
 //! spreading/interpolation with the exact kernel.
 //!
 //! Blocks have the threads the module declares for each kernel, each a user-level context
@@ -374,7 +375,6 @@ int main() {
             printf("FAIL subproblem %u: bin %u first %u\n", s, b, sub_first[s]); return 1;
         }
     }
-    const unsigned* nsub = substart.data() + nbins;
     // Reference spreading, in double, with the exact kernel.
     const double a = W / 2.0;
     auto loc = [&](int d, int j, int* i0, double* xg) {
@@ -410,9 +410,9 @@ int main() {
         });
     for (auto& v : ref) refmax = std::max(refmax, std::abs(v));
     std::vector<T2> ggm(ntr * glen, T2{0, 0}), gsm(ntr * glen, T2{0, 0}), god(ntr * glen, T2{0, 0});
-    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u);
-    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
-    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+    LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), ggm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u, 0u);
+    LAUNCH(nudt_spread_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), substart.data(), start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), gsm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, 0u, 1u);
+    LAUNCH(nudt_spread_od, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), substart.data(), start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), god.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, 0u, 1u);
     double egm = 0, esm = 0, eod = 0;
     for (int i = 0; i < ntr * glen; i++) {
         egm = std::max(egm, std::abs(std::complex<double>(ggm[i].x, ggm[i].y) - ref[i]));
@@ -424,8 +424,8 @@ int main() {
     std::vector<T2> grid(ntr * glen);
     for (auto& v : grid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
     std::vector<T2> ogm(ntr * NPTS, T2{0, 0}), osm(ntr * NPTS, T2{0, 0});
-    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u);
-    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), nsub, start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+    LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), ogm.data(), n[0], n[1], n[2], ntr, NPTS, glen, one_set, 1u, 0u);
+    LAUNCH(nudt_interp_sm, SUB_BOUND, ntr, sub_bin.data(), sub_first.data(), substart.data(), start.data(), idx.data(), x[0].data(), x[1].data(), x[2].data(), grid.data(), osm.data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, 0u, 1u);
     double igm = 0, ism = 0, imax = 0;
     for (int j = 0; j < NPTS; j++) {
         std::vector<std::complex<double>> sums(ntr);
@@ -500,7 +500,6 @@ int main() {
         if (sst[tbins] > SET_SUB_BOUND) { printf("FAIL per-set subproblems past the bound\n"); return 1; }
         std::vector<unsigned> sb(SET_SUB_BOUND, ~0u), sf(SET_SUB_BOUND, ~0u);
         LAUNCH(nudt_subprob_map, blocks(tbins, THREADS_nudt_subprob_map), 1, tbins, st.data(), sst.data(), MAXSUB, sb.data(), sf.data());
-        const unsigned* snsub = sst.data() + tbins;
         std::vector<std::complex<double>> sref(nsets * glen);
         for (int j = 0; j < NPTS; j++)
             window(j, [&](double wgt, int gi) { sref[set_of_point(j) * glen + gi] += wgt * std::complex<double>(c[j].x, c[j].y); });
@@ -508,17 +507,26 @@ int main() {
         for (auto& v : sref) smax = std::max(smax, std::abs(v));
         std::vector<T2> sg[3];
         for (auto& g : sg) g.assign(nsets * glen, T2{0, 0});
-        LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, NPTS, sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[0].data(), n[0], n[1], n[2], 1, NPTS, glen, sets, nsets);
-        LAUNCH(nudt_spread_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[1].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
-        LAUNCH(nudt_spread_od, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data(), sg[2].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+        // Two launches of each kernel, as a plan runs its batches: sets [0, 2), then [2, 3),
+        // each batch's vectors from its first point and its grids from its first set's.
+        const unsigned parts[3] = {0u, 2u, nsets};
+        for (int h = 0; h < 2; h++) {
+            const unsigned s0 = parts[h], ns = parts[h + 1] - s0, j0 = sets[s0], mb = sets[s0 + ns] - j0;
+            LAUNCH(nudt_spread_gm, blocks(NPTS, THREADS_nudt_spread_gm), 1, mb, sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data() + j0, sg[0].data() + s0 * glen, n[0], n[1], n[2], 1, NPTS, glen, sets, ns, s0);
+            LAUNCH(nudt_spread_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), sst.data(), st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data() + j0, sg[1].data() + s0 * glen, n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, s0, ns);
+            LAUNCH(nudt_spread_od, SET_SUB_BOUND, 1, sb.data(), sf.data(), sst.data(), st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), c.data() + j0, sg[2].data() + s0 * glen, n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, s0, ns);
+        }
         for (auto& g : sg)
             for (unsigned i = 0; i < nsets * glen; i++)
                 eset = std::max(eset, std::abs(std::complex<double>(g[i].x, g[i].y) - sref[i]) / smax);
         std::vector<T2> sgrid(nsets * glen), so[2];
         for (auto& v : sgrid) { v.x = (T)(urand() - 0.5); v.y = (T)(urand() - 0.5); }
         for (auto& o : so) o.assign(NPTS, T2{0, 0});
-        LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, NPTS, sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data(), so[0].data(), n[0], n[1], n[2], 1, NPTS, glen, sets, nsets);
-        LAUNCH(nudt_interp_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), snsub, st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data(), so[1].data(), n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins);
+        for (int h = 0; h < 2; h++) {
+            const unsigned s0 = parts[h], ns = parts[h + 1] - s0, j0 = sets[s0], mb = sets[s0 + ns] - j0;
+            LAUNCH(nudt_interp_gm, blocks(NPTS, THREADS_nudt_interp_gm), 1, mb, sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data() + s0 * glen, so[0].data() + j0, n[0], n[1], n[2], 1, NPTS, glen, sets, ns, s0);
+            LAUNCH(nudt_interp_sm, SET_SUB_BOUND, 1, sb.data(), sf.data(), sst.data(), st.data(), sidx.data(), x[0].data(), x[1].data(), x[2].data(), sgrid.data() + s0 * glen, so[1].data() + j0, n[0], n[1], n[2], nb[1], nb[2], NPTS, glen, nbins, s0, ns);
+        }
         for (int j = 0; j < NPTS; j++) {
             std::complex<double> sum = 0;
             window(j, [&](double wgt, int gi) { sum += wgt * std::complex<double>(sgrid[set_of_point(j) * glen + gi].x, sgrid[set_of_point(j) * glen + gi].y); });

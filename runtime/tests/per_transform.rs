@@ -8,7 +8,7 @@
 mod common;
 
 use common::Lcg;
-use nudt_runtime::backend::{BackendError, BackendFloat, BackendOptions, NufftPlan};
+use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct::{self, rel_error};
 use nudt_runtime::{
     Float, ModeOrder, NudtError, Options, Plan, TransformType, Type3Method, Upsampling,
@@ -531,14 +531,22 @@ fn the_plan_interface_takes_per_transform_sets() {
 const UNEVEN: [usize; 4] = [300, 0, 3, 41];
 
 /// Types 1 and 2 of every dimension on every backend this build and machine run (the GPUs
-/// sort all sets at once and spread or interpolate them in one launch per stage), forward and
-/// adjoint, each transform against the direct sum at its own points; then the same plan on
-/// points its transforms share again, and per-transform sets once more.
+/// sort all sets at once and spread or interpolate a batch of them in one launch per stage),
+/// forward and adjoint, each transform against the direct sum at its own points; then the
+/// same plan on points its transforms share again, and per-transform sets once more. The
+/// GPUs' batches: all four transforms at once; two and two (the second batch's sets starting
+/// past the first point and grid); one by one (a batch of an empty set among them).
 fn every_backend_against_direct<T: BackendFloat>() {
     let tol = tol::<T>();
     let mut rng = Lcg(13);
-    let opts = BackendOptions::default();
-    for backend in common::backends() {
+    for (backend, batch) in common::backends().into_iter().flat_map(|backend| {
+        let batches: &[usize] = match backend {
+            Backend::Cpu => &[0],
+            _ => &[0, 2, 1],
+        };
+        batches.iter().map(move |&b| (backend, b))
+    }) {
+        let opts = BackendOptions::default().with_gpu_batch(batch);
         for ty in [TransformType::Type1, TransformType::Type2] {
             for dim in 1..=3 {
                 let modes = modes_of(dim);
@@ -552,7 +560,7 @@ fn every_backend_against_direct<T: BackendFloat>() {
                     .plan::<T>(ty, modes, isign, b, tol, &opts)
                     .expect("plan");
                 let v = views(&sets);
-                let what = backend.to_string();
+                let what = format!("{backend}, batch {batch}");
                 let per: Vec<&Vec<Vec<T>>> = sets.iter().collect();
                 let shared: Vec<&Vec<Vec<T>>> = vec![&sets[0]; b];
                 for (again, stack) in [(false, &per), (true, &shared), (false, &per)] {

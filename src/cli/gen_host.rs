@@ -573,7 +573,7 @@ each execute then runs the rest.\n\n\
 | 6 | `nudt_subprob_map` | ⌈nbins / {t_el}⌉ × {t_el} (SM and output-driven only) | `start`, `substart` → `sub_bin`, `sub_first` (nsub each; read `nsub` back, or allocate nbins + M / MAXSUB) |\n\
 | 7 | (zero the fine grid) | | `grid`: n0·n1·n2 complex per transform |\n\
 | 8 | `nudt_spread_gm`, or | ⌈M / {t_gm}⌉ × {t_gm} | `idx`, x0..x2, `c` → `grid` |\n\
-|   | `nudt_spread_sm`, or | nsub × {sm_t}, {sm_l} bytes local | `sub_bin`, `sub_first`, `nsub`, `start`, `idx`, x0..x2, `c` → `grid` |\n\
+|   | `nudt_spread_sm`, or | nsub × {sm_t}, {sm_l} bytes local | `sub_bin`, `sub_first`, `substart`, `start`, `idx`, x0..x2, `c` → `grid` |\n\
 |   | `nudt_spread_od` | nsub × {od_t}, {od_l} bytes local | as `nudt_spread_sm` |\n\
 | 9 | the FFT's launches, inverse (`_inv`) for isign = +1, forward (`_fwd`) for −1 | see the FFT tables | `grid` → `grid` in place (with its scratch) |\n\
 | 10 | `nudt_grid_to_modes` | ⌈nmodes / {t_el}⌉ × {t_el} | `grid`, `gi0..2`, `cf0..2` → `modes` |\n\n\
@@ -589,7 +589,7 @@ modules' bins are those of type 1, which interpolation takes as well), then:\n\n
 | 8 | `nudt_modes_to_grid` | ⌈nmodes / {t_el}⌉ × {t_el} | `modes`, `gi0..2`, `cf0..2` → `grid` |\n\
 | 9 | the FFT's launches, forward (`_fwd`) for isign = −1, inverse for +1 | | `grid` → `grid` |\n\
 | 10 | `nudt_interp_gm`, or | ⌈M / {t_igm}⌉ × {t_igm} | `idx`, x0..x2, `grid` → `out` (M complex, the caller's order) |\n\
-|    | `nudt_interp_sm` | nsub × {ism_t}, {ism_l} bytes local | `sub_bin`, `sub_first`, `nsub`, `start`, `idx`, x0..x2, `grid` → `out` |\n",
+|    | `nudt_interp_sm` | nsub × {ism_t}, {ism_l} bytes local | `sub_bin`, `sub_first`, `substart`, `start`, `idx`, x0..x2, `grid` → `out` |\n",
         dim = d.dim,
         prog = d.program,
         m = d.points,
@@ -1198,11 +1198,11 @@ int main(int argc, char **argv)
     const double t2 = seconds();
     dev_zero(grid, 2 * glen * sizeof(real));
     if (!strcmp(method, "gm"))
-        launch_nudt_spread_gm(groups(M, 256), 1, (unsigned)M, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, 1, M, glen, sets, 1u);
+        launch_nudt_spread_gm(groups(M, 256), 1, (unsigned)M, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, 1, M, glen, sets, 1u, 0u);
     else if (!strcmp(method, "sm"))
-        launch_nudt_spread_sm(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins);
+        launch_nudt_spread_sm(nsub ? nsub : 1, 1, sub_bin, sub_first, substart, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins, 0u, 1u);
     else
-        launch_nudt_spread_od(nsub ? nsub : 1, 1, sub_bin, sub_first, nsub_dev, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins);
+        launch_nudt_spread_od(nsub ? nsub : 1, 1, sub_bin, sub_first, substart, start, idx, dx[0], dx[1], dx[2], dc, grid, n0, n1, n2, nb1, nb2, M, glen, nbins, 0u, 1u);
     fft_run(ISIGN > 0, grid, grid, scratch);
     launch_nudt_grid_to_modes(groups(nmodes, 256), 1, nmodes, m1, m2, gi[0], gi[1], gi[2], cf[0], cf[1], cf[2], grid, modes, n1, n2, glen, nmodes);
     real *f = malloc(2 * nmodes * sizeof(real));

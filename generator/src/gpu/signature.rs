@@ -422,11 +422,9 @@ const SUB: [Param; 2] = [
     input("sub_bin", Elem::Uint, SUB_MEANING),
     input("sub_first", Elem::Uint, SUB_MEANING),
 ];
-const NSUB: Param = input(
-    "nsub",
-    Elem::Uint,
-    "the number of subproblems (one value on the device, written by the prefix sums)",
-);
+/// The subproblems of a batch of sets: those of its bins, `substart[set0 · set_bins]` up to
+/// `substart[(set0 + nsets) · set_bins]` (all of them for one shared set).
+const SUB_STARTS: Param = input("substart", Elem::Uint, SUBSTART);
 const BIN_START: Param = input("bin_start", Elem::Uint, START);
 const NTR: Param = int(
     "ntr",
@@ -444,6 +442,14 @@ const SETS: Param = input(
 const NSETS: Param = uint(
     "nsets",
     "number of point sets: the batch's transforms' own, or 1 for points they share",
+);
+/// A launch covers a batch of consecutive sets, which the sort keeps as one run of sorted
+/// points and bins: the plan's batch of transforms, not every set at once.
+const SET0: Param = uint(
+    "set0",
+    "first point set of the launch's batch, which covers sets set0 .. set0 + nsets: their \
+     vectors are counted from the batch's first point (sets[set0]) and their grids from the \
+     batch's first (0 for one shared set)",
 );
 const SET_BINS: Param = uint(
     "set_bins",
@@ -497,29 +503,30 @@ const GRAD_OUT: Param = output(
 
 /// A point-driven (GM-sort) kernel's parameters around its input and output (the p-th sorted
 /// point's set, found in `sets`, giving its grid).
-const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 15] {
+const fn gm(from: Param, to: Param, cstride: Param) -> [Param; 16] {
     let idx = input("idx", Elem::Uint, IDX);
+    let m = M.meaning("number of points of the launch's batch of sets (all of them for one set)");
     concat(&[
-        &[M, idx],
+        &[m, idx],
         &X,
         &[from, to],
         &N,
-        &[NTR, cstride, GSTRIDE, SETS, NSETS],
+        &[NTR, cstride, GSTRIDE, SETS, NSETS, SET0],
     ])
 }
 
 /// A subproblem kernel's parameters around its input and output (one block per subproblem,
 /// y the transform within its bin's set).
-const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 18] {
+const fn sm(from: Param, to: Param, cstride: Param) -> [Param; 20] {
     let idx = input("idx", Elem::Uint, IDX);
     concat(&[
         &SUB,
-        &[NSUB, BIN_START, idx],
+        &[SUB_STARTS, BIN_START, idx],
         &X,
         &[from, to],
         &N,
         &NB,
-        &[cstride, GSTRIDE, SET_BINS],
+        &[cstride, GSTRIDE, SET_BINS, SET0, NSETS],
     ])
 }
 
@@ -1220,13 +1227,13 @@ mod tests {
         ));
         assert!(gm.contains("int ntr, u64 cstride, u64 gstride,"), "{gm}");
         assert!(
-            gm.ends_with("const GLOBAL unsigned* RESTRICT sets, unsigned nsets)"),
+            gm.ends_with("const GLOBAL unsigned* RESTRICT sets, unsigned nsets, unsigned set0)"),
             "{gm}"
         );
         assert!(gm.lines().all(|l| l.len() <= 100), "{gm}");
         let sm = declaration(names::SPREAD_SM).unwrap().prototype();
         assert!(
-            sm.ends_with("unsigned set_bins DYNAMIC_LOCAL_PARAM(smem_raw))"),
+            sm.ends_with("unsigned nsets DYNAMIC_LOCAL_PARAM(smem_raw))"),
             "{sm}"
         );
         let cmul = declaration(names::CMUL).unwrap().prototype();

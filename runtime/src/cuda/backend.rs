@@ -10,6 +10,7 @@ use super::fft::FftPlans;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{at, ptr, CommonFns, FineGrid, GridModule};
 use super::memory::{alloc, read_back};
+use super::staging::Staging;
 use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
@@ -73,6 +74,8 @@ pub struct CudaDev<T: CudaFloat> {
     /// Device copies of host inputs and outputs (grown on demand).
     pub(super) din: Option<CudaSlice<T>>,
     pub(super) dout: Option<CudaSlice<T>>,
+    /// Pinned host memory every host array goes through.
+    pub(super) staging: Staging<T>,
     /// Start and end of the last set-points and of the last run.
     pub(super) events: [CudaEvent; 4],
     pub(super) recorded: [bool; 2],
@@ -189,17 +192,15 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
-    fn upload(&mut self, coords: &[&[T]], m: usize) -> CudaResult<CudaPoints<T>> {
+    fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> CudaResult<CudaPoints<T>> {
         self.bind()?;
-        let owned = coords
-            .iter()
-            .map(|c| {
-                let mut dst = alloc::<T>(&self.stream, m, "coordinates")?;
-                if !c.is_empty() {
-                    self.stream
-                        .memcpy_htod(*c, &mut dst)
-                        .map_err(|e| driver("cuMemcpyHtoD (coordinates)", e))?;
-                }
+        let dim = sets.first().map_or(0, |s| s.len());
+        let owned = (0..dim)
+            .map(|d| {
+                let dst = alloc::<T>(&self.stream, m, "coordinates")?;
+                let parts: Vec<&[T]> = sets.iter().map(|set| set[d]).collect();
+                self.staging
+                    .htod(&self.stream, &parts, ptr(&dst, &self.stream))?;
                 Ok(dst)
             })
             .collect::<CudaResult<Vec<_>>>()?;
@@ -313,6 +314,7 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
             type3: None,
             input: ptr(input, stream),
             output: ptr(output, stream),
+            first: 0,
             count,
             points: 0,
             targets: 0,

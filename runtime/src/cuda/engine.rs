@@ -71,9 +71,12 @@ pub(super) struct Batch<'a, T: CudaFloat> {
     pub fine: &'a UniformDev<T>,
     /// Type 3's outer grid, phase factors and phased inputs.
     pub type3: Option<&'a Type3Dev<T>>,
+    /// The batch's inputs and outputs (a set per transform: its sets' vectors, from its
+    /// first point's).
     pub input: u64,
     pub output: u64,
-    /// Transforms in the batch.
+    /// The batch's first transform, and its transforms.
+    pub first: usize,
     pub count: usize,
     /// Sources and targets: the lengths of the pre- and post-factors.
     pub points: usize,
@@ -124,13 +127,13 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
     fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> CudaResult<()> {
         let (c, g) = (self.addr(from)?, self.addr(Buf::Grid(onto))?);
         self.grid(onto)?
-            .spread(self.stream, c, g, self.count, gradient)
+            .spread(self.stream, c, g, (self.first, self.count), gradient)
     }
 
     fn interp(&mut self, from: Grid, to: Buf, gradient: bool) -> CudaResult<()> {
         let (g, c) = (self.addr(Buf::Grid(from))?, self.addr(to)?);
         self.grid(from)?
-            .interp(self.stream, g, c, self.count, gradient)
+            .interp(self.stream, g, c, (self.first, self.count), gradient)
     }
 
     fn fft(&mut self, isign: i32) -> CudaResult<()> {

@@ -8,6 +8,7 @@ use super::CudaFloat;
 use crate::gpu::engine::{GridParts, SortedGrid};
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
+use crate::planner::sets;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use nudt_gen::gpu::Dialect;
@@ -148,6 +149,9 @@ struct Sorted {
     /// Where each point set starts, then `m` (`nsets + 1` values): one set that every
     /// transform shares, or one per transform, sorted set by set ([`crate::planner::sets`]).
     sets: CudaSlice<u32>,
+    /// The same on the host: a batch's points, and its launches' sizes
+    /// ([`crate::planner::sets::points_of`]).
+    starts: Vec<u32>,
     nsets: usize,
     /// Bins of every set together (`nsets` times the grid's).
     nbins: usize,
@@ -192,6 +196,7 @@ impl Sorted {
         Ok(Sorted {
             m,
             sets: alloc::<u32>(stream, 2, "point set starts")?,
+            starts: Vec::new(),
             nsets: 1,
             nbins,
             coords: [0; 3],
@@ -403,7 +408,7 @@ impl<T: CudaFloat> FineGrid<T> {
         bad: u64,
     ) -> CudaResult<()> {
         let (m, nsets) = (sets.last().map_or(0, |&m| m as usize), sets.len() - 1);
-        let nbins = crate::planner::sets::sort_bins(nsets, self.nbins)?;
+        let nbins = sets::sort_bins(nsets, self.nbins)?;
         let old = self.sorted.take();
         let (spread, interp) = self.spec.methods(m, nbins, self.want, self.fit);
         let passes = sort_passes(m, nbins, self.l2_bytes, self.want_two_pass);
@@ -425,6 +430,7 @@ impl<T: CudaFloat> FineGrid<T> {
         s.m = m;
         s.nbins = nbins;
         s.nsets = nsets;
+        s.starts = sets.to_vec();
         if s.sets.len() < sets.len() {
             s.sets = alloc::<u32>(stream, sets.len(), "point set starts")?;
         }
@@ -591,32 +597,33 @@ impl<T: CudaFloat> FineGrid<T> {
             .ok_or(CudaError::Nudt(crate::NudtError::PointsNotSet))
     }
 
-    /// The leading arguments of the subproblem kernels: subproblem lists, their count on the
-    /// device, bin starts and the sorted points.
+    /// The leading arguments of the subproblem kernels: subproblem lists, the bins' first
+    /// subproblems (a batch's are those of its sets' bins), bin starts and the sorted points.
     fn subproblem_args(&self, s: &Sorted, stream: &CudaStream) -> Vec<Arg> {
         let mut args = vec![
             Arg::Mem(ptr(&s.sub_bin, stream)),
             Arg::Mem(ptr(&s.sub_first, stream)),
-            Arg::Mem(at::<u32>(ptr(&s.sub_start, stream), s.nbins)),
+            Arg::Mem(ptr(&s.sub_start, stream)),
             Arg::Mem(ptr(&s.bin_start, stream)),
         ];
         args.extend(s.point_args(stream));
         args
     }
 
-    /// Adds `ntr` vectors at `c` onto `ntr` zeroed grids at `grid`: strengths (M each), or
-    /// with `gradient` values and derivative weights (`(dim + 1)·M` each), spread with the
+    /// Adds the vectors at `c` of the batch of transforms `batch` (first, count) onto as many
+    /// zeroed grids at `grid`: strengths (M each, or a set's for a set per transform), or
+    /// with `gradient` values and derivative weights (`dim + 1` a point), spread with the
     /// kernel's derivative.
     pub fn spread(
         &self,
         stream: &CudaStream,
         c: u64,
         grid: u64,
-        ntr: usize,
+        batch: (usize, usize),
         gradient: bool,
     ) -> CudaResult<()> {
         let method = self.pass_methods(gradient)?.0;
-        self.spread_with(method, gradient, stream, c, grid, ntr)
+        self.spread_with(method, gradient, stream, c, grid, batch)
     }
 
     /// As [`Self::spread`], with an explicit method (cross-checks).
@@ -627,7 +634,7 @@ impl<T: CudaFloat> FineGrid<T> {
         stream: &CudaStream,
         c: u64,
         grid: u64,
-        ntr: usize,
+        batch: (usize, usize),
     ) -> CudaResult<()> {
         let s = self.sorted()?;
         match method {
@@ -650,17 +657,18 @@ impl<T: CudaFloat> FineGrid<T> {
         let kernel = self.fns.passes.spreader(method, gradient).ok_or_else(|| {
             CudaError::Unsupported("output-driven spreading has no gradient kernel".into())
         })?;
-        self.launch(kernel, method, s, stream, (c, grid, ntr), gradient)
+        self.launch(kernel, method, s, stream, (c, grid, batch), gradient)
     }
 
-    /// Interpolates `ntr` grids at `grid` into `ntr` vectors at `out`: values (M each), or
-    /// with `gradient` values and derivatives (`(dim + 1)·M` each).
+    /// Interpolates the grids at `grid` of the batch of transforms `batch` (first, count)
+    /// into its vectors at `out`: values (M each, or a set's), or with `gradient` values and
+    /// derivatives (`dim + 1` a point).
     pub fn interp(
         &self,
         stream: &CudaStream,
         grid: u64,
         out: u64,
-        ntr: usize,
+        batch: (usize, usize),
         gradient: bool,
     ) -> CudaResult<()> {
         let s = self.sorted()?;
@@ -672,28 +680,31 @@ impl<T: CudaFloat> FineGrid<T> {
             )));
         }
         let kernel = self.fns.passes.interpolator(method, gradient);
-        self.launch(kernel, method, s, stream, (grid, out, ntr), gradient)
+        self.launch(kernel, method, s, stream, (grid, out, batch), gradient)
     }
 
-    /// Launches `kernel` of `method` from `from` to `to` for `ntr` transforms over the sorted
-    /// points `s`: GM-sort a thread per point, the transforms looped inside (count, points,
-    /// input, output, grid, transforms, strides); the subproblem kernels a block per
-    /// subproblem and transform (lists, bin starts, points, input, output, grid and bins,
-    /// strides). The points' vectors are `dim + 1` values a point with `gradient`.
+    /// Launches `kernel` of `method` from `from` to `to` for the batch of transforms
+    /// (first, count) over the sorted points `s` — the shared set, or the batch's sets, one
+    /// run of the sorted points ([`sets::launch_sets`]): GM-sort a thread per point of the
+    /// batch, the transforms looped inside (count, points, input, output, grid, transforms,
+    /// strides, sets); the subproblem kernels a block per subproblem of the batch's bins and
+    /// transform (lists, bin starts, points, input, output, grid and bins, strides, sets).
+    /// The points' vectors are `dim + 1` values a point with `gradient`.
     fn launch(
         &self,
         kernel: &Kernel,
         method: GpuMethod,
         s: &Sorted,
         stream: &CudaStream,
-        (from, to, ntr): (u64, u64, usize),
+        (from, to, (first, count)): (u64, u64, (usize, usize)),
         gradient: bool,
     ) -> CudaResult<()> {
-        if s.m == 0 {
+        let (set0, nsets, ntr) = sets::launch_sets(s.nsets, first, count);
+        let m = sets::points_of(&s.starts, set0, nsets);
+        if m == 0 {
             return Ok(());
         }
-        // Each set's transforms: all of them for one shared set, one for a set each.
-        let ntr = ntr / s.nsets;
+        let set_args = [Arg::U32(set0 as u32), Arg::U32(nsets as u32)];
         let per_point = if gradient { self.spec.dim + 1 } else { 1 };
         let strides = [
             Arg::U64((s.m * per_point) as u64),
@@ -703,14 +714,14 @@ impl<T: CudaFloat> FineGrid<T> {
         let i = |v: usize| Arg::I32(v as i32);
         let grid = [i(n[0]), i(n[1]), i(n[2])];
         if method == GpuMethod::GmSort {
-            let mut args = vec![Arg::U32(s.m as u32)];
+            let mut args = vec![Arg::U32(m as u32)];
             args.extend(s.point_args(stream));
             args.extend([Arg::Mem(from), Arg::Mem(to)]);
             args.extend(grid);
             args.push(Arg::I32(ntr as i32));
             args.extend(strides);
-            args.extend([Arg::Mem(ptr(&s.sets, stream)), Arg::U32(s.nsets as u32)]);
-            return kernel.launch(stream, (blocks(s.m, kernel.threads), 1), &args);
+            args.extend([Arg::Mem(ptr(&s.sets, stream)), set_args[1], set_args[0]]);
+            return kernel.launch(stream, (blocks(m, kernel.threads), 1), &args);
         }
         let mut args = self.subproblem_args(s, stream);
         args.extend([Arg::Mem(from), Arg::Mem(to)]);
@@ -718,7 +729,9 @@ impl<T: CudaFloat> FineGrid<T> {
         args.extend([i(nb[1]), i(nb[2])]);
         args.extend(strides);
         args.push(Arg::U32(self.nbins as u32));
-        kernel.launch(stream, (s.sub_bound as u32, ntr as u32), &args)
+        args.extend(set_args);
+        let bound = self.spec.subproblem_bound(m, nsets * self.nbins);
+        kernel.launch(stream, (bound.min(s.sub_bound) as u32, ntr as u32), &args)
     }
 }
 

@@ -48,6 +48,7 @@ mod launch;
 mod memory;
 mod multi;
 mod plan;
+mod staging;
 
 pub use crate::planner::limits::MAX_BATCH;
 pub use backend::CudaDev;

@@ -148,6 +148,7 @@ impl<T: CudaFloat> CudaDev<T> {
             held: Vec::new(),
             din: None,
             dout: None,
+            staging: Default::default(),
             events,
             recorded: [false; 2],
         })
@@ -195,7 +196,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             owned: Vec::new(),
             held: held.clone(),
         };
-        let r = self.sort_points(points, (m, self.batch), &sets::shared(m));
+        let r = self.sort_points(points, m, &sets::shared(m));
         drop(guards);
         r?;
         let first = read_word(&stream, &bad)?;
@@ -242,14 +243,15 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     }
 
     /// One checked run of `pass` from host slices: the input copied in, the stages run on
-    /// the device by batches, the output copied back.
+    /// the device by batches, the output copied back (both through the plan's pinned
+    /// staging buffer).
     fn execute_host(
         &mut self,
         input: &[Complex<T>],
         output: &mut [Complex<T>],
         pass: Pass,
     ) -> CudaResult<()> {
-        self.check_io(input.len(), output.len(), pass)?;
+        let each = self.check_io(input.len(), output.len(), pass)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let grow = |slot: &mut Option<CudaSlice<T>>, len: usize, what: &str| -> CudaResult<()> {
@@ -263,25 +265,14 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         let mut dout = self.dev.dout.take();
         grow(&mut din, 2 * input.len(), "input")?;
         grow(&mut dout, 2 * output.len(), "output")?;
-        let (mut din, dout) = (din.unwrap(), dout.unwrap());
-        if !input.is_empty() {
-            if let Err(e) = stream.memcpy_htod(interleaved(input), &mut din) {
-                self.dev.din = Some(din);
-                self.dev.dout = Some(dout);
-                return Err(driver("cuMemcpyHtoD (input)", e));
-            }
-        }
+        let (din, dout) = (din.unwrap(), dout.unwrap());
         let (pi, po) = (ptr(&din, &stream), ptr(&dout, &stream));
-        let r = self.run(pi, po, pass);
-        self.dev.din = Some(din);
-        self.dev.dout = Some(dout);
-        r?;
-        if !output.is_empty() {
-            let dout = self.dev.dout.as_ref().unwrap();
-            stream
-                .memcpy_dtoh(&dout.slice(..2 * output.len()), interleaved_mut(output))
-                .map_err(|e| driver("cuMemcpyDtoH (output)", e))?;
-        }
+        (self.dev.din, self.dev.dout) = (Some(din), Some(dout));
+        self.dev.staging.htod(&stream, &[interleaved(input)], pi)?;
+        self.run(pi, po, pass, &each)?;
+        self.dev
+            .staging
+            .dtoh(&stream, po, interleaved_mut(output))?;
         stream
             .synchronize()
             .map_err(|e| driver("cuStreamSynchronize", e))
@@ -321,35 +312,36 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             .into());
         }
         let pass = Pass::transform(adjoint);
-        self.check_io(input.len() / 2, output.len() / 2, pass)?;
+        let each = self.check_io(input.len() / 2, output.len() / 2, pass)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let (pi, gi) = input.device_ptr(&stream);
         let (po, go) = output.device_ptr_mut(&stream);
-        let r = self.run(pi, po, pass);
+        let r = self.run(pi, po, pass, &each);
         drop((gi, go));
         r
     }
 
     /// One run of `pass` (the transform, its adjoint, a gradient pass) between device
-    /// addresses (validated lengths).
-    fn run(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
-        // The held coordinates are read by this work.
+    /// addresses whose transforms take and give `each` values (validated lengths).
+    fn run(
+        &mut self,
+        input: u64,
+        output: u64,
+        pass: Pass,
+        each: &[(usize, usize)],
+    ) -> CudaResult<()> {
+        // The held coordinates are read by this work, which runs by the plan's batches
+        // ([`sets::batches`]): a batch without inputs gives zeros, one without outputs
+        // nothing.
         let stream = self.dev.stream.clone();
         let held = self.dev.held.clone();
-        let guards = guard_held(&held, &stream);
-        let r = self.run_held(input, output, pass);
-        drop(guards);
-        r
-    }
-
-    fn run_held(&mut self, input: u64, output: u64, pass: Pass) -> CudaResult<()> {
+        let _guards = guard_held(&held, &stream);
         let adjoint = pass.adjoint;
         let (a, b) = self
             .problem
             .lengths(self.num_points, self.num_targets, pass);
         let sz = std::mem::size_of::<T>();
-        let stream = self.dev.stream.clone();
         if adjoint && a > 0 && b > 0 {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
             if let Engine::Type3(t) = &mut self.engine {
@@ -361,39 +353,40 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             }
         }
         self.dev.record(2)?;
-        if a == 0 {
-            memset0(&stream, output, 2 * b * self.problem.ntransf * sz)?;
-        }
-        if a > 0 && b > 0 {
-            let (ty, isign) = (self.problem.ty, self.problem.isign);
-            let mut t0 = 0;
-            while t0 < self.problem.ntransf {
-                let count = self.batch.min(self.problem.ntransf - t0);
-                let input = at::<T>(input, 2 * t0 * a);
-                let output = at::<T>(output, 2 * t0 * b);
-                match (&self.engine, self.engine.staged()) {
-                    (_, Some((fine, type3))) => {
-                        let mut batch = Batch {
-                            stream: &stream,
-                            common: &self.dev.common,
-                            fine,
-                            type3,
-                            input,
-                            output,
-                            count,
-                            points: self.num_points,
-                            targets: self.num_targets,
-                        };
-                        stages::run(&mut batch, ty, isign, pass)?;
-                    }
-                    (Engine::Gaussian(g), _) => {
-                        let win = self.gauss.as_ref().expect("Gaussian engines have a window");
-                        let isign = if adjoint { -isign } else { isign };
-                        g.execute(win, &stream, input, output, count, isign, adjoint)?;
-                    }
-                    _ => return Err(NudtError::PointsNotSet.into()),
+        let (ty, isign) = (self.problem.ty, self.problem.isign);
+        for batch in sets::batches(each, self.batch) {
+            let input = at::<T>(input, 2 * batch.input.start);
+            let output = at::<T>(output, 2 * batch.output.start);
+            if batch.input.is_empty() {
+                memset0(&stream, output, 2 * batch.output.len() * sz)?;
+                continue;
+            }
+            if batch.output.is_empty() {
+                continue;
+            }
+            let count = batch.count;
+            match (&self.engine, self.engine.staged()) {
+                (_, Some((fine, type3))) => {
+                    let mut batch = Batch {
+                        stream: &stream,
+                        common: &self.dev.common,
+                        fine,
+                        type3,
+                        input,
+                        output,
+                        first: batch.first,
+                        count,
+                        points: self.num_points,
+                        targets: self.num_targets,
+                    };
+                    stages::run(&mut batch, ty, isign, pass)?;
                 }
-                t0 += count;
+                (Engine::Gaussian(g), _) => {
+                    let win = self.gauss.as_ref().expect("Gaussian engines have a window");
+                    let isign = if adjoint { -isign } else { isign };
+                    g.execute(win, &stream, input, output, count, isign, adjoint)?;
+                }
+                _ => return Err(NudtError::PointsNotSet.into()),
             }
         }
         self.dev.record(3)
@@ -446,7 +439,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             &stream,
             ptr(&dc, &stream),
             ptr(&g, &stream),
-            1,
+            (0, 1),
         )?;
         let mut out = vec![Complex::<T>::default(); len];
         stream

@@ -189,7 +189,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         }
         for ((rank, idx), xs) in self.ranks.iter_mut().zip(index).zip(local) {
             let slices: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
-            let points = rank.dev.upload(&slices, idx.len())?;
+            let points = rank.dev.upload(&[&slices[..]], idx.len())?;
             rank.dev
                 .sort(&mut rank.local, points, &sets::shared(idx.len()))?;
             rank.index = idx;

@@ -145,8 +145,10 @@ pub(crate) trait Backend<T: Float>: Sized {
         module: &Self::Module,
         shape: GridShape<'_>,
     ) -> Result<UniformOf<Self, T>, Self::Error>;
-    /// Host coordinates (validated, `m` per dimension) copied to the device.
-    fn upload(&mut self, coords: &[&[T]], m: usize) -> Result<Self::Points, Self::Error>;
+    /// Host point sets (`sets[b][d]`, validated, `m` points together) copied to the device,
+    /// one array per dimension holding the sets one after another: each set's slice copied
+    /// to its place, with no concatenation on the host.
+    fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> Result<Self::Points, Self::Error>;
     /// Bin-sorts `points` onto `u`'s grid, in sets starting at `sets` (the last entry their
     /// number).
     fn sort(
@@ -218,9 +220,6 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     /// where they share one.
     pub(crate) per_set: Option<Vec<usize>>,
     pub(crate) engine: EngineOf<B, T>,
-    /// Types 1 and 2: the fine grid's module (a refit of σ or a wider batch rebuilds the
-    /// grid on it, or on one for the new kernel).
-    pub(crate) module: Option<B::Module>,
     /// FINUFFT's type 3: the modules for the kernel of the last point sets (the kernel
     /// depends on their extents).
     pub(crate) t3: Option<Type3ModulesOf<B, T>>,
@@ -299,7 +298,6 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             num_targets: 0,
             per_set: None,
             engine: Engine::Type3Pending,
-            module: None,
             t3: None,
             gauss,
             dev,
@@ -308,7 +306,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             let n = sigma::uniform_grid::<T>(&plan.problem, &kernel, None)?;
             let module = plan.grid_module(kernel)?;
             let u = plan.uniform_engine(&module, kernel, &n)?;
-            (plan.engine, plan.module) = (Engine::Uniform(Box::new(u)), Some(module));
+            plan.engine = Engine::Uniform(Box::new(u));
         }
         Ok(plan)
     }
@@ -347,24 +345,12 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         [self.batch, self.problem.ntransf % self.batch]
     }
 
-    /// The type 1/2 engine; a type 3 plan's is a wrong-type error.
-    fn uniform(&mut self) -> Result<&mut UniformOf<B, T>, B::Error> {
-        match &mut self.engine {
-            Engine::Uniform(u) => Ok(u),
-            _ => Err(NudtError::WrongType {
-                expected: 1,
-                actual: 3,
-            }
-            .into()),
-        }
-    }
-
     /// The host set-points of a type 1 or 2 plan ([`gpu_set_points!`]).
     pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
         check_type(1, self.problem.ty)?;
         let m = check_coords(self.problem.dim(), coords, SOURCES)?;
-        let points = self.dev.upload(coords, m)?;
-        self.sort_points(points, (m, self.batch), &sets::shared(m))
+        let points = self.dev.upload(&[coords], m)?;
+        self.sort_points(points, m, &sets::shared(m))
     }
 
     /// The per-transform host set-points of a type 1 or 2 plan ([`gpu_set_points!`]).
@@ -376,25 +362,23 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
         let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
         let m = c.counts.iter().sum();
-        let points = self.dev.upload(&c.slices(), m)?;
-        let batch = limits::gpu_batch_per_transform(ntransf);
+        let points = self.dev.upload(point_sets, m)?;
         let each = sigma::points_per_transform(&c.counts);
-        self.sort_points(points, (each, batch), &c.starts)?;
+        self.sort_points(points, each, &c.starts)?;
         self.per_set = Some(c.counts);
         Ok(())
     }
 
     /// Sorts `points` (in sets starting at `sets`, the last entry their number) on the fine
-    /// grid, the grid first refitted for `each` points a transform and `batch` transforms
-    /// ([`Self::refit`]); the plan then holds them as one shared set until the caller says
-    /// otherwise.
+    /// grid, the grid first refitted for `each` points a transform ([`Self::refit`]); the
+    /// plan then holds them as one shared set until the caller says otherwise.
     pub(crate) fn sort_points(
         &mut self,
         points: B::Points,
-        (each, batch): (usize, usize),
+        each: usize,
         sets: &[u32],
     ) -> Result<(), B::Error> {
-        self.refit(each, batch)?;
+        self.refit(each)?;
         self.per_set = None;
         self.num_points = 0;
         self.dev.mark_setpts(false)?;
@@ -408,34 +392,17 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
 
     /// Rebuilds a type 1/2 plan's grid where `each` points a transform call for another σ
     /// (where σ is the plan layer's to choose: [`sigma::refit_uniform`]; a grid that cannot
-    /// be built keeps σ as it is) or `batch` transforms for more work grids and FFTs than it
-    /// has: once for both.
-    fn refit(&mut self, each: usize, batch: usize) -> Result<(), B::Error> {
-        let dim = self.problem.dim();
+    /// be built keeps σ as it is). The batch never changes: a set per transform runs in the
+    /// plan's batches as shared points do ([`sets::Batch`]).
+    fn refit(&mut self, each: usize) -> Result<(), B::Error> {
         let refit =
             sigma::refit_uniform::<T>(&self.problem, DeviceClass::Gpu, &self.kernel, each, None)?;
-        let wider = batch > self.batch;
-        let old_batch = self.batch;
-        self.batch = self.batch.max(batch);
         if let Some((kernel, n)) = refit {
             let built = self
                 .grid_module(kernel)
-                .and_then(|module| Ok((self.uniform_engine(&module, kernel, &n)?, module)));
-            if let Ok((u, module)) = built {
-                self.engine = Engine::Uniform(Box::new(u));
-                (self.module, self.kernel) = (Some(module), kernel);
-                return Ok(());
-            }
-        }
-        if wider {
-            let n = self.uniform()?.grid.sides()[..dim].to_vec();
-            let module = self.module.as_ref().expect("type 1/2 plans have a module");
-            match self.uniform_engine(module, self.kernel, &n) {
-                Ok(u) => self.engine = Engine::Uniform(Box::new(u)),
-                Err(e) => {
-                    self.batch = old_batch;
-                    return Err(e);
-                }
+                .and_then(|module| self.uniform_engine(&module, kernel, &n));
+            if let Ok(u) = built {
+                (self.engine, self.kernel) = (Engine::Uniform(Box::new(u)), kernel);
             }
         }
         Ok(())
@@ -451,8 +418,8 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         check_type(3, self.problem.ty)?;
         let m = check_coords(self.problem.dim(), sources, SOURCES)?;
         let k = check_coords(self.problem.dim(), targets, TARGETS)?;
-        let src = self.dev.upload(sources, m)?;
-        let tgt = self.dev.upload(targets, k)?;
+        let src = self.dev.upload(&[sources], m)?;
+        let tgt = self.dev.upload(&[targets], k)?;
         self.set_points_type3_on((&src, m), (&tgt, k))
     }
 
@@ -692,10 +659,10 @@ macro_rules! gpu_set_points {
         /// [`crate::Plan::set_points_per_transform`] (`sets[b][d]`: transform b's
         /// coordinates along dimension d; sizes may differ and may be 0): the sets are
         /// concatenated, copied to the device and sorted together, set by set
-        /// ([`crate::planner::sets`]), and execute runs every transform in one batch, one
-        /// launch per stage for all sets and one batched FFT, on `ntransf` work grids
-        /// ([`crate::planner::limits::gpu_batch_per_transform`]). Execute then takes and
-        /// gives the concatenation of the transforms' arrays. A bad set is
+        /// ([`crate::planner::sets`]), and execute runs the transforms in the plan's batches,
+        /// one launch per stage for a batch's sets and one batched FFT of its grids (the same
+        /// work grids as for shared points). Execute then takes and gives the concatenation
+        /// of the transforms' arrays. A bad set is
         /// [`crate::NudtError::InTransform`] naming it, and the plan keeps the points it had.
         pub fn set_points_per_transform(
             &mut self,

@@ -10,7 +10,9 @@ use super::fft::ClFloat;
 use super::fft::GridFfts;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{ClModes, ClSpreadModule, FineGrid};
-use super::launch::{alloc, build, enqueue, kernel_of, mem, read, share, upload, Arg, Kernel};
+use super::launch::{
+    alloc, build, enqueue, kernel_of, mem, read, share, upload, write_at, Arg, Kernel,
+};
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
@@ -155,8 +157,19 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         uniform_dev(&self.dev, module, &self.common, grids, order, batch)
     }
 
-    fn upload(&mut self, coords: &[&[T]], _m: usize) -> OpenClResult<Vec<Buffer<T>>> {
-        coords.iter().map(|c| upload(&self.dev, c)).collect()
+    fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> OpenClResult<Vec<Buffer<T>>> {
+        let dim = sets.first().map_or(0, |s| s.len());
+        (0..dim)
+            .map(|d| {
+                let mut b = alloc::<T>(&self.dev, m)?;
+                let mut at = 0;
+                for c in sets.iter().map(|set| set[d]) {
+                    write_at(&self.dev, &mut b, at, c)?;
+                    at += c.len();
+                }
+                Ok(b)
+            })
+            .collect()
     }
 
     fn sort(&mut self, u: &mut UniformDev<T>, p: Vec<Buffer<T>>, sets: &[u32]) -> OpenClResult<()> {
@@ -245,6 +258,7 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
             engine: Staged::Uniform(u),
             input,
             output,
+            first: 0,
             count,
             points: 0,
             targets: 0,

@@ -95,9 +95,12 @@ pub(super) struct Batch<'a, T: ClFloat> {
     /// The complex multiply of [`cmul`].
     pub cmul: &'a Kernel,
     pub engine: Staged<'a, T>,
+    /// The batch's inputs and outputs, from the buffers' starts (a set per transform: its
+    /// sets' vectors, from its first point's).
     pub input: &'a Buffer<T>,
     pub output: &'a Buffer<T>,
-    /// Transforms in the batch.
+    /// The batch's first transform, and its transforms.
+    pub first: usize,
     pub count: usize,
     /// Sources and targets: the lengths of the pre- and post-factors.
     pub points: usize,
@@ -171,13 +174,13 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
     fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> OpenClResult<()> {
         let (c, g) = (self.buf(from)?, self.buf(Buf::Grid(onto))?);
         self.grid(onto)?
-            .spread(self.dev, c, g, self.count, gradient)
+            .spread(self.dev, c, g, (self.first, self.count), gradient)
     }
 
     fn interp(&mut self, from: Grid, to: Buf, gradient: bool) -> OpenClResult<()> {
         let (g, c) = (self.buf(Buf::Grid(from))?, self.buf(to)?);
         self.grid(from)?
-            .interp(self.dev, g, c, self.count, gradient)
+            .interp(self.dev, g, c, (self.first, self.count), gradient)
     }
 
     fn fft(&mut self, isign: i32) -> OpenClResult<()> {

@@ -16,7 +16,7 @@ use crate::error::NudtError;
 use crate::gpu::engine::{GridParts, SortedGrid};
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
-use crate::planner::sets::sort_bins;
+use crate::planner::sets::{launch_sets, points_of, sort_bins};
 use crate::planner::validate::{non_finite_point, SOURCES};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
@@ -148,19 +148,22 @@ fn kernel_fit(
 /// set by set ([`crate::planner::sets`]).
 struct Sorted<T> {
     m: usize,
-    /// Where each set starts, then `m` (`nsets + 1` values).
+    /// Where each set starts, then `m` (`nsets + 1` values), on the device and on the host
+    /// (a batch's points, and its launches' sizes: [`crate::planner::sets::points_of`]).
     sets: Buffer<u32>,
+    starts: Vec<u32>,
     nsets: usize,
     idx: Buffer<u32>,
     /// One buffer per dimension: the plan's own, or another reference to the caller's.
     coords: Vec<Buffer<T>>,
     /// First sorted point of each bin (`nbins + 1`, the last the total).
     bin_start: Buffer<u32>,
-    /// The subproblems' bins and first points (room for `sub_bound`), and their count (one
-    /// value, on the device).
+    /// First subproblem of each bin (`nbins + 1`, the last their number): a batch's are
+    /// those of its sets' bins.
+    sub_start: Buffer<u32>,
+    /// The subproblems' bins and first points (room for `sub_bound`).
     sub_bin: Buffer<u32>,
     sub_first: Buffer<u32>,
-    nsub_dev: Buffer<u32>,
     /// Groups the subproblem kernels are launched with ([`GpuSpreadSpec::subproblem_bound`]).
     sub_bound: usize,
     spread: GpuMethod,
@@ -276,13 +279,14 @@ impl<T: ClFloat> FineGrid<T> {
         let sorted = Sorted {
             m,
             sets: upload(dev, sets)?,
+            starts: sets.to_vec(),
             nsets,
             idx: alloc::<u32>(dev, m)?,
             coords: x,
             bin_start: alloc::<u32>(dev, nbins + 1)?,
+            sub_start: alloc::<u32>(dev, nbins + 1)?,
             sub_bin: alloc::<u32>(dev, sub_bound)?,
             sub_first: alloc::<u32>(dev, sub_bound)?,
-            nsub_dev: alloc::<u32>(dev, 1)?,
             sub_bound,
             spread,
             interp,
@@ -320,8 +324,7 @@ impl<T: ClFloat> FineGrid<T> {
             args.extend([opt_mem(rank.as_ref()), mem(&counts), mem(&bad)]);
             launch(dev, &self.k.bin_count, m, ELEMENT_GROUP, 1, &args)?;
         }
-        let sub_start = alloc::<u32>(dev, nbins + 1)?;
-        self.scan(dev, nbins, &counts, &sorted, &sub_start)?;
+        self.scan(dev, nbins, &counts, &sorted)?;
         match (passes, rank) {
             _ if m == 0 => {}
             (SortPasses::Two { shift }, _) => {
@@ -368,7 +371,7 @@ impl<T: ClFloat> FineGrid<T> {
             let args = [
                 Arg::U32(nbins as u32),
                 mem(&sorted.bin_start),
-                mem(&sub_start),
+                mem(&sorted.sub_start),
                 Arg::U32(self.spec.max_subproblem as u32),
                 mem(&sorted.sub_bin),
                 mem(&sorted.sub_first),
@@ -408,17 +411,19 @@ impl<T: ClFloat> FineGrid<T> {
         Ok(sort_passes(m, nbins, dev.info.cache_bytes, want))
     }
 
-    /// The prefix sums of the bin `counts` into `s.bin_start` and `sub_start` (the
-    /// subproblems' starts), and the subproblem count into `s.nsub_dev`: sums inside tiles,
-    /// sums of the tiles' totals, the tiles' offsets added (as the CUDA backend runs them).
+    /// The prefix sums of the bin `counts` into `s.bin_start` and `s.sub_start` (the
+    /// subproblems' starts, their count last): sums inside tiles, sums of the tiles' totals,
+    /// the tiles' offsets added (as the CUDA backend runs them).
     fn scan(
         &self,
         dev: &ClDevice,
         nbins: usize,
         counts: &Buffer<u32>,
         s: &Sorted<T>,
-        sub_start: &Buffer<u32>,
     ) -> OpenClResult<()> {
+        let sub_start = &s.sub_start;
+        // The count's own copy, which the kernel writes besides `sub_start[nbins]`.
+        let nsub = alloc::<u32>(dev, 1)?;
         let (threads, tile) = (self.k.scan_threads, self.k.scan_tile);
         let ntiles = nbins.div_ceil(tile).max(1);
         let tiles = alloc::<u32>(dev, 2 * ntiles)?;
@@ -437,7 +442,7 @@ impl<T: ClFloat> FineGrid<T> {
             Arg::U32(nbins as u32),
             mem(&s.bin_start),
             mem(sub_start),
-            mem(&s.nsub_dev),
+            mem(&nsub),
         ];
         enqueue(dev, &self.k.scan_totals, threads, threads, 1, &args)?;
         if ntiles > 1 {
@@ -452,17 +457,17 @@ impl<T: ClFloat> FineGrid<T> {
         Ok(())
     }
 
-    /// Adds the spread of `count` transforms' strengths `c` (M complex each, stacked; with
-    /// `gradient`, values and derivative weights, `(dim + 1)·M` each, spread with the
-    /// kernel's derivative) into as many stacked `grid`s (zeroed), by the method set-points
-    /// chose (one the device's blocks hold). With a set per transform, `count` is the
-    /// number of sets and `c` their concatenated strengths.
+    /// Adds the spread of the strengths `c` of the batch of transforms `batch` (first,
+    /// count) — M complex each, stacked, or with a set per transform the batch's sets'
+    /// concatenated; with `gradient`, values and derivative weights, `dim + 1` a point,
+    /// spread with the kernel's derivative — into as many stacked `grid`s (zeroed), by the
+    /// method set-points chose (one the device's blocks hold).
     pub fn spread(
         &self,
         dev: &ClDevice,
         c: &Buffer<T>,
         grid: &Buffer<T>,
-        count: usize,
+        batch: (usize, usize),
         gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
@@ -481,18 +486,19 @@ impl<T: ClFloat> FineGrid<T> {
             GpuMethod::OutputDriven => (self.spec.od_threads(), self.spec.od_smem_bytes()),
         };
         let kernel = (k, threads as usize, local);
-        self.run(dev, s, method, kernel, (c, grid, count), gradient)
+        self.run(dev, s, method, kernel, (c, grid, batch), gradient)
     }
 
-    /// Interpolates `count` stacked grids at the points into as many stacked `out`s (M
-    /// complex each, in the caller's order; with `gradient`, each point's value and
-    /// derivatives, `(dim + 1)·M`), by the method set-points chose (GM-sort or SM).
+    /// Interpolates the stacked grids of the batch of transforms `batch` (first, count) at
+    /// the points into as many stacked `out`s (M complex each, or the batch's sets', in the
+    /// caller's order; with `gradient`, each point's value and derivatives, `dim + 1` a
+    /// point), by the method set-points chose (GM-sort or SM).
     pub fn interp(
         &self,
         dev: &ClDevice,
         grid: &Buffer<T>,
         out: &Buffer<T>,
-        count: usize,
+        batch: (usize, usize),
         gradient: bool,
     ) -> OpenClResult<()> {
         let s = self.sorted.as_ref().ok_or(NudtError::PointsNotSet)?;
@@ -503,30 +509,32 @@ impl<T: ClFloat> FineGrid<T> {
             _ => (SM_THREADS, self.spec.smem_bytes()),
         };
         let kernel = (k, threads as usize, local);
-        self.run(dev, s, method, kernel, (grid, out, count), gradient)
+        self.run(dev, s, method, kernel, (grid, out, batch), gradient)
     }
 
     /// Launches kernel `k` of `method` (with its threads per group and bytes of local
-    /// memory) from `from` to `to` for `count` stacked transforms over the sorted points
-    /// `s`: GM-sort grid-stride over the points (count, points, input, output, grid,
-    /// transforms); the subproblem kernels one group per subproblem and transform (lists,
-    /// bin starts, points, input, output, grid and bins, strides, local memory). The points
-    /// are the indices in bin order and the coordinates; their vectors are `dim + 1` values
-    /// a point with `gradient`.
+    /// memory) from `from` to `to` for the batch of transforms (first, count) over the
+    /// sorted points `s` — the shared set, or the batch's sets, one run of the sorted points
+    /// ([`launch_sets`]): GM-sort grid-stride over the batch's points (count, points, input,
+    /// output, grid, transforms, sets); the subproblem kernels one group per subproblem of
+    /// the batch's bins and transform (lists, bin starts, points, input, output, grid and
+    /// bins, strides, sets, local memory). The points are the indices in bin order and the
+    /// coordinates; their vectors are `dim + 1` values a point with `gradient`.
     fn run(
         &self,
         dev: &ClDevice,
         s: &Sorted<T>,
         method: GpuMethod,
         (k, threads, local): (&Kernel, usize, usize),
-        (from, to, count): (&Buffer<T>, &Buffer<T>, usize),
+        (from, to, (first, count)): (&Buffer<T>, &Buffer<T>, (usize, usize)),
         gradient: bool,
     ) -> OpenClResult<()> {
-        if s.m == 0 {
+        let (set0, nsets, ntr) = launch_sets(s.nsets, first, count);
+        let m = points_of(&s.starts, set0, nsets);
+        if m == 0 {
             return Ok(());
         }
-        // Each set's transforms: all of them for one shared set, one for a set each.
-        let ntr = count / s.nsets;
+        let set_args = [Arg::U32(set0 as u32), Arg::U32(nsets as u32)];
         let i = |v: usize| Arg::I32(v as i32);
         let per_point = if gradient { self.spec.dim + 1 } else { 1 };
         let strides = [
@@ -542,19 +550,19 @@ impl<T: ClFloat> FineGrid<T> {
         ];
         let mut args = Vec::new();
         if method == GpuMethod::GmSort {
-            args.push(Arg::U32(s.m as u32));
+            args.push(Arg::U32(m as u32));
             args.extend(points);
             args.extend([mem(from), mem(to)]);
             args.extend(grid);
             args.push(Arg::I32(ntr as i32));
             args.extend(strides);
-            args.extend([mem(&s.sets), Arg::U32(s.nsets as u32)]);
-            return launch(dev, k, s.m, threads, 1, &args);
+            args.extend([mem(&s.sets), set_args[1], set_args[0]]);
+            return launch(dev, k, m, threads, 1, &args);
         }
         args.extend([
             mem(&s.sub_bin),
             mem(&s.sub_first),
-            mem(&s.nsub_dev),
+            mem(&s.sub_start),
             mem(&s.bin_start),
         ]);
         args.extend(points);
@@ -562,9 +570,15 @@ impl<T: ClFloat> FineGrid<T> {
         args.extend(grid);
         args.extend([i(self.nb[1]), i(self.nb[2])]);
         args.extend(strides);
-        args.push(Arg::U32(self.nb.iter().product::<usize>() as u32));
+        let set_bins = self.nb.iter().product::<usize>();
+        args.push(Arg::U32(set_bins as u32));
+        args.extend(set_args);
         args.push(Arg::Local(local));
-        enqueue(dev, k, s.sub_bound.max(1) * threads, threads, ntr, &args)
+        let bound = self
+            .spec
+            .subproblem_bound(m, nsets * set_bins)
+            .min(s.sub_bound);
+        enqueue(dev, k, bound.max(1) * threads, threads, ntr, &args)
     }
 }
 

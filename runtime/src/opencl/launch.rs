@@ -165,14 +165,28 @@ pub(crate) fn upload<E>(dev: &ClDevice, data: &[E]) -> OpenClResult<Buffer<E>> {
 
 /// Copies `data` into the start of `b` (at least as long); blocks until done.
 pub(crate) fn write<E>(dev: &ClDevice, b: &mut Buffer<E>, data: &[E]) -> OpenClResult<()> {
-    if data.is_empty() {
-        return Ok(());
+    write_at(dev, b, 0, data)
+}
+
+/// Copies `data` into `b` from element `first` on; blocks until done.
+pub(crate) fn write_at<E>(
+    dev: &ClDevice,
+    b: &mut Buffer<E>,
+    first: usize,
+    data: &[E],
+) -> OpenClResult<()> {
+    let offset = first * std::mem::size_of::<E>();
+    match data.is_empty() {
+        true => Ok(()),
+        // SAFETY: `b` holds at least `first + data.len()` elements (allocated so by the
+        // callers); the write blocks.
+        false => unsafe {
+            dev.queue
+                .enqueue_write_buffer(b, CL_BLOCKING, offset, data, &[])
+        }
+        .map(drop)
+        .map_err(cl("clEnqueueWriteBuffer")),
     }
-    // SAFETY: `b` holds at least `data.len()` elements (allocated so by the callers); the
-    // write blocks.
-    unsafe { dev.queue.enqueue_write_buffer(b, CL_BLOCKING, 0, data, &[]) }
-        .map(|_| ())
-        .map_err(cl("clEnqueueWriteBuffer"))
 }
 
 /// Copies the start of `b` into `data`; blocks until the queue's earlier work is done.

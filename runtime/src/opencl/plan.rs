@@ -115,7 +115,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         check_type(1, self.problem.ty)?;
         let m = point_count(self.problem.dim(), &lens(coords)?, SOURCES)?;
         let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
-        self.sort_points(held, (m, self.batch), &sets::shared(m))
+        self.sort_points(held, m, &sets::shared(m))
     }
 
     /// Sets the sources and target frequencies of a type 3 plan from device buffers of the
@@ -154,22 +154,18 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         }
         let dev = self.dev.dev.clone();
         // Batch by batch, each batch's inputs and outputs the concatenation of its
-        // transforms' (one batch for a set per transform).
-        let sums = |c: &[(usize, usize)]| c.iter().fold((0, 0), |s, l| (s.0 + l.0, s.1 + l.1));
-        let batches: Vec<(usize, (usize, usize))> = each
-            .chunks(self.batch)
-            .map(|c| (c.len(), sums(c)))
-            .collect();
-        let most = batches.iter().map(|b| b.1 .0.max(b.1 .1)).max();
+        // transforms'.
+        let batches = sets::batches(&each, self.batch);
+        let most = batches
+            .iter()
+            .map(|b| b.input.len().max(b.output.len()))
+            .max();
         let (mut din, dout) = self.io(most.unwrap_or(0))?;
         let mut r = Ok(());
-        let (mut x, mut y) = (input, &mut *output);
-        for (count, (a, b)) in batches {
-            let (xa, rest) = x.split_at(a);
-            let (yb, more) = std::mem::take(&mut y).split_at_mut(b);
-            (x, y) = (rest, more);
+        for b in batches {
+            let (xa, yb) = (&input[b.input.clone()], &mut output[b.output.clone()]);
             r = write(&dev, &mut din, crate::float::interleaved(xa))
-                .and_then(|()| self.run(&din, &dout, count, pass))
+                .and_then(|()| self.run(&din, &dout, (b.first, b.count), pass))
                 .and_then(|()| read(&dev, &dout, crate::float::interleaved_mut(yb)));
             if r.is_err() {
                 break;
@@ -211,8 +207,6 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             .iter()
             .map(|&(m, k)| self.problem.lengths(m, k, pass))
             .collect();
-        // Every batch but a per-transform plan's one batch has the first transform's lengths.
-        let (a, b) = each[0];
         // Buffers may be longer than the stack (OpenCL has no empty buffers, and pooled ones
         // are rounded up), not shorter.
         let [what_in, what_out] = self.problem.io_names(pass);
@@ -234,20 +228,24 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         if ni == 0 || no == 0 {
             return zero(&dev, output, 2 * no);
         }
-        let ntransf = self.problem.ntransf;
-        if ntransf <= self.batch {
-            self.run(input, output, ntransf, pass)?;
+        let batches = sets::batches(&each, self.batch);
+        if let [one] = &batches[..] {
+            self.run(input, output, (0, one.count), pass)?;
             return dev.queue.finish().map_err(cl("clFinish"));
         }
         // The kernels take a batch from the start of a buffer: the others go through the
         // plan's own buffers, by device copies.
-        let (mut din, dout) = self.io(a.max(b) * self.batch)?;
+        let most = batches
+            .iter()
+            .map(|b| b.input.len().max(b.output.len()))
+            .max();
+        let (mut din, dout) = self.io(most.unwrap_or(0))?;
         let mut r = Ok(());
-        for t0 in (0..ntransf).step_by(self.batch) {
-            let count = self.batch.min(ntransf - t0);
-            r = copy(&dev, input, t0 * a * sz, &mut din, 0, count * a * sz)
-                .and_then(|()| self.run(&din, &dout, count, pass))
-                .and_then(|()| copy(&dev, &dout, 0, output, t0 * b * sz, count * b * sz));
+        for b in batches {
+            let (i, o) = (b.input.start * sz, b.output.start * sz);
+            r = copy(&dev, input, i, &mut din, 0, b.input.len() * sz)
+                .and_then(|()| self.run(&din, &dout, (b.first, b.count), pass))
+                .and_then(|()| copy(&dev, &dout, 0, output, o, b.output.len() * sz));
             if r.is_err() {
                 break;
             }
@@ -268,13 +266,14 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         }
     }
 
-    /// `count` stacked runs of `pass` (transforms, adjoints, gradient passes) from the device
-    /// buffer `din` into `dout`.
+    /// The stacked runs of `pass` (transforms, adjoints, gradient passes) of the batch of
+    /// transforms (first, count) from the device buffer `din` into `dout`, each holding the
+    /// batch's vectors from its start.
     fn run(
         &mut self,
         din: &Buffer<T>,
         dout: &Buffer<T>,
-        count: usize,
+        (first, count): (usize, usize),
         pass: Pass,
     ) -> OpenClResult<()> {
         let adjoint = pass.adjoint;
@@ -300,6 +299,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             engine: staged(&mut self.engine).ok_or(NudtError::PointsNotSet)?,
             input: din,
             output: dout,
+            first,
             count,
             points,
             targets,

@@ -22,21 +22,14 @@ pub const MAX_BATCH: usize = 65535;
 /// Transforms a GPU plan runs together — one launch per stage and one batched FFT for all of
 /// them, on a stack of work grids — out of `ntransf`, given the caller's `max_batch` (0: up
 /// to 8, which amortises the launches and FFT of small transforms while keeping the work
-/// grids to 8 fine grids).
+/// grids to 8 fine grids). Transforms with a point set each run in the same batches: their
+/// sets are sorted together, a batch's sets one run of the sorted points
+/// ([`super::sets::Batch`]), so they need no more work grids than shared points do.
 pub fn gpu_batch(ntransf: usize, max_batch: usize) -> usize {
     match max_batch {
         0 => ntransf.min(8),
         b => b.min(ntransf).min(MAX_BATCH),
     }
-}
-
-/// Transforms a GPU plan runs together once each has its own point set: all of them,
-/// whatever `max_batch` says. The sets are sorted together (the set the slowest key of the
-/// bin order, [`super::sets`]), and each spreading or interpolation launch covers every set
-/// onto its own work grid, so the batch is the whole stack: `ntransf` work grids, one batched
-/// FFT.
-pub fn gpu_batch_per_transform(ntransf: usize) -> usize {
-    ntransf
 }
 
 /// Share of this machine's memory that a CPU plan's transforms running at once may hold in

@@ -1,57 +1,45 @@
 //! Per-transform point sets as the GPU backends hold them: every set's coordinates in one
-//! array per dimension, set after set, and where each set starts. One sort then orders all
-//! of them (a point's bin is its set's number times a grid's bins plus its bin there: the
-//! kernels' `sets` and `set_bins`), and every spreading or interpolation launch covers every
-//! set, each onto its own work grid; the batched FFT and deconvolution follow over the stack.
-//! CUDA and OpenCL both take their sets from here; shared points are the one set `[0, M]`.
+//! array per dimension, set after set, and where each set starts. One sort orders all of
+//! them (a point's bin is its set's number times a grid's bins plus its bin there: the
+//! kernels' `sets` and `set_bins`), so the sets of consecutive transforms are one run of
+//! sorted points and bins; a plan runs them in its own batches ([`Batch`]), each spreading
+//! or interpolation launch covering a batch's sets, each onto its own work grid, and the
+//! batched FFT and deconvolution following over the batch's grids. CUDA and OpenCL both take
+//! their sets from here; shared points are the one set `[0, M]`.
 
 use super::limits::MAX_POINTS;
 use super::validate::{check_point_sets, SOURCES};
 use crate::error::{NudtError, Result};
 use crate::float::Float;
 
-/// Point sets, one per transform, checked and concatenated.
+/// Point sets, one per transform, checked, and where each starts in their concatenation
+/// (the backends upload them there set by set, with no copy on the host).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Concatenated<T> {
-    /// Per dimension, every set's coordinates, set after set.
-    pub coords: Vec<Vec<T>>,
-    /// Where each set starts in `coords`, then the total: `ntransf + 1` values, as the
-    /// kernels take them.
+pub struct Concatenated {
+    /// Where each set starts, then the total: `ntransf + 1` values, as the kernels take them.
     pub starts: Vec<u32>,
     /// Each set's size.
     pub counts: Vec<usize>,
 }
 
-impl<T: Float> Concatenated<T> {
+impl Concatenated {
     /// `sets[b][d]`, transform b's coordinates along dimension d, checked as
-    /// [`check_point_sets`] checks them (a bad set is [`NudtError::InTransform`] naming it),
-    /// and concatenated. The sets together are sorted as one set of 32-bit indices, so they
-    /// hold at most [`MAX_POINTS`] points together.
-    pub fn new(dim: usize, ntransf: usize, sets: &[&[&[T]]]) -> Result<Self> {
+    /// [`check_point_sets`] checks them (a bad set is [`NudtError::InTransform`] naming it).
+    /// The sets together are sorted as one set of 32-bit indices, so they hold at most
+    /// [`MAX_POINTS`] points together.
+    pub fn new<T: Float>(dim: usize, ntransf: usize, sets: &[&[&[T]]]) -> Result<Self> {
         let counts = check_point_sets(dim, ntransf, sets, SOURCES, "point sets")?;
         let total: usize = counts.iter().sum();
         if total > MAX_POINTS {
             return Err(NudtError::TooManyPoints(total));
         }
-        let coords = (0..dim)
-            .map(|d| sets.iter().flat_map(|set| set[d].iter().copied()).collect())
-            .collect();
         let starts = std::iter::once(0)
             .chain(counts.iter().scan(0, |at, &m| {
                 *at += m;
                 Some(*at as u32)
             }))
             .collect();
-        Ok(Concatenated {
-            coords,
-            starts,
-            counts,
-        })
-    }
-
-    /// The coordinates as the backends upload them, one slice per dimension.
-    pub fn slices(&self) -> Vec<&[T]> {
-        self.coords.iter().map(Vec::as_slice).collect()
+        Ok(Concatenated { starts, counts })
     }
 }
 
@@ -69,6 +57,55 @@ pub fn sort_bins(nsets: usize, nbins: usize) -> Result<usize> {
         .ok_or(NudtError::GridOverflow)
 }
 
+/// One batch of a stack of transforms, as a GPU plan runs it: its transforms, where its
+/// inputs and outputs lie in the stack's (complex values), and the point sets its launches
+/// cover.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Its first transform and their number.
+    pub first: usize,
+    pub count: usize,
+    pub input: std::ops::Range<usize>,
+    pub output: std::ops::Range<usize>,
+}
+
+/// The batches of at most `batch` transforms of a stack whose transforms take and give
+/// `each` (input, output) values: every transform's vectors follow the one's before, for a
+/// shared set as for a set per transform, so a batch's are one range of the stack's.
+pub fn batches(each: &[(usize, usize)], batch: usize) -> Vec<Batch> {
+    let mut at = (0, 0);
+    let mut first = 0;
+    each.chunks(batch.max(1))
+        .map(|c| {
+            let (a, b) = c.iter().fold((0, 0), |s, l| (s.0 + l.0, s.1 + l.1));
+            let out = Batch {
+                first,
+                count: c.len(),
+                input: at.0..at.0 + a,
+                output: at.1..at.1 + b,
+            };
+            (at, first) = ((at.0 + a, at.1 + b), first + c.len());
+            out
+        })
+        .collect()
+}
+
+/// What a spreading or interpolation launch over transforms `first .. first + count` covers,
+/// of `nsets` sorted sets: the first set, the number of sets, and the transforms per set —
+/// the one shared set for all `count`, or sets `first ..` one transform each (the kernels'
+/// `set0`, `nsets` and `ntr`).
+pub fn launch_sets(nsets: usize, first: usize, count: usize) -> (usize, usize, usize) {
+    match nsets {
+        1 => (0, 1, count),
+        _ => (first, count, 1),
+    }
+}
+
+/// Points of sets `set0 .. set0 + nsets`, from the sets' starts.
+pub fn points_of(starts: &[u32], set0: usize, nsets: usize) -> usize {
+    (starts[set0 + nsets] - starts[set0]) as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,13 +117,39 @@ mod tests {
         let empty: [f64; 0] = [];
         let sets: [&[&[f64]]; 3] = [&[&x0, &y0], &[&empty, &empty], &[&x2, &y2]];
         let c = Concatenated::new(2, 3, &sets).unwrap();
-        assert_eq!(c.coords, vec![vec![0.1, 0.2, 0.5], vec![0.3, 0.4, 0.6]]);
         assert_eq!(c.starts, vec![0, 2, 2, 3]);
         assert_eq!(c.counts, vec![2, 0, 1]);
         assert!(matches!(
             Concatenated::new(2, 2, &sets),
             Err(NudtError::PointSets { .. })
         ));
+        assert_eq!(points_of(&c.starts, 1, 2), 1);
+        assert_eq!(launch_sets(3, 1, 2), (1, 2, 1));
+        assert_eq!(launch_sets(1, 8, 4), (0, 1, 4));
+    }
+
+    #[test]
+    fn a_stack_runs_in_batches_of_consecutive_vectors() {
+        let each = [(2, 9), (0, 9), (5, 9)];
+        let b = batches(&each, 2);
+        assert_eq!(
+            b,
+            vec![
+                Batch {
+                    first: 0,
+                    count: 2,
+                    input: 0..2,
+                    output: 0..18
+                },
+                Batch {
+                    first: 2,
+                    count: 1,
+                    input: 2..7,
+                    output: 18..27
+                },
+            ]
+        );
+        assert_eq!(batches(&each, 8).len(), 1);
     }
 
     #[test]

@@ -1,15 +1,20 @@
 //! `nudt bench --per-transform`: a stack of `--batch` transforms, each with its own point
-//! set (dynamic MRI's frames, cryo-EM's projections), four ways in one run on `--backend`
-//! (CPU, CUDA or OpenCL): one nudt plan with a point set per transform
-//! (`set_points_per_transform`; on a GPU one sort and one launch per stage for all sets), as
-//! many nudt plans one after another, one nudt plan of one transform given each set in turn,
-//! and on the CPU with `--compare finufft` FINUFFT's Python `finufft.Plan` looped over the
-//! sets (benches/per_transform_peer.py, on the same data). Each is timed as set-points +
-//! execute over the whole stack from and to host memory (an execute returns once the output
-//! is there, so GPU work is synchronised), median of `--repeats` after a warm-up run (nudt's
-//! ways in turn, run by run); plan times are in the JSON lines. Uniform points in [-π, π)^d,
-//! complex normal strengths and modes, f64, tolerance 1e-6; M = 10⁴ and 10⁵ points per
-//! transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types 1 and 2.
+//! set (dynamic MRI's frames, cryo-EM's projections), on `--backend` (CPU, CUDA or OpenCL):
+//! one nudt plan with a point set per transform (`set_points_per_transform`; on a GPU one
+//! sort for all sets and one launch per stage for a batch of them) against as many nudt
+//! plans of one transform, each timed two ways, and one nudt plan of one transform given each
+//! set in turn, and on the CPU with `--compare finufft` FINUFFT's Python `finufft.Plan`
+//! looped over the sets (benches/per_transform_peer.py, on the same data).
+//!
+//! * Steady state, as a training loop or a time series runs: the plans made before the
+//!   clock starts (and given points once), then set-points + execute over the whole stack.
+//! * One shot: the same with the plans made inside the clock, as a single use pays.
+//!
+//! All from and to host memory (an execute returns once the output is there, so GPU work is
+//! synchronised), median of `--repeats` after a warm-up run (the ways in turn, run by run).
+//! Uniform points in [-π, π)^d, complex normal strengths and modes, f64, tolerance 1e-6;
+//! M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types
+//! 1 and 2.
 
 use super::super::npy;
 use super::super::peer::find_script;
@@ -18,6 +23,7 @@ use nudt::backend::{Backend, BackendOptions, NufftPlan};
 use nudt::num_complex::Complex64;
 use nudt::{direct, ModeOrder, TransformType};
 use serde_json::{json, Value};
+use std::cell::RefCell;
 use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -126,7 +132,10 @@ impl Data {
     }
 }
 
-/// Plan and set-points + execute times of one way, and its output.
+/// One way's time (plans made inside it for a one-shot way) and the part of it spent
+/// making plans, and its output (the way's own buffer, made and first written outside the
+/// clock, as a caller reuses one: a fresh 134 MB output's page faults took longer than the
+/// GPU's whole work on it).
 struct Timed {
     plan_s: f64,
     run_s: f64,
@@ -149,90 +158,154 @@ fn make_plan(
         .map_err(err)
 }
 
-/// (a): one plan of `batch` transforms, a point set each.
-fn one_plan(
-    case: &Case,
-    data: &Data,
-    (backend, batch): (Backend, usize),
-    opts: &BackendOptions,
+/// The stack of one row: its case and data, where it runs, and its output's length.
+struct Stack<'a> {
+    case: &'a Case,
+    data: &'a Data,
+    backend: Backend,
+    batch: usize,
+    opts: &'a BackendOptions,
     out_len: usize,
+}
+
+impl Stack<'_> {
+    fn plan(&self, ntransf: usize) -> Result<Box<dyn NufftPlan<f64>>> {
+        make_plan(self.case, self.backend, ntransf, self.opts)
+    }
+
+    /// Every transform's input and output, in turn.
+    fn each<'o>(
+        &'o self,
+        out: &'o mut [Complex64],
+    ) -> impl Iterator<Item = (usize, (&'o [Complex64], &'o mut [Complex64]))> {
+        let (each_in, each_out) = (
+            self.data.input.len() / self.batch,
+            self.out_len / self.batch,
+        );
+        self.data
+            .input
+            .chunks(each_in)
+            .zip(out.chunks_mut(each_out))
+            .enumerate()
+    }
+
+    /// One plan of `batch` transforms given a point set each, then executed into `out`.
+    fn one(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
+        let sets: Vec<Vec<&[f64]>> = (0..self.batch).map(|b| self.data.set(b)).collect();
+        let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
+        plan.set_points_per_transform(&sets).map_err(err)?;
+        plan.execute(&self.data.input, out).map_err(err)
+    }
+
+    /// A plan per transform (`plans[b]`, or one made there and dropped when `plans` is
+    /// `None`), each given its set and executed into its part of `out`; the time spent
+    /// making plans.
+    fn separate(
+        &self,
+        mut plans: Option<&mut [Box<dyn NufftPlan<f64>>]>,
+        out: &mut [Complex64],
+    ) -> Result<f64> {
+        let mut plan_s = 0.0;
+        for (b, (x, y)) in self.each(out) {
+            let mut made;
+            let plan = match plans.as_deref_mut() {
+                Some(p) => &mut p[b],
+                None => {
+                    let t0 = Instant::now();
+                    made = self.plan(1)?;
+                    plan_s += t0.elapsed().as_secs_f64();
+                    &mut made
+                }
+            };
+            plan.set_points(&self.data.set(b)).map_err(err)?;
+            plan.execute(x, y).map_err(err)?;
+        }
+        Ok(plan_s)
+    }
+
+    /// One plan of one transform given each set in turn (as FINUFFT's plan is looped).
+    fn looped(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
+        for (b, (x, y)) in self.each(out) {
+            plan.set_points(&self.data.set(b)).map_err(err)?;
+            plan.execute(x, y).map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// Times `f` writing into `out` (a way's buffer, reused), whose result is the seconds it
+/// spent making plans.
+fn timed(
+    out: &RefCell<Vec<Complex64>>,
+    f: impl FnOnce(&mut [Complex64]) -> Result<f64>,
 ) -> Result<Timed> {
+    let mut out = out.borrow_mut();
     let t0 = Instant::now();
-    let mut plan = make_plan(case, backend, batch, opts)?;
-    let t1 = Instant::now();
-    let sets: Vec<Vec<&[f64]>> = (0..batch).map(|b| data.set(b)).collect();
-    let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
-    let mut out = vec![Complex64::default(); out_len];
-    plan.set_points_per_transform(&sets).map_err(err)?;
-    plan.execute(&data.input, &mut out).map_err(err)?;
+    let plan_s = f(&mut out)?;
     Ok(Timed {
-        plan_s: (t1 - t0).as_secs_f64(),
-        run_s: t1.elapsed().as_secs_f64(),
-        out,
+        plan_s,
+        run_s: t0.elapsed().as_secs_f64(),
+        out: out.clone(),
     })
 }
 
-/// (b): a plan per transform, one after another (each made, given its points, executed and
-/// dropped).
-fn separate_plans(
-    case: &Case,
-    data: &Data,
-    (backend, batch): (Backend, usize),
-    opts: &BackendOptions,
-    out_len: usize,
-) -> Result<Timed> {
-    let mut out = vec![Complex64::default(); out_len];
-    let (each_in, each_out) = (data.input.len() / batch, out_len / batch);
-    let (mut plan_s, mut run_s) = (0.0, 0.0);
-    for (b, (x, y)) in data
-        .input
-        .chunks(each_in)
-        .zip(out.chunks_mut(each_out))
-        .enumerate()
-    {
-        let t0 = Instant::now();
-        let mut plan = make_plan(case, backend, 1, opts)?;
-        let t1 = Instant::now();
-        plan.set_points(&data.set(b)).map_err(err)?;
-        plan.execute(x, y).map_err(err)?;
-        plan_s += (t1 - t0).as_secs_f64();
-        run_s += t1.elapsed().as_secs_f64();
-    }
-    Ok(Timed { plan_s, run_s, out })
+/// The ways of one row, in the order [`WAYS`] names them: steady state (one plan, B plans,
+/// one looped plan, all made beforehand) and one shot (one plan, B plans, made inside).
+fn run_ways(stack: &Stack<'_>, repeats: usize) -> Result<Vec<Timed>> {
+    let one = RefCell::new(stack.plan(stack.batch)?);
+    let many = RefCell::new(
+        (0..stack.batch)
+            .map(|_| stack.plan(1))
+            .collect::<Result<Vec<_>>>()?,
+    );
+    let single = RefCell::new(stack.plan(1)?);
+    let outs: Vec<RefCell<Vec<Complex64>>> = WAYS
+        .iter()
+        .map(|_| RefCell::new(vec![Complex64::default(); stack.out_len]))
+        .collect();
+    timed_ways(
+        repeats,
+        &[
+            &|| {
+                timed(&outs[0], |out| {
+                    stack.one(&mut **one.borrow_mut(), out).map(|()| 0.0)
+                })
+            },
+            &|| {
+                timed(&outs[1], |out| {
+                    stack.separate(Some(&mut many.borrow_mut()), out)
+                })
+            },
+            &|| {
+                timed(&outs[2], |out| {
+                    stack.looped(&mut **single.borrow_mut(), out).map(|()| 0.0)
+                })
+            },
+            &|| {
+                timed(&outs[3], |out| {
+                    let t0 = Instant::now();
+                    let mut plan = stack.plan(stack.batch)?;
+                    let plan_s = t0.elapsed().as_secs_f64();
+                    stack.one(&mut *plan, out).map(|()| plan_s)
+                })
+            },
+            &|| timed(&outs[4], |out| stack.separate(None, out)),
+        ],
+    )
 }
 
-/// (b'): one plan of one transform, given each set in turn (as FINUFFT's plan is looped).
-fn looped_plan(
-    case: &Case,
-    data: &Data,
-    (backend, batch): (Backend, usize),
-    opts: &BackendOptions,
-    out_len: usize,
-) -> Result<Timed> {
-    let mut out = vec![Complex64::default(); out_len];
-    let (each_in, each_out) = (data.input.len() / batch, out_len / batch);
-    let t0 = Instant::now();
-    let mut plan = make_plan(case, backend, 1, opts)?;
-    let t1 = Instant::now();
-    for (b, (x, y)) in data
-        .input
-        .chunks(each_in)
-        .zip(out.chunks_mut(each_out))
-        .enumerate()
-    {
-        plan.set_points(&data.set(b)).map_err(err)?;
-        plan.execute(x, y).map_err(err)?;
-    }
-    Ok(Timed {
-        plan_s: (t1 - t0).as_secs_f64(),
-        run_s: t1.elapsed().as_secs_f64(),
-        out,
-    })
-}
+/// The ways [`run_ways`] times, by name in the JSON lines.
+const WAYS: [&str; 5] = [
+    "one_plan",
+    "separate_plans",
+    "looped_plan",
+    "one_plan_one_shot",
+    "separate_plans_one_shot",
+];
 
-/// The plan time and median set-points + execute time of each of `ways` over `repeats`
-/// runs, after a warm-up run of each, taken in turn run by run so that a machine whose load
-/// changes weighs on all alike; with the last run's outputs.
+/// The median times of each of `ways` over `repeats` runs, after a warm-up run of each,
+/// taken in turn run by run so that a machine whose load changes weighs on all alike; with
+/// the last run's outputs.
 fn timed_ways(repeats: usize, ways: &[&dyn Fn() -> Result<Timed>]) -> Result<Vec<Timed>> {
     for way in ways {
         way()?;
@@ -363,7 +436,6 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     opts.cpu.threads = args.threads;
     let arch = nudt::plan::this_machine();
     let batch = args.batch;
-    let on = (backend, batch);
     let dir = std::env::temp_dir().join(format!("nudt-per-transform-{}", std::process::id()));
     if args.finufft {
         std::fs::create_dir_all(&dir)
@@ -371,7 +443,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     }
     if !args.json {
         outln!(
-            "nudt {} bench --per-transform --backend {backend}: {batch} transforms, a point set each, f64, tol {TOL:e}, {threads} host thread(s); set-points + execute over the stack, median of {} run(s)",
+            "nudt {} bench --per-transform --backend {backend}: {batch} transforms, a point set each, f64, tol {TOL:e}, {threads} host thread(s); median of {} run(s)",
             env!("CARGO_PKG_VERSION"),
             args.repeats
         );
@@ -389,15 +461,24 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
             arch.key()
         );
         outln!(
-            "{:<28} {:>10} {:>10} {:>10} {:>10} {:>7} {:>7} {:>7}  {:>8} {:>8}",
+            "{:<28} {:>42}   {:>28}",
+            "",
+            "steady state (plans made before)",
+            "one shot (plans made inside)"
+        );
+        outln!(
+            "{:<28} {:>9} {:>9} {:>7} {:>9} {:>7} {:>9} {:>7}   {:>9} {:>9} {:>7}  {:>8} {:>8}",
             "problem",
             "one plan",
             "B plans",
-            "1 looped",
-            "finufft",
             "B/one",
+            "1 looped",
             "lp/one",
+            "finufft",
             "fin/one",
+            "one plan",
+            "B plans",
+            "B/one",
             "error",
             "fin diff"
         );
@@ -410,19 +491,28 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                     TransformType::Type1 => case.modes.iter().product(),
                     _ => case.points,
                 };
-            let [one, many, looped]: [Timed; 3] = timed_ways(
-                args.repeats,
-                &[
-                    &|| one_plan(&case, &data, on, &opts, out_len),
-                    &|| separate_plans(&case, &data, on, &opts, out_len),
-                    &|| looped_plan(&case, &data, on, &opts, out_len),
-                ],
-            )?
-            .try_into()
-            .map_err(|_| fail!("per-transform benchmark: three ways, three results"))?;
-            let same = direct::rel_error(&many.out, &one.out)
-                .max(direct::rel_error(&looped.out, &one.out));
-            let error = sampled_error(&case, &data, batch, &one.out);
+            let stack = Stack {
+                case: &case,
+                data: &data,
+                backend,
+                batch,
+                opts: &opts,
+                out_len,
+            };
+            let times = run_ways(&stack, args.repeats)?;
+            let [one, many, looped, one_shot, many_shot] = &times[..] else {
+                return Err(fail!("per-transform benchmark: five ways, five results"));
+            };
+            let same = times[1..]
+                .iter()
+                .map(|t| direct::rel_error(&t.out, &one.out))
+                .fold(0.0, f64::max);
+            let error = sampled_error(&case, &data, batch, &one.out).max(sampled_error(
+                &case,
+                &data,
+                batch,
+                &one_shot.out,
+            ));
             let peer = match args.finufft {
                 true => Some(finufft(&args, &case, &data, &one.out, &dir, threads)?),
                 false => None,
@@ -430,6 +520,16 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
             let peer_f = |k: &str| peer.as_ref().and_then(|v| v.get(k)).and_then(Value::as_f64);
             let fin_s = peer_f("run_s");
             if args.json {
+                let ways: serde_json::Map<String, Value> = WAYS
+                    .iter()
+                    .zip(&times)
+                    .map(|(name, t)| {
+                        (
+                            name.to_string(),
+                            json!({"plan_s": t.plan_s, "run_s": t.run_s}),
+                        )
+                    })
+                    .collect();
                 outln!(
                     "{}",
                     json!({
@@ -443,12 +543,11 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                         "tol": TOL,
                         "threads": threads,
                         "repeats": args.repeats,
-                        "one_plan": {"plan_s": one.plan_s, "run_s": one.run_s},
-                        "separate_plans": {"plan_s": many.plan_s, "run_s": many.run_s},
-                        "looped_plan": {"plan_s": looped.plan_s, "run_s": looped.run_s},
+                        "ways": ways,
                         "finufft": peer,
                         "separate_over_one": many.run_s / one.run_s,
                         "looped_over_one": looped.run_s / one.run_s,
+                        "one_shot_separate_over_one": many_shot.run_s / one_shot.run_s,
                         "finufft_over_one": fin_s.map(|f| f / one.run_s),
                         "rel_error": error,
                         "separate_rel_diff": same,
@@ -458,20 +557,23 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
             } else {
                 let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
                 outln!(
-                    "{:<28} {:>10} {:>10} {:>10} {:>10} {:>6.2}× {:>6.2}× {:>7}  {:>8.1e} {:>8}",
+                    "{:<28} {:>9} {:>9} {:>6.2}× {:>9} {:>6.2}× {:>9} {:>7}   {:>9} {:>9} {:>6.2}×  {:>8.1e} {:>8}",
                     case.label(),
                     fmt_time(one.run_s),
                     fmt_time(many.run_s),
-                    fmt_time(looped.run_s),
-                    opt(fin_s, &fmt_time),
                     many.run_s / one.run_s,
+                    fmt_time(looped.run_s),
                     looped.run_s / one.run_s,
+                    opt(fin_s, &fmt_time),
                     opt(fin_s, &|f| format!("{:.2}×", f / one.run_s)),
+                    fmt_time(one_shot.run_s),
+                    fmt_time(many_shot.run_s),
+                    many_shot.run_s / one_shot.run_s,
                     error,
                     opt(peer_f("rel_diff"), &|d| format!("{d:.1e}")),
                 );
                 if same > 1e-12 {
-                    outln!("  (one plan and the plans per transform differ by {same:.1e})");
+                    outln!("  (one plan and the other ways differ by {same:.1e})");
                 }
             }
         }
@@ -483,7 +585,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     result?;
     if !args.json {
         outln!(
-            "\none plan: set_points_per_transform + execute; B plans: a new plan, set_points, execute per transform (making the plan not counted); 1 looped: one plan of one transform, set_points + execute per transform; finufft: one finufft.Plan, setpts + execute per transform. error: one plan against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
+            "\nsteady state, plans made before the clock: one plan: set_points_per_transform + execute; B plans: set_points + execute of each of B plans of one transform; 1 looped: one plan of one transform, set_points + execute per transform; finufft: one finufft.Plan, setpts + execute per transform. one shot: the same with the plans made inside the clock (B plans: each made, run and dropped). error: one plan (both ways) against the direct sum at {SAMPLE} outputs of the first and last transform; fin diff: FINUFFT's output against one plan's."
         );
     }
     Ok(())
