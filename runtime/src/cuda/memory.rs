@@ -108,6 +108,12 @@ pub(crate) fn alloc<T: DeviceRepr>(
 /// has run: the slow paths that name a bad point.
 pub(crate) fn read_back<T: CudaFloat>(stream: &CudaStream, x: u64, n: usize) -> CudaResult<Vec<T>> {
     let mut host = vec![T::zero(); n];
+    // The raw copy runs in the thread's current context, which must be the stream's (a
+    // process driving several devices switches between theirs).
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver("cuCtxSetCurrent", e))?;
     // SAFETY: `x .. x + n` lies inside the caller's array (lengths checked at set-points);
     // the copy completes before the synchronisation returns.
     unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
