@@ -1,6 +1,8 @@
-//! [`MultiPlan`]: one type 1 or 2 transform in 2-D or 3-D, or a stack of them run one after
-//! another, over several devices of one GPU backend. The fine grid is cut into slabs along
-//! its slowest axis, one per device, and every rule of the cut — slabs, which device a point
+//! [`MultiPlan`]: a stack of type 1 or 2 transforms over several devices of one GPU backend.
+//! A stack at least as long as the devices runs as one-device plans on shares of it
+//! ([`super::shares`], the plan layer's rule: [`devices::spread`]); otherwise each transform,
+//! in 2-D or 3-D, is split over every device, one after another. The fine grid is cut into
+//! slabs along its slowest axis, one per device, and every rule of the cut — slabs, which device a point
 //! goes to and where it lies on that device's local grid, halos, the transpose's blocks — is
 //! the plan layer's ([`Decomposition`]); the data moves between devices through a
 //! [`Communicator`] (through the host in [`super::comm::HostComm`]).
@@ -525,15 +527,17 @@ impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
 /// crate-private: its [`Backend`] is sealed).
 macro_rules! multi_entry_points {
     ($err:ty) => {
-        /// Sets the points (host arrays, radians, one per dimension): each goes to the device
-        /// whose slab its footprint starts in, at its place on that device's local grid
-        /// ([`crate::planner::devices::Decomposition::route`]), and each device sorts its own.
+        /// Sets the points (host arrays, radians, one per dimension). In slabs each goes to
+        /// the device whose slab its footprint starts in, at its place on that device's local
+        /// grid ([`crate::planner::devices::Decomposition::route`]), and each device sorts its
+        /// own; in shares of the stack every device takes and sorts all of them, at once.
         pub fn set_points(&mut self, coords: &[&[T]]) -> std::result::Result<(), $err> {
             self.set_points_host(coords)
         }
 
-        /// Runs the transform on `ntransf` stacked inputs, as a one-device plan's `execute`,
-        /// one transform after another, each over every device.
+        /// Runs the transform on `ntransf` stacked inputs, as a one-device plan's `execute`:
+        /// each device its share of the stack, at once, or one transform after another, each
+        /// over every device ([`MultiPlan::spread`]).
         pub fn execute(
             &mut self,
             input: &[num_complex::Complex<T>],
