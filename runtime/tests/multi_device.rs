@@ -248,7 +248,8 @@ fn stacks_spread_over_the_devices() {
     }
 }
 
-/// A stack spread in shares runs adjoints and single precision as the one-device plan does.
+/// A stack spread in shares runs adjoints, single precision and 1-D as the one-device plan
+/// does.
 #[test]
 fn shares_run_adjoints_and_f32() {
     let job = (2, 5, true);
@@ -263,6 +264,11 @@ fn shares_run_adjoints_and_f32() {
         compare_cl::<f32>(TransformType::Type1, &[24, 17], (3, 4, false), 1e-4).unwrap();
     assert_eq!(spread, Spread::Batches(vec![0..2, 2..3, 3..4]));
     assert!(err < 1e-3 && apart < 1e-5, "{err:e} {apart:e}");
+    // Whole transforms take 1-D too, which slabs refuse.
+    let (err, apart, spread) =
+        compare_cl::<f64>(TransformType::Type1, &[40], (3, 3, false), 1e-6).unwrap();
+    assert_eq!(spread, Spread::Batches(vec![0..1, 1..2, 2..3]));
+    assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");
 }
 
 /// A split the grid cannot take, a 1-D transform, and an execute before the points are
