@@ -1,14 +1,17 @@
-//! One transform on one device against the same transform split over several
-//! ([`nudt::MultiPlan`]): set-points and execute timed for each, the multi-device run's steps
-//! (spreading or interpolation, halos, the planes' FFTs, the transpose, the columns' FFTs and
-//! the modes' gather), and how far the two results are apart.
+//! A stack of transforms on one device against the same stack over several
+//! ([`nudt::MultiPlan`]): set-points and execute timed for each, how the multi-device plan
+//! spread the stack (whole transforms in shares of it, or each transform in slabs), the
+//! slabs' steps (spreading or interpolation, halos, the planes' FFTs, the transpose, the
+//! columns' FFTs and the modes' gather), and how far the two results are apart.
 //!
 //! ```sh
 //! cargo run --release --features cuda --example multi_device -- [--devices 2] [--modes 256]
-//!     [--points 10000000] [--dim 3] [--type 1|2] [--f32]
+//!     [--points 10000000] [--dim 3] [--type 1|2] [--ntransf 1] [--f32]
 //! cargo run --release --features opencl --example multi_device -- --opencl --devices 2 --modes 32 --points 100000
 //! ```
 //! `--opencl` opens the first OpenCL device that many times (an emulation, not a speed-up).
+//! `--ntransf 16` times a batch of 16 transforms sharing the points: at least one per
+//! device, the devices run whole transforms at once.
 //! Points uniform in [-π, π)^d, strengths complex uniform, tolerance 1e-6 (1e-4 with `--f32`).
 
 #[cfg(not(any(feature = "cuda", feature = "opencl")))]
@@ -30,6 +33,7 @@ fn main() {
         devices: value("--devices", 2),
         modes: vec![value("--modes", 128); value("--dim", 3)],
         points: value("--points", 1_000_000),
+        ntransf: value("--ntransf", 1),
         ty: match value("--type", 1) {
             2 => nudt::TransformType::Type2,
             _ => nudt::TransformType::Type1,
@@ -50,6 +54,7 @@ fn main() {
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod bench {
     use nudt::num_complex::Complex;
+    use nudt::planner::devices::Spread;
     use nudt::{direct, Float, StepTimes, TransformType};
     use std::time::Instant;
 
@@ -57,6 +62,7 @@ mod bench {
         pub devices: usize,
         pub modes: Vec<usize>,
         pub points: usize,
+        pub ntransf: usize,
         pub ty: TransformType,
     }
 
@@ -111,10 +117,10 @@ mod bench {
             TransformType::Type1 => (m, nmodes),
             _ => (nmodes, m),
         };
-        let input: Vec<Complex<T>> = (0..a)
+        let input: Vec<Complex<T>> = (0..a * job.ntransf)
             .map(|j| Complex::new(of(unif(7, j as u64)), of(unif(8, j as u64))))
             .collect();
-        let mut out = vec![Complex::default(); b];
+        let mut out = vec![Complex::default(); b * job.ntransf];
         let t0 = Instant::now();
         plan.points(&coords)?;
         let t1 = Instant::now();
@@ -126,7 +132,7 @@ mod bench {
         job: &Job,
         one: (f64, f64, Vec<Complex<T>>),
         multi: (f64, f64, Vec<Complex<T>>),
-        steps: StepTimes,
+        (steps, spread): (StepTimes, Spread),
     ) {
         let widen = |v: &[Complex<T>]| -> Vec<Complex<f64>> {
             v.iter()
@@ -135,22 +141,25 @@ mod bench {
         };
         let apart = direct::rel_error(&widen(&multi.2), &widen(&one.2));
         println!(
-            "{:?} modes {:?}, {} points, {:?}: one device set-points {:.4} s execute {:.4} s; {} devices set-points {:.4} s execute {:.4} s ({:.2}x)",
-            job.ty, job.modes, job.points, T::PRECISION, one.0, one.1, job.devices, multi.0, multi.1, one.1 / multi.1
+            "{:?} modes {:?}, {} points, {} transforms, {:?}: one device set-points {:.4} s execute {:.4} s; {} devices set-points {:.4} s execute {:.4} s ({:.2}x)",
+            job.ty, job.modes, job.points, job.ntransf, T::PRECISION, one.0, one.1, job.devices, multi.0, multi.1, one.1 / multi.1
         );
-        println!(
-            "  steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
-            steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
-        );
+        match spread {
+            Spread::Batches(shares) => println!("  whole transforms, shares {shares:?}; apart {apart:.2e}"),
+            Spread::Slabs => println!(
+                "  slabs, steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
+                steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
+            ),
+        }
     }
 
     /// Both plans timed on the job's data, and the report; `steps` gives the multi-device
-    /// plan's step times.
+    /// plan's step times and spread.
     fn race<T: Float, M: Timed<T>>(
         job: &Job,
         mut one: impl Timed<T>,
         mut multi: M,
-        steps: impl Fn(&M) -> StepTimes,
+        steps: impl Fn(&M) -> (StepTimes, Spread),
     ) -> Res<()> {
         let a = time(&mut one, job)?;
         let b = time(&mut multi, job)?;
@@ -162,10 +171,11 @@ mod bench {
     pub fn cuda<T: nudt::cuda::CudaFloat>(job: &Job, tol: f64) -> Res<()> {
         use nudt::cuda::{CudaMultiPlan, CudaOptions, CudaPlan};
         let opts = CudaOptions::default();
-        let one = CudaPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let one = CudaPlan::<T>::new(job.ty, &job.modes, -1, job.ntransf, tol, opts.clone())?;
         let ids: Vec<usize> = (0..job.devices).collect();
-        let multi = CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &ids)?;
-        race(job, one, multi, |m| m.step_times())
+        let multi =
+            CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, job.ntransf, tol), &opts, &ids)?;
+        race(job, one, multi, |m| (m.step_times(), m.spread()))
     }
 
     #[cfg(not(feature = "cuda"))]
@@ -181,9 +191,10 @@ mod bench {
             .map(|_| first.reopen())
             .collect::<Result<Vec<_>, _>>()?;
         let opts = ClOptions::default();
-        let one = ClPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
-        let multi = ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &devs)?;
-        race(job, one, multi, |m| m.step_times())
+        let one = ClPlan::<T>::new(job.ty, &job.modes, -1, job.ntransf, tol, opts.clone())?;
+        let multi =
+            ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, job.ntransf, tol), &opts, &devs)?;
+        race(job, one, multi, |m| (m.step_times(), m.spread()))
     }
 
     #[cfg(not(feature = "opencl"))]

@@ -14,6 +14,7 @@ use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;
 use nudt_runtime::opencl::{ClDevice, ClFloat, ClMultiPlan, ClOptions, ClPlan, OpenClError};
+use nudt_runtime::planner::devices::Spread;
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
 use num_complex::{Complex, Complex64};
 use num_traits::NumCast;
@@ -124,7 +125,9 @@ fn compare<T: nudt_runtime::Float>(
     multi.points(&coords);
     one.points(&coords);
     let per = multi.per_device().unwrap();
-    assert_eq!(per.iter().sum::<usize>(), m);
+    // Slabs share the points out; whole transforms give every device all of them.
+    let whole = per.iter().all(|&p| p == m);
+    assert!(whole || per.iter().sum::<usize>() == m, "{per:?}");
     assert!(per.iter().all(|&p| p > 0), "{per:?}");
     let nmodes: usize = modes.iter().product();
     // Type 1 forward and type 2's adjoint take strengths; the others modes.
@@ -156,19 +159,21 @@ fn compare<T: nudt_runtime::Float>(
     (err, apart)
 }
 
-/// [`compare`] on `count` OpenCL devices (the plans' sign −1).
+/// [`compare`] on `count` OpenCL devices (the plans' sign −1), and how the multi-device plan
+/// spread the stack.
 fn compare_cl<T: ClFloat>(
     ty: TransformType,
     modes: &[usize],
     (count, ntransf, adjoint): (usize, usize, bool),
     tol: f64,
-) -> Option<(f64, f64)> {
+) -> Option<(f64, f64, Spread)> {
     let devs = devices(count)?;
     let opts = ClOptions::default();
     let multi = ClMultiPlan::<T>::new(ty, modes, (-1, ntransf, tol), &opts, &devs).unwrap();
     let one = ClPlan::<T>::new(ty, modes, -1, ntransf, tol, opts).unwrap();
-    let n0 = multi.decomposition().n[0];
-    Some(compare(ty, modes, (ntransf, adjoint, n0), (multi, one)))
+    let (n0, spread) = (multi.fine_grid()[0], multi.spread());
+    let (err, apart) = compare(ty, modes, (ntransf, adjoint, n0), (multi, one));
+    Some((err, apart, spread))
 }
 
 /// Types 1 and 2 in 2-D and 3-D on two and three devices meet the tolerance against the
@@ -179,7 +184,7 @@ fn types_1_and_2_match_the_direct_sum_and_one_device() {
     for modes in [vec![24, 17], vec![12, 10, 9]] {
         for ty in [TransformType::Type1, TransformType::Type2] {
             for count in [2, 3] {
-                let Some((err, apart)) = compare_cl::<f64>(ty, &modes, (count, 1, false), tol)
+                let Some((err, apart, _)) = compare_cl::<f64>(ty, &modes, (count, 1, false), tol)
                 else {
                     return;
                 };
@@ -190,21 +195,80 @@ fn types_1_and_2_match_the_direct_sum_and_one_device() {
     }
 }
 
-/// Adjoints, stacks of transforms and single precision take the same path.
+/// Adjoints, stacks of transforms shorter than the devices (each transform in slabs) and
+/// single precision take the same path.
 #[test]
 fn adjoints_stacks_and_f32() {
-    let Some((err, apart)) =
+    let Some((err, apart, _)) =
         compare_cl::<f64>(TransformType::Type1, &[10, 8, 6], (2, 1, true), 1e-8)
     else {
         return;
     };
     assert!(err < 1e-7 && apart < 1e-11, "{err:e} {apart:e}");
-    let (err, apart) =
-        compare_cl::<f64>(TransformType::Type2, &[16, 12], (3, 3, false), 1e-6).unwrap();
+    let (err, apart, _) =
+        compare_cl::<f64>(TransformType::Type2, &[16, 12], (3, 2, false), 1e-6).unwrap();
     assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");
-    let (err, apart) =
-        compare_cl::<f32>(TransformType::Type1, &[12, 10, 9], (2, 2, false), 1e-4).unwrap();
+    let (err, apart, _) =
+        compare_cl::<f32>(TransformType::Type1, &[12, 10, 9], (3, 2, false), 1e-4).unwrap();
     assert!(err < 1e-3 && apart < 1e-5, "{err:e} {apart:e}");
+}
+
+/// Stacks of 1, 2, 5 and 16 transforms, types 1 and 2 in 2-D and 3-D, on two and three
+/// devices: a stack at least as long as the devices runs whole transforms, each device a
+/// contiguous share of it (uneven where the devices do not divide it), a shorter one each
+/// transform in slabs; either way the direct sum to the tolerance and the one-device plan
+/// to rounding, every transform of the stack in its place.
+#[test]
+fn stacks_spread_over_the_devices() {
+    let tol = 1e-6;
+    let shares = |ntransf: usize, count: usize| -> Vec<std::ops::Range<usize>> {
+        let (each, rest) = (ntransf / count, ntransf % count);
+        let ends: Vec<usize> = (0..=count).map(|r| r * each + r.min(rest)).collect();
+        ends.windows(2).map(|e| e[0]..e[1]).collect()
+    };
+    for count in [2, 3] {
+        for ntransf in [1, 2, 5, 16] {
+            for modes in [vec![20, 14], vec![10, 8, 9]] {
+                for ty in [TransformType::Type1, TransformType::Type2] {
+                    let job = (count, ntransf, false);
+                    let Some((err, apart, spread)) = compare_cl::<f64>(ty, &modes, job, tol) else {
+                        return;
+                    };
+                    let want = match ntransf >= count {
+                        true => Spread::Batches(shares(ntransf, count)),
+                        false => Spread::Slabs,
+                    };
+                    let at = format!("{ty:?} {modes:?}: {ntransf} on {count}");
+                    assert_eq!(spread, want, "{at}");
+                    assert!(err < 10.0 * tol, "{at}: {err:e}");
+                    assert!(apart < 1e-11, "{at}: {apart:e}");
+                }
+            }
+        }
+    }
+}
+
+/// A stack spread in shares runs adjoints, single precision and 1-D as the one-device plan
+/// does.
+#[test]
+fn shares_run_adjoints_and_f32() {
+    let job = (2, 5, true);
+    let Some((err, apart, spread)) =
+        compare_cl::<f64>(TransformType::Type2, &[12, 10, 8], job, 1e-8)
+    else {
+        return;
+    };
+    assert_eq!(spread, Spread::Batches(vec![0..3, 3..5]));
+    assert!(err < 1e-7 && apart < 1e-11, "{err:e} {apart:e}");
+    let (err, apart, spread) =
+        compare_cl::<f32>(TransformType::Type1, &[24, 17], (3, 4, false), 1e-4).unwrap();
+    assert_eq!(spread, Spread::Batches(vec![0..2, 2..3, 3..4]));
+    assert!(err < 1e-3 && apart < 1e-5, "{err:e} {apart:e}");
+    // Whole transforms take 1-D too, which slabs refuse.
+    let (err, apart, spread) =
+        compare_cl::<f64>(TransformType::Type1, &[40], (3, 3, false), 1e-6).unwrap();
+    assert_eq!(spread, Spread::Batches(vec![0..1, 1..2, 2..3]));
+    assert!(err < 1e-5 && apart < 1e-11, "{err:e} {apart:e}");
 }
 
 /// A split the grid cannot take, a 1-D transform, and an execute before the points are
@@ -274,7 +338,7 @@ mod cuda {
         let ids: Vec<usize> = (0..count).collect();
         let multi = CudaMultiPlan::<T>::new(ty, modes, (-1, 2, tol), &opts, &ids).unwrap();
         let one = CudaPlan::<T>::new(ty, modes, -1, 2, tol, opts).unwrap();
-        let n0 = multi.decomposition().n[0];
+        let n0 = multi.fine_grid()[0];
         compare(ty, modes, (2, adjoint, n0), (multi, one))
     }
 

@@ -161,6 +161,10 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
         k.launch(self, (blocks(items, k.threads), nb as u32), args)
     }
 
+    fn memory(&self) -> usize {
+        free_bytes(self)
+    }
+
     fn sync(&self) -> CudaResult<()> {
         self.synchronize()
             .map_err(|e| driver("cuStreamSynchronize", e))

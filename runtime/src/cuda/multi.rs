@@ -16,10 +16,12 @@ pub type CudaMultiPlan<T> = MultiPlan<CudaDev<T>, HostComm, T>;
 impl<T: CudaFloat> MultiPlan<CudaDev<T>, HostComm, T> {
     crate::gpu::multi::multi_entry_points!(super::CudaError);
 
-    /// A type 1 or 2 plan of `modes` (2-D or 3-D) with `ntransf` transforms sharing the
-    /// points, split over the GPUs of ordinals `devices` (a slab each, in order), each opened
-    /// as the options open one (their stream, methods, bins and batch choose for one device
-    /// and are not used). Too many devices for the grid is [`crate::NudtError::Devices`].
+    /// A type 1 or 2 plan of `modes` with `ntransf` transforms sharing the points over the
+    /// GPUs of ordinals `devices`, in order: whole transforms in shares of the stack where
+    /// the plan layer's rule says ([`crate::planner::devices::spread`]), otherwise each
+    /// transform (2-D or 3-D) split in slabs, one each. Each GPU is opened as the options
+    /// open one (their stream, methods, bins and batch choose for one device and are not
+    /// used). Too many devices for the grid is [`crate::NudtError::Devices`].
     pub fn new(
         ty: TransformType,
         modes: &[usize],

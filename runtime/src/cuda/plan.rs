@@ -485,3 +485,5 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         &self.dev.stream
     }
 }
+
+crate::gpu::shares::host_run!(CudaFloat, CudaDev, super::CudaError);

@@ -73,6 +73,10 @@ pub(crate) trait Device<T> {
     /// Waits until the work queued so far has run (a multi-device plan's step times).
     fn sync(&self) -> Result<(), Self::Error>;
 
+    /// Bytes of device memory a plan may take (CUDA: free now; OpenCL: the device's global
+    /// memory): what a multi-device plan's spread rule weighs a batch of grids against.
+    fn memory(&self) -> usize;
+
     /// `b`, grown to hold `len` values where it holds fewer (its contents then lost; the old
     /// array freed first, so that the two never coexist).
     fn grow(&self, b: &mut Self::Buf, len: usize, what: &str) -> Result<(), Self::Error> {

@@ -9,4 +9,5 @@ pub(crate) mod gaussian;
 pub(crate) mod kernels;
 pub mod multi;
 pub mod plan;
+pub(crate) mod shares;
 pub(crate) mod type3;

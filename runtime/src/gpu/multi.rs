@@ -1,6 +1,8 @@
-//! [`MultiPlan`]: one type 1 or 2 transform in 2-D or 3-D, or a stack of them run one after
-//! another, over several devices of one GPU backend. The fine grid is cut into slabs along
-//! its slowest axis, one per device, and every rule of the cut — slabs, which device a point
+//! [`MultiPlan`]: a stack of type 1 or 2 transforms over several devices of one GPU backend.
+//! A stack at least as long as the devices runs as one-device plans on shares of it
+//! ([`super::shares`], the plan layer's rule: [`devices::spread`]); otherwise each transform,
+//! in 2-D or 3-D, is split over every device, one after another. The fine grid is cut into
+//! slabs along its slowest axis, one per device, and every rule of the cut — slabs, which device a point
 //! goes to and where it lies on that device's local grid, halos, the transpose's blocks — is
 //! the plan layer's ([`Decomposition`]); the data moves between devices through a
 //! [`Communicator`] (through the host in [`super::comm::HostComm`]).
@@ -19,10 +21,12 @@
 
 use super::comm::Communicator;
 use super::device::Device;
+use super::plan::GpuPlan;
 use super::plan::{Backend, GridShape, ModuleChoice, ModuleKey, UniformOf};
+use super::shares::{HostRun, Shares};
 use crate::error::NudtError;
 use crate::float::{interleaved, Float};
-use crate::planner::devices::Decomposition;
+use crate::planner::devices::{self, Decomposition, Spread};
 use crate::planner::stages::{self, Pass, Stage};
 use crate::planner::validate::{check_coords, check_type, SOURCES};
 use crate::planner::{sets, sigma, Choices, Problem, Type3Method};
@@ -45,9 +49,22 @@ struct Rank<B: Backend<T>, T: Float> {
 pub struct MultiPlan<B: Backend<T>, C, T: Float> {
     problem: Problem,
     kernel: KernelSpec,
-    split: Decomposition,
+    fine_grid: Vec<usize>,
     /// The points set, once set.
     points: Option<usize>,
+    work: Work<B, C, T>,
+}
+
+/// How the plan runs its stack ([`Spread`]): each transform in slabs, or whole transforms.
+enum Work<B: Backend<T>, C, T: Float> {
+    Slabs(Slabs<B, C, T>),
+    Batches(Shares<B, T>),
+}
+
+/// Each transform cut in slabs over every device: the devices, the cut, the exchanges, and
+/// where the last run spent its time.
+struct Slabs<B: Backend<T>, C, T: Float> {
+    split: Decomposition,
     ranks: Vec<Rank<B, T>>,
     comm: C,
     times: StepTimes,
@@ -108,9 +125,15 @@ pub(crate) fn problem<T: Float>(
     Problem::uniform(ty, modes, isign, ntransf, tol, choices)
 }
 
-impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
-    /// The plan of `problem` (type 1 or 2, 2-D or 3-D) over the devices `devs` opened, with
-    /// the kernel and fine grid a one-device GPU plan of the problem takes.
+impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T>
+where
+    GpuPlan<B, T>: HostRun<T, Error = B::Error> + Send,
+    B::Error: Send,
+{
+    /// The plan of `problem` (type 1 or 2) over the devices `devs` opened, with the kernel
+    /// and fine grid a one-device GPU plan of the problem takes: whole transforms on each
+    /// device or each transform in slabs (2-D and 3-D), as the plan layer's rule says
+    /// ([`devices::spread`]).
     pub(crate) fn assemble(
         problem: Problem,
         devs: Vec<B>,
@@ -119,7 +142,78 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
     ) -> Result<Self, B::Error> {
         let kernel = sigma::initial_kernel(&problem)?;
         let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
-        let split = Decomposition::new(&n, &problem.modes, kernel.width, devs.len())?;
+        let grid_bytes = n.iter().product::<usize>() * 2 * std::mem::size_of::<T>();
+        let memory = devs.iter().map(|d| d.device().memory()).min();
+        let spread = devices::spread(
+            (problem.ntransf, devs.len()),
+            grid_bytes,
+            memory.unwrap_or(0),
+        );
+        let work = match spread {
+            Spread::Batches(shares) => {
+                Work::Batches(Shares::assemble(&problem, devs, order, shares)?)
+            }
+            Spread::Slabs => {
+                Work::Slabs(Slabs::assemble(&problem, (kernel, &n), devs, order, comm)?)
+            }
+        };
+        Ok(MultiPlan {
+            problem,
+            kernel,
+            fine_grid: n,
+            points: None,
+            work,
+        })
+    }
+
+    /// The set-points of host arrays ([`multi_entry_points!`]).
+    pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
+        check_type(1, self.problem.ty)?;
+        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
+        self.points = None;
+        match &mut self.work {
+            Work::Slabs(slabs) => slabs.set_points(coords)?,
+            Work::Batches(shares) => shares.set_points(coords)?,
+        }
+        self.points = Some(m);
+        Ok(())
+    }
+
+    /// One checked run of `pass` ([`multi_entry_points!`]).
+    pub(crate) fn run(
+        &mut self,
+        input: &[Complex<T>],
+        output: &mut [Complex<T>],
+        pass: Pass,
+    ) -> Result<(), B::Error> {
+        let m = self.points.ok_or(NudtError::PointsNotSet)?;
+        let counts = self.problem.shared_counts(m, 0);
+        let each = self
+            .problem
+            .check_io(&counts, [input.len(), output.len()], pass)?;
+        match &mut self.work {
+            Work::Slabs(slabs) => slabs.run(
+                (input, output),
+                &each,
+                (self.problem.ty, self.problem.isign),
+                pass,
+            ),
+            Work::Batches(shares) => shares.run((input, output), &each, pass),
+        }
+    }
+}
+
+impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
+    /// Each transform of `problem` cut in slabs over `devs`, with the one-device plan's
+    /// kernel and fine grid `n`: each device's three engines.
+    fn assemble(
+        problem: &Problem,
+        (kernel, n): (KernelSpec, &[usize]),
+        devs: Vec<B>,
+        order: ModeOrder,
+        comm: C,
+    ) -> Result<Self, B::Error> {
+        let split = Decomposition::new(n, &problem.modes, kernel.width, devs.len())?;
         let role = stages::uniform_role(problem.ty);
         let ranks = devs
             .into_iter()
@@ -159,23 +253,18 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                 })
             })
             .collect::<Result<_, B::Error>>()?;
-        Ok(MultiPlan {
-            problem,
-            kernel,
+        Ok(Slabs {
             split,
-            points: None,
             ranks,
             comm,
             times: StepTimes::default(),
         })
     }
 
-    /// The set-points of host arrays ([`multi_entry_points!`]).
-    pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
-        check_type(1, self.problem.ty)?;
-        let dim = self.problem.dim();
-        let m = check_coords(dim, coords, SOURCES)?;
-        self.points = None;
+    /// Each point to the device whose slab its footprint starts in, at its place on that
+    /// device's local grid, and each device's points sorted there.
+    fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
+        let dim = coords.len();
         let devices = self.ranks.len();
         let mut index = vec![Vec::new(); devices];
         let mut local = vec![vec![Vec::new(); dim]; devices];
@@ -194,27 +283,22 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
                 .sort(&mut rank.local, points, &sets::shared(idx.len()))?;
             rank.index = idx;
         }
-        self.points = Some(m);
         Ok(())
     }
 
-    /// One checked run of `pass` ([`multi_entry_points!`]): transform by transform.
-    pub(crate) fn run(
+    /// One run of `pass` of a type `ty` transform of sign `isign` over the stack, transform by
+    /// transform, each taking and giving `each` values.
+    fn run(
         &mut self,
-        input: &[Complex<T>],
-        output: &mut [Complex<T>],
+        (input, output): (&[Complex<T>], &mut [Complex<T>]),
+        each: &[(usize, usize)],
+        (ty, isign): (TransformType, i32),
         pass: Pass,
     ) -> Result<(), B::Error> {
-        let m = self.points.ok_or(NudtError::PointsNotSet)?;
-        let counts = self.problem.shared_counts(m, 0);
-        let each = self
-            .problem
-            .check_io(&counts, [input.len(), output.len()], pass)?;
-        let (ty, isign) = (self.problem.ty, self.problem.isign);
         let (points, grid, spreads) = stages::split_sequence(ty, isign, pass);
         self.times = StepTimes::default();
         let mut at = (0, 0);
-        for (a, b) in each {
+        for &(a, b) in each {
             let (x, y) = (&input[at.0..][..a], &mut output[at.1..][..b]);
             match spreads {
                 true => self.spread_pass(x, y, &points, &grid)?,
@@ -291,7 +375,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         let rows: Vec<&B::Buf> = rows.iter().collect();
         let columns = self.comm.to_columns(&devs, &rows, s)?;
         self.times.transpose += lap(&self.ranks, &mut clock)?;
-        let (n0, cols) = (self.problem.modes[0], s.columns());
+        let (n0, cols) = (s.modes[0], s.columns());
         for (r, (rank, col)) in self.ranks.iter_mut().zip(columns).enumerate() {
             let range = s.column_range(r);
             rank.slow.work = col;
@@ -322,7 +406,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
     ) -> Result<(), B::Error> {
         let mut clock = Instant::now();
         let s = &self.split;
-        let (n0, cols) = (self.problem.modes[0], s.columns());
+        let (n0, cols) = (s.modes[0], s.columns());
         for (r, rank) in self.ranks.iter_mut().enumerate() {
             let range = s.column_range(r);
             let held: Vec<Complex<T>> = range
@@ -365,10 +449,24 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         self.times.points += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
+}
 
-    /// How the transform is split over the devices.
-    pub fn decomposition(&self) -> &Decomposition {
-        &self.split
+impl<B: Backend<T>, C, T: Float> MultiPlan<B, C, T> {
+    /// How the stack goes over the devices: whole transforms in shares of the stack, or
+    /// each transform in slabs (the plan layer's rule, [`devices::spread`]).
+    pub fn spread(&self) -> Spread {
+        match &self.work {
+            Work::Slabs(_) => Spread::Slabs,
+            Work::Batches(shares) => Spread::Batches(shares.shares().to_vec()),
+        }
+    }
+
+    /// How each transform is split over the devices, where it is.
+    pub fn decomposition(&self) -> Option<&Decomposition> {
+        match &self.work {
+            Work::Slabs(slabs) => Some(&slabs.split),
+            Work::Batches(_) => None,
+        }
     }
 
     /// The kernel, the one a one-device plan of the problem takes.
@@ -376,15 +474,28 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
         &self.kernel
     }
 
-    /// Points on each device, once set.
-    pub fn points_per_device(&self) -> Option<Vec<usize>> {
-        self.points
-            .map(|_| self.ranks.iter().map(|r| r.index.len()).collect())
+    /// The fine grid, the one a one-device plan of the problem takes.
+    pub fn fine_grid(&self) -> &[usize] {
+        &self.fine_grid
     }
 
-    /// Where the last run spent its time.
+    /// Points on each device, once set (every point on every device where each runs whole
+    /// transforms).
+    pub fn points_per_device(&self) -> Option<Vec<usize>> {
+        let m = self.points?;
+        Some(match &self.work {
+            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.index.len()).collect(),
+            Work::Batches(shares) => vec![m; shares.shares().len()],
+        })
+    }
+
+    /// Where the last run spent its time, each transform in slabs; zero where the devices
+    /// run whole transforms (one step each, nothing exchanged).
     pub fn step_times(&self) -> StepTimes {
-        self.times
+        match &self.work {
+            Work::Slabs(slabs) => slabs.times,
+            Work::Batches(_) => StepTimes::default(),
+        }
     }
 
     pub fn transform_type(&self) -> TransformType {
@@ -394,13 +505,18 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T> {
 
 impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = self.ranks.iter().map(|r| r.dev.device_name()).collect();
+        let names: Vec<String> = match &self.work {
+            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.dev.device_name()).collect(),
+            Work::Batches(shares) => shares.device_names(),
+        };
         f.debug_struct("MultiPlan")
             .field("type", &self.problem.ty)
             .field("precision", &T::PRECISION)
             .field("modes", &self.problem.modes)
+            .field("ntransf", &self.problem.ntransf)
             .field("kernel", &self.kernel)
-            .field("fine_grid", &self.split.n)
+            .field("fine_grid", &self.fine_grid)
+            .field("spread", &self.spread())
             .field("devices", &names)
             .finish()
     }
@@ -411,15 +527,17 @@ impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
 /// crate-private: its [`Backend`] is sealed).
 macro_rules! multi_entry_points {
     ($err:ty) => {
-        /// Sets the points (host arrays, radians, one per dimension): each goes to the device
-        /// whose slab its footprint starts in, at its place on that device's local grid
-        /// ([`crate::planner::devices::Decomposition::route`]), and each device sorts its own.
+        /// Sets the points (host arrays, radians, one per dimension). In slabs each goes to
+        /// the device whose slab its footprint starts in, at its place on that device's local
+        /// grid ([`crate::planner::devices::Decomposition::route`]), and each device sorts its
+        /// own; in shares of the stack every device takes and sorts all of them, at once.
         pub fn set_points(&mut self, coords: &[&[T]]) -> std::result::Result<(), $err> {
             self.set_points_host(coords)
         }
 
-        /// Runs the transform on `ntransf` stacked inputs, as a one-device plan's `execute`,
-        /// one transform after another, each over every device.
+        /// Runs the transform on `ntransf` stacked inputs, as a one-device plan's `execute`:
+        /// each device its share of the stack, at once, or one transform after another, each
+        /// over every device ([`MultiPlan::spread`]).
         pub fn execute(
             &mut self,
             input: &[num_complex::Complex<T>],

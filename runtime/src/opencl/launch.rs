@@ -396,6 +396,11 @@ impl<T: Copy + Default> Device<T> for ClDevice {
     fn sync(&self) -> OpenClResult<()> {
         self.queue.finish().map_err(cl("clFinish"))
     }
+
+    fn memory(&self) -> usize {
+        let global = |&id| opencl3::device::Device::new(id).global_mem_size().ok();
+        (self.context.devices().first().and_then(global)).map_or(usize::MAX, |b| b as usize)
+    }
 }
 
 #[cfg(test)]

@@ -19,11 +19,12 @@ pub type ClMultiPlan<T> = MultiPlan<ClDev<T>, HostComm, T>;
 impl<T: ClFloat> MultiPlan<ClDev<T>, HostComm, T> {
     crate::gpu::multi::multi_entry_points!(super::OpenClError);
 
-    /// A type 1 or 2 plan of `modes` (2-D or 3-D) with `ntransf` transforms sharing the
-    /// points, split over `devices` (a slab each, in order), with the options' kernel,
-    /// upsampling and mode order (the rest of the options choose for one device). The
-    /// plan layer's errors first; too many devices for the grid is
-    /// [`crate::NudtError::Devices`].
+    /// A type 1 or 2 plan of `modes` with `ntransf` transforms sharing the points over
+    /// `devices`, in order: whole transforms in shares of the stack where the plan layer's
+    /// rule says ([`crate::planner::devices::spread`]), otherwise each transform (2-D or
+    /// 3-D) split in slabs, one each; with the options' kernel, upsampling and mode order
+    /// (the rest of the options choose for one device). The plan layer's errors first; too
+    /// many devices for the grid is [`crate::NudtError::Devices`].
     pub fn new(
         ty: TransformType,
         modes: &[usize],

@@ -317,3 +317,5 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
 fn complex_len<T>(b: &Buffer<T>) -> OpenClResult<usize> {
     Ok(elements(b)? / 2)
 }
+
+crate::gpu::shares::host_run!(ClFloat, ClDev, super::OpenClError);

@@ -75,6 +75,44 @@ fn even_starts(total: usize, parts: usize) -> Vec<usize> {
         .collect()
 }
 
+/// How a multi-device plan spreads a stack of transforms over its devices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Spread {
+    /// Every transform cut in slabs over all devices ([`Decomposition`]), one transform after
+    /// another.
+    Slabs,
+    /// Whole transforms: device `r` runs the transforms `shares[r]` of the stack (contiguous,
+    /// in order, sizes within one of each other) as a one-device plan, all devices at once.
+    Batches(Vec<Range<usize>>),
+}
+
+/// The rule that picks a [`Spread`] for `ntransf` transforms over `devices` devices, each
+/// transform's fine grid `grid_bytes` and the smallest device's memory `memory` (bytes).
+///
+/// Whole transforms per device when every device gets at least one and one device holds
+/// its share's batch of fine grids twice over (the work grids, and as much again for the
+/// FFT's scratch, the points and their sort). Batches move nothing between the devices —
+/// no halos, no transposes, each device's one-device plan at its own pace — so where they
+/// fit they beat slabs, whose exchanges cost a transform's whole grid each time. Slabs are
+/// for the rest: a stack shorter than the devices, or a grid one device cannot hold.
+pub fn spread((ntransf, devices): (usize, usize), grid_bytes: usize, memory: usize) -> Spread {
+    if devices == 0 || ntransf < devices {
+        return Spread::Slabs;
+    }
+    let share = ntransf.div_ceil(devices);
+    let batch = super::limits::gpu_batch(share, 0);
+    let need = grid_bytes.saturating_mul(batch).saturating_mul(2);
+    match need <= memory {
+        true => Spread::Batches(
+            even_starts(ntransf, devices)
+                .windows(2)
+                .map(|s| s[0]..s[1])
+                .collect(),
+        ),
+        false => Spread::Slabs,
+    }
+}
+
 impl Decomposition {
     /// The split of a 2-D or 3-D transform over `devices`: every device holds at least one
     /// plane, and its local grid is an FFT-friendly number of planes (the local grid is made
@@ -337,6 +375,34 @@ mod tests {
             }
             assert!(seen.iter().all(|&s| s == 1));
         }
+    }
+
+    /// Stacks at least as long as the devices, whose batch of grids fits, go whole to the
+    /// devices in contiguous shares covering the stack in order; the rest are slabs.
+    #[test]
+    fn the_spread_rule() {
+        let gib = 1 << 30;
+        for (ntransf, devices) in [(2, 2), (5, 2), (16, 2), (5, 3), (16, 3), (7, 7)] {
+            let Spread::Batches(shares) = spread((ntransf, devices), 1 << 20, gib) else {
+                panic!("{ntransf} on {devices}: slabs");
+            };
+            assert_eq!(shares.len(), devices);
+            let mut next = 0;
+            for s in &shares {
+                assert_eq!(s.start, next);
+                assert!(s.len() == ntransf / devices || s.len() == ntransf / devices + 1);
+                next = s.end;
+            }
+            assert_eq!(next, ntransf);
+        }
+        let shares = vec![0..2, 2..4, 4..5];
+        assert_eq!(spread((5, 3), 1 << 20, gib), Spread::Batches(shares));
+        // Fewer transforms than devices, no devices, a grid batch past the memory.
+        assert_eq!(spread((1, 2), 1 << 20, gib), Spread::Slabs);
+        assert_eq!(spread((2, 3), 1 << 20, gib), Spread::Slabs);
+        assert_eq!(spread((4, 0), 1 << 20, gib), Spread::Slabs);
+        assert_eq!(spread((16, 2), gib / 8, gib), Spread::Slabs);
+        assert!(matches!(spread((16, 2), gib / 16, gib), Spread::Batches(_)));
     }
 
     /// Splits that cannot be made are typed errors naming why.
