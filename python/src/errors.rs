@@ -57,7 +57,8 @@ pub fn to_py(py: Python<'_>, e: NudtError) -> PyErr {
         | NudtError::Type3Phase
         | NudtError::PointSets { .. }
         | NudtError::InTransform { .. }
-        | NudtError::Profile { .. } => value_error(py, msg),
+        | NudtError::Profile { .. }
+        | NudtError::Devices { .. } => value_error(py, msg),
     }
 }
 
