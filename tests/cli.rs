@@ -234,9 +234,22 @@ fn bench_per_transform_times_every_way() {
     for l in &lines {
         assert_eq!(l["bench"], "per-transform");
         assert_eq!(l["batch"], 2);
-        for way in ["one_plan", "separate_plans", "looped_plan"] {
-            assert!(l[way]["run_s"].as_f64().unwrap() > 0.0, "{way}: {l}");
+        for way in [
+            "one_plan",
+            "separate_plans",
+            "looped_plan",
+            "one_plan_one_shot",
+            "separate_plans_one_shot",
+        ] {
+            assert!(
+                l["ways"][way]["run_s"].as_f64().unwrap() > 0.0,
+                "{way}: {l}"
+            );
         }
+        assert!(
+            l["one_shot_separate_over_one"].as_f64().unwrap() > 0.0,
+            "{l}"
+        );
         assert!(l["rel_error"].as_f64().unwrap() < 1e-5, "{l}");
         assert!(l["separate_rel_diff"].as_f64().unwrap() < 1e-12, "{l}");
         assert!(l["finufft"].is_null(), "{l}");
