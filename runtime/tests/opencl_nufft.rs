@@ -364,16 +364,9 @@ fn two_pass_sort_matches_direct_sum() {
         let dim = modes.len();
         let nm: usize = modes.iter().product();
         let which: Vec<usize> = (0..nm).collect();
-        let x: Vec<Vec<f64>> = (0..dim)
-            .map(|_| (0..m).map(|_| 3.2 * rng.next()).collect())
-            .collect();
+        let (x, c) = points(&mut rng, dim, m);
         let xr: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
-        let c: Vec<Complex64> = (0..m)
-            .map(|_| Complex64::new(rng.next(), rng.next()))
-            .collect();
-        let f: Vec<Complex64> = (0..nm)
-            .map(|_| Complex64::new(rng.next(), rng.next()))
-            .collect();
+        let f = points(&mut rng, 0, nm).1;
         let mut p1 =
             ClPlan::<f64>::new(TransformType::Type1, &modes, 1, 1, tol, two_pass.clone()).unwrap();
         p1.set_points(&xr).unwrap();
@@ -400,13 +393,8 @@ fn two_pass_sort_matches_direct_sum() {
     }
     let modes = [64usize, 64, 64];
     let m = 50_000;
-    let x: Vec<Vec<f64>> = (0..3)
-        .map(|_| (0..m).map(|_| 3.2 * rng.next()).collect())
-        .collect();
+    let (x, c) = points(&mut rng, 3, m);
     let xr: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
-    let c: Vec<Complex64> = (0..m)
-        .map(|_| Complex64::new(rng.next(), rng.next()))
-        .collect();
     let o = ClOptions {
         bins: Some([4, 4, 4]),
         ..two_pass
@@ -421,4 +409,15 @@ fn two_pass_sort_matches_direct_sum() {
     let got: Vec<Complex64> = which.iter().map(|&i| got[i]).collect();
     let err = direct::rel_error(&got, &exact);
     assert!(err < 1e-5, "3-D two-pass sort over many bins: {err:.2e}");
+}
+
+/// `m` random points in `dim` dimensions (coordinates within ±3.2) and `m` complex values.
+fn points(rng: &mut Lcg, dim: usize, m: usize) -> (Vec<Vec<f64>>, Vec<Complex64>) {
+    let x = (0..dim)
+        .map(|_| (0..m).map(|_| 3.2 * rng.next()).collect())
+        .collect();
+    let c = (0..m)
+        .map(|_| Complex64::new(rng.next(), rng.next()))
+        .collect();
+    (x, c)
 }
