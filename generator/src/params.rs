@@ -89,7 +89,7 @@ pub struct Upsampling(pub f64);
 impl Upsampling {
     pub const TWO: Upsampling = Upsampling(2.0);
     pub const FIVE_FOURTHS: Upsampling = Upsampling(1.25);
-    /// Bounds of the σ the width and shape rules are validated for (tests/accuracy.rs).
+    /// Bounds of the σ the width and shape rules are validated for (tests/suite/accuracy.rs).
     pub const MIN: f64 = 1.25;
     pub const MAX: f64 = 2.5;
 

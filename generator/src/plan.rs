@@ -158,7 +158,7 @@ pub fn choose_upsampling_type3(
     // σ = 1.25's smaller grid leaves less headroom against rounding: keep it for tolerances
     // well above the precision's epsilon (f32 at 1e-6 loses a digit with it). Below 1e-8 its
     // width nears the widest kernel (16 at 1e-9), whose fit falls short of the tolerance
-    // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/properties.rs); σ = 2 needs 10.
+    // (measured: 1.2e-8 at 1e-9 on a 3-D type 3, tests/suite/properties.rs); σ = 2 needs 10.
     // `cheapest_sigma` keeps σ = 2 there. A σ whose amplified rounding ([`type3_rounding`])
     // exceeds the tolerance is passed over.
     let dim = extent.len();

@@ -19,7 +19,7 @@
 //! racecheck covers them).
 //!
 //! This checks indexing, wrapping, bins, subproblems, batching strides, the warp-level code and
-//! the baked Horner polynomials without a GPU; the GPU suite (tests/cuda_gpu.rs) checks the
+//! the baked Horner polynomials without a GPU; the GPU suite (tests/suite/cuda_gpu.rs) checks the
 //! rest. Skips (and says so) where no C++ compiler is found.
 //!
 //! The common module gets a driver of its own (prefix sums over more bins than one pass,

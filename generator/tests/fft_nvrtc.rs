@@ -2,7 +2,7 @@
 //! the front end for an older sm_75) on a machine without a GPU, for shapes that between them
 //! use every kernel kind and radix: power-of-two, mixed and prime lengths, fused 3D volumes,
 //! strided tiles, global passes, directly summed primes in shared and global memory, 64-bit
-//! indices. Execution is checked in the OpenCL dialect on PoCL (runtime/tests/opencl_fft.rs) and
+//! indices. Execution is checked in the OpenCL dialect on PoCL (runtime/tests/suite/opencl_fft.rs) and
 //! on the H100 by the GPU suite; this test makes sure the CUDA spelling of the same body builds.
 //!
 //! Where libnvrtc is absent the test says SKIPPED, unless `NUDT_REQUIRE_NVRTC=1` (as in

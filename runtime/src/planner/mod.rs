@@ -5,7 +5,7 @@
 //! grids and, for type 3, the geometry that scales both point sets onto them ([`type3`]) —
 //! and a backend builds its kernels, buffers and FFTs from the recipe. The CPU, CUDA and
 //! OpenCL plans all call these functions and no other copy of them exists, so the same
-//! problem gets the same recipe on every backend (`tests/recipes.rs` checks it), and
+//! problem gets the same recipe on every backend (`tests/suite/recipes.rs` checks it), and
 //! `nudt transform --json` prints the recipe a run used.
 //!
 //! The order of the files is the order of planning: [`limits`] (what every backend accepts),

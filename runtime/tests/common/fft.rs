@@ -1,5 +1,5 @@
-//! What the generated FFT's suites on both GPU backends check against (`runtime/tests/opencl_fft.rs`
-//! and `tests/cuda_fft.rs` include this file): rustfft's transform of the same input, the
+//! What the generated FFT's suites on both GPU backends check against (`runtime/tests/suite/opencl_fft.rs`
+//! and `tests/suite/cuda_fft.rs` include this file): rustfft's transform of the same input, the
 //! bound per precision, and the tally of lengths over a sweep.
 
 use num_complex::Complex;

@@ -10,7 +10,7 @@
 //! against the same sums, against `d + 1` transforms on the same plan (each GPU method), and
 //! for the spreading pass being the interpolation pass's adjoint.
 
-mod common;
+use crate::common;
 use common::{backends, Lcg};
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::direct::{self, rel_error};

@@ -1,6 +1,6 @@
 //! Property tests: random small problems of every type stay within 10·tol of the direct sum.
 
-mod common;
+use crate::common;
 
 use common::{type12_error, type3_error, Rng};
 use nudt::Options;

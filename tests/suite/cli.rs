@@ -1845,7 +1845,7 @@ fn nvrtc_present() -> bool {
 }
 
 /// `--target opencl`: the same modules as OpenCL C (.cl), with their launch descriptions. The
-/// OpenCL suite (runtime/tests/opencl_nufft.rs) builds and runs them on PoCL.
+/// OpenCL suite (runtime/tests/suite/opencl_nufft.rs) builds and runs them on PoCL.
 #[test]
 fn gen_opencl_writes_kernels() {
     let dir = tmp();

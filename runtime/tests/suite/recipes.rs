@@ -7,10 +7,10 @@
 //! where a GPU answers (required where `NUDT_REQUIRE_GPU=1`). A backend that is built but has
 //! no device says SKIPPED.
 //! ```sh
-//! cargo test --release -p nudt-runtime --features opencl --test recipes
+//! cargo test --release -p nudt-runtime --features opencl --test suite recipes::
 //! ```
 
-mod common;
+use crate::common;
 use common::Lcg;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::planner::limits::{MAX_GRID_SIDE, MAX_POINTS};

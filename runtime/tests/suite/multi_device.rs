@@ -6,10 +6,10 @@
 //!
 //! Without an OpenCL platform the tests say SKIPPED, unless `NUDT_REQUIRE_OPENCL=1`.
 //! ```sh
-//! cargo test --release -p nudt-runtime --features opencl --test multi_device
+//! cargo test --release -p nudt-runtime --features opencl --test suite multi_device::
 //! ```
 
-mod common;
+use crate::common;
 use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;

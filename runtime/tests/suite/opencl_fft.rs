@@ -8,13 +8,10 @@
 //! `.ci/run`, which installs PoCL) makes that a failure. Run locally:
 //! ```sh
 //! apt-get install -y pocl-opencl-icd ocl-icd-libopencl1
-//! cargo test --release -p nudt-runtime --features opencl --test opencl_fft
+//! cargo test --release -p nudt-runtime --features opencl --test suite opencl_fft::
 //! ```
 
-#[path = "common/fft.rs"]
-mod fft_reference;
-
-use fft_reference::{reference, tol, Sweep};
+use crate::fft_reference::{reference, tol, Sweep};
 use nudt_gen::fft::{fft_bundle, fft_module, FftDevice, FftDirection, FftSpec};
 use nudt_gen::GenError;
 use nudt_runtime::opencl::{ClDevice, ClFft, ClFloat, OpenClError};
@@ -93,7 +90,7 @@ fn check<T: ClFloat>(fft: &mut ClFft<T>, shape: &[usize], seed: u64) -> (f64, f6
 /// fourth 7-smooth length up to 4096 (the fine grids' kind), a spread of primes up to 4093 and
 /// the fine-grid and end-of-range lengths, which between them reach every radix, every pass
 /// kind and both ends of the range. The H100 run checks every length in the CUDA dialect
-/// (tests/cuda_fft.rs).
+/// (tests/suite/cuda_fft.rs).
 fn lengths() -> Vec<usize> {
     if std::env::var("NUDT_FFT_LENGTHS").is_ok_and(|v| v == "all") {
         return (2..=4096).collect();

@@ -5,7 +5,7 @@
 //! this build and machine run (CUDA, OpenCL; a missing one says SKIPPED unless the
 //! environment requires it, as in `backends.rs`), through the plan interface.
 
-mod common;
+use crate::common;
 
 use common::Lcg;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};

@@ -7,10 +7,7 @@
 //! failure.
 #![cfg(feature = "cuda")]
 
-#[path = "../runtime/tests/common/fft.rs"]
-mod fft_reference;
-
-use fft_reference::{reference, tol, Sweep};
+use crate::fft_reference::{reference, tol, Sweep};
 use nudt::cuda::{detect_arch, open, CudaFloat, GenFft};
 use nudt::gen::fft::{fft_bundle, FftDevice, FftDirection, FftSpec};
 use nudt::num_complex::Complex;

@@ -5,10 +5,10 @@
 //! Without an OpenCL platform the tests say SKIPPED, unless `NUDT_REQUIRE_OPENCL=1` (set by
 //! `.ci/run`, which installs PoCL) makes that a failure.
 //! ```sh
-//! cargo test --release -p nudt-runtime --features opencl --test opencl_nufft
+//! cargo test --release -p nudt-runtime --features opencl --test suite opencl_nufft::
 //! ```
 
-mod common;
+use crate::common;
 use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;

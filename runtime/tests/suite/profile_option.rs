@@ -2,7 +2,7 @@
 //! open (σ, tile side, schedule), and so the plan's recipe; a file that is no profile is a
 //! typed error naming it.
 //! ```sh
-//! cargo test --release -p nudt-runtime --test profile_option
+//! cargo test --release -p nudt-runtime --test suite profile_option::
 //! ```
 
 use nudt_runtime::{NudtError, Options, Plan, TransformType};

@@ -1,6 +1,6 @@
 //! Sizes, point positions and options at the edges, checked against the direct sum.
 
-mod common;
+use crate::common;
 
 use common::*;
 use nudt::direct;

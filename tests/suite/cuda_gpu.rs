@@ -1,4 +1,4 @@
-//! What only the CUDA backend has, beside every backend's suite (`runtime/tests/backends.rs`,
+//! What only the CUDA backend has, beside every backend's suite (`runtime/tests/suite/backends.rs`,
 //! which runs CUDA's accuracy matrix, batches, adjoints, methods and errors): the two-pass bin
 //! sort and the FFT engines against the direct sum, agreement with the CPU backend for every
 //! spreading and interpolation method and width, device buffers and user streams, cuFFT plan
@@ -8,7 +8,7 @@
 //!
 //! Run (on a machine with an NVIDIA GPU, the driver, NVRTC 13 and cuFFT on the loader path):
 //! ```sh
-//! cargo test --release --features cuda --test cuda_gpu -- --nocapture --test-threads=1
+//! cargo test --release --features cuda --test suite cuda_gpu:: -- --nocapture --test-threads=1
 //! ```
 //! Without a device every test prints `SKIPPED: no CUDA device (...)` and passes, except
 //! where `NUDT_REQUIRE_GPU=1` makes a missing device a failure (the device run sets it); the
@@ -17,7 +17,7 @@
 //! so the suite may also run with the default test threads.
 #![cfg(feature = "cuda")]
 
-mod common;
+use crate::common;
 
 use common::*;
 use nudt::backend::BackendError;
@@ -259,7 +259,8 @@ fn missing_gpu_is_a_typed_error() {
 #[test]
 fn old_driver_is_a_typed_error() {
     const CHILD: &str = "NUDT_TEST_STAND_IN_DRIVER";
-    let test = "old_driver_is_a_typed_error";
+    // libtest's name of this test in the suite binary: its module path less the crate.
+    let test = "cuda_gpu::old_driver_is_a_typed_error";
     if std::env::var_os(CHILD).is_some() {
         assert_eq!(nudt::cuda::driver_version(), Ok(12040));
         let too_old = |e: CudaError| {

@@ -10,10 +10,10 @@
 //! missing says SKIPPED, unless the environment requires it: `NUDT_REQUIRE_GPU=1` (CUDA) or
 //! `NUDT_REQUIRE_OPENCL=1` (`.ci/run`, which installs PoCL) make that a failure.
 //! ```sh
-//! cargo test --release -p nudt-runtime --features cuda,opencl --test backends
+//! cargo test --release -p nudt-runtime --features cuda,opencl --test suite backends::
 //! ```
 
-mod common;
+use crate::common;
 use common::{backends, Lcg};
 use nudt_gen::gpu::GpuMethod;
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};

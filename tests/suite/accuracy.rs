@@ -1,9 +1,9 @@
 //! The CPU backend against the direct sum where it has rules of its own: σ raised for dense
 //! points, type 3 well below the tolerance, narrow Horner variables, long 1-D and slab-by-slab
 //! transforms. Every type × dimension × precision × tolerance × σ on every backend, the CPU
-//! included: `runtime/tests/backends.rs`.
+//! included: `runtime/tests/suite/backends.rs`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use nudt::Options;
