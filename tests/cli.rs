@@ -684,7 +684,11 @@ fn bench_compare_both_peers_on_a_batch() {
         "--only 2d-t2-1e5-x32-clustered,2d-t3-1e5-x8 --scale 0.01 --repeats 1 --sample 20 --threads 2"
             .split(' '),
     );
-    let (out, _) = run_ok(&mut with_peer(cmd, "--compare finufft,ducc0 --json", &script));
+    let (out, _) = run_ok(&mut with_peer(
+        cmd,
+        "--compare finufft,ducc0 --json",
+        &script,
+    ));
     for line in out.lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(v["ntransf"].as_u64().unwrap() >= 8, "{v}");

@@ -40,7 +40,11 @@ impl Float for f32 {
     const PRECISION: Precision = Precision::F32;
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
         static PLANNER: OnceLock<Mutex<FftPlanner<f32>>> = OnceLock::new();
-        plans(PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())), lengths, direction)
+        plans(
+            PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())),
+            lengths,
+            direction,
+        )
     }
 }
 
@@ -48,7 +52,11 @@ impl Float for f64 {
     const PRECISION: Precision = Precision::F64;
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
         static PLANNER: OnceLock<Mutex<FftPlanner<f64>>> = OnceLock::new();
-        plans(PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())), lengths, direction)
+        plans(
+            PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())),
+            lengths,
+            direction,
+        )
     }
 }
 

@@ -27,7 +27,11 @@ fn horner_rows(kernel: &KernelSpec) -> Arc<Vec<Vec<f64>>> {
         kernel.upsampling.0.to_bits(),
     );
     let fits = FITS.get_or_init(Default::default);
-    let held = fits.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    let held = fits
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .cloned();
     held.unwrap_or_else(|| {
         // Fitted outside the lock: threads fitting one kernel at once all get it right.
         let rows = Arc::new(kernel.horner().coeffs);

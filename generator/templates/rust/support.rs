@@ -1353,7 +1353,10 @@ impl<T: Real> Workers<T> {
         let mut i = 0;
         while taken.len() < n && i < spare.len() {
             if spare[i].is::<Work<T>>() {
-                let w = spare.swap_remove(i).downcast::<Work<T>>().expect("checked type");
+                let w = spare
+                    .swap_remove(i)
+                    .downcast::<Work<T>>()
+                    .expect("checked type");
                 taken.push(std::sync::Mutex::new(*w));
             } else {
                 i += 1;
