@@ -18,8 +18,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// while a reconstruction loop plans the same kernel again and again. A process meets a
 /// handful of kernels (a width per tolerance and σ), each a few hundred numbers.
 fn horner_rows(kernel: &KernelSpec) -> Arc<Vec<Vec<f64>>> {
-    type Key = (KernelKind, usize, u64, u64);
-    static FITS: OnceLock<Mutex<HashMap<Key, Arc<Vec<Vec<f64>>>>>> = OnceLock::new();
+    /// Kind, width, and the bits of β and σ.
+    type Fits = HashMap<(KernelKind, usize, u64, u64), Arc<Vec<Vec<f64>>>>;
+    static FITS: OnceLock<Mutex<Fits>> = OnceLock::new();
     let key = (
         kernel.kind,
         kernel.width,
