@@ -9,7 +9,9 @@ Usage:
 Problems file: TOML with a `[[problem]]` array (see benches/problems.toml). Keys: name, type
 (1, 2 or 3), modes (types 1/2), points, tol, precision ("f64" or "f32"), optional dim (else
 len(modes), else the leading "<d>d" of the name), optional distribution, optional gpu_only
-(such problems are skipped). `--dist` overrides every problem's distribution.
+(such problems are skipped), optional ntransf (transforms of one plan sharing its points,
+default 1: the input and output then have a leading axis of that length; FINUFFT's n_trans,
+ducc0's leading ntrans axis). `--dist` overrides every problem's distribution.
 
 Data: with `--data DIR` (what `nudt bench --compare` passes), the problem's data as nudt drew
 and transformed it, and the outputs it checked: DIR/points.npy (float64, (dim, M)),
@@ -41,7 +43,9 @@ isign=+1 for types 1/3 and -1 for type 2, nthreads=N), then setpts, then execute
 ducc0.nufft.plan(nu2u=..., coord=..., grid_shape=..., epsilon=tol, nthreads=N) sorts its
 points when it is made, so its construction is reported as setpts and plan is 0; type 3 is
 ducc0.nufft.experimental.nu2nu, reported whole as execute). Reported: the median of each
-phase and the median of the per-repeat totals, in seconds, and peak_rss_bytes: the process's
+phase and the median of the per-repeat totals, in seconds; execute_again_s, the median of
+as many executes more on the last plan (ducc0's type 3: plan3.exec on a plan3 made once,
+untimed), the loop of an iterative reconstruction; and peak_rss_bytes: the process's
 peak resident memory (VmHWM, reset through /proc/self/clear_refs once the problem's data is
 ready in the peer's layout, the only copy kept) over data, plans and transforms, before the
 error check.
@@ -52,8 +56,8 @@ rel_error null) against the direct sum in float64 numpy (chunked). Mode k of an 
 length N sits at index k + N//2 (the default mode order of both peers, and nudt's).
 
 Output: one JSON object per problem per line on stdout, with keys name, type, dim, modes,
-points, targets (type 3 only), distribution, tol, precision, threads, repeats, plan_s,
-setpts_s, execute_s, total_s, points_per_s (= points / total_s), rel_error, peak_rss_bytes,
+points, ntransf, targets (type 3 only), distribution, tol, precision, threads, repeats, plan_s,
+setpts_s, execute_s, total_s, execute_again_s, points_per_s (= points / total_s), rel_error, peak_rss_bytes,
 peer, version. Everything else goes to stderr. If the peer cannot be imported: one line
 {"error": "<peer> not installed: ..."} and exit 3. Bad arguments or problems file: exit 2.
 """
@@ -142,12 +146,19 @@ def points(dist, dim, m, rng):
     raise ValueError(f"unknown distribution {dist!r} (known: {', '.join(DISTRIBUTIONS)})")
 
 
+def batch_shape(p, one):
+    """The input or output shape of a problem's `ntransf` transforms: `one`'s, with a leading
+    axis when there are several."""
+    k = int(p.get("ntransf", 1))
+    return tuple(one) if k == 1 else (k, *one)
+
+
 def make_data(p, dist, dim, m, rng):
     """Float64 data: points (dim, m), input values, targets (dim, m) or None."""
     x = points(dist, dim, m, rng)
     if p["type"] == 2:
-        return x, complex_normal(rng, tuple(p["modes"])), None
-    c = complex_normal(rng, m)
+        return x, complex_normal(rng, batch_shape(p, p["modes"])), None
+    c = complex_normal(rng, batch_shape(p, (m,)))
     if p["type"] == 3:
         k = m ** (1.0 / dim)
         if dist == "uniform":
@@ -192,7 +203,7 @@ def load_shared(d, p, dim, m):
     data = load("input.npy")
     targets = load("targets.npy") if t == 3 else None
     sample, exact = load("sample.npy"), load("exact.npy")
-    want_in = tuple(int(n) for n in p["modes"]) if t == 2 else (m,)
+    want_in = batch_shape(p, [int(n) for n in p["modes"]] if t == 2 else (m,))
     shapes = [(x.shape, (dim, m)), (data.shape, want_in), (sample.shape, exact.shape)]
     if targets is not None:
         shapes.append((targets.shape, (dim, m)))
@@ -248,15 +259,17 @@ class Finufft:
             return np.stack(rows) if rows else None
         return stack("xyz"), stack("stu")
 
-    def run(self, t, shape, tol, isign, cdt, threads, pts, dat):
+    def run(self, t, shape, tol, isign, cdt, threads, pts, dat, ntransf):
+        """Plan, setpts and execute, timed; the outputs; an execute on that plan again."""
         t0 = time.perf_counter()
-        plan = self.lib.Plan(t, shape, eps=tol, isign=isign, dtype=cdt, nthreads=threads)
+        plan = self.lib.Plan(t, shape, n_trans=ntransf, eps=tol, isign=isign, dtype=cdt,
+                             nthreads=threads)
         t1 = time.perf_counter()
         plan.setpts(**pts)
         t2 = time.perf_counter()
         out = plan.execute(dat)
         t3 = time.perf_counter()
-        return (t1 - t0, t2 - t1, t3 - t2), out
+        return (t1 - t0, t2 - t1, t3 - t2), out, lambda: plan.execute(dat)
 
 
 class Ducc0:
@@ -279,7 +292,11 @@ class Ducc0:
         out = pts.get("coord_out")
         return pts["coord"].T, None if out is None else out.T
 
-    def run(self, t, shape, tol, isign, cdt, threads, pts, dat):
+    def run(self, t, shape, tol, isign, cdt, threads, pts, dat, ntransf):
+        """As Finufft.run; a batch is the leading axis of `dat`, which ducc0 takes as is.
+        Type 3's one shot is nu2nu; its execute again, plan3's exec (the plan is made once,
+        untimed, at the first call)."""
+        del ntransf
         nufft = self.lib.nufft
         forward = isign < 0
         t0 = time.perf_counter()
@@ -287,16 +304,27 @@ class Ducc0:
             out = nufft.experimental.nu2nu(points_in=dat, coord_in=pts["coord"],
                                            coord_out=pts["coord_out"], forward=forward,
                                            epsilon=tol, nthreads=threads)
-            return (0.0, 0.0, time.perf_counter() - t0), out
+            plan3 = []
+
+            def again():
+                if not plan3:
+                    plan3.append(nufft.experimental.plan3(
+                        coord_in=pts["coord"], coord_out=pts["coord_out"], epsilon=tol,
+                        nthreads=threads))
+                return plan3[0].exec(forward=forward, points_in=dat)
+            return (0.0, 0.0, time.perf_counter() - t0), out, again
         plan = nufft.plan(nu2u=(t == 1), coord=pts["coord"], grid_shape=shape, epsilon=tol,
                           nthreads=threads)
         t1 = time.perf_counter()
         if t == 1:
-            out = plan.nu2u(points=dat, forward=forward)
+            def again():
+                return plan.nu2u(points=dat, forward=forward)
         else:
-            out = plan.u2nu(grid=dat, forward=forward)
+            def again():
+                return plan.u2nu(grid=dat, forward=forward)
+        out = again()
         t2 = time.perf_counter()
-        return (0.0, t1 - t0, t2 - t1), out
+        return (0.0, t1 - t0, t2 - t1), out, again
 
 
 def reset_peak_rss():
@@ -340,13 +368,24 @@ def run_problem(peer, p, args):
     reset_peak_rss()
     shape = dim if t == 3 else tuple(int(n) for n in p["modes"])
 
-    phases, out = [], None
+    ntransf = int(p.get("ntransf", 1))
+    phases, out, again = [], None, None
     for _ in range(args.repeats):
-        out = None
-        (a, b, c), out = peer.run(t, shape, p["tol"], isign, cdt, args.threads, pts, dat)
+        out = again = None
+        (a, b, c), out, again = peer.run(t, shape, p["tol"], isign, cdt, args.threads, pts,
+                                         dat, ntransf)
         phases.append((a, b, c, a + b + c))
     plan_s, setpts_s, execute_s, total_s = (statistics.median(col) for col in zip(*phases))
     peak = peak_rss_bytes()
+    # The iterative-reconstruction loop: executes on the last plan, after the peak is read
+    # (ducc0's type 3 makes its plan3 at the first call, untimed).
+    again()
+    times = []
+    for _ in range(args.repeats):
+        t0 = time.perf_counter()
+        again()
+        times.append(time.perf_counter() - t0)
+    execute_again_s = statistics.median(times)
 
     err = None  # --sample 0: no check, as nudt's own side reports it
     if args.data:
@@ -355,17 +394,21 @@ def run_problem(peer, p, args):
     elif args.sample > 0:
         t0 = time.perf_counter()
         x, targets = peer.coords(pts)
-        err = rel_error(p, x.astype(np.float64), dat.astype(np.complex128),
-                        None if targets is None else targets.astype(np.float64), out, isign,
+        # A batch is checked on its first transform.
+        first = (dat, out) if ntransf == 1 else (dat[0], out[0])
+        err = rel_error(p, x.astype(np.float64), first[0].astype(np.complex128),
+                        None if targets is None else targets.astype(np.float64), first[1], isign,
                         args.sample, np.random.default_rng(args.seed + 1))
         log(f"  {p['name']}: direct-sum check took {time.perf_counter() - t0:.1f} s")
     rec = {"name": p["name"], "type": t, "dim": dim,
-           "modes": None if t == 3 else [int(n) for n in p["modes"]], "points": m}
+           "modes": None if t == 3 else [int(n) for n in p["modes"]], "points": m,
+           "ntransf": ntransf}
     if t == 3:
         rec["targets"] = m
     rec.update({"distribution": dist, "tol": p["tol"], "precision": "f32" if single else "f64",
                 "threads": args.threads, "repeats": args.repeats, "plan_s": plan_s,
                 "setpts_s": setpts_s, "execute_s": execute_s, "total_s": total_s,
+                "execute_again_s": execute_again_s,
                 "points_per_s": m / total_s, "rel_error": err, "peak_rss_bytes": peak,
                 "peer": peer.name, "version": peer.version})
     return rec

@@ -5,14 +5,17 @@ pub use crate::support::Real;
 use nudt_gen::Precision;
 use num_complex::Complex;
 use rustfft::{Fft, FftDirection, FftNum, FftPlanner};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// f32 or f64: generated kernels, FFTs and complex arithmetic all available.
 pub trait Float: KernelRegistry + FftNum + num_traits::Float + Default {
     const PRECISION: Precision;
 
-    /// rustfft's plans for `lengths`, from one planner (which shares twiddles and inner
-    /// transforms between equal factors).
+    /// rustfft's plans for `lengths`, from the process's planner of this precision, which
+    /// shares twiddles and inner transforms between equal factors and keeps every plan it
+    /// made: a plan made again for a length seen before (the next NUFFT plan of a
+    /// reconstruction loop, a batch's transforms) costs a lookup instead of its twiddle
+    /// tables. The plans kept are one per length and direction a process used.
     ///
     /// A method of each precision rather than a generic function: rustfft's planner
     /// instantiates hundreds of algorithms, and a generic call would compile them again in
@@ -21,8 +24,12 @@ pub trait Float: KernelRegistry + FftNum + num_traits::Float + Default {
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>>;
 }
 
-fn plans<T: FftNum>(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<T>>> {
-    let mut planner = FftPlanner::new();
+fn plans<T: FftNum>(
+    planner: &Mutex<FftPlanner<T>>,
+    lengths: &[usize],
+    direction: FftDirection,
+) -> Vec<Arc<dyn Fft<T>>> {
+    let mut planner = planner.lock().unwrap_or_else(|e| e.into_inner());
     lengths
         .iter()
         .map(|&n| planner.plan_fft(n, direction))
@@ -32,14 +39,24 @@ fn plans<T: FftNum>(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn F
 impl Float for f32 {
     const PRECISION: Precision = Precision::F32;
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
-        plans(lengths, direction)
+        static PLANNER: OnceLock<Mutex<FftPlanner<f32>>> = OnceLock::new();
+        plans(
+            PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())),
+            lengths,
+            direction,
+        )
     }
 }
 
 impl Float for f64 {
     const PRECISION: Precision = Precision::F64;
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>> {
-        plans(lengths, direction)
+        static PLANNER: OnceLock<Mutex<FftPlanner<f64>>> = OnceLock::new();
+        plans(
+            PLANNER.get_or_init(|| Mutex::new(FftPlanner::new())),
+            lengths,
+            direction,
+        )
     }
 }
 

@@ -72,7 +72,9 @@ problem's distribution (uniform in [-pi, pi)^d unless it names clustered, radial
 --dist overrides it; docs/benchmarks.md defines them), strengths complex normal; type 3 targets
 uniform in [-K/2, K/2)^d, K = points^(1/d) (or the distribution, scaled).
 Signs: +1 for types 1 and 3, -1 for type 2 (FINUFFT's defaults). Times are medians of --repeats
-runs of plan + setpts + execute; points/s = points / total. Each problem runs in a process of
+runs of plan + setpts + execute; points/s = points / total; `again`: the median of --repeats
+executes more on the last plan (the loop of an iterative reconstruction). A problem's
+`ntransf` (default 1) transforms share one plan and its points. Each problem runs in a process of
 its own, for nudt and for each peer, so that mem is that problem's peak alone.
 
 --backend cuda|opencl runs the GPU problem set (benches/gpu_problems.toml) in one process on that
@@ -191,6 +193,7 @@ struct Measured {
     setpts_s: f64,
     execute_s: f64,
     total_s: f64,
+    execute_again_s: f64,
     points_per_s: f64,
     /// `None` when not checked (`--sample 0`): JSON null.
     rel_error: Option<f64>,
@@ -209,6 +212,7 @@ impl From<Measurement> for Measured {
             setpts_s: m.setpts_s,
             execute_s: m.execute_s,
             total_s: m.total_s,
+            execute_again_s: m.execute_again_s,
             points_per_s: m.points_per_s(),
             rel_error: Some(m.rel_error).filter(|e| e.is_finite()),
             peak_rss_bytes: m.peak_rss,
@@ -784,7 +788,7 @@ fn json_line(
     })));
     insert_outcome(&mut o, m);
     // speedup: against the fastest peer that ran (above 1: nudt is faster).
-    let mut fastest = f64::INFINITY;
+    let (mut fastest, mut fastest_again) = (f64::INFINITY, f64::INFINITY);
     for (peer, t) in theirs {
         let pv = match t.get(&p.name) {
             Some(Ok(v)) => v.clone(),
@@ -794,10 +798,19 @@ fn json_line(
         if let Some(t) = pv.get("total_s").and_then(Value::as_f64) {
             fastest = fastest.min(t);
         }
+        if let Some(t) = pv.get("execute_again_s").and_then(Value::as_f64) {
+            fastest_again = fastest_again.min(t);
+        }
         o.insert(peer.name().into(), pv);
     }
     if let (Ok(m), true) = (m, fastest.is_finite()) {
         o.insert("speedup".into(), json!(fastest / m.total_s));
+    }
+    if let (Ok(m), true) = (m, fastest_again.is_finite()) {
+        o.insert(
+            "speedup_again".into(),
+            json!(fastest_again / m.execute_again_s),
+        );
     }
     Value::Object(o)
 }
@@ -812,6 +825,7 @@ fn problem_json(p: &Problem) -> Map<String, Value> {
         "points": p.points,
         "tol": p.tol,
         "precision": p.precision,
+        "ntransf": p.ntransf,
     }));
     if p.ty == 3 {
         o.insert("targets".into(), json!(p.points));
@@ -881,8 +895,8 @@ fn mem_cell(bytes: Option<f64>) -> String {
 
 fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Peer, PeerResults)]) {
     let mut head: Vec<String> = [
-        "problem", "type", "modes", "points", "dist", "prec", "tol", "w", "σ", "strategy", "plan",
-        "setpts", "execute", "total", "points/s", "error", "mem",
+        "problem", "type", "modes", "points", "ntr", "dist", "prec", "tol", "w", "σ", "strategy",
+        "plan", "setpts", "execute", "total", "again", "points/s", "error", "mem",
     ]
     .map(String::from)
     .to_vec();
@@ -891,9 +905,11 @@ fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Pe
         head.extend([
             "│".into(),
             name.into(),
+            "again".into(),
             "error".into(),
             "mem".into(),
             "speedup".into(),
+            "again".into(),
         ]);
     }
     let mut rows = vec![head];
@@ -905,6 +921,7 @@ fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Pe
             p.ty.to_string(),
             p.modes_label(),
             p.points.to_string(),
+            p.ntransf.to_string(),
             p.distribution.clone().unwrap_or_else(|| "uniform".into()),
             p.precision.clone(),
             format!("{:.0e}", p.tol),
@@ -918,12 +935,13 @@ fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Pe
                 fmt_time(m.setpts_s),
                 fmt_time(m.execute_s),
                 fmt_time(m.total_s),
+                fmt_time(m.execute_again_s),
                 fmt_rate(m.points_per_s),
                 err_cell(m.rel_error),
                 mem_cell(m.peak_rss_bytes.map(|b| b as f64)),
             ]),
             Err(e) => {
-                row.extend(std::iter::repeat_n("failed".to_string(), 10));
+                row.extend(std::iter::repeat_n("failed".to_string(), 11));
                 errors.push(format!("{}: {e}", p.name));
             }
         }
@@ -931,30 +949,32 @@ fn print_table(problems: &[Problem], scale: f64, ours: &[Outcome], theirs: &[(Pe
             match t.get(&p.name) {
                 Some(Ok(v)) => {
                     let f = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-                    let speedup = match m {
-                        Ok(m) => format!("{:.2}×", f("total_s") / m.total_s),
+                    let speedup = |ours: fn(&Measured) -> f64, key: &str| match m {
+                        Ok(m) => format!("{:.2}×", f(key) / ours(m)),
                         Err(_) => "-".into(),
                     };
                     row.extend([
                         "│".into(),
                         fmt_time(f("total_s")),
+                        fmt_time(f("execute_again_s")),
                         err_cell(v.get("rel_error").and_then(Value::as_f64)),
                         mem_cell(v.get("peak_rss_bytes").and_then(Value::as_f64)),
-                        speedup,
+                        speedup(|m| m.total_s, "total_s"),
+                        speedup(|m| m.execute_again_s, "execute_again_s"),
                     ]);
                 }
                 Some(Err(e)) => {
-                    row.extend(["│", "failed", "-", "-", "-"].map(String::from));
+                    row.extend(["│", "failed", "-", "-", "-", "-", "-"].map(String::from));
                     errors.push(format!("{} ({}): {e}", p.name, peer.name()));
                 }
-                None => row.extend(["│", "-", "-", "-", "-"].map(String::from)),
+                None => row.extend(["│", "-", "-", "-", "-", "-", "-"].map(String::from)),
             }
         }
         rows.push(row);
     }
     print_rows(&rows);
     if !theirs.is_empty() {
-        outln!("\nspeedup = peer total / nudt total (above 1: nudt is faster); total = plan + setpts + execute; mem = peak resident memory of the process");
+        outln!("\nspeedup = peer total / nudt total (above 1: nudt is faster); total = plan + setpts + execute; again = an execute on the plan made (points set), its speedup the peer's again / nudt's; ntr = transforms per plan; mem = peak resident memory of the process");
     }
     for e in errors {
         outln!("{e}");

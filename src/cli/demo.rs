@@ -43,6 +43,7 @@ fn cases() -> Vec<(Problem, &'static str)> {
         dim: Some(dim),
         distribution: None,
         gpu_only: false,
+        ntransf: 1,
     };
     vec![
         (

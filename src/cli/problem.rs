@@ -34,6 +34,14 @@ pub struct Problem {
     pub distribution: Option<String>,
     #[serde(default)]
     pub gpu_only: bool,
+    /// Transforms of one plan sharing its points (FINUFFT's `ntransf`): the input and the
+    /// output are that many arrays one after another.
+    #[serde(default = "one")]
+    pub ntransf: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 fn default_precision() -> String {
@@ -115,6 +123,10 @@ impl Problem {
             2 => (modes, m),
             _ => (m, m),
         };
+        let (n_in, n_out) = (
+            n_in.checked_mul(self.ntransf)?,
+            n_out.checked_mul(self.ntransf)?,
+        );
         let grid = if self.ty == 3 {
             let k = (m as f64).powf(1.0 / dim as f64);
             let side = 2.0 * k + 32.0;
@@ -189,6 +201,9 @@ impl Problem {
                 self.dim(),
                 self.modes.len()
             ));
+        }
+        if self.ntransf == 0 {
+            return Err(fail!("{at}: `ntransf` must be at least 1"));
         }
         if !(self.tol.is_finite() && self.tol > 0.0) {
             return Err(fail!("{at}: `tol` must be a positive number"));
@@ -292,6 +307,9 @@ pub struct Measurement {
     pub execute_s: f64,
     /// Median over repeats of plan + setpts + execute.
     pub total_s: f64,
+    /// Median of as many executes again on the last repeat's plan, its points set (the loop
+    /// of an iterative reconstruction).
+    pub execute_again_s: f64,
     pub points: usize,
     pub kernel: KernelKind,
     pub width: usize,
@@ -409,11 +427,12 @@ pub fn make_data(p: &Problem, rng: &mut Rng) -> Data {
     let (dim, m) = (p.dim(), p.points);
     let dist = p.distribution.as_deref().unwrap_or("uniform");
     let x = points(dist, dim, m, rng);
-    let n_in = if p.ty == 2 {
-        p.modes.iter().product()
-    } else {
-        m
-    };
+    let n_in = p.ntransf
+        * if p.ty == 2 {
+            p.modes.iter().product()
+        } else {
+            m
+        };
     let input = (0..n_in).map(|_| rng.complex_normal()).collect();
     let targets = if p.ty == 3 {
         let k = (m as f64).powf(1.0 / dim as f64);
@@ -488,10 +507,11 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
     reset_peak_rss();
     let xs: Vec<&[T]> = x.iter().map(|v| &v[..]).collect();
     let ts: Vec<&[T]> = tgt.iter().map(|v| &v[..]).collect();
-    let n_out = match p.ty {
-        1 => p.modes.iter().product(),
-        _ => p.points,
-    };
+    let n_out = p.ntransf
+        * match p.ty {
+            1 => p.modes.iter().product(),
+            _ => p.points,
+        };
     let mut out = vec![Complex::<T>::default(); n_out];
     let (mut plan_t, mut set_t, mut exec_t, mut tot_t) = (vec![], vec![], vec![], vec![]);
     let mut last = None;
@@ -501,12 +521,12 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         drop(last.take());
         let t0 = Instant::now();
         let mut plan = match p.ty {
-            3 => Plan::<T>::new_type3(dim, p.isign(), 1, p.tol, cfg.opts.clone()),
+            3 => Plan::<T>::new_type3(dim, p.isign(), p.ntransf, p.tol, cfg.opts.clone()),
             _ => Plan::<T>::new(
                 p.transform(),
                 &p.modes,
                 p.isign(),
-                1,
+                p.ntransf,
                 p.tol,
                 cfg.opts.clone(),
             ),
@@ -528,8 +548,16 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         tot_t.push((t3 - t0).as_secs_f64());
         last = Some(plan);
     }
-    let plan = last.expect("at least one repeat");
+    let mut plan = last.expect("at least one repeat");
     let peak_rss = peak_rss();
+    // The iterative-reconstruction loop: executes on a plan whose points are set.
+    let mut again_t = Vec::new();
+    for _ in 0..cfg.repeats.max(1) {
+        let t0 = Instant::now();
+        plan.execute(&input, &mut out)
+            .context(format!("problem '{}'", p.name))?;
+        again_t.push(t0.elapsed().as_secs_f64());
+    }
     let (rel_error, sample) = match check_outputs(p, (&x, &input, &tgt), &out, cfg.sample, &mut rng)
     {
         Some(c) => {
@@ -545,6 +573,7 @@ pub fn run_in<T: Float>(p: &Problem, cfg: &RunConfig) -> Result<Measurement> {
         setpts_s: median(&set_t),
         execute_s: median(&exec_t),
         total_s: median(&tot_t),
+        execute_again_s: median(&again_t),
         points: p.points,
         kernel: plan.kernel().kind,
         width: plan.width(),
@@ -595,14 +624,7 @@ pub fn check_outputs<T: Float>(
         .map(|c| Complex64::new(c.re.wide(), c.im.wide()))
         .collect();
     let targets: Vec<Vec<f64>> = tgt.iter().map(|v| widen(v)).collect();
-    let exact = match p.ty {
-        1 => direct::type1(&xr, &input, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
-        2 => direct::type2(&xr, &input, &p.modes, ModeOrder::Cmcl, p.isign(), &which),
-        _ => {
-            let tr: Vec<&[f64]> = targets.iter().map(|v| &v[..]).collect();
-            direct::type3(&xr, &input, &tr, p.isign(), &which)
-        }
-    };
+    let exact = batch_direct(p, &xr, &input, &targets, n_out / p.ntransf, &which);
     let got: Vec<Complex64> = which
         .iter()
         .map(|&i| Complex64::new(out[i].re.wide(), out[i].im.wide()))
@@ -616,6 +638,43 @@ pub fn check_outputs<T: Float>(
         exact,
         rel_error,
     })
+}
+
+/// The direct sums at `which`, indices into the outputs of `p.ntransf` transforms one after
+/// another (`n_out` each): each transform's sums from its own slice of `input`.
+fn batch_direct(
+    p: &Problem,
+    xr: &[&[f64]],
+    input: &[Complex64],
+    targets: &[Vec<f64>],
+    n_out: usize,
+    which: &[usize],
+) -> Vec<Complex64> {
+    let n_in = input.len() / p.ntransf;
+    let mut exact = vec![Complex64::default(); which.len()];
+    for (t, c) in input.chunks(n_in).enumerate() {
+        let (at, local): (Vec<usize>, Vec<usize>) = which
+            .iter()
+            .enumerate()
+            .filter(|(_, &i)| i / n_out == t)
+            .map(|(k, &i)| (k, i % n_out))
+            .unzip();
+        if at.is_empty() {
+            continue;
+        }
+        let sums = match p.ty {
+            1 => direct::type1(xr, c, &p.modes, ModeOrder::Cmcl, p.isign(), &local),
+            2 => direct::type2(xr, c, &p.modes, ModeOrder::Cmcl, p.isign(), &local),
+            _ => {
+                let tr: Vec<&[f64]> = targets.iter().map(|v| &v[..]).collect();
+                direct::type3(xr, c, &tr, p.isign(), &local)
+            }
+        };
+        for (k, v) in at.into_iter().zip(sums) {
+            exact[k] = v;
+        }
+    }
+    exact
 }
 
 /// Writes into `dir` what `nudt bench` hands its peers (benches/peer.py `--data`), so that all
@@ -640,10 +699,15 @@ fn share(
     const WHAT: &str = "data shared with the peers";
     std::fs::create_dir_all(dir).context(format!("{WHAT}: {}", dir.display()))?;
     npy::write_rows(&dir.join("points.npy"), WHAT, points)?;
-    let input_shape = if p.ty == 2 {
+    // A batch's input is one array per transform, stacked on a leading axis.
+    let one = if p.ty == 2 {
         p.modes.clone()
     } else {
-        vec![input.len()]
+        vec![input.len() / p.ntransf]
+    };
+    let input_shape = match p.ntransf {
+        1 => one,
+        n => std::iter::once(n).chain(one).collect(),
     };
     npy::write_complex(&dir.join("input.npy"), WHAT, &input_shape, input)?;
     if !targets.is_empty() {

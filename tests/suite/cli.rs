@@ -645,6 +645,63 @@ fn bench_compare_both_peers_on_a_distribution() {
     assert_eq!(out.lines().count(), 2, "{out}");
 }
 
+/// benches/small_problems.toml (issue 38) parses and every problem runs, batches and type 3
+/// included, each checked against the direct sum over its transforms' outputs, with the
+/// execute again on the plan timed.
+#[test]
+fn bench_small_problems_run() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/small_problems.toml");
+    let (out, _) = run_ok(
+        nudt_with("bench --problems")
+            .arg(&file)
+            .args("--scale 0.002 --repeats 1 --sample 8 --threads 2 --json".split(' ')),
+    );
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert!(lines.len() >= 20, "{out}");
+    for l in &lines {
+        assert!(l["rel_error"].as_f64().unwrap() < 1e-4, "{l}");
+        assert!(l["execute_again_s"].as_f64().unwrap() > 0.0, "{l}");
+    }
+    let batches: Vec<u64> = lines.iter().filter_map(|l| l["ntransf"].as_u64()).collect();
+    assert!(batches.contains(&1) && batches.iter().any(|&b| (8..=32).contains(&b)));
+}
+
+/// A batch beside both peers: they transform nudt's stack of inputs (its leading axis) and
+/// meet the tolerance at the outputs nudt checked across the transforms, and each reports
+/// its execute again on its plan.
+#[test]
+fn bench_compare_both_peers_on_a_batch() {
+    if !peers_present("finufft, ducc0") {
+        return;
+    }
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/small_problems.toml");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer.py");
+    let mut cmd = nudt_with("bench --problems");
+    cmd.arg(&file).args(
+        "--only 2d-t2-1e5-x32-clustered,2d-t3-1e5-x8 --scale 0.01 --repeats 1 --sample 20 --threads 2"
+            .split(' '),
+    );
+    let (out, _) = run_ok(&mut with_peer(
+        cmd,
+        "--compare finufft,ducc0 --json",
+        &script,
+    ));
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["ntransf"].as_u64().unwrap() >= 8, "{v}");
+        assert!(v["rel_error"].as_f64().unwrap() < 1e-5, "{v}");
+        for peer in ["finufft", "ducc0"] {
+            assert!(v[peer]["rel_error"].as_f64().unwrap() < 1e-5, "{v}");
+            assert!(v[peer]["execute_again_s"].as_f64().unwrap() > 0.0, "{v}");
+        }
+        assert!(v["speedup_again"].as_f64().unwrap() > 0.0, "{v}");
+    }
+    assert_eq!(out.lines().count(), 2, "{out}");
+}
+
 #[test]
 fn bench_compare_shares_its_data_and_checked_outputs_with_the_peer() {
     if !peers_present("numpy") {

@@ -1328,16 +1328,43 @@ struct Work<T> {
     values: Vec<T>,
 }
 
-/// One [`Work`] per thread of the pool, for one schedule call.
-struct Workers<T>(Vec<std::sync::Mutex<Work<T>>>);
+/// One [`Work`] per thread of the pool, for one schedule call. They come from the process's
+/// spare buffers ([`spare_work`]) and go back there when the call ends.
+struct Workers<T: Real>(Vec<std::sync::Mutex<Work<T>>>);
+
+/// Most spare [`Work`]s kept for the next schedule call, per precision.
+const SPARE_WORK: usize = 256;
+
+/// Buffers of ended schedule calls, by precision, for the next call to take. Fresh ones per
+/// call were allocated, faulted in and zeroed by every spread and interpolation: a 1-D type 1
+/// of 10⁴ points spent a quarter of its execute in page faults and memset, and a stack of
+/// transforms paid that once per transform.
+fn spare_work() -> &'static std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>> {
+    static SPARE: std::sync::OnceLock<std::sync::Mutex<Vec<Box<dyn std::any::Any + Send>>>> =
+        std::sync::OnceLock::new();
+    SPARE.get_or_init(Default::default)
+}
 
 impl<T: Real> Workers<T> {
     fn new() -> Self {
-        Workers(
-            (0..rayon::current_num_threads().max(1))
-                .map(|_| Default::default())
-                .collect(),
-        )
+        let n = rayon::current_num_threads().max(1);
+        let mut spare = spare_work().lock().unwrap_or_else(|e| e.into_inner());
+        let mut taken = Vec::with_capacity(n);
+        let mut i = 0;
+        while taken.len() < n && i < spare.len() {
+            if spare[i].is::<Work<T>>() {
+                let w = spare
+                    .swap_remove(i)
+                    .downcast::<Work<T>>()
+                    .expect("checked type");
+                taken.push(std::sync::Mutex::new(*w));
+            } else {
+                i += 1;
+            }
+        }
+        drop(spare);
+        taken.resize_with(n, Default::default);
+        Workers(taken)
     }
 
     /// Runs `f` with this thread's buffers. A thread that steals a task while it waits inside
@@ -1347,6 +1374,18 @@ impl<T: Real> Workers<T> {
         match self.0[i].try_lock() {
             Ok(mut w) => f(&mut w),
             Err(_) => f(&mut Work::default()),
+        }
+    }
+}
+
+impl<T: Real> Drop for Workers<T> {
+    fn drop(&mut self) {
+        let mut spare = spare_work().lock().unwrap_or_else(|e| e.into_inner());
+        for w in self.0.drain(..) {
+            if spare.len() >= SPARE_WORK {
+                break;
+            }
+            spare.push(Box::new(w.into_inner().unwrap_or_else(|e| e.into_inner())));
         }
     }
 }

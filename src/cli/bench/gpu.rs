@@ -165,6 +165,13 @@ pub fn run(a: GpuArgs) -> Result<()> {
     let problems: Vec<Problem> = problems.iter().map(|p| p.scaled(a.scale)).collect();
     for p in &problems {
         p.check_fits()?;
+        if p.ntransf != 1 {
+            return Err(fail!(
+                "problem '{}': `ntransf` = {} is measured on --backend cpu only; the GPU set runs one transform a plan",
+                p.name,
+                p.ntransf
+            ));
+        }
     }
     let peer = a.cufinufft.as_deref().map(Perftest::locate).transpose()?;
     super::super::flush_notes();
