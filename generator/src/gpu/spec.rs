@@ -605,11 +605,24 @@ pub fn choose_bins(dim: usize, width: usize, precision: Precision, budget: usize
     best.0
 }
 
+/// How many times the box's atomics a bin's points must cost in point-driven atomics before
+/// a subproblem method spreads them. 3D's scattered point-driven atomics cost about 1.5 box
+/// atomics each (H200, 256³ modes f64: GM-sort 15.2 ms for 5.8·10⁸ complex atomics of
+/// 1.7·10⁶ points, output-driven 36.6 ms for 2.1·10⁹ box atomics and the looks at 1.7·10⁷
+/// points), so 3D takes output-driven at two thirds of its box; 1D and 2D keep 2.
+fn breakeven_factor(dim: usize) -> f64 {
+    if dim == 3 {
+        2.0 / 3.0
+    } else {
+        2.0
+    }
+}
+
 /// Which method to spread with, for `m` points on a grid cut into `nbins` bins.
 ///
 /// The subproblem methods pay one global atomic per padded-box point per subproblem instead
 /// of one per (point, touched grid point): they win once a bin holds more than about
-/// `2·padded / w^d` points, provided (in 1D, where SM runs) the box is not mostly padding. In
+/// `f·padded / w^d` points ([`breakeven_factor`] `f`), provided (in 1D, where SM runs) the box is not mostly padding. In
 /// 2D and 3D the output-driven variant (no shared atomics) is the faster of the two, and its
 /// spreading bins are small and mostly padding by design ([`GpuSpreadSpec::for_spreading`]);
 /// in 1D the footprint is too small to share out, and SM is used.
@@ -617,7 +630,7 @@ pub fn choose_spread_method(spec: &GpuSpreadSpec, m: usize, nbins: usize) -> Gpu
     let w = spec.kernel.width as f64;
     let p: usize = spec.padded()[..spec.dim].iter().product();
     let per_bin = m as f64 / nbins.max(1) as f64;
-    let breakeven = 2.0 * p as f64 / w.powi(spec.dim as i32);
+    let breakeven = breakeven_factor(spec.dim) * p as f64 / w.powi(spec.dim as i32);
     if (spec.dim > 1 || spec.bin_efficiency() >= 0.05) && per_bin >= breakeven {
         if spec.dim == 1 {
             GpuMethod::Sm

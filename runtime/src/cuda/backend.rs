@@ -192,6 +192,12 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         uniform_dev(&self.stream, &self.arch, self.fft, module, shape)
     }
 
+    fn regrid(&self, u: &mut UniformDev<T>, module: &GridModule) -> CudaResult<()> {
+        let dim = u.grid.spec.dim;
+        u.grid = FineGrid::new(module, &u.grid.n[..dim])?;
+        Ok(())
+    }
+
     fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> CudaResult<CudaPoints<T>> {
         self.bind()?;
         let dim = sets.first().map_or(0, |s| s.len());

@@ -20,7 +20,7 @@ use crate::planner::gaussian::GaussGeometry;
 use crate::planner::stages::{self, Stage};
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{check_coords, check_type, SOURCES, TARGETS};
-use crate::planner::{gpu_profile, limits, sets, sigma};
+use crate::planner::{gpu_profile, limits, od_bins, sets, sigma};
 use crate::planner::{DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::{GpuMethod, GridRole};
@@ -145,6 +145,9 @@ pub(crate) trait Backend<T: Float>: Sized {
         module: &Self::Module,
         shape: GridShape<'_>,
     ) -> Result<UniformOf<Self, T>, Self::Error>;
+    /// Replaces `u`'s grid (its sort and kernels) by one through `module`, on the same sides;
+    /// its buffers and FFTs stay.
+    fn regrid(&self, u: &mut UniformOf<Self, T>, module: &Self::Module) -> Result<(), Self::Error>;
     /// Host point sets (`sets[b][d]`, validated, `m` points together) copied to the device,
     /// one array per dimension holding the sets one after another: each set's slice copied
     /// to its place, with no concatenation on the host.
@@ -405,7 +408,42 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
                 (self.engine, self.kernel) = (Engine::Uniform(Box::new(u)), kernel);
             }
         }
+        self.rebin(each);
         Ok(())
+    }
+
+    /// Gives a type 1 plan's grid the spreading bins `each` points a transform call for
+    /// ([`od_bins::spread_bins`]), where neither the options nor a tuning profile fixed them;
+    /// a module that cannot be built (bins too large for the device) keeps the bins as they
+    /// are. Only the grid's sort and kernels change: its buffers and FFTs stay.
+    fn rebin(&mut self, each: usize) {
+        let Engine::Uniform(u) = &mut self.engine else {
+            return;
+        };
+        if self.problem.ty != TransformType::Type1 || self.choice.bins.is_some() {
+            return;
+        }
+        let (dim, width) = (self.problem.dim(), self.kernel.width);
+        let sides = u.grid.sides();
+        let Some(bins) = od_bins::spread_bins(dim, width, each, &sides[..dim]) else {
+            return;
+        };
+        if bins == u.grid.bins() {
+            return;
+        }
+        let key = ModuleKey {
+            dim,
+            kernel: self.kernel,
+            role: stages::uniform_role(self.problem.ty),
+            choice: ModuleChoice {
+                bins: Some(bins),
+                ..self.choice
+            },
+        };
+        if let Ok(module) = self.dev.module(key) {
+            // A grid that cannot be made keeps the one that was.
+            let _ = self.dev.regrid(u, &module);
+        }
     }
 
     /// The host set-points of a type 3 plan ([`gpu_set_points!`]): the arrays copied to the

@@ -157,6 +157,11 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         uniform_dev(&self.dev, module, &self.common, grids, order, batch)
     }
 
+    fn regrid(&self, u: &mut UniformDev<T>, module: &ClSpreadModule) -> OpenClResult<()> {
+        u.grid = FineGrid::new(module, &self.common, u.grid.n)?;
+        Ok(())
+    }
+
     fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> OpenClResult<Vec<Buffer<T>>> {
         let dim = sets.first().map_or(0, |s| s.len());
         (0..dim)
