@@ -364,10 +364,11 @@ class PlanBase:
                    and _shape_of(first)[0] == n_trans)
         if not (listed or stacked):
             return None
-        if not self._PER_TRANSFORM:
+        if self._type not in self._PER_TRANSFORM_TYPES:
             raise NudtValueError(
-                f"{names[0]}: a point set per transform runs on nudt.Plan (the CPU) in this "
-                f"build; this plan takes one set that its transforms share")
+                f"{names[0]}: a point set per transform of a type {self._type} plan runs on "
+                f"nudt.Plan (the CPU) in this build; this plan takes one set that its "
+                f"transforms share")
         dim, real = self._dim, self._real
         for a, n in zip(arrays[dim:], names[dim:]):
             if a is not None:
@@ -390,12 +391,7 @@ class PlanBase:
                 raise NudtShapeError(f"{n} must have the shape of {names[0]}: {want}")
             for e in (parts if listed else [a]):
                 self._check_dtype(e, n, real)
-            if listed:
-                cat = np.concatenate([_input(e, n, real) for e in parts]) if parts \
-                    else np.empty(0, real)
-                vectors.append(np.ascontiguousarray(cat, dtype=real))
-            else:
-                vectors.append(self._input(a, n, real).reshape(-1))
+            vectors.append(self._concatenate(parts, n) if listed else self._flatten(a, n))
         form = "stacked" if len(set(counts)) == 1 else "concatenated"
         return vectors, counts, form
 
@@ -661,7 +657,19 @@ class Plan(PlanBase):
     def _empty_like(self, data, shape):
         return np.empty(shape, dtype=self._dtype)
 
-    _PER_TRANSFORM = True
+    _PER_TRANSFORM_TYPES = (1, 2, 3)
+
+    def _concatenate(self, parts, name):
+        """Vectors `parts` (one per transform) as one C-contiguous vector of the plan's real
+        dtype."""
+        real = self._real
+        cat = np.concatenate([_input(e, name, real) for e in parts]) if parts \
+            else np.empty(0, real)
+        return np.ascontiguousarray(cat, dtype=real)
+
+    def _flatten(self, a, name):
+        """An ``(n_trans, M)`` array of sets as one vector of the plan's real dtype."""
+        return self._input(a, name, self._real).reshape(-1)
 
     def _set_points(self, src, tgt, counts=None, target_counts=None):
         self._raw.setpts(src, tgt, counts, target_counts)

@@ -358,10 +358,31 @@ class Plan(PlanBase):
         return _device_array(_empty_like(data.obj, shape, self._dtype), "out", self._dtype,
                              writes=True)
 
-    # A point set per transform runs on the CPU plan in this build.
-    _PER_TRANSFORM = False
+    # A point set per transform of a type 3 plan runs on the CPU plan in this build.
+    _PER_TRANSFORM_TYPES = (1, 2)
 
-    def _set_points(self, src, tgt):
+    def _concatenate(self, parts, name):
+        """Device vectors `parts` joined on the device by their own library (CuPy, PyTorch);
+        Numba has no such call: its sets come as one ``(n_trans, M)`` array."""
+        arrays = [_device_array(e, name, self._real).obj for e in parts]
+        lib = _library(arrays[0])
+        if lib == "torch":
+            import torch
+            return _device_array(torch.cat(arrays), name, self._real)
+        if lib == "cupy":
+            import cupy
+            with cupy.cuda.Device(arrays[0].device.id):
+                return _device_array(cupy.concatenate(arrays), name, self._real)
+        raise NudtTypeError(
+            f"Argument `{name}`: point sets of sizes that differ are joined by CuPy or "
+            f"PyTorch, not {type(arrays[0]).__module__}.{type(arrays[0]).__name__}: pass "
+            f"sets of one size as one (n_trans, M) array")
+
+    def _flatten(self, a, name):
+        # A C-contiguous (n_trans, M) array is its sets one after another already.
+        return _device_array(a, name, self._real)
+
+    def _set_points(self, src, tgt, counts=None, target_counts=None):
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
         # type 3 rescales copies (and for gradients keeps them on the host too).
@@ -369,7 +390,8 @@ class Plan(PlanBase):
         if self._type == 3 and self._gradients:
             host = ([_to_host(a.obj) for a in src], [_to_host(a.obj) for a in tgt])
         self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
-                         self._streams(src + tgt), src if self._type != 3 else None, host)
+                         self._streams(src + tgt), src if self._type != 3 else None, host,
+                         counts)
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data.raw(), out.raw(), self._streams([data, out]), adjoint)

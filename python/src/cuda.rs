@@ -165,6 +165,7 @@ fn setpts<T: CudaFloat>(
     coords: &[Raw],
     targets: &[Raw],
     streams: &[u64],
+    counts: Option<&[usize]>,
 ) -> Result<(), CudaError> {
     let stream = plan.stream().clone();
     // SAFETY: see `slices`.
@@ -178,7 +179,10 @@ fn setpts<T: CudaFloat>(
             // The plan reads the coordinates at every execute; `nudt.cuda.Plan` keeps the
             // arrays themselves alive until the next setpts.
             let c: Vec<_> = c.into_iter().map(Arc::new).collect();
-            plan.set_points_device(&c)
+            match counts {
+                Some(counts) => plan.set_points_per_transform_device(&c, counts),
+                None => plan.set_points_device(&c),
+            }
         }
     })
 }
@@ -322,8 +326,10 @@ impl RawCudaPlan {
     /// `keep` is what keeps the coordinate arrays alive while the plan reads them (types 1
     /// and 2; type 3 copies them). `host`: a type 3 plan made for gradients is given host
     /// copies of both sets (numpy arrays of its real dtype), and keeps them for `vjp` and
-    /// `jvp`.
-    #[pyo3(signature = (coords, targets, streams, keep, host=None))]
+    /// `jvp`. `counts`: a point set per transform (types 1 and 2), `coords` then holding the
+    /// sets one after another, `counts[b]` of transform b's.
+    #[pyo3(signature = (coords, targets, streams, keep, host=None, counts=None))]
+    #[allow(clippy::too_many_arguments)]
     fn setpts(
         &self,
         py: Python<'_>,
@@ -332,6 +338,7 @@ impl RawCudaPlan {
         streams: Vec<u64>,
         keep: Option<Py<PyAny>>,
         host: Option<HostPoints<'_>>,
+        counts: Option<Vec<usize>>,
     ) -> PyResult<()> {
         #[allow(clippy::too_many_arguments)]
         fn typed<T: CudaFloat + numpy::Element>(
@@ -342,6 +349,7 @@ impl RawCudaPlan {
             streams: Vec<u64>,
             keep: Option<Py<PyAny>>,
             host: Option<HostPoints<'_>>,
+            counts: Option<Vec<usize>>,
             pick: Pick<T>,
         ) -> PyResult<()> {
             let host: Option<Borrowed<'_, T>> = host
@@ -360,7 +368,8 @@ impl RawCudaPlan {
                 // The old arrays go once nothing reads them: their decref waits for the GIL.
                 st.coords = None;
                 let h = pick(&mut st.plan).expect("precision");
-                let set = |p: &mut CudaPlan<T>| setpts(p, &coords, &targets, &streams);
+                let set =
+                    |p: &mut CudaPlan<T>| setpts(p, &coords, &targets, &streams, counts.as_deref());
                 match &host {
                     Some((s, t)) => h.set_type3(s, t, true, set),
                     None => {
@@ -375,10 +384,14 @@ impl RawCudaPlan {
         }
         if self.single {
             let pick = AnyCudaPlan::f32;
-            typed(py, &self.plan, coords, targets, streams, keep, host, pick)
+            typed(
+                py, &self.plan, coords, targets, streams, keep, host, counts, pick,
+            )
         } else {
             let pick = AnyCudaPlan::f64;
-            typed(py, &self.plan, coords, targets, streams, keep, host, pick)
+            typed(
+                py, &self.plan, coords, targets, streams, keep, host, counts, pick,
+            )
         }
     }
 

@@ -567,10 +567,70 @@ def test_non_finite_device_points_leave_the_context_alive(lib, bad):
 
 
 @gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("tp", (1, 2))
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("form", ("stacked", "ragged"))
+def test_a_point_set_per_transform(form, dim, tp, lib):
+    """A point set per transform from device arrays: an ``(n_trans, M)`` array (used in
+    place) or lists of vectors of sizes that differ (joined on the device), types 1 and 2,
+    each transform against its own direct sum; results as nudt.Plan gives them (stacked
+    modes, the points' values concatenated for ragged sets); the same plan then back to a
+    shared set; and the CPU plan's gradients with one cotangent per point."""
+    rng = np.random.default_rng(100 * tp + 10 * dim + len(form))
+    counts = [60, 60, 60] if form == "stacked" else [60, 0, 45]
+    modes = MODES[dim]
+    pts = [[rng.uniform(-np.pi, np.pi, m) for m in counts] for _ in range(dim)]
+    given = [dev(lib, np.stack(p)) if form == "stacked" else [dev(lib, v) for v in p]
+             for p in pts]
+    if tp == 1:
+        data = [rng.standard_normal(m) + 1j * rng.standard_normal(m) for m in counts]
+        stack = np.stack(data) if form == "stacked" else np.concatenate(data)
+    else:
+        data = [rng.standard_normal(modes) + 1j * rng.standard_normal(modes) for _ in counts]
+        stack = np.stack(data)
+    plan = cu.Plan(tp, modes, 3, 1e-9, dtype="complex128")
+    plan.setpts(*given)
+    assert plan.point_counts == counts
+    got = host(plan.execute(dev(lib, stack)))
+    cpu = nudt.Plan(tp, modes, 3, 1e-9)
+    cpu.setpts(*pts)
+    assert got.shape == cpu.execute(stack).shape
+    parts = got if tp == 1 or form == "stacked" else np.split(got, np.cumsum(counts)[:-1])
+    for b, m in enumerate(counts):
+        x = np.stack([pts[d][b] for d in range(dim)])
+        want = direct.type1(x, data[b], modes, 1) if tp == 1 else direct.type2(x, data[b], -1)
+        if m == 0:
+            assert not np.any(parts[b]), f"set {b} is empty"
+        else:
+            assert direct.rel_err(parts[b], want) < 2e-8, f"set {b}"
+    # Back to one shared set on the same plan.
+    x = [v[0] for v in pts]
+    plan.setpts(*[dev(lib, v) for v in x])
+    shared = np.stack(data) if tp == 2 else np.stack([rng.standard_normal(60) + 0j] * 3)
+    want = reference(tp, x, shared, [], modes, 1 if tp == 1 else -1)
+    assert direct.rel_err(host(plan.execute(dev(lib, shared))), want) < 2e-8
+
+
+@gpu
 @pytest.mark.skipif(cupy is None, reason="CuPy not installed")
-def test_a_point_set_per_transform_is_refused_for_now():
-    """nudt.cuda plans take one point set that the transforms share: a set per transform
-    (which nudt.Plan runs) is a ValueError naming where it runs, not a shape error."""
-    xs = [dev("cupy", np.random.default_rng(5).uniform(-3, 3, m)) for m in (4, 5, 6)]
-    with pytest.raises(ValueError, match="a point set per transform runs on nudt.Plan"):
-        cu.Plan(1, (8, 8), 3, 1e-6, dtype="complex128").setpts(xs, xs)
+def test_point_sets_per_transform_errors():
+    """Type 3 sets per transform run on nudt.Plan (the CPU): a ValueError naming where;
+    sets whose number or sizes disagree are shape errors (ValueError); a non-finite
+    coordinate names its transform, and the plan then takes good sets."""
+    rng = np.random.default_rng(5)
+    xs = [dev("cupy", rng.uniform(-3, 3, m)) for m in (4, 5, 6)]
+    with pytest.raises(ValueError, match="type 3 plan runs on nudt.Plan"):
+        cu.Plan(3, 2, 3, 1e-6, dtype="complex128").setpts(xs, xs, s=xs, t=xs)
+    plan = cu.Plan(1, (8, 8), 3, 1e-6, dtype="complex128")
+    with pytest.raises(ValueError, match="2 point sets for a plan of n_trans=3"):
+        plan.setpts(xs[:2], xs[:2])
+    with pytest.raises(ValueError, match="y must have the shape of x"):
+        plan.setpts(xs, xs[::-1])
+    bad = [v.copy() for v in xs]
+    bad[2][3] = np.nan
+    with pytest.raises(ValueError, match="transform 2"):
+        plan.setpts(xs, bad)
+    plan.setpts(xs, xs)
+    out = host(plan.execute(cupy.ones(15, dtype=np.complex128)))
+    assert out.shape == (3, 8, 8) and abs(out[1, 4, 4] - 5) < 1e-9

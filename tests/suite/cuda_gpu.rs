@@ -1509,3 +1509,102 @@ fn non_finite_device_points_are_typed_errors() {
         }
     }
 }
+
+/// A point set per transform from device arrays that hold the sets one after another (a
+/// `(B, M)` tensor, or ragged sets joined on the device): types 1 and 2 in 1–3 D, each
+/// transform against its own direct sum, an empty set among them; a non-finite coordinate
+/// named in its own set, after which the plan takes good sets; counts that do not fit the
+/// arrays are typed errors.
+#[test]
+fn per_transform_sets_from_device_arrays() {
+    let Some(_gpu) = gpu("per_transform_sets_from_device_arrays") else {
+        return;
+    };
+    let ctx = nudt::cuda::open(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let o = CudaOptions {
+        stream: Some(stream.clone()),
+        ..opts()
+    };
+    let mut rng = Rng::new(47);
+    let counts = [700usize, 0, 1200];
+    let total: usize = counts.iter().sum();
+    let starts = [0, 700, 700, total];
+    for (dim, modes) in [(1, vec![64usize]), (2, vec![40, 36]), (3, vec![24, 20, 16])] {
+        let nm = modes.iter().product::<usize>();
+        let x = rng.coords(dim, total, -3.0, 3.0);
+        let up = |v: &[Vec<f64>]| -> Vec<_> {
+            v.iter()
+                .map(|c| Arc::new(stream.clone_htod(c).unwrap()))
+                .collect()
+        };
+        for ty in [TransformType::Type1, TransformType::Type2] {
+            let mut plan = CudaPlan::<f64>::new(ty, &modes, 1, 3, 1e-9, o.clone()).unwrap();
+            // A NaN at set 2's point 5 (point 705 of the arrays).
+            let mut bad = x.clone();
+            bad[dim - 1][705] = f64::NAN;
+            match plan.set_points_per_transform_device(&up(&bad), &counts) {
+                Err(CudaError::Nudt(NudtError::InTransform { index: 2, error })) => {
+                    assert!(
+                        matches!(*error, NudtError::NonFinite { index: 5, .. }),
+                        "{error}"
+                    )
+                }
+                r => panic!("{dim}-D: a NaN in set 2 gave {r:?}"),
+            }
+            for wrong in [&counts[..2], &[700, 0, 1199][..]] {
+                let e = plan.set_points_per_transform_device(&up(&x), wrong);
+                assert!(
+                    matches!(
+                        e,
+                        Err(CudaError::Nudt(
+                            NudtError::PointSets { .. } | NudtError::Length { .. }
+                        ))
+                    ),
+                    "counts {wrong:?}: {e:?}"
+                );
+            }
+            plan.set_points_per_transform_device(&up(&x), &counts)
+                .unwrap();
+            let (nin, nout) = match ty {
+                TransformType::Type1 => (total, 3 * nm),
+                _ => (3 * nm, total),
+            };
+            let input = rng.complexes(nin);
+            let out = execute_on_device(&mut plan, &input, nout, false);
+            for b in 0..3 {
+                let set: Vec<&[f64]> = x.iter().map(|c| &c[starts[b]..starts[b + 1]]).collect();
+                let (got, want) = match ty {
+                    TransformType::Type1 => (
+                        &out[b * nm..(b + 1) * nm],
+                        direct::type1(
+                            &set,
+                            &input[starts[b]..starts[b + 1]],
+                            &modes,
+                            default_order(),
+                            1,
+                            &all(nm),
+                        ),
+                    ),
+                    _ => (
+                        &out[starts[b]..starts[b + 1]],
+                        direct::type2(
+                            &set,
+                            &input[b * nm..(b + 1) * nm],
+                            &modes,
+                            default_order(),
+                            1,
+                            &all(counts[b]),
+                        ),
+                    ),
+                };
+                // An empty set's modes are zeros, as its direct sum's.
+                let err = match counts[b] {
+                    0 => got.iter().map(|v| v.norm()).fold(0.0, f64::max),
+                    _ => direct::rel_error(got, &want),
+                };
+                assert!(err < 1e-7, "{dim}-D {ty:?}, set {b}: {err:e}");
+            }
+        }
+    }
+}

@@ -17,7 +17,7 @@ use crate::float::{interleaved, interleaved_mut};
 use crate::gpu::engine::SortedGrid;
 use crate::gpu::plan::{setup, GpuPlan};
 use crate::planner::stages::{self, Pass};
-use crate::planner::validate::{check_type, non_finite_point, point_count, SOURCES, TARGETS};
+use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
@@ -179,9 +179,37 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         &mut self,
         coords: &[Arc<C>],
     ) -> CudaResult<()> {
+        self.set_points_held(coords, None)
+    }
+
+    /// Sets a point set per transform of a type 1 or 2 plan from device arrays that hold the
+    /// sets one after another (one array per dimension, `Σ counts` long; `counts[b]`
+    /// transform b's size, `ntransf` of them, 0 allowed), as
+    /// [`Self::set_points_per_transform`] does from host arrays — a training batch's
+    /// trajectories as one `(B, M)` tensor, with no copy to the host — held as
+    /// [`Self::set_points_device`] holds its arrays. A non-finite coordinate is
+    /// [`NudtError::InTransform`] naming its transform; the plan then holds no points.
+    pub fn set_points_per_transform_device<C: DevicePtr<T> + Send + Sync + 'static>(
+        &mut self,
+        coords: &[Arc<C>],
+        counts: &[usize],
+    ) -> CudaResult<()> {
+        self.set_points_held(coords, Some(counts))
+    }
+
+    /// The device-array set-points of a type 1 or 2 plan: one shared set, or the sets of
+    /// `counts` one after another.
+    fn set_points_held<C: DevicePtr<T> + Send + Sync + 'static>(
+        &mut self,
+        coords: &[Arc<C>],
+        counts: Option<&[usize]>,
+    ) -> CudaResult<()> {
         check_type(1, self.problem.ty)?;
         let refs: Vec<&C> = coords.iter().map(|c| c.as_ref()).collect();
         let m = point_count(self.problem.dim(), &lens(&refs), SOURCES)?;
+        let concatenated = counts
+            .map(|c| sets::Concatenated::from_counts(self.problem.ntransf, c, m))
+            .transpose()?;
         self.dev.bind()?;
         let held: Vec<HeldCoords<T>> = coords.iter().map(|c| c.clone() as HeldCoords<T>).collect();
         let stream = self.dev.stream.clone();
@@ -196,20 +224,26 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             owned: Vec::new(),
             held: held.clone(),
         };
-        let r = self.sort_points(points, m, &sets::shared(m));
+        let starts = concatenated
+            .as_ref()
+            .map_or(sets::shared(m).to_vec(), |c| c.starts.clone());
+        let r = match concatenated {
+            Some(c) => self.sort_point_sets(points, c),
+            None => self.sort_points(points, m, &starts),
+        };
         drop(guards);
         r?;
         let first = read_word(&stream, &bad)?;
         if first == u32::MAX {
             return Ok(());
         }
-        self.num_points = 0;
+        (self.num_points, self.per_set) = (0, None);
         self.dev.held.clear();
         if let Engine::Uniform(u) = &mut self.engine {
             u.grid.forget_points();
         }
         let values = read_point::<T>(&stream, &at[..self.problem.dim()], first as usize)?;
-        Err(non_finite_point(SOURCES, first as usize, &values).into())
+        Err(sets::non_finite(&starts, first as usize, &values).into())
     }
 
     /// Sets the sources and target frequencies of a type 3 plan from device arrays (one per

@@ -366,6 +366,16 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
         let m = c.counts.iter().sum();
         let points = self.dev.upload(point_sets, m)?;
+        self.sort_point_sets(points, c)
+    }
+
+    /// Sorts `points`, the sets `c` of a type 1 or 2 plan one after another, and holds them
+    /// as a set per transform: host and device-array set-points of both backends.
+    pub(crate) fn sort_point_sets(
+        &mut self,
+        points: B::Points,
+        c: sets::Concatenated,
+    ) -> Result<(), B::Error> {
         let each = sigma::points_per_transform(&c.counts);
         self.sort_points(points, each, &c.starts)?;
         self.per_set = Some(c.counts);

@@ -16,8 +16,7 @@ use crate::error::NudtError;
 use crate::gpu::engine::{GridParts, SortedGrid};
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
-use crate::planner::sets::{launch_sets, points_of, sort_bins};
-use crate::planner::validate::{non_finite_point, SOURCES};
+use crate::planner::sets::{launch_sets, non_finite, points_of, sort_bins};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::Dialect;
 use nudt_gen::gpu::{
@@ -386,7 +385,7 @@ impl<T: ClFloat> FineGrid<T> {
             for (v, b) in values.iter_mut().zip(&sorted.coords) {
                 read_at(dev, b, index, std::slice::from_mut(v))?;
             }
-            return Err(non_finite_point(SOURCES, index, &values).into());
+            return Err(non_finite(sets, index, &values).into());
         }
         self.sorted = Some(sorted);
         Ok(())

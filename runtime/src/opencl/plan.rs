@@ -118,6 +118,24 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         self.sort_points(held, m, &sets::shared(m))
     }
 
+    /// Sets a point set per transform of a type 1 or 2 plan from device buffers that hold
+    /// the sets one after another (one buffer per dimension, `Σ counts` long; `counts[b]`
+    /// transform b's size, `ntransf` of them, 0 allowed), as
+    /// [`Self::set_points_per_transform`] does from host arrays, held as
+    /// [`Self::set_points_device`] holds its buffers. A non-finite coordinate is
+    /// [`NudtError::InTransform`] naming its transform; the plan then holds no points.
+    pub fn set_points_per_transform_device(
+        &mut self,
+        coords: &[&Buffer<T>],
+        counts: &[usize],
+    ) -> OpenClResult<()> {
+        check_type(1, self.problem.ty)?;
+        let m = point_count(self.problem.dim(), &lens(coords)?, SOURCES)?;
+        let c = sets::Concatenated::from_counts(self.problem.ntransf, counts, m)?;
+        let held = coords.iter().map(|b| share(b)).collect::<Result<_, _>>()?;
+        self.sort_point_sets(held, c)
+    }
+
     /// Sets the sources and target frequencies of a type 3 plan from device buffers of the
     /// plan's context (one per dimension each, `T`; each set's buffers all of one length:
     /// its size). Plans both grids from the sets' extents (reduced on the device), rescales

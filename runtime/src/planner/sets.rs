@@ -8,7 +8,7 @@
 //! their sets from here; shared points are the one set `[0, M]`.
 
 use super::limits::MAX_POINTS;
-use super::validate::{check_point_sets, SOURCES};
+use super::validate::{check_point_sets, non_finite_point, SOURCES};
 use crate::error::{NudtError, Result};
 use crate::float::Float;
 
@@ -28,8 +28,34 @@ impl Concatenated {
     /// The sets together are sorted as one set of 32-bit indices, so they hold at most
     /// [`MAX_POINTS`] points together.
     pub fn new<T: Float>(dim: usize, ntransf: usize, sets: &[&[&[T]]]) -> Result<Self> {
-        let counts = check_point_sets(dim, ntransf, sets, SOURCES, "point sets")?;
-        let total: usize = counts.iter().sum();
+        Self::of_counts(check_point_sets(dim, ntransf, sets, SOURCES, "point sets")?)
+    }
+
+    /// Sets already concatenated on a device, each dimension's array `m` long: `counts`, one
+    /// per transform, must number `ntransf` and add up to `m` (the arrays' length).
+    pub fn from_counts(ntransf: usize, counts: &[usize], m: usize) -> Result<Self> {
+        if counts.len() != ntransf {
+            return Err(NudtError::PointSets {
+                what: "point counts",
+                expected: ntransf,
+                got: counts.len(),
+            });
+        }
+        let total = counts.iter().fold(0usize, |a, &c| a.saturating_add(c));
+        if total != m {
+            return Err(NudtError::Length {
+                what: "the point counts' sum (the coordinate arrays' length)".into(),
+                expected: m,
+                got: total,
+            });
+        }
+        Self::of_counts(counts.to_vec())
+    }
+
+    /// The sets sorted together as one set of 32-bit indices hold at most [`MAX_POINTS`]
+    /// points together.
+    fn of_counts(counts: Vec<usize>) -> Result<Self> {
+        let total = counts.iter().fold(0usize, |a, &c| a.saturating_add(c));
         if total > MAX_POINTS {
             return Err(NudtError::TooManyPoints(total));
         }
@@ -40,6 +66,24 @@ impl Concatenated {
             }))
             .collect();
         Ok(Concatenated { starts, counts })
+    }
+}
+
+/// The error of a non-finite coordinate that a device's sort found at `index` of the sets
+/// starting at `starts` (its coordinates `values`): [`non_finite_point`]'s, inside
+/// [`NudtError::InTransform`] at its place in its own set where each transform has one.
+pub fn non_finite<T: Float>(starts: &[u32], index: usize, values: &[T]) -> NudtError {
+    if starts.len() <= 2 {
+        return non_finite_point(SOURCES, index, values);
+    }
+    let set = starts[1..].partition_point(|&s| s as usize <= index);
+    NudtError::InTransform {
+        index: set,
+        error: Box::new(non_finite_point(
+            SOURCES,
+            index - starts[set] as usize,
+            values,
+        )),
     }
 }
 
@@ -126,6 +170,44 @@ mod tests {
         assert_eq!(points_of(&c.starts, 1, 2), 1);
         assert_eq!(launch_sets(3, 1, 2), (1, 2, 1));
         assert_eq!(launch_sets(1, 8, 4), (0, 1, 4));
+        assert_eq!(Concatenated::from_counts(3, &[2, 0, 1], 3), Ok(c));
+        assert!(matches!(
+            Concatenated::from_counts(2, &[2, 0, 1], 3),
+            Err(NudtError::PointSets { .. })
+        ));
+        assert!(matches!(
+            Concatenated::from_counts(3, &[2, 0, 2], 3),
+            Err(NudtError::Length {
+                expected: 3,
+                got: 4,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_bad_point_is_named_in_its_own_set() {
+        let bad = [0.5, f64::NAN];
+        let in_set = |e: NudtError| match e {
+            NudtError::InTransform { index, error } => match *error {
+                NudtError::NonFinite { what, index: i, .. } => Some((index, what, i)),
+                _ => None,
+            },
+            _ => None,
+        };
+        // Sets [0, 2), [2, 2) and [2, 5): point 3 is set 2's point 1.
+        assert_eq!(
+            in_set(non_finite(&[0, 2, 2, 5], 3, &bad)),
+            Some((2, "y", 1))
+        );
+        assert_eq!(
+            in_set(non_finite(&[0, 2, 2, 5], 0, &bad)),
+            Some((0, "y", 0))
+        );
+        assert!(matches!(
+            non_finite(&shared(5), 3, &bad),
+            NudtError::NonFinite { index: 3, .. }
+        ));
     }
 
     #[test]

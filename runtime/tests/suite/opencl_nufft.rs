@@ -343,6 +343,103 @@ fn non_finite_device_points_are_typed_errors() {
     }
 }
 
+/// A point set per transform from device buffers holding the sets one after another (sizes
+/// 300, 0 and 450): types 1 and 2 in 2-D, each transform against its own direct sum; a
+/// non-finite coordinate named in its own set, after which the plan takes good sets; counts
+/// that do not fit the buffers are typed errors.
+#[test]
+fn per_transform_sets_from_device_buffers() {
+    if !have_fp64() {
+        return;
+    }
+    let dev = ClDevice::first().unwrap();
+    let mut rng = Lcg(29);
+    let (modes, counts) = ([16usize, 11], [300usize, 0, 450]);
+    let (nm, total, starts) = (16 * 11, 750, [0, 300, 300, 750]);
+    let x: Vec<Vec<f64>> = (0..2)
+        .map(|_| (0..total).map(|_| 6.0 * rng.next() - 3.0).collect())
+        .collect();
+    let xb: Vec<Buffer<f64>> = x.iter().map(|v| buffer(&dev, v, 0)).collect();
+    let mut bad = x[0].clone();
+    bad[310] = f64::INFINITY;
+    let bad = buffer(&dev, &bad, 0);
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let mut p = ClPlan::<f64>::new(ty, &modes, 1, 3, 1e-9, ClOptions::default()).unwrap();
+        match p.set_points_per_transform_device(&[&bad, &xb[1]], &counts) {
+            Err(OpenClError::Input(NudtError::InTransform { index: 2, error })) => {
+                assert!(matches!(
+                    *error,
+                    NudtError::NonFinite {
+                        what: "x",
+                        index: 10,
+                        ..
+                    }
+                ))
+            }
+            r => panic!("an infinity in set 2 gave {r:?}"),
+        }
+        for wrong in [&counts[..2], &[300, 1, 450][..]] {
+            let r = p.set_points_per_transform_device(&[&xb[0], &xb[1]], wrong);
+            assert!(
+                matches!(
+                    r,
+                    Err(OpenClError::Input(
+                        NudtError::PointSets { .. } | NudtError::Length { .. }
+                    ))
+                ),
+                "counts {wrong:?}: {r:?}"
+            );
+        }
+        p.set_points_per_transform_device(&[&xb[0], &xb[1]], &counts)
+            .unwrap();
+        let (nin, nout) = match ty {
+            TransformType::Type1 => (total, 3 * nm),
+            _ => (3 * nm, total),
+        };
+        let input: Vec<Complex64> = (0..nin)
+            .map(|_| Complex64::new(rng.next(), rng.next()))
+            .collect();
+        let flat: Vec<f64> = input.iter().flat_map(|v| [v.re, v.im]).collect();
+        let mut out = buffer(&dev, &vec![0.0; 2 * nout], 0);
+        p.execute_device(&buffer(&dev, &flat, 0), &mut out).unwrap();
+        let got = fetch(&dev, &out, nout);
+        for b in 0..3 {
+            let (s, e) = (starts[b], starts[b + 1]);
+            let set: Vec<&[f64]> = x.iter().map(|c| &c[s..e]).collect();
+            let (got, want) = match ty {
+                TransformType::Type1 => (
+                    &got[b * nm..(b + 1) * nm],
+                    direct::type1(
+                        &set,
+                        &input[s..e],
+                        &modes,
+                        ModeOrder::Cmcl,
+                        1,
+                        &(0..nm).collect::<Vec<_>>(),
+                    ),
+                ),
+                _ => (
+                    &got[s..e],
+                    direct::type2(
+                        &set,
+                        &input[b * nm..(b + 1) * nm],
+                        &modes,
+                        ModeOrder::Cmcl,
+                        1,
+                        &(0..e - s).collect::<Vec<_>>(),
+                    ),
+                ),
+            };
+            // An empty set's modes are zeros, as its direct sum's.
+            let err = match counts[b] {
+                0 => got.iter().map(|v| v.norm()).fold(0.0, f64::max),
+                _ => direct::rel_error(got, &want),
+            };
+            assert!(err < 1e-7, "{ty:?}, set {b}: {err:e}");
+        }
+    }
+}
+
 /// The two-pass bin sort (by buckets of bins, then by bin), which plans take by themselves
 /// only where the sorted indices outgrow the device's cache, forced on small problems: types
 /// 1 and 2 in 1–3 D against the direct sum (type 3 sorts its two grids by the same code);

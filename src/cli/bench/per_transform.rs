@@ -12,6 +12,8 @@
 //!
 //! All from and to host memory (an execute returns once the output is there, so GPU work is
 //! synchronised), median of `--repeats` after a warm-up run (the ways in turn, run by run).
+//! On CUDA each row adds the steady state from device arrays, as a training loop on CUDA
+//! tensors runs it ([`super::per_transform_device`]).
 //! Uniform points in [-π, π)^d, complex normal strengths and modes, f64, tolerance 1e-6;
 //! M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types
 //! 1 and 2.
@@ -294,6 +296,48 @@ fn run_ways(stack: &Stack<'_>, repeats: usize) -> Result<Vec<Timed>> {
     )
 }
 
+/// A CUDA row's device-array steady state ([`super::per_transform_device`]), its one plan's
+/// output checked against the direct sum; `None` on the other backends.
+struct DeviceArrays {
+    one_s: f64,
+    separate_s: f64,
+    separate_diff: f64,
+    error: f64,
+}
+
+#[cfg(feature = "cuda")]
+fn device_arrays(stack: &Stack<'_>, repeats: usize) -> Result<Option<DeviceArrays>> {
+    use super::per_transform_device::{steady, DeviceStack};
+    if stack.backend != Backend::Cuda {
+        return Ok(None);
+    }
+    let case = stack.case;
+    let d = steady(
+        &DeviceStack {
+            ty: case.ty,
+            modes: &case.modes,
+            isign: case.isign(),
+            tol: TOL,
+            coords: &stack.data.coords,
+            input: &stack.data.input,
+            out_len: stack.out_len,
+        },
+        repeats,
+    )
+    .map_err(err)?;
+    Ok(Some(DeviceArrays {
+        one_s: d.one_s,
+        separate_s: d.separate_s,
+        separate_diff: d.separate_diff,
+        error: sampled_error(case, stack.data, stack.batch, &d.out),
+    }))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn device_arrays(_: &Stack<'_>, _: usize) -> Result<Option<DeviceArrays>> {
+    Ok(None)
+}
+
 /// The ways [`run_ways`] times, by name in the JSON lines.
 const WAYS: [&str; 5] = [
     "one_plan",
@@ -513,6 +557,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                 batch,
                 &one_shot.out,
             ));
+            let device = device_arrays(&stack, args.repeats)?;
             let peer = match args.finufft {
                 true => Some(finufft(&args, &case, &data, &one.out, &dir, threads)?),
                 false => None,
@@ -549,6 +594,13 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                         "looped_over_one": looped.run_s / one.run_s,
                         "one_shot_separate_over_one": many_shot.run_s / one_shot.run_s,
                         "finufft_over_one": fin_s.map(|f| f / one.run_s),
+                        "device_arrays": device.as_ref().map(|d| json!({
+                            "one_plan_s": d.one_s,
+                            "separate_plans_s": d.separate_s,
+                            "separate_over_one": d.separate_s / d.one_s,
+                            "rel_error": d.error,
+                            "separate_rel_diff": d.separate_diff,
+                        })),
                         "rel_error": error,
                         "separate_rel_diff": same,
                         "machine": arch.key(),
@@ -574,6 +626,16 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                 );
                 if same > 1e-12 {
                     outln!("  (one plan and the other ways differ by {same:.1e})");
+                }
+                if let Some(d) = &device {
+                    outln!(
+                        "  device arrays, steady: one plan {}, B plans {}, {:.2}×; error {:.1e} (B plans differ by {:.1e})",
+                        fmt_time(d.one_s),
+                        fmt_time(d.separate_s),
+                        d.separate_s / d.one_s,
+                        d.error,
+                        d.separate_diff
+                    );
                 }
             }
         }
