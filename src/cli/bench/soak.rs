@@ -259,6 +259,12 @@ fn trim() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
 
+/// The bytes Rust code holds allocated now ([`crate::cli::heap`]): exactly what a leak in
+/// nudt's own code would grow.
+fn live_heap() -> usize {
+    crate::cli::heap::live_bytes()
+}
+
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
 fn peak_rss() -> Option<usize> {
     status_kib("VmHWM:")
@@ -357,13 +363,26 @@ pub fn run(a: SoakArgs) -> Result<()> {
         run_one(s, &mut rng, false)?;
     }
     let warmup_s = t0.elapsed().as_secs_f64();
-    let rss_start = rss();
-    let dev_start = device_memory(backend);
-
+    if let Ok(n) = std::env::var("SOAK_DEBUG_PASSES") {
+        for pass in 0..n.parse::<usize>().unwrap() {
+            for s in &shapes {
+                let h = live_heap();
+                run_one(s, &mut rng, false)?;
+                let g = live_heap() as i64 - h as i64;
+                if g != 0 { eprintln!("pass {pass}: {} grew {g}", s.label()); }
+            }
+            eprintln!("after pass {pass}: {}", live_heap());
+        }
+    }
     let tenth = (a.cycles / 10).max(1);
     let mut marks = Vec::with_capacity(a.cycles / tenth + 2);
     // RSS at the end of each tenth: a leak climbs steadily, an allocator settling does not.
     let mut rss_marks = Vec::with_capacity(a.cycles / tenth + 1);
+    let mut heap_marks = Vec::with_capacity(a.cycles / tenth + 1);
+    let dev_start = device_memory(backend);
+    // After the marks' own arrays and the device's answer, which the end's count holds too.
+    let heap_start = live_heap();
+    let rss_start = rss();
     let mut worst: f64 = 0.0;
     let mut checks = 0;
     let start = Instant::now();
@@ -390,10 +409,12 @@ pub fn run(a: SoakArgs) -> Result<()> {
         }
         if (i + 1) % tenth == 0 || i + 1 == a.cycles {
             marks.push(start.elapsed().as_secs_f64());
+            heap_marks.push(live_heap());
             rss_marks.push(rss());
         }
     }
     let total_s = start.elapsed().as_secs_f64();
+    let heap_end = live_heap();
     let rss_end = rss();
     let dev_end = device_memory(backend);
     // Cycles per second in the first and the last tenth.
@@ -438,6 +459,10 @@ pub fn run(a: SoakArgs) -> Result<()> {
             "rss_growth_bytes": rss_growth,
             "rss_peak_bytes": peak_rss(),
             "rss_by_tenth_bytes": rss_marks,
+            "heap_live_start_bytes": heap_start,
+            "heap_live_end_bytes": heap_end,
+            "heap_growth_bytes": heap_end as i64 - heap_start as i64,
+            "heap_live_by_tenth_bytes": heap_marks,
             "device_memory": device_memory,
             "checked_cycles": checks,
             "max_error_over_tol": worst,
@@ -473,6 +498,14 @@ pub fn run(a: SoakArgs) -> Result<()> {
         .map(|b| b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1e6)))
         .collect();
     outln!("RSS after each tenth (MB): {}", by_tenth.join(" "));
+    outln!(
+        "live heap (Rust allocations): {} B at start, {} B at end, growth {}",
+        heap_start,
+        heap_end,
+        growth(heap_end as i64 - heap_start as i64)
+    );
+    let by_tenth: Vec<String> = heap_marks.iter().map(|b| b.to_string()).collect();
+    outln!("live heap after each tenth (B): {}", by_tenth.join(" "));
     match (dev_used, dev_note) {
         (Some((u0, u1, total)), _) => outln!(
             "device memory (used of {}): {} at start, {} at end, growth {}",
