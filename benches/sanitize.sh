@@ -44,11 +44,11 @@ run() {
     tail -3 "$out/$name.log" >>"$summary"
 }
 
-run warm-soak "${WARM:-150}" plain soak 48
-run warm-suite "${WARM:-150}" plain tests
-run memcheck-soak "${MEMCHECK:-90}" memcheck soak 48
-run memcheck-suite "${MEMCHECK:-90}" memcheck tests
-run initcheck-soak "${INITCHECK:-60}" initcheck soak 48
-run racecheck-soak "${RACECHECK:-60}" racecheck soak 12
-run synccheck-soak "${SYNCCHECK:-40}" synccheck soak 12
+run warm-soak "${WARM:-100}" plain soak 48
+run warm-suite "${WARM:-100}" plain tests
+run memcheck-soak "${MEMCHECK:-60}" memcheck soak 48
+run memcheck-suite "${MEMCHECK:-80}" memcheck tests
+run initcheck-soak "${INITCHECK:-40}" initcheck soak 48
+run racecheck-soak "${RACECHECK:-35}" racecheck soak 12
+run synccheck-soak "${SYNCCHECK:-20}" synccheck soak 12
 cat "$summary"

@@ -38,7 +38,10 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as above.
-        add(unsafe { System.alloc_zeroed(layout) }, layout.size() as isize)
+        add(
+            unsafe { System.alloc_zeroed(layout) },
+            layout.size() as isize,
+        )
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {

@@ -1402,7 +1402,10 @@ impl<T: Real> Drop for Workers<T> {
         for w in spare.iter_mut().filter_map(|w| w.downcast_mut::<Work<T>>()) {
             w.buf.reserve_exact(longest - w.buf.len());
         }
-        for mut w in works {
+        // At most one call's worth per precision: a call that ran beside another took fresh
+        // Works for the rest, which are freed here rather than kept.
+        let kept = spare.iter().filter(|w| w.is::<Work<T>>()).count();
+        for mut w in works.into_iter().skip(kept) {
             if spare.len() >= SPARE_WORK {
                 break;
             }

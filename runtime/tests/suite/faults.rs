@@ -21,6 +21,7 @@
 use crate::common::{backends, Lcg};
 use nudt_runtime::backend::{Backend, BackendError, BackendFloat, BackendOptions, NufftPlan};
 use nudt_runtime::fault::{device_calls, fail_device_call};
+use nudt_runtime::planner::validate::type_number;
 use nudt_runtime::{direct, ModeOrder, NudtError, TransformType};
 use num_complex::{Complex, Complex64};
 use std::f64::consts::PI;
@@ -66,8 +67,12 @@ impl Problem {
         let (xs, ss) = (slices(&x), slices(&s));
         let isign = sign(ty);
         let want = match ty {
-            TransformType::Type1 => direct::type1(&xs, &input, &modes, ModeOrder::Cmcl, isign, &all),
-            TransformType::Type2 => direct::type2(&xs, &input, &modes, ModeOrder::Cmcl, isign, &all),
+            TransformType::Type1 => {
+                direct::type1(&xs, &input, &modes, ModeOrder::Cmcl, isign, &all)
+            }
+            TransformType::Type2 => {
+                direct::type2(&xs, &input, &modes, ModeOrder::Cmcl, isign, &all)
+            }
             TransformType::Type3 => direct::type3(&xs, &input, &ss, isign, &all),
         };
         Problem {
@@ -127,7 +132,12 @@ fn faults_of<T: BackendFloat>(backend: Backend, p: &Problem) -> Tally {
             .map(|c| Complex::new(T::from(c.re).unwrap(), T::from(c.im).unwrap()))
             .collect(),
     };
-    let what = format!("{backend} type {} {}-D {}", p.ty as u8, p.dim, std::any::type_name::<T>());
+    let what = format!(
+        "{backend} type {} {}-D {}",
+        type_number(p.ty),
+        p.dim,
+        std::any::type_name::<T>()
+    );
     let opts = BackendOptions::default();
     let make = || -> Result<Box<dyn NufftPlan<T>>, BackendError> {
         match p.ty {
@@ -149,7 +159,11 @@ fn faults_of<T: BackendFloat>(backend: Backend, p: &Problem) -> Tally {
     };
     let right = |out: &[Complex64], when: &str| {
         let e = direct::rel_error(out, &p.want);
-        assert!(e <= 10.0 * p.tol, "{what}, {when}: error {e:.2e} (tol {:.0e})", p.tol);
+        assert!(
+            e <= 10.0 * p.tol,
+            "{what}, {when}: error {e:.2e} (tol {:.0e})",
+            p.tol
+        );
     };
     // The injected failure as its backend reports it.
     let injected = |e: &BackendError, when: &str| {
@@ -199,7 +213,10 @@ fn faults_of<T: BackendFloat>(backend: Backend, p: &Problem) -> Tally {
                 tally(Err(e), &when);
             }
         }
-        right(&exec(&mut plan).unwrap(), &format!("{when}, the next execute"));
+        right(
+            &exec(&mut plan).unwrap(),
+            &format!("{when}, the next execute"),
+        );
     }
     for n in 1..=n_set {
         let when = format!("set-points' call {n} of {n_set} failed");
@@ -215,7 +232,10 @@ fn faults_of<T: BackendFloat>(backend: Backend, p: &Problem) -> Tally {
             );
             set(&mut plan).unwrap();
         }
-        right(&exec(&mut plan).unwrap(), &format!("{when}, then set again"));
+        right(
+            &exec(&mut plan).unwrap(),
+            &format!("{when}, then set again"),
+        );
     }
     // A plan dropped in the middle of a failed execute; a new one in the same process.
     fail_device_call(n_exec.div_ceil(2));
@@ -238,9 +258,7 @@ fn faults_of<T: BackendFloat>(backend: Backend, p: &Problem) -> Tally {
     let mut plan = make().unwrap();
     set(&mut plan).unwrap();
     right(&exec(&mut plan).unwrap(), "a new plan after the drop");
-    eprintln!(
-        "{what}: device calls: plan {n_plan}, set-points {n_set}, execute {n_exec}; {t:?}"
-    );
+    eprintln!("{what}: device calls: plan {n_plan}, set-points {n_set}, execute {n_exec}; {t:?}");
     t
 }
 
@@ -266,7 +284,10 @@ fn every_device_call_failing_leaves_a_typed_error_and_a_usable_plan() {
             }
             add(faults_of::<f32>(b, &Problem::new(ty, 2, 1e-4)));
         }
-        eprintln!("{b}: {} injected failures typed, {} absorbed", total.failed, total.absorbed);
+        eprintln!(
+            "{b}: {} injected failures typed, {} absorbed",
+            total.failed, total.absorbed
+        );
         assert!(total.failed > 100, "{b}: {total:?}");
     }
 }
