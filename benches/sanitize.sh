@@ -23,8 +23,8 @@ mkdir -p "$NUDT_CUDA_CACHE"
 summary=$out/summary.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; "$cs" --version | tail -1; } >"$summary" 2>&1
 
-soak() { "$nudt" bench --soak --backend cuda --cycles "$1"; }
-tests() { "$suite" --test-threads=4 faults:: per_transform:: gradients::; }
+soak=("$nudt" bench --soak --backend cuda --cycles)
+tests=("$suite" --test-threads=4 --nocapture faults:: per_transform:: gradients::)
 
 # run NAME LIMIT TOOL|plain CMD...: one run, its output in OUT/NAME.log, a line in summary.
 run() {
@@ -32,9 +32,9 @@ run() {
     shift 3
     local t0=$SECONDS rc
     if [ "$tool" = plain ]; then
-        timeout "$limit" "$@" >"$out/$name.log" 2>&1
+        timeout -s INT -k 10 "$limit" "$@" >"$out/$name.log" 2>&1
     else
-        timeout "$limit" "$cs" --tool "$tool" --error-exitcode 1 --log-file "$out/$name.san" "$@" \
+        timeout -s INT -k 10 "$limit" "$cs" --tool "$tool" --error-exitcode 1 --log-file "$out/$name.san" "$@" \
             >"$out/$name.log" 2>&1
     fi
     rc=$?
@@ -44,11 +44,11 @@ run() {
     tail -3 "$out/$name.log" >>"$summary"
 }
 
-run warm-soak "${WARM:-100}" plain soak 48
-run warm-suite "${WARM:-100}" plain tests
-run memcheck-soak "${MEMCHECK:-60}" memcheck soak 48
-run memcheck-suite "${MEMCHECK:-80}" memcheck tests
-run initcheck-soak "${INITCHECK:-40}" initcheck soak 48
-run racecheck-soak "${RACECHECK:-35}" racecheck soak 12
-run synccheck-soak "${SYNCCHECK:-20}" synccheck soak 12
+run warm-soak "${WARM:-100}" plain "${soak[@]}" 48
+run warm-suite "${WARM:-100}" plain "${tests[@]}"
+run memcheck-soak "${MEMCHECK:-60}" memcheck "${soak[@]}" 48
+run memcheck-suite "${MEMCHECK:-80}" memcheck "${tests[@]}"
+run initcheck-soak "${INITCHECK:-40}" initcheck "${soak[@]}" 48
+run racecheck-soak "${RACECHECK:-35}" racecheck "${soak[@]}" 12
+run synccheck-soak "${SYNCCHECK:-20}" synccheck "${soak[@]}" 12
 cat "$summary"

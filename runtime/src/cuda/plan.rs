@@ -187,6 +187,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         let stream = self.dev.stream.clone();
         let guards = guard_held(&held, &stream);
         let at = addresses(&guards);
+        self.begin_set_points();
         device_call("cuMemcpyHtoD (non-finite check)")?;
         let bad = stream
             .clone_htod(&[u32::MAX])
