@@ -4,6 +4,10 @@
 
 mod cli;
 
+/// Counts the live heap for `nudt bench --soak` ([`cli::heap`]).
+#[global_allocator]
+static ALLOC: cli::heap::Counting = cli::heap::Counting;
+
 fn main() {
     std::process::exit(cli::main());
 }

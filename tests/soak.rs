@@ -1,5 +1,6 @@
 //! `nudt bench --soak`: a short soak on the CPU and on OpenCL (PoCL in CI) reports its
-//! cycles, host memory at start and end with the growth between them, device memory (or
+//! cycles, the live heap at start and end (which must not grow by a byte), host memory at
+//! start and end with the growth between them, device memory (or
 //! why it cannot be measured), and the throughput of the first and last tenth; its options
 //! that do not fit are usage errors (one line, exit 2).
 //!
@@ -56,6 +57,21 @@ fn soak(backend: &str, cycles: usize, shapes: usize) -> Value {
         v["rss_end_bytes"].as_i64().unwrap(),
     );
     assert_eq!(growth, end - start, "{v}");
+    // The live heap is exact: after the warm-up has run every shape, a cycle frees all it
+    // allocates (`nudt bench --soak`'s documentation says why), so any growth is a leak.
+    let (h0, h1) = (
+        v["heap_live_start_bytes"]
+            .as_i64()
+            .expect("live heap reported"),
+        v["heap_live_end_bytes"]
+            .as_i64()
+            .expect("live heap reported"),
+    );
+    assert!(h0 > 0, "{v}");
+    assert_eq!(v["heap_growth_bytes"].as_i64(), Some(h1 - h0), "{v}");
+    assert_eq!(h1 - h0, 0, "the live heap grew over the soak: {v}");
+    let tenths = v["heap_live_by_tenth_bytes"].as_array().unwrap();
+    assert!(tenths.iter().all(|b| b.as_i64() == Some(h0)), "{v}");
     for key in ["cycles_per_s_first_tenth", "cycles_per_s_last_tenth"] {
         assert!(v[key].as_f64().is_some_and(|r| r > 0.0), "{key}: {v}");
     }
@@ -80,6 +96,7 @@ fn soak_reports_memory_and_throughput_on_the_cpu() {
     for needle in [
         "20 cycles on cpu",
         "host memory (RSS):",
+        "live heap (Rust allocations):",
         "at start",
         "at end, growth",
         "throughput: first tenth",

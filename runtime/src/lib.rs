@@ -7,6 +7,9 @@ pub mod cuda;
 pub mod direct;
 mod entry;
 pub mod error;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+#[doc(hidden)]
+pub mod fault;
 mod fft;
 pub mod float;
 #[cfg(any(feature = "cuda", feature = "opencl"))]

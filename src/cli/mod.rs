@@ -7,6 +7,7 @@ mod gen;
 mod gen_cuda;
 mod gen_fft;
 mod gen_host;
+pub mod heap;
 mod npy;
 mod peer;
 mod plot;

@@ -1378,16 +1378,51 @@ impl<T: Real> Workers<T> {
     }
 }
 
+/// Works go back to the spare buffers holding only their tile boxes, every box of a
+/// precision as long as the longest kept ([`resize_exact`] grows none past the largest it
+/// met): what the spares hold then depends on the plans run so far, not on which thread ran
+/// which tile nor on how the points fell into tiles (places and values, sized by a tile's
+/// points, are freed), so a process that has run each of its plans once holds the same
+/// buffers ever after (the soak's zero heap growth, BENCHMARKS.md).
 impl<T: Real> Drop for Workers<T> {
     fn drop(&mut self) {
         let mut spare = spare_work().lock().unwrap_or_else(|e| e.into_inner());
-        for w in self.0.drain(..) {
+        let works: Vec<Work<T>> = self
+            .0
+            .drain(..)
+            .map(|w| w.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
+        let longest = spare
+            .iter()
+            .filter_map(|w| w.downcast_ref::<Work<T>>())
+            .chain(&works)
+            .map(|w| w.buf.capacity())
+            .max()
+            .unwrap_or(0);
+        for w in spare.iter_mut().filter_map(|w| w.downcast_mut::<Work<T>>()) {
+            w.buf.reserve_exact(longest - w.buf.len());
+        }
+        // At most one call's worth per precision: a call that ran beside another took fresh
+        // Works for the rest, which are freed here rather than kept.
+        let kept = spare.iter().filter(|w| w.is::<Work<T>>()).count();
+        for mut w in works.into_iter().skip(kept) {
             if spare.len() >= SPARE_WORK {
                 break;
             }
-            spare.push(Box::new(w.into_inner().unwrap_or_else(|e| e.into_inner())));
+            w.buf.reserve_exact(longest - w.buf.len());
+            spare.push(Box::new(Work {
+                buf: w.buf,
+                ..Work::default()
+            }));
         }
     }
+}
+
+/// `v` resized to `n`, its storage grown to exactly `n` where it must grow (not doubled):
+/// a tile box then holds the largest box it has met, whatever order they came in.
+fn resize_exact<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+    v.reserve_exact(n.saturating_sub(v.len()));
+    v.resize(n, fill);
 }
 
 impl<T: Real> Work<T> {
@@ -1571,7 +1606,7 @@ fn spread_part<T: Real, const Q: usize>(
                 workers.with(|w| {
                     let mut b = std::mem::take(&mut w.buf);
                     b.clear();
-                    b.resize(size, T::default());
+                    resize_exact(&mut b, size, T::default());
                     w.spread::<Q>(tiles, range, c, &mut b, strides, tile);
                     // SAFETY: as above.
                     unsafe { add_box(&shared, g.dim, gstr, &b, &maps) };
@@ -1835,7 +1870,7 @@ fn interp_part<T: Real, const Q: usize>(
             // the load overwrites the whole buffer and it needs no zeroing.
             let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
             let buf = &mut w.buf;
-            buf.resize(2 * len.iter().product::<usize>(), T::default());
+            resize_exact(buf, 2 * len.iter().product::<usize>(), T::default());
             load_box(grid, g.dim, gstr, buf, &maps);
             let pts = tiles.points(s..e, &mut w.scratch);
             let vals = &mut w.values;

@@ -4,7 +4,7 @@
 //! the bin sort, bounding boxes, type 3's preparation and the Gaussian type 3's.
 
 use super::engine::{scratch, uniform_dev, Batch, CudaModes, Type3Dev, UniformDev};
-use super::error::{driver, CudaResult};
+use super::error::{device_call, driver, CudaResult};
 use super::fft::FftEngine;
 use super::fft::FftPlans;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
@@ -103,6 +103,7 @@ impl<T: CudaFloat> CudaDev<T> {
 /// The `u32` at `word` on the device, once the stream's work before it has run.
 pub(super) fn read_word(stream: &Arc<CudaStream>, word: &CudaSlice<u32>) -> CudaResult<u32> {
     let mut host = [0u32];
+    device_call("cuMemcpyDtoH (non-finite check)")?;
     stream
         .memcpy_dtoh(word, &mut host)
         .map_err(|e| driver("cuMemcpyDtoH (non-finite check)", e))?;
@@ -140,6 +141,7 @@ fn extents(
         common.minmax(stream, n, x, at::<f64>(base, 2 * nb * i))?;
     }
     let mut host = vec![0.0f64; 2 * nb * arrays.len()];
+    device_call("cuMemcpyDtoH (bounding boxes)")?;
     stream
         .memcpy_dtoh(&part, &mut host)
         .map_err(|e| driver("cuMemcpyDtoH (bounding boxes)", e))?;

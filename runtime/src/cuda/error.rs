@@ -111,6 +111,15 @@ pub(crate) fn driver(call: &str, e: DriverError) -> CudaError {
     }
 }
 
+/// Counts a device call named `call` about to be made ([`crate::fault`]): the error the
+/// driver's refusal gives where a test armed this call to fail.
+pub(crate) fn device_call(call: &'static str) -> CudaResult<()> {
+    crate::fault::device_call(call).map_err(|call| CudaError::Driver {
+        call: call.into(),
+        detail: "injected fault".into(),
+    })
+}
+
 pub(crate) fn cufft(call: &str, e: CufftError) -> CudaError {
     use cudarc::cufft::sys::cufftResult;
     match e.0 {

@@ -1,7 +1,7 @@
 //! The device engines: a fine grid with its bin-sorted points (spread and interpolate through
 //! the generated kernels), the mode map (corrections and mode copies), and cuFFT plans.
 
-use super::error::{driver, CudaError, CudaResult};
+use super::error::{device_call, driver, CudaError, CudaResult};
 use super::launch::{blocks, load_module, Arg, Kernel};
 use super::memory::alloc;
 use super::CudaFloat;
@@ -45,6 +45,7 @@ pub(crate) fn memset0(stream: &CudaStream, p: u64, bytes: usize) -> CudaResult<(
     if bytes == 0 {
         return Ok(());
     }
+    device_call("cuMemsetD8Async")?;
     // SAFETY: `p .. p + bytes` lies inside a live allocation (callers pass whole buffers).
     unsafe { cudarc::driver::result::memset_d8_async(p, 0, bytes, stream.cu_stream()) }
         .map_err(|e| driver("cuMemsetD8Async", e))
@@ -434,6 +435,7 @@ impl<T: CudaFloat> FineGrid<T> {
         if s.sets.len() < sets.len() {
             s.sets = alloc::<u32>(stream, sets.len(), "point set starts")?;
         }
+        device_call("cuMemcpyHtoD (point set starts)")?;
         stream
             .memcpy_htod(sets, &mut s.sets.slice_mut(..sets.len()))
             .map_err(|e| driver("cuMemcpyHtoD (point set starts)", e))?;
@@ -759,6 +761,7 @@ impl<T: CudaFloat> ModeMapDev<T> {
         let len = checked_len(&m)?;
         let (mut gi, mut cf) = (Vec::new(), Vec::new());
         for (g, c) in crate::uniform::device_mode_axes::<T>(&kernel.fourier(), modes, n, order) {
+            device_call("cuMemcpyHtoD (mode map)")?;
             gi.push(
                 stream
                     .clone_htod(&g)

@@ -3,7 +3,7 @@
 //! checked launch (as OpenCL's `launch.rs`).
 
 use super::device::{driver_version, guarded, nvrtc_version, probe_libraries};
-use super::error::{driver, CudaError, CudaResult};
+use super::error::{device_call, driver, CudaError, CudaResult};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
@@ -275,6 +275,7 @@ impl Kernel {
     pub fn launch(&self, stream: &CudaStream, grid: (u32, u32), args: &[Arg]) -> CudaResult<()> {
         // Local memory (an OpenCL argument) ends the kinds early: a count the check refuses.
         self.decl.check(args.iter().map_while(Arg::kind), None)?;
+        device_call(self.name)?;
         let mut b = stream.launch_builder(&self.f);
         for a in args {
             match a {

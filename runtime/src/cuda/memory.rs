@@ -9,7 +9,7 @@
 //! do, and gives it back when an allocation (its own or cuFFT's) would not otherwise fit
 //! ([`release_freed_memory`]). A pool the caller made current is left as they set it.
 
-use super::error::{driver, CudaError, CudaResult};
+use super::error::{device_call, driver, CudaError, CudaResult};
 use super::grid::ptr;
 use super::launch::{blocks, Arg, Kernel};
 use super::CudaFloat;
@@ -93,6 +93,7 @@ pub(crate) fn alloc<T: DeviceRepr>(
             free,
         });
     }
+    device_call("cuMemAllocAsync")?;
     // SAFETY: every buffer is written (by a kernel, a copy or a memset) before it is read.
     unsafe { stream.alloc::<T>(len.max(1)) }.map_err(|e| match driver(what, e) {
         CudaError::OutOfMemory { .. } => CudaError::OutOfMemory {
@@ -114,6 +115,7 @@ pub(crate) fn read_back<T: CudaFloat>(stream: &CudaStream, x: u64, n: usize) -> 
         .context()
         .bind_to_thread()
         .map_err(|e| driver("cuCtxSetCurrent", e))?;
+    device_call("cuMemcpyDtoH (read back)")?;
     // SAFETY: `x .. x + n` lies inside the caller's array (lengths checked at set-points);
     // the copy completes before the synchronisation returns.
     unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut host[..], x, stream.cu_stream()) }
@@ -147,6 +149,7 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
     fn upload(&self, v: &[T], what: &str) -> CudaResult<CudaSlice<T>> {
         let mut dv = alloc::<T>(self, v.len(), what)?;
         if !v.is_empty() {
+            device_call("cuMemcpyHtoD")?;
             self.memcpy_htod(v, &mut dv)
                 .map_err(|e| driver(&format!("cuMemcpyHtoD ({what})"), e))?;
         }

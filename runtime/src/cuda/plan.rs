@@ -7,7 +7,7 @@ use super::backend::{
 };
 use super::device::{detect_arch, open, probe_libraries};
 use super::engine::{Batch, Engine};
-use super::error::{driver, CudaResult};
+use super::error::{device_call, driver, CudaResult};
 use super::fft::FftEngine;
 use super::grid::{at, memset0, ptr, CommonFns};
 use super::memory::{alloc, keep_freed_memory};
@@ -215,6 +215,8 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         let stream = self.dev.stream.clone();
         let guards = guard_held(&held, &stream);
         let at = addresses(&guards);
+        self.begin_set_points();
+        device_call("cuMemcpyHtoD (non-finite check)")?;
         let bad = stream
             .clone_htod(&[u32::MAX])
             .map_err(|e| driver("cuMemcpyHtoD (non-finite check)", e))?;

@@ -6,7 +6,7 @@
 //! takes it from there at the bus's rate. The buffer holds at most [`STAGE_BYTES`] and is
 //! reused by every transfer of the plan.
 
-use super::error::{driver, CudaResult};
+use super::error::{device_call, driver, CudaResult};
 use super::CudaFloat;
 use cudarc::driver::{CudaStream, PinnedHostSlice};
 use rayon::prelude::*;
@@ -64,6 +64,7 @@ impl<T: CudaFloat> Staging<T> {
             let room = self.room(stream, n)?;
             gather(parts, at, room);
             let to = dst + (at * std::mem::size_of::<T>()) as u64;
+            device_call("cuMemcpyHtoDAsync")?;
             // SAFETY: `to .. to + n` lies in the caller's device buffer; the pinned source
             // stays untouched until the next `room`, which waits for this copy.
             unsafe { cudarc::driver::result::memcpy_htod_async(to, room, stream.cu_stream()) }
@@ -79,6 +80,7 @@ impl<T: CudaFloat> Staging<T> {
         for (i, chunk) in out.chunks_mut(piece).enumerate() {
             let room = self.room(stream, chunk.len())?;
             let from = src + (i * piece * std::mem::size_of::<T>()) as u64;
+            device_call("cuMemcpyDtoHAsync")?;
             // SAFETY: `from .. from + len` lies in the caller's device buffer, and `room`
             // is read only after the stream has run the copy.
             unsafe {

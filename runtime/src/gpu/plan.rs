@@ -222,6 +222,8 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     /// Each transform's number of points where each has its own set (types 1 and 2), `None`
     /// where they share one.
     pub(crate) per_set: Option<Vec<usize>>,
+    /// Whether the last set-points succeeded ([`Self::begin_set_points`]).
+    pub(crate) points_set: bool,
     pub(crate) engine: EngineOf<B, T>,
     /// FINUFFT's type 3: the modules for the kernel of the last point sets (the kernel
     /// depends on their extents).
@@ -300,6 +302,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             num_points: 0,
             num_targets: 0,
             per_set: None,
+            points_set: false,
             engine: Engine::Type3Pending,
             t3: None,
             gauss,
@@ -352,6 +355,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
         check_type(1, self.problem.ty)?;
         let m = check_coords(self.problem.dim(), coords, SOURCES)?;
+        self.begin_set_points();
         let points = self.dev.upload(&[coords], m)?;
         self.sort_points(points, m, &sets::shared(m))
     }
@@ -365,6 +369,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
         let c = sets::Concatenated::new(dim, ntransf, point_sets)?;
         let m = c.counts.iter().sum();
+        self.begin_set_points();
         let points = self.dev.upload(point_sets, m)?;
         self.sort_point_sets(points, c)
     }
@@ -391,6 +396,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         each: usize,
         sets: &[u32],
     ) -> Result<(), B::Error> {
+        self.begin_set_points();
         self.refit(each)?;
         self.per_set = None;
         self.num_points = 0;
@@ -400,7 +406,17 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         };
         self.dev.sort(u, points, sets)?;
         self.num_points = sets.last().map_or(0, |&m| m as usize);
-        self.dev.mark_setpts(true)
+        self.dev.mark_setpts(true)?;
+        self.points_set = true;
+        Ok(())
+    }
+
+    /// Marks the plan as holding no points, before a set-points' first device call: one
+    /// that fails then leaves execute [`NudtError::PointsNotSet`] until a set-points
+    /// succeeds, never the last point sets answering for the new ones (docs/design.md,
+    /// "When the device fails"). Input refused before this keeps the points the plan had.
+    pub(crate) fn begin_set_points(&mut self) {
+        self.points_set = false;
     }
 
     /// Rebuilds a type 1/2 plan's grid where `each` points a transform call for another σ
@@ -466,6 +482,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         check_type(3, self.problem.ty)?;
         let m = check_coords(self.problem.dim(), sources, SOURCES)?;
         let k = check_coords(self.problem.dim(), targets, TARGETS)?;
+        self.begin_set_points();
         let src = self.dev.upload(&[sources], m)?;
         let tgt = self.dev.upload(&[targets], k)?;
         self.set_points_type3_on((&src, m), (&tgt, k))
@@ -482,6 +499,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         (src, m): (&B::Points, usize),
         (tgt, k): (&B::Points, usize),
     ) -> Result<(), B::Error> {
+        self.begin_set_points();
         self.dev.mark_setpts(false)?;
         // The last point sets' engine, reused below where the new sets allow.
         let old = std::mem::replace(&mut self.engine, Engine::Type3Pending);
@@ -539,7 +557,9 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             (self.kernel, self.kernel_tol) = (kernel, stage_tol);
         }
         (self.num_points, self.num_targets) = (m, k);
-        self.dev.mark_setpts(true)
+        self.dev.mark_setpts(true)?;
+        self.points_set = true;
+        Ok(())
     }
 
     /// Type 3's modules for `kernel`: the outer grid's (spread onto, sparse), the inner
@@ -569,11 +589,12 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
 
     /// Per transform, its points (type 3: sources) and targets, once set.
     pub(crate) fn counts(&self) -> Option<Vec<(usize, usize)>> {
-        let set = match &self.engine {
-            Engine::Uniform(u) => u.grid.methods().is_some(),
-            Engine::Type3Pending => false,
-            Engine::Type3(_) | Engine::Gaussian(_) => true,
-        };
+        let set = self.points_set
+            && match &self.engine {
+                Engine::Uniform(u) => u.grid.methods().is_some(),
+                Engine::Type3Pending => false,
+                Engine::Type3(_) | Engine::Gaussian(_) => true,
+            };
         set.then(|| match &self.per_set {
             Some(each) => each.iter().map(|&m| (m, 0)).collect(),
             None => self

@@ -50,6 +50,15 @@ pub enum OpenClError {
 
 pub type OpenClResult<T> = Result<T, OpenClError>;
 
+/// Counts a device call named `call` about to be made ([`crate::fault`]): the error the
+/// driver's refusal gives (`CL_OUT_OF_RESOURCES`) where a test armed this call to fail.
+pub(crate) fn device_call(call: &'static str) -> OpenClResult<()> {
+    crate::fault::device_call(call).map_err(|call| OpenClError::Call {
+        call,
+        code: opencl3::error_codes::CL_OUT_OF_RESOURCES,
+    })
+}
+
 /// Maps an error code of `call`, telling a missing loader (opencl3's dynamic-loading code)
 /// apart from a failing call.
 pub(crate) fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> OpenClError {

@@ -2,7 +2,7 @@
 //! device's limits and runs its launch list (see `FftModule::describe_json`).
 
 use super::device::ClDevice;
-use super::error::{cl, OpenClError, OpenClResult};
+use super::error::{cl, device_call, OpenClError, OpenClResult};
 use super::launch::{load_program, ClSource};
 use crate::float::Float;
 use nudt_gen::fft::{fft_module, Buffer, FftDirection, FftModule, FftSpec};
@@ -112,6 +112,7 @@ impl<T: ClFloat> ClFft<T> {
     }
 
     fn alloc(dev: &ClDevice, elems: usize) -> OpenClResult<ClBuffer<T>> {
+        device_call("clCreateBuffer")?;
         // SAFETY: no host pointer; the buffer is written before it is read.
         unsafe {
             ClBuffer::<T>::create(
@@ -160,6 +161,7 @@ impl<T: ClFloat> ClFft<T> {
                 Buffer::Scratch => self.scratch.as_ref().expect("planned with scratch"),
             };
             let (src, dst) = (pick(l.src), pick(l.dst));
+            device_call("clEnqueueNDRangeKernel (FFT)")?;
             // SAFETY: every generated kernel takes (src, dst) buffers of the plan's length
             // (checked above); the grid covers exactly the planned work items.
             unsafe {

@@ -2,7 +2,7 @@
 //! kernel arguments of the OpenCL NUFFT.
 
 use super::device::ClDevice;
-use super::error::{cl, OpenClError, OpenClResult};
+use super::error::{cl, device_call, OpenClError, OpenClResult};
 use crate::gpu::device::Device;
 use nudt_gen::gpu::{declaration, fnv1a64, ArgMismatch, GpuSource, KernelDecl};
 use opencl3::kernel::ExecuteKernel;
@@ -145,6 +145,7 @@ pub(crate) fn kernel_of(program: &Program, name: &str) -> OpenClResult<Kernel> {
 }
 
 pub(crate) fn alloc<E>(dev: &ClDevice, len: usize) -> OpenClResult<Buffer<E>> {
+    device_call("clCreateBuffer")?;
     // SAFETY: no host pointer; every buffer is written before it is read.
     unsafe {
         Buffer::<E>::create(
@@ -175,18 +176,19 @@ pub(crate) fn write_at<E>(
     first: usize,
     data: &[E],
 ) -> OpenClResult<()> {
-    let offset = first * std::mem::size_of::<E>();
-    match data.is_empty() {
-        true => Ok(()),
-        // SAFETY: `b` holds at least `first + data.len()` elements (allocated so by the
-        // callers); the write blocks.
-        false => unsafe {
-            dev.queue
-                .enqueue_write_buffer(b, CL_BLOCKING, offset, data, &[])
-        }
-        .map(drop)
-        .map_err(cl("clEnqueueWriteBuffer")),
+    if data.is_empty() {
+        return Ok(());
     }
+    let offset = first * std::mem::size_of::<E>();
+    device_call("clEnqueueWriteBuffer")?;
+    // SAFETY: `b` holds at least `first + data.len()` elements (allocated so by the callers);
+    // the write blocks.
+    unsafe {
+        dev.queue
+            .enqueue_write_buffer(b, CL_BLOCKING, offset, data, &[])
+    }
+    .map(drop)
+    .map_err(cl("clEnqueueWriteBuffer"))
 }
 
 /// Copies the start of `b` into `data`; blocks until the queue's earlier work is done.
@@ -206,6 +208,7 @@ pub(crate) fn read_at<E>(
         return Ok(());
     }
     let offset = first * std::mem::size_of::<E>();
+    device_call("clEnqueueReadBuffer")?;
     // SAFETY: `b` holds at least `first + data.len()` elements (the callers' lengths); the
     // read blocks.
     unsafe {
@@ -228,6 +231,7 @@ pub(crate) fn copy<E>(
     if bytes == 0 {
         return Ok(());
     }
+    device_call("clEnqueueCopyBuffer")?;
     // SAFETY: the callers check both ranges against the buffers' sizes.
     unsafe {
         dev.queue
@@ -260,6 +264,7 @@ pub(crate) fn zero<E: Copy + Default>(
     if len == 0 {
         return Ok(());
     }
+    device_call("clEnqueueFillBuffer")?;
     // SAFETY: fills `len` elements of a buffer at least that long.
     unsafe {
         dev.queue
@@ -322,6 +327,7 @@ pub(crate) fn enqueue(
     args: &[Arg],
 ) -> OpenClResult<()> {
     check(k.decl, args)?;
+    device_call(k.decl.name)?;
     let mut e = ExecuteKernel::new(&k.raw);
     for a in args {
         // SAFETY: the arguments match the kernel's declared parameters (checked above; the

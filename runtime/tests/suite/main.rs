@@ -15,6 +15,8 @@ mod common;
 mod fft_reference;
 
 mod backends;
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod faults;
 mod gradients;
 #[cfg(feature = "opencl")]
 mod multi_device;

@@ -1,11 +1,18 @@
 //! `nudt bench --soak`: many plan → set-points → execute cycles on one backend, of problem
 //! shapes drawn (deterministically, from `--seed`) from a pool of types, dimensions,
-//! precisions, sizes and tolerances, with fresh data every cycle. It reports host memory
-//! (RSS) and, where the backend can say, device memory after a warm-up that runs every shape
-//! once (kernel tables, FFT plans and GPU programs are cached by then) and at the end, the
-//! growth between them, and the throughput of the first and last tenth of the cycles, so
-//! that a leak or a slowdown over a long run shows. Every cycle's output is checked to be
-//! finite, and at each tenth one cycle's against the direct sum at a few outputs.
+//! precisions, sizes and tolerances, with fresh data every cycle. It reports the live heap
+//! (the bytes Rust code holds allocated: [`crate::cli::heap`]), host memory (RSS) and, where
+//! the backend can say, device memory after a warm-up and at the end, the growth between
+//! them, and the throughput of the first and last tenth of the cycles, so that a leak or a
+//! slowdown over a long run shows. Every cycle's output is checked to be finite, and at each
+//! tenth one cycle's against the direct sum at a few outputs.
+//!
+//! The warm-up runs every shape of the pool once, at the sizes the cycles draw (a shape's
+//! sizes are fixed; only its values are drawn afresh, type 3's extents pinned). What a
+//! process keeps for later plans is keyed by the plan, not by the data — kernel fits, FFT
+//! plans, GPU programs and FFT handles, the spreaders' spare tile boxes (all as long as the
+//! longest box met) — so after the warm-up a cycle allocates nothing it does not free, and
+//! the live heap's growth is exactly 0 B unless something leaks.
 
 use super::super::transform::BackendArg;
 use super::super::{describe_arch, fail, fmt_time, outln, Result, Rng};
@@ -52,7 +59,10 @@ impl Shape {
         let p = if self.f32 { "f32" } else { "f64" };
         format!(
             "type {} {}-D {p}, {what}, ×{}, tol {:.0e}",
-            self.ty as u8, self.dim, self.ntransf, self.tol
+            nudt::planner::validate::type_number(self.ty),
+            self.dim,
+            self.ntransf,
+            self.tol
         )
     }
 }
@@ -259,6 +269,15 @@ fn trim() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn trim() {}
 
+/// How many cycles that left the live heap larger the report names.
+const GROWING_KEPT: usize = 5;
+
+/// The bytes Rust code holds allocated now ([`crate::cli::heap`]): exactly what a leak in
+/// nudt's own code would grow.
+fn live_heap() -> usize {
+    crate::cli::heap::live_bytes()
+}
+
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
 fn peak_rss() -> Option<usize> {
     status_kib("VmHWM:")
@@ -357,21 +376,33 @@ pub fn run(a: SoakArgs) -> Result<()> {
         run_one(s, &mut rng, false)?;
     }
     let warmup_s = t0.elapsed().as_secs_f64();
-    let rss_start = rss();
-    let dev_start = device_memory(backend);
-
     let tenth = (a.cycles / 10).max(1);
     let mut marks = Vec::with_capacity(a.cycles / tenth + 2);
     // RSS at the end of each tenth: a leak climbs steadily, an allocator settling does not.
     let mut rss_marks = Vec::with_capacity(a.cycles / tenth + 1);
+    let mut heap_marks = Vec::with_capacity(a.cycles / tenth + 1);
+    let mut growing: Vec<(usize, usize, i64)> = Vec::with_capacity(GROWING_KEPT);
+    let dev_start = device_memory(backend);
+    // After the marks' own arrays and the device's answer, which the end's count holds too.
+    let heap_start = live_heap();
+    let rss_start = rss();
     let mut worst: f64 = 0.0;
     let mut checks = 0;
     let start = Instant::now();
     marks.push(0.0);
     for i in 0..a.cycles {
-        let shape = &shapes[rng.below(shapes.len())];
+        let which = rng.below(shapes.len());
+        let shape = &shapes[which];
         let check = i % tenth == 0;
-        if let Some(e) = run_one(shape, &mut rng, check)? {
+        let before = live_heap();
+        let checked = run_one(shape, &mut rng, check)?;
+        // The first cycles that changed the live heap, to name what grew (their record's
+        // room is taken before the start's count).
+        let grew = live_heap() as i64 - before as i64;
+        if grew != 0 && growing.len() < GROWING_KEPT {
+            growing.push((i, which, grew));
+        }
+        if let Some(e) = checked {
             if !e.is_finite() {
                 return Err(fail!(
                     "cycle {i}: {}: the output has non-finite values",
@@ -390,10 +421,12 @@ pub fn run(a: SoakArgs) -> Result<()> {
         }
         if (i + 1) % tenth == 0 || i + 1 == a.cycles {
             marks.push(start.elapsed().as_secs_f64());
+            heap_marks.push(live_heap());
             rss_marks.push(rss());
         }
     }
     let total_s = start.elapsed().as_secs_f64();
+    let heap_end = live_heap();
     let rss_end = rss();
     let dev_end = device_memory(backend);
     // Cycles per second in the first and the last tenth.
@@ -438,6 +471,15 @@ pub fn run(a: SoakArgs) -> Result<()> {
             "rss_growth_bytes": rss_growth,
             "rss_peak_bytes": peak_rss(),
             "rss_by_tenth_bytes": rss_marks,
+            "heap_live_start_bytes": heap_start,
+            "heap_live_end_bytes": heap_end,
+            "heap_growth_bytes": heap_end as i64 - heap_start as i64,
+            "heap_live_by_tenth_bytes": heap_marks,
+            "heap_growing_cycles": growing.iter().map(|&(i, s, b)| json!({
+                "cycle": i,
+                "shape": shapes[s].label(),
+                "bytes": b,
+            })).collect::<Vec<_>>(),
             "device_memory": device_memory,
             "checked_cycles": checks,
             "max_error_over_tol": worst,
@@ -473,6 +515,21 @@ pub fn run(a: SoakArgs) -> Result<()> {
         .map(|b| b.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1e6)))
         .collect();
     outln!("RSS after each tenth (MB): {}", by_tenth.join(" "));
+    outln!(
+        "live heap (Rust allocations): {} B at start, {} B at end, growth {}",
+        heap_start,
+        heap_end,
+        growth(heap_end as i64 - heap_start as i64)
+    );
+    let by_tenth: Vec<String> = heap_marks.iter().map(|b| b.to_string()).collect();
+    outln!("live heap after each tenth (B): {}", by_tenth.join(" "));
+    for &(i, s, b) in &growing {
+        outln!(
+            "  cycle {i} changed the live heap by {}: {}",
+            growth(b),
+            shapes[s].label()
+        );
+    }
     match (dev_used, dev_note) {
         (Some((u0, u1, total)), _) => outln!(
             "device memory (used of {}): {} at start, {} at end, growth {}",

@@ -12,7 +12,7 @@
 //! stream, and hands it to each handle. A shelved handle thus holds only cuFFT's tables,
 //! not the grid-sized scratch a 2-D or 3-D transform may need.
 
-use super::super::error::{cufft, driver, CudaResult};
+use super::super::error::{cufft, device_call, driver, CudaResult};
 use super::super::memory::{alloc, release_freed_memory};
 use super::super::CudaFloat;
 use cudarc::cufft::result as cf;
@@ -130,6 +130,7 @@ impl FftPlans {
                 super::CudaError::Unsupported(format!("no cuFFT plan for batch {batch}"))
             })?;
         let dir = if isign < 0 { -1 } else { 1 };
+        device_call("cufftExec")?;
         // SAFETY: `data` holds `batch` contiguous grids of the planned shape.
         unsafe { T::exec_fft(p.h, data, dir) }.map_err(|e| cufft("cufftExec", e))
     }
