@@ -239,7 +239,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         if first == u32::MAX {
             return Ok(());
         }
-        (self.num_points, self.per_set) = (0, None);
+        (self.num_points, self.per_set, self.points_set) = (0, None, false);
         self.dev.held.clear();
         if let Engine::Uniform(u) = &mut self.engine {
             u.grid.forget_points();
