@@ -153,7 +153,7 @@ impl<T: Float> FineGrid<T> {
     /// Bins the points (radians, finite, any range) and picks the spreading schedule.
     pub fn set_points(&mut self, coords: &[&[T]]) {
         let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
-        let tiles = Tiles::bin(grid, coords, self.narrow);
+        let tiles = crate::steps::step("sort", || Tiles::bin(grid, coords, self.narrow));
         self.strategy = plan::choose_strategy(self.requested);
         self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
         self.tiles = Some(tiles);
@@ -181,12 +181,12 @@ impl<T: Float> FineGrid<T> {
     ) -> Result<()> {
         let tiles = self.tiles()?;
         let (c, g) = (interleaved(c), interleaved_mut(grid));
-        match strategy {
+        crate::steps::step("spread", || match strategy {
             Strategy::TargetDriven => {
                 (self.fns.spread_target_driven)(tiles, c, g, &self.table, self.max_block_points)
             }
             _ => (self.fns.spread_source_driven)(tiles, c, g, &self.table),
-        }
+        });
         Ok(())
     }
 
@@ -219,13 +219,15 @@ impl<T: Float> FineGrid<T> {
     /// ([`FineGrid::slab_rows`]), overwritten.
     pub fn spread_row(&self, c: &[Complex<T>], slab: &mut [Complex<T>], row: usize) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.spread_row)(
-            tiles,
-            interleaved(c),
-            interleaved_mut(slab),
-            &self.table,
-            row,
-        );
+        crate::steps::step("spread", || {
+            (self.fns.spread_row)(
+                tiles,
+                interleaved(c),
+                interleaved_mut(slab),
+                &self.table,
+                row,
+            )
+        });
         Ok(())
     }
 
@@ -238,14 +240,16 @@ impl<T: Float> FineGrid<T> {
         row: usize,
     ) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.interp_row)(
-            tiles,
-            interleaved(slab),
-            interleaved_mut(out),
-            &self.table,
-            plan::INTERP_CHUNK,
-            row,
-        );
+        crate::steps::step("interp", || {
+            (self.fns.interp_row)(
+                tiles,
+                interleaved(slab),
+                interleaved_mut(out),
+                &self.table,
+                plan::INTERP_CHUNK,
+                row,
+            )
+        });
         Ok(())
     }
 
@@ -319,13 +323,15 @@ impl<T: Float> FineGrid<T> {
     /// Interpolates `grid` at the points into `out` (original point order).
     pub fn interp(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.interp)(
-            tiles,
-            interleaved(grid),
-            interleaved_mut(out),
-            &self.table,
-            plan::INTERP_CHUNK,
-        );
+        crate::steps::step("interp", || {
+            (self.fns.interp)(
+                tiles,
+                interleaved(grid),
+                interleaved_mut(out),
+                &self.table,
+                plan::INTERP_CHUNK,
+            )
+        });
         Ok(())
     }
 }

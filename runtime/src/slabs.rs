@@ -101,11 +101,13 @@ impl<T: Float> Slabs<T> {
             self.width(),
         );
         let longest = rows.iter().map(|r| r.2).max().unwrap_or(0);
-        resize_parallel(&mut work.slab, longest * plane);
-        resize_parallel(&mut work.columns, held * m);
-        work.columns
-            .par_iter_mut()
-            .for_each(|v| *v = Complex::default());
+        crate::steps::step("zero", || {
+            resize_parallel(&mut work.slab, longest * plane);
+            resize_parallel(&mut work.columns, held * m);
+            work.columns
+                .par_iter_mut()
+                .for_each(|v| *v = Complex::default());
+        });
         Ok(Geometry { rows, n0, plane, m })
     }
 
@@ -159,28 +161,36 @@ impl<T: Float> Slabs<T> {
         for &(r, first, planes) in &rows {
             let slab = &mut slab[..planes * plane];
             spread(slab, r)?;
-            slab.par_chunks_mut(plane)
-                .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs));
+            crate::steps::step("plane_fft", || {
+                slab.par_chunks_mut(plane)
+                    .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs))
+            });
             let slab = &*slab;
             // Each column row gathers the slab planes that land on it (one, or none; more
             // only where the slab wraps onto itself).
-            col_rows.par_iter_mut().enumerate().for_each(|(g0, row)| {
-                let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
-                while i < planes {
-                    let p = &slab[i * plane..(i + 1) * plane];
-                    row.iter_mut()
-                        .zip(at.iter())
-                        .for_each(|(a, &k)| *a = *a + p[k]);
-                    i += n0;
-                }
+            crate::steps::step("gather", || {
+                col_rows.par_iter_mut().enumerate().for_each(|(g0, row)| {
+                    let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
+                    while i < planes {
+                        let p = &slab[i * plane..(i + 1) * plane];
+                        row.iter_mut()
+                            .zip(at.iter())
+                            .for_each(|(a, &k)| *a = *a + p[k]);
+                        i += n0;
+                    }
+                })
             });
         }
-        columns.process_row_columns(&mut col_rows, &keep, direction);
+        crate::steps::step("column_fft", || {
+            columns.process_row_columns(&mut col_rows, &keep, direction)
+        });
         drop(col_rows);
-        f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
-            for (o, &c) in out.iter_mut().zip(corr) {
-                *o = *o * (c0 * c);
-            }
+        crate::steps::step("correct", || {
+            f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
+                for (o, &c) in out.iter_mut().zip(corr) {
+                    *o = *o * (c0 * c);
+                }
+            })
         });
         Ok(())
     }
@@ -204,27 +214,33 @@ impl<T: Float> Slabs<T> {
             .enumerate()
             .for_each(|(i0, &g0)| user_row[g0] = Some(i0));
         let corr = &self.corr;
-        work.columns
-            .par_chunks_mut(m)
-            .zip(&user_row)
-            .for_each(|(row, i0)| {
-                let Some(i0) = *i0 else { return };
-                let fin = &f[i0 * m..(i0 + 1) * m];
-                for ((o, &v), &cm) in row.iter_mut().zip(fin).zip(corr) {
-                    *o = v * (corr0[i0] * cm);
-                }
-            });
-        self.columns.process_columns(&mut work.columns, direction);
+        crate::steps::step("correct", || {
+            work.columns
+                .par_chunks_mut(m)
+                .zip(&user_row)
+                .for_each(|(row, i0)| {
+                    let Some(i0) = *i0 else { return };
+                    let fin = &f[i0 * m..(i0 + 1) * m];
+                    for ((o, &v), &cm) in row.iter_mut().zip(fin).zip(corr) {
+                        *o = v * (corr0[i0] * cm);
+                    }
+                })
+        });
+        crate::steps::step("column_fft", || {
+            self.columns.process_columns(&mut work.columns, direction)
+        });
         for &(r, first, planes) in &rows {
             let slab = &mut work.slab[..planes * plane];
             let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &work.columns);
-            slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
-                let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
-                p.iter_mut().for_each(|v| *v = Complex::default());
-                for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
-                    p[k] = v;
-                }
-                fft.process_pruned(p, direction, needed, Needed::Inputs);
+            crate::steps::step("plane_fft", || {
+                slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
+                    let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
+                    p.iter_mut().for_each(|v| *v = Complex::default());
+                    for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
+                        p[k] = v;
+                    }
+                    fft.process_pruned(p, direction, needed, Needed::Inputs);
+                })
             });
             interp(slab, r)?;
         }

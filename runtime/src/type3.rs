@@ -148,9 +148,10 @@ impl<T: Float> Work<T> {
         steps: impl FnOnce(Steps<'_, T>) -> Result<()>,
     ) -> Result<()> {
         crate::float::resize_parallel(&mut self.grid, grid_len);
-        let phased = phases.pre(input, adjoint, &mut self.scaled);
+        let scaled = &mut self.scaled;
+        let phased = crate::steps::step("phases", || phases.pre(input, adjoint, scaled));
         steps((phased, &mut self.grid, &mut self.inner, &mut *output))?;
-        phases.post(output, adjoint);
+        crate::steps::step("phases", || phases.post(output, adjoint));
         Ok(())
     }
 }
@@ -253,26 +254,31 @@ impl<T: Float> NonUniform<T> {
         );
         let inner = Uniform::new(&n, inner_grid, ModeOrder::Fft);
 
-        let pre = polar_blocks::<T, LANES>(sources[0].len(), isign, |j| {
-            let mut phase = [0.0; LANES];
-            for (x, a) in sources.iter().zip(axes) {
-                for (p, &j) in phase.iter_mut().zip(&j) {
-                    *p += a.cs * (x[j].wide() - a.cx);
+        let pre = crate::steps::step("phases", || {
+            polar_blocks::<T, LANES>(sources[0].len(), isign, |j| {
+                let mut phase = [0.0; LANES];
+                for (x, a) in sources.iter().zip(axes) {
+                    for (p, &j) in phase.iter_mut().zip(&j) {
+                        *p += a.cs * (x[j].wide() - a.cx);
+                    }
                 }
-            }
-            (phase, [1.0; LANES])
+                (phase, [1.0; LANES])
+            })
         });
-        let post = polar_blocks::<T, LANES>(targets[0].len(), isign, |k| {
-            let (mut phase, mut mag) = ([0.0; LANES], [1.0; LANES]);
-            for ((s, a), psi_hat) in targets.iter().zip(axes).zip(&psi_hat) {
-                let v = k.map(|k| s[k].wide());
-                let psi = psi_hat.eval_lanes(v.map(|v| a.h_gamma * (v - a.cs)));
-                for ((p, m), (v, psi)) in phase.iter_mut().zip(&mut mag).zip(v.iter().zip(psi)) {
-                    *p += v * a.cx;
-                    *m /= psi;
+        let post = crate::steps::step("phases", || {
+            polar_blocks::<T, LANES>(targets[0].len(), isign, |k| {
+                let (mut phase, mut mag) = ([0.0; LANES], [1.0; LANES]);
+                for ((s, a), psi_hat) in targets.iter().zip(axes).zip(&psi_hat) {
+                    let v = k.map(|k| s[k].wide());
+                    let psi = psi_hat.eval_lanes(v.map(|v| a.h_gamma * (v - a.cs)));
+                    for ((p, m), (v, psi)) in phase.iter_mut().zip(&mut mag).zip(v.iter().zip(psi))
+                    {
+                        *p += v * a.cx;
+                        *m /= psi;
+                    }
                 }
-            }
-            (phase, mag)
+                (phase, mag)
+            })
         });
         Ok(NonUniform {
             spread,
