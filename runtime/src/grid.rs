@@ -3,7 +3,7 @@
 
 use crate::error::{NudtError, Result};
 use crate::float::{interleaved, interleaved_mut, Float};
-use crate::kernels::{wide_table, KernelFns};
+use crate::kernels::{wide_table, KernelFns, TileRows};
 use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
@@ -197,27 +197,40 @@ impl<T: Float> FineGrid<T> {
         self.n.len() >= 2 && self.strategy != Strategy::TargetDriven
     }
 
-    /// Per tile row along the first dimension that holds points: its index, the first grid
-    /// plane of its padded slab (wrapping) and its number of planes. A row without points
-    /// adds nothing to a type 1's grid and needs nothing of a type 2's, so the slab steps
-    /// skip it: a type 3's inner grid holds its targets in the middle `1/σ` of each axis,
-    /// and clustered points leave whole rows empty.
-    pub fn slab_rows(&self) -> Result<Vec<(usize, i64, usize)>> {
+    /// The slabs of a slab-wise transform on `threads` threads: per slab, its consecutive
+    /// tile rows along the first dimension (as many as
+    /// [`crate::planner::limits::slab_tile_rows`] gives, less the empty ones at either end),
+    /// the first grid plane of its padded slab (wrapping) and its number of planes. Rows
+    /// without points add nothing to a type 1's grid and need nothing of a type 2's, so a
+    /// slab of none is skipped: a type 3's inner grid holds its targets in the middle `1/σ`
+    /// of each axis, and clustered points leave whole rows empty.
+    pub fn slabs(&self, threads: usize) -> Result<Vec<(TileRows, i64, usize)>> {
         let tiles = self.tiles()?;
         let g = &tiles.grid;
-        let per_row = g.num_tiles() / g.ntiles[0];
-        Ok((0..g.ntiles[0])
-            .filter(|&r| tiles.starts[(r + 1) * per_row] > tiles.starts[r * per_row])
-            .map(|r| {
-                let (first, planes) = g.row_planes(r);
-                (r, first, planes)
+        let rows = g.ntiles[0];
+        let per_row = g.num_tiles() / rows;
+        let full = |r: &usize| tiles.starts[(r + 1) * per_row] > tiles.starts[r * per_row];
+        let step = crate::planner::limits::slab_tile_rows(&g.ntiles[..g.dim], threads);
+        Ok((0..rows)
+            .step_by(step)
+            .filter_map(|a| {
+                let mut held = (a..(a + step).min(rows)).filter(full);
+                let first = held.next()?;
+                let range = first..held.last().unwrap_or(first) + 1;
+                let (plane, planes) = g.rows_planes(range.clone());
+                Some((range, plane, planes))
             })
             .collect())
     }
 
-    /// Spreads the strengths of tile row `row`'s points into `slab`, that row's padded planes
-    /// ([`FineGrid::slab_rows`]), overwritten.
-    pub fn spread_row(&self, c: &[Complex<T>], slab: &mut [Complex<T>], row: usize) -> Result<()> {
+    /// Spreads the strengths of the points of tile rows `rows` into `slab`, their padded
+    /// planes ([`FineGrid::slabs`]), overwritten.
+    pub fn spread_row(
+        &self,
+        c: &[Complex<T>],
+        slab: &mut [Complex<T>],
+        rows: TileRows,
+    ) -> Result<()> {
         let tiles = self.tiles()?;
         crate::steps::step("spread", || {
             (self.fns.spread_row)(
@@ -225,19 +238,19 @@ impl<T: Float> FineGrid<T> {
                 interleaved(c),
                 interleaved_mut(slab),
                 &self.table,
-                row,
+                rows,
             )
         });
         Ok(())
     }
 
-    /// Interpolates `slab`, tile row `row`'s padded planes, at that row's points into `out`
+    /// Interpolates `slab`, tile rows `rows`' padded planes, at their points into `out`
     /// (original point order; the other points' values are left alone).
     pub fn interp_row(
         &self,
         slab: &[Complex<T>],
         out: &mut [Complex<T>],
-        row: usize,
+        rows: TileRows,
     ) -> Result<()> {
         let tiles = self.tiles()?;
         crate::steps::step("interp", || {
@@ -247,7 +260,7 @@ impl<T: Float> FineGrid<T> {
                 interleaved_mut(out),
                 &self.table,
                 plan::INTERP_CHUNK,
-                row,
+                rows,
             )
         });
         Ok(())
@@ -279,14 +292,14 @@ impl<T: Float> FineGrid<T> {
         }
     }
 
-    /// Interpolates `grid` (or with `row`, that tile row's slab, as [`Self::interp_row`]) at
+    /// Interpolates `grid` (or with `rows`, those tile rows' slab, as [`Self::interp_row`]) at
     /// the points with the gradient: per point (original order) the value and its derivative
     /// along each dimension in radians⁻¹, `dim + 1` values.
     pub fn interp_grad(
         &self,
         grid: &[Complex<T>],
         out: &mut [Complex<T>],
-        row: Option<usize>,
+        rows: Option<TileRows>,
     ) -> Result<()> {
         let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.interp)(
@@ -295,19 +308,19 @@ impl<T: Float> FineGrid<T> {
             interleaved_mut(out),
             &self.grad_tables(&self.coordinate_scales()),
             plan::INTERP_CHUNK,
-            row,
+            rows,
         );
         Ok(())
     }
 
     /// Spreads, per point (original order), `(v, u_0, ..)`: `v·W + Σ_d u_d·∂W/∂x_d` of each
     /// point's weights `W` (the transpose of [`Self::interp_grad`]) onto `grid`, overwritten
-    /// (or with `row`, that tile row's slab, as [`Self::spread_row`]).
+    /// (or with `rows`, those tile rows' slab, as [`Self::spread_row`]).
     pub fn spread_grad(
         &self,
         vu: &[Complex<T>],
         grid: &mut [Complex<T>],
-        row: Option<usize>,
+        rows: Option<TileRows>,
     ) -> Result<()> {
         let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.spread)(
@@ -315,7 +328,7 @@ impl<T: Float> FineGrid<T> {
             interleaved(vu),
             interleaved_mut(grid),
             &self.grad_tables(&self.coordinate_scales()),
-            row,
+            rows,
         );
         Ok(())
     }

@@ -621,6 +621,11 @@ impl<T: Float> Plan<T> {
         self.work.truncate(slots);
         self.work.resize_with(slots, Work::default);
         let threads = self.threads();
+        let share = (threads / slots).max(1);
+        for w in &mut self.work {
+            w.uniform.set_threads(share);
+            w.type3.set_threads(share);
+        }
         let (engine, work) = (&self.engine, &mut self.work[..]);
         let body = move || {
             crate::stack::run(work, &each, input, output, |b, w, x, y| match engine {
@@ -660,7 +665,9 @@ impl<T: Float> Plan<T> {
         };
         self.work.truncate(1);
         self.work.resize_with(1, Work::default);
+        let threads = self.threads();
         let work = &mut self.work[0].uniform;
+        work.set_threads(threads);
         in_pool(&self.pool, || {
             let (mut x, mut y) = (input, &mut output[..]);
             for (b, &(a, c)) in each.iter().enumerate() {

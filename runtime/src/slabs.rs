@@ -16,14 +16,15 @@ use crate::error::Result;
 use crate::fft::{FftNd, Needed};
 use crate::float::{resize_parallel, Float};
 use crate::grid::FineGrid;
+use crate::kernels::TileRows;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftDirection;
 
-/// One execute's slabs: per tile row with points its index, first plane and plane count
-/// ([`FineGrid::slab_rows`]), the first axis's length, points per plane and modes per plane.
+/// One execute's slabs: per slab its tile rows, first plane and plane count
+/// ([`FineGrid::slabs`]), the first axis's length, points per plane and modes per plane.
 struct Geometry {
-    rows: Vec<(usize, i64, usize)>,
+    rows: Vec<(TileRows, i64, usize)>,
     n0: usize,
     plane: usize,
     m: usize,
@@ -49,11 +50,15 @@ pub struct Slabs<T: Float> {
     needed: Vec<Vec<bool>>,
 }
 
-/// The buffers of one running slab-wise transform: a slab of planes and the column grid.
+/// The buffers of one running slab-wise transform: a slab of planes and the column grid,
+/// and the threads the transform counts on, which size its slabs ([`FineGrid::slabs`]).
 #[derive(Default)]
 pub struct SlabWork<T> {
     slab: Vec<Complex<T>>,
     columns: Vec<Complex<T>>,
+    /// The pool's threads, or their share where transforms of a stack run at once (0: all
+    /// of the pool).
+    pub threads: usize,
 }
 
 impl<T: Float> Slabs<T> {
@@ -94,7 +99,11 @@ impl<T: Float> Slabs<T> {
     /// The slab rows of `grid`'s points, with room made in `work` for the longest slab and
     /// `held` rows of the column grid (zeroed).
     fn prepare(&self, grid: &FineGrid<T>, work: &mut SlabWork<T>, held: usize) -> Result<Geometry> {
-        let rows = grid.slab_rows()?;
+        let threads = match work.threads {
+            0 => rayon::current_num_threads(),
+            t => t,
+        };
+        let rows = grid.slabs(threads)?;
         let (n0, plane, m) = (
             grid.n[0],
             grid.n[1..].iter().product::<usize>(),
@@ -125,7 +134,7 @@ impl<T: Float> Slabs<T> {
         grid: &FineGrid<T>,
         work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
-        spread: impl Fn(&mut [Complex<T>], usize) -> Result<()>,
+        spread: impl Fn(&mut [Complex<T>], TileRows) -> Result<()>,
         f: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
@@ -141,6 +150,7 @@ impl<T: Float> Slabs<T> {
         let SlabWork {
             slab,
             columns: columns_data,
+            ..
         } = work;
         f.par_iter_mut().for_each(|v| *v = Complex::default());
         // Column row of each grid index along the first axis: `f`'s row for a mode's, the
@@ -158,7 +168,7 @@ impl<T: Float> Slabs<T> {
                     .expect("a buffer row per grid index without a mode")
             })
             .collect();
-        for &(r, first, planes) in &rows {
+        for (r, first, planes) in rows {
             let slab = &mut slab[..planes * plane];
             spread(slab, r)?;
             crate::steps::step("plane_fft", || {
@@ -203,7 +213,7 @@ impl<T: Float> Slabs<T> {
         work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
         f: &[Complex<T>],
-        mut interp: impl FnMut(&[Complex<T>], usize) -> Result<()>,
+        mut interp: impl FnMut(&[Complex<T>], TileRows) -> Result<()>,
         direction: FftDirection,
     ) -> Result<()> {
         let Geometry { rows, n0, plane, m } = self.prepare(grid, work, grid.n[0])?;
@@ -229,7 +239,7 @@ impl<T: Float> Slabs<T> {
         crate::steps::step("column_fft", || {
             self.columns.process_columns(&mut work.columns, direction)
         });
-        for &(r, first, planes) in &rows {
+        for (r, first, planes) in rows {
             let slab = &mut work.slab[..planes * plane];
             let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &work.columns);
             crate::steps::step("plane_fft", || {

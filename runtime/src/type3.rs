@@ -135,6 +135,11 @@ pub(crate) type Steps<'a, T> = (
 );
 
 impl<T: Float> Work<T> {
+    /// Sets the threads this transform counts on, as [`uniform::Work::set_threads`].
+    pub(crate) fn set_threads(&mut self, threads: usize) {
+        self.inner.set_threads(threads);
+    }
+
     /// The frame of every type 3 run, either method and either direction: `input` times its
     /// phases, `steps` from it through a grid of `grid_len` values to `output`, and the
     /// output's phases.

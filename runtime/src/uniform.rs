@@ -152,6 +152,14 @@ pub struct Work<T> {
     slabs: SlabWork<T>,
 }
 
+impl<T> Work<T> {
+    /// Sets the threads this transform counts on: the pool's, or their share where several
+    /// transforms of a stack run at once (the slabs are sized for them).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.slabs.threads = threads;
+    }
+}
+
 /// The FFT direction of the grid step for sign `isign` of the exponent.
 pub(crate) fn direction(isign: i32) -> FftDirection {
     if isign < 0 {
