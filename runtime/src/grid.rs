@@ -259,7 +259,7 @@ impl<T: Float> FineGrid<T> {
                 interleaved(slab),
                 interleaved_mut(out),
                 &self.table,
-                plan::INTERP_CHUNK,
+                plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
                 rows,
             )
         });
@@ -307,7 +307,7 @@ impl<T: Float> FineGrid<T> {
             interleaved(grid),
             interleaved_mut(out),
             &self.grad_tables(&self.coordinate_scales()),
-            plan::INTERP_CHUNK,
+            plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
             rows,
         );
         Ok(())
@@ -342,7 +342,7 @@ impl<T: Float> FineGrid<T> {
                 interleaved(grid),
                 interleaved_mut(out),
                 &self.table,
-                plan::INTERP_CHUNK,
+                plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
             )
         });
         Ok(())

@@ -53,8 +53,10 @@ pub(crate) fn polar_blocks<T: Float, const L: usize>(
 ) -> Vec<Complex<T>> {
     let sgn = isign.signum() as f64;
     let mut out = vec![Complex::default(); len];
+    // Blocks of 128 and more a task: 1024 (8192 indices) gave a type 3 of 10⁵ targets
+    // 12 tasks, for 16 threads.
     out.par_chunks_mut(L)
-        .with_min_len(1 << 10)
+        .with_min_len(1 << 7)
         .enumerate()
         .for_each(|(b, chunk)| {
             let idx = std::array::from_fn(|l| (b * L + l).min(len - 1));

@@ -773,10 +773,15 @@ impl<T: Real> Tiles<T> {
         let binner = Binner::<T, D>::new(grid, if m == 0 { &empty } else { coords });
         // Histograms per block of points: one per chunk, or per block of 2¹⁶ original
         // indices (chunks a whole number of them) when the order is blocked.
+        // A chunk is whole blocks, or a power of two of points inside one: chunks of whole
+        // blocks of 2¹⁶ left a sort of 10⁵ points two tasks, on any number of threads.
         let wide = std::mem::size_of::<I>() == 4;
-        let chunk = m.div_ceil(4 * rayon::current_num_threads()).max(1 << 14);
+        let chunk = m.div_ceil(4 * rayon::current_num_threads()).max(1 << 12);
         let block = if wide { chunk } else { 1 << ORDER_BLOCK_BITS };
-        let chunk = chunk.next_multiple_of(block);
+        let chunk = match chunk < block {
+            true => chunk.next_power_of_two(),
+            false => chunk.next_multiple_of(block),
+        };
         let chunks: Vec<std::ops::Range<usize>> = (0..m)
             .step_by(chunk)
             .map(|s| s..(s + chunk).min(m))
@@ -812,15 +817,14 @@ impl<T: Real> Tiles<T> {
         let mut acc = 0usize;
         for i in 0..ntiles {
             starts[i] = acc;
-            let mut b = 0;
-            for (h, pos) in hists.iter().zip(pos.iter_mut()) {
+            for ((h, pos), r) in hists.iter().zip(pos.iter_mut()).zip(&chunks) {
                 pos[i] = acc as u32;
-                for count in h.iter().skip(i).step_by(ntiles) {
-                    if !wide {
-                        first[i * blocks + b] = acc as u32;
+                for (k, count) in h.iter().skip(i).step_by(ntiles).enumerate() {
+                    // A block's run starts with the first chunk inside it.
+                    if !wide && (k > 0 || r.start % block == 0) {
+                        first[i * blocks + r.start / block + k] = acc as u32;
                     }
                     acc += *count as usize;
-                    b += 1;
                 }
             }
         }
@@ -1537,7 +1541,11 @@ fn spread_part<T: Real, const Q: usize>(
             by_colour[g.colour(g.tile_coords(id))].push(id);
         }
     }
-    let heavy = (4 * tiles.len() / ntiles.max(1)).max(1 << 15);
+    // A tile is split once it holds four times the average, or an even share of a thread's
+    // points (up to 2¹⁵): clustered points fill a few tiles, and a tile of 30 000 of 10⁵
+    // points spread alone on one of 16 threads while the rest waited at the colour's end.
+    let share = (tiles.len() / (2 * rayon::current_num_threads())).min(1 << 15);
+    let heavy = (4 * tiles.len() / ntiles.max(1)).max(share).max(1 << 11);
     let gstr = grid_strides(g);
     let shared = SharedMut::new(grid);
     let workers = Workers::new();
