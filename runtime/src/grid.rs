@@ -216,7 +216,7 @@ impl<T: Float> FineGrid<T> {
             .filter_map(|a| {
                 let mut held = (a..(a + step).min(rows)).filter(full);
                 let first = held.next()?;
-                let range = first..held.last().unwrap_or(first) + 1;
+                let range = first..held.next_back().unwrap_or(first) + 1;
                 let (plane, planes) = g.rows_planes(range.clone());
                 Some((range, plane, planes))
             })
@@ -367,7 +367,8 @@ mod tests {
 
     /// Sorts of more points than one block of 2¹⁶ keep the low bits of each index and a
     /// table per (tile, block): every tile's indices, decoded, must be its points' in
-    /// increasing order (the sort is stable), and all of them together each point once.
+    /// increasing order (the sort is stable), and all of them together each point once. On
+    /// one thread the sort's tasks are whole blocks, on 16 parts of one.
     #[test]
     fn blocked_orders_give_back_every_points_index() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -386,28 +387,40 @@ mod tests {
                 .collect();
             let refs: Vec<&[f64]> = coords.iter().map(|v| &v[..]).collect();
             let grid = TileGrid::new(&n, w, &vec![side; dim]);
-            let tiles = Tiles::<f64>::bin(grid.clone(), &refs, true);
-            assert!(matches!(tiles.order, Order::Blocked { .. }), "{dim}-D");
-            let mut seen = vec![false; m];
-            let mut decoded = Vec::new();
-            for id in 0..grid.num_tiles() {
-                let range = tiles.starts[id]..tiles.starts[id + 1];
-                let idx = tiles.order.indices(range, &mut decoded);
-                assert!(idx.windows(2).all(|p| p[0] < p[1]), "{dim}-D tile {id}");
-                let tc = grid.tile_coords(id);
-                for &j in idx {
-                    let j = j as usize;
-                    assert!(
-                        !std::mem::replace(&mut seen[j], true),
-                        "{dim}-D point {j} twice"
-                    );
-                    for d in 0..dim {
-                        let t = tile_of(coords[d][j], n[d], grid.side[d], grid.ntiles[d], w);
-                        assert_eq!(t, tc[d], "{dim}-D point {j} in tile {id}");
-                    }
+            for threads in [1, 16] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .expect("a thread pool");
+                let tiles = pool.install(|| Tiles::<f64>::bin(grid.clone(), &refs, true));
+                check_blocked_order(&tiles, &coords, w, &format!("{dim}-D {threads} threads"));
+            }
+        }
+    }
+
+    /// Every tile's decoded indices in increasing order, each point once, each in its tile.
+    fn check_blocked_order(tiles: &Tiles<f64>, coords: &[Vec<f64>], w: usize, case: &str) {
+        let (grid, m, dim) = (&tiles.grid, coords[0].len(), coords.len());
+        assert!(matches!(tiles.order, Order::Blocked { .. }), "{case}");
+        let mut seen = vec![false; m];
+        let mut decoded = Vec::new();
+        for id in 0..grid.num_tiles() {
+            let range = tiles.starts[id]..tiles.starts[id + 1];
+            let idx = tiles.order.indices(range, &mut decoded);
+            assert!(idx.windows(2).all(|p| p[0] < p[1]), "{case} tile {id}");
+            let tc = grid.tile_coords(id);
+            for &j in idx {
+                let j = j as usize;
+                assert!(
+                    !std::mem::replace(&mut seen[j], true),
+                    "{case}: point {j} twice"
+                );
+                for d in 0..dim {
+                    let t = tile_of(coords[d][j], grid.n[d], grid.side[d], grid.ntiles[d], w);
+                    assert_eq!(t, tc[d], "{case}: point {j} in tile {id}");
                 }
             }
-            assert!(seen.iter().all(|&s| s), "{dim}-D");
         }
+        assert!(seen.iter().all(|&s| s), "{case}");
     }
 }
