@@ -340,6 +340,13 @@ const GRID_WEIGHT: f64 = 2.3;
 /// Points per interpolation task: one tile, or part of a dense one.
 pub const INTERP_CHUNK: usize = 1 << 14;
 
+/// Points per interpolation task for `points` points on `threads` threads: [`INTERP_CHUNK`],
+/// or fewer where that leaves threads without a task (clustered points fill a few tiles:
+/// 10⁵ points made 6–8 tasks for 16 threads), down to 2048 (each task loads its tile's box).
+pub fn interp_chunk(points: usize, threads: usize) -> usize {
+    (points / (8 * threads.max(1))).clamp(1 << 11, INTERP_CHUNK)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,16 +22,19 @@ pub type SpreadFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T]);
 pub type SpreadBlocksFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
 /// `(tiles, grid, values, table, points per task)`: interpolate from the grid.
 pub type InterpFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
-/// `(tiles, strengths, slab, table, row)`: spread one row of tiles into its slab.
-pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize);
-/// `(tiles, slab, values, table, points per task, row)`: interpolate one row's points.
-pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, usize);
+/// Consecutive rows of tiles along the first dimension: a slab's.
+pub type TileRows = std::ops::Range<usize>;
+/// `(tiles, strengths, slab, table, rows)`: spread rows of tiles into their slab.
+pub type SpreadRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], TileRows);
+/// `(tiles, slab, values, table, points per task, rows)`: interpolate those rows' points.
+pub type InterpRowFn<T> = fn(&Tiles<T>, &[T], &mut [T], &[T], usize, TileRows);
 
-/// `(tiles, values and derivative weights, grid, tables, row)`: spread with the kernel's
-/// derivative ([`GradTileKernel`]), onto the whole grid or one row's slab.
-pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, Option<usize>);
-/// `(tiles, grid, values and derivatives, tables, points per task, row)`.
-pub type InterpGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, usize, Option<usize>);
+/// `(tiles, values and derivative weights, grid, tables, rows)`: spread with the kernel's
+/// derivative ([`GradTileKernel`]), onto the whole grid or rows' slab.
+pub type SpreadGradFn<T> = fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, Option<TileRows>);
+/// `(tiles, grid, values and derivatives, tables, points per task, rows)`.
+pub type InterpGradFn<T> =
+    fn(&Tiles<T>, &[T], &mut [T], &GradTables<'_, T>, usize, Option<TileRows>);
 
 /// The kernels with the derivative of a spreader: for gradients with respect to the points.
 #[derive(Clone, Copy)]

@@ -3,7 +3,7 @@
 
 use crate::error::{NudtError, Result};
 use crate::float::{interleaved, interleaved_mut, Float};
-use crate::kernels::{wide_table, KernelFns};
+use crate::kernels::{wide_table, KernelFns, TileRows};
 use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
@@ -153,7 +153,7 @@ impl<T: Float> FineGrid<T> {
     /// Bins the points (radians, finite, any range) and picks the spreading schedule.
     pub fn set_points(&mut self, coords: &[&[T]]) {
         let grid = TileGrid::new(&self.n, self.kernel.width, &self.side);
-        let tiles = Tiles::bin(grid, coords, self.narrow);
+        let tiles = crate::steps::step("sort", || Tiles::bin(grid, coords, self.narrow));
         self.strategy = plan::choose_strategy(self.requested);
         self.max_block_points = plan::max_block_points(tiles.len(), &self.arch);
         self.tiles = Some(tiles);
@@ -181,12 +181,12 @@ impl<T: Float> FineGrid<T> {
     ) -> Result<()> {
         let tiles = self.tiles()?;
         let (c, g) = (interleaved(c), interleaved_mut(grid));
-        match strategy {
+        crate::steps::step("spread", || match strategy {
             Strategy::TargetDriven => {
                 (self.fns.spread_target_driven)(tiles, c, g, &self.table, self.max_block_points)
             }
             _ => (self.fns.spread_source_driven)(tiles, c, g, &self.table),
-        }
+        });
         Ok(())
     }
 
@@ -197,55 +197,72 @@ impl<T: Float> FineGrid<T> {
         self.n.len() >= 2 && self.strategy != Strategy::TargetDriven
     }
 
-    /// Per tile row along the first dimension that holds points: its index, the first grid
-    /// plane of its padded slab (wrapping) and its number of planes. A row without points
-    /// adds nothing to a type 1's grid and needs nothing of a type 2's, so the slab steps
-    /// skip it: a type 3's inner grid holds its targets in the middle `1/σ` of each axis,
-    /// and clustered points leave whole rows empty.
-    pub fn slab_rows(&self) -> Result<Vec<(usize, i64, usize)>> {
+    /// The slabs of a slab-wise transform on `threads` threads: per slab, its consecutive
+    /// tile rows along the first dimension (as many as
+    /// [`crate::planner::limits::slab_tile_rows`] gives, less the empty ones at either end),
+    /// the first grid plane of its padded slab (wrapping) and its number of planes. Rows
+    /// without points add nothing to a type 1's grid and need nothing of a type 2's, so a
+    /// slab of none is skipped: a type 3's inner grid holds its targets in the middle `1/σ`
+    /// of each axis, and clustered points leave whole rows empty.
+    pub fn slabs(&self, threads: usize) -> Result<Vec<(TileRows, i64, usize)>> {
         let tiles = self.tiles()?;
         let g = &tiles.grid;
-        let per_row = g.num_tiles() / g.ntiles[0];
-        Ok((0..g.ntiles[0])
-            .filter(|&r| tiles.starts[(r + 1) * per_row] > tiles.starts[r * per_row])
-            .map(|r| {
-                let (first, planes) = g.row_planes(r);
-                (r, first, planes)
+        let rows = g.ntiles[0];
+        let per_row = g.num_tiles() / rows;
+        let full = |r: &usize| tiles.starts[(r + 1) * per_row] > tiles.starts[r * per_row];
+        let step = crate::planner::limits::slab_tile_rows(&g.ntiles[..g.dim], threads);
+        Ok((0..rows)
+            .step_by(step)
+            .filter_map(|a| {
+                let mut held = (a..(a + step).min(rows)).filter(full);
+                let first = held.next()?;
+                let range = first..held.next_back().unwrap_or(first) + 1;
+                let (plane, planes) = g.rows_planes(range.clone());
+                Some((range, plane, planes))
             })
             .collect())
     }
 
-    /// Spreads the strengths of tile row `row`'s points into `slab`, that row's padded planes
-    /// ([`FineGrid::slab_rows`]), overwritten.
-    pub fn spread_row(&self, c: &[Complex<T>], slab: &mut [Complex<T>], row: usize) -> Result<()> {
+    /// Spreads the strengths of the points of tile rows `rows` into `slab`, their padded
+    /// planes ([`FineGrid::slabs`]), overwritten.
+    pub fn spread_row(
+        &self,
+        c: &[Complex<T>],
+        slab: &mut [Complex<T>],
+        rows: TileRows,
+    ) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.spread_row)(
-            tiles,
-            interleaved(c),
-            interleaved_mut(slab),
-            &self.table,
-            row,
-        );
+        crate::steps::step("spread", || {
+            (self.fns.spread_row)(
+                tiles,
+                interleaved(c),
+                interleaved_mut(slab),
+                &self.table,
+                rows,
+            )
+        });
         Ok(())
     }
 
-    /// Interpolates `slab`, tile row `row`'s padded planes, at that row's points into `out`
+    /// Interpolates `slab`, tile rows `rows`' padded planes, at their points into `out`
     /// (original point order; the other points' values are left alone).
     pub fn interp_row(
         &self,
         slab: &[Complex<T>],
         out: &mut [Complex<T>],
-        row: usize,
+        rows: TileRows,
     ) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.interp_row)(
-            tiles,
-            interleaved(slab),
-            interleaved_mut(out),
-            &self.table,
-            plan::INTERP_CHUNK,
-            row,
-        );
+        crate::steps::step("interp", || {
+            (self.fns.interp_row)(
+                tiles,
+                interleaved(slab),
+                interleaved_mut(out),
+                &self.table,
+                plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
+                rows,
+            )
+        });
         Ok(())
     }
 
@@ -275,14 +292,14 @@ impl<T: Float> FineGrid<T> {
         }
     }
 
-    /// Interpolates `grid` (or with `row`, that tile row's slab, as [`Self::interp_row`]) at
+    /// Interpolates `grid` (or with `rows`, those tile rows' slab, as [`Self::interp_row`]) at
     /// the points with the gradient: per point (original order) the value and its derivative
     /// along each dimension in radians⁻¹, `dim + 1` values.
     pub fn interp_grad(
         &self,
         grid: &[Complex<T>],
         out: &mut [Complex<T>],
-        row: Option<usize>,
+        rows: Option<TileRows>,
     ) -> Result<()> {
         let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.interp)(
@@ -290,20 +307,20 @@ impl<T: Float> FineGrid<T> {
             interleaved(grid),
             interleaved_mut(out),
             &self.grad_tables(&self.coordinate_scales()),
-            plan::INTERP_CHUNK,
-            row,
+            plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
+            rows,
         );
         Ok(())
     }
 
     /// Spreads, per point (original order), `(v, u_0, ..)`: `v·W + Σ_d u_d·∂W/∂x_d` of each
     /// point's weights `W` (the transpose of [`Self::interp_grad`]) onto `grid`, overwritten
-    /// (or with `row`, that tile row's slab, as [`Self::spread_row`]).
+    /// (or with `rows`, those tile rows' slab, as [`Self::spread_row`]).
     pub fn spread_grad(
         &self,
         vu: &[Complex<T>],
         grid: &mut [Complex<T>],
-        row: Option<usize>,
+        rows: Option<TileRows>,
     ) -> Result<()> {
         let (tiles, grad) = (self.tiles()?, self.grad_fns()?);
         (grad.spread)(
@@ -311,7 +328,7 @@ impl<T: Float> FineGrid<T> {
             interleaved(vu),
             interleaved_mut(grid),
             &self.grad_tables(&self.coordinate_scales()),
-            row,
+            rows,
         );
         Ok(())
     }
@@ -319,13 +336,15 @@ impl<T: Float> FineGrid<T> {
     /// Interpolates `grid` at the points into `out` (original point order).
     pub fn interp(&self, grid: &[Complex<T>], out: &mut [Complex<T>]) -> Result<()> {
         let tiles = self.tiles()?;
-        (self.fns.interp)(
-            tiles,
-            interleaved(grid),
-            interleaved_mut(out),
-            &self.table,
-            plan::INTERP_CHUNK,
-        );
+        crate::steps::step("interp", || {
+            (self.fns.interp)(
+                tiles,
+                interleaved(grid),
+                interleaved_mut(out),
+                &self.table,
+                plan::interp_chunk(tiles.len(), rayon::current_num_threads()),
+            )
+        });
         Ok(())
     }
 }
@@ -348,7 +367,8 @@ mod tests {
 
     /// Sorts of more points than one block of 2¹⁶ keep the low bits of each index and a
     /// table per (tile, block): every tile's indices, decoded, must be its points' in
-    /// increasing order (the sort is stable), and all of them together each point once.
+    /// increasing order (the sort is stable), and all of them together each point once. On
+    /// one thread the sort's tasks are whole blocks, on 16 parts of one.
     #[test]
     fn blocked_orders_give_back_every_points_index() {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -367,28 +387,40 @@ mod tests {
                 .collect();
             let refs: Vec<&[f64]> = coords.iter().map(|v| &v[..]).collect();
             let grid = TileGrid::new(&n, w, &vec![side; dim]);
-            let tiles = Tiles::<f64>::bin(grid.clone(), &refs, true);
-            assert!(matches!(tiles.order, Order::Blocked { .. }), "{dim}-D");
-            let mut seen = vec![false; m];
-            let mut decoded = Vec::new();
-            for id in 0..grid.num_tiles() {
-                let range = tiles.starts[id]..tiles.starts[id + 1];
-                let idx = tiles.order.indices(range, &mut decoded);
-                assert!(idx.windows(2).all(|p| p[0] < p[1]), "{dim}-D tile {id}");
-                let tc = grid.tile_coords(id);
-                for &j in idx {
-                    let j = j as usize;
-                    assert!(
-                        !std::mem::replace(&mut seen[j], true),
-                        "{dim}-D point {j} twice"
-                    );
-                    for d in 0..dim {
-                        let t = tile_of(coords[d][j], n[d], grid.side[d], grid.ntiles[d], w);
-                        assert_eq!(t, tc[d], "{dim}-D point {j} in tile {id}");
-                    }
+            for threads in [1, 16] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .expect("a thread pool");
+                let tiles = pool.install(|| Tiles::<f64>::bin(grid.clone(), &refs, true));
+                check_blocked_order(&tiles, &coords, w, &format!("{dim}-D {threads} threads"));
+            }
+        }
+    }
+
+    /// Every tile's decoded indices in increasing order, each point once, each in its tile.
+    fn check_blocked_order(tiles: &Tiles<f64>, coords: &[Vec<f64>], w: usize, case: &str) {
+        let (grid, m, dim) = (&tiles.grid, coords[0].len(), coords.len());
+        assert!(matches!(tiles.order, Order::Blocked { .. }), "{case}");
+        let mut seen = vec![false; m];
+        let mut decoded = Vec::new();
+        for id in 0..grid.num_tiles() {
+            let range = tiles.starts[id]..tiles.starts[id + 1];
+            let idx = tiles.order.indices(range, &mut decoded);
+            assert!(idx.windows(2).all(|p| p[0] < p[1]), "{case} tile {id}");
+            let tc = grid.tile_coords(id);
+            for &j in idx {
+                let j = j as usize;
+                assert!(
+                    !std::mem::replace(&mut seen[j], true),
+                    "{case}: point {j} twice"
+                );
+                for d in 0..dim {
+                    let t = tile_of(coords[d][j], grid.n[d], grid.side[d], grid.ntiles[d], w);
+                    assert_eq!(t, tc[d], "{case}: point {j} in tile {id}");
                 }
             }
-            assert!(seen.iter().all(|&s| s), "{dim}-D");
         }
+        assert!(seen.iter().all(|&s| s), "{case}");
     }
 }

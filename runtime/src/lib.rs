@@ -28,6 +28,7 @@ pub mod planner;
 pub mod profile;
 mod slabs;
 mod stack;
+pub mod steps;
 mod type3;
 mod type3_gaussian;
 mod uniform;

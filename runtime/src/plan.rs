@@ -335,19 +335,21 @@ impl<T: Float> Plan<T> {
     /// share. Bins them for every later execute.
     pub fn set_points(&mut self, coords: &[&[T]]) -> Result<()> {
         check_type(1, self.problem.ty)?;
-        let m = self.run(|| check_coords(self.dim(), coords, SOURCES))?;
-        self.fit_upsampling(m)?;
-        let pool = self.pool.clone();
-        let Engine::Uniform(u, sets) = &mut self.engine else {
-            unreachable!("type 1/2 plans hold a uniform engine")
-        };
-        *sets = Vec::new();
-        match pool {
-            Some(p) => p.install(|| u.grid.set_points(coords)),
-            None => u.grid.set_points(coords),
-        }
-        self.counts = self.problem.shared_counts(m, 0);
-        Ok(())
+        crate::steps::call("set_points", self.threads(), || {
+            let m = self.run(|| check_coords(self.dim(), coords, SOURCES))?;
+            self.fit_upsampling(m)?;
+            let pool = self.pool.clone();
+            let Engine::Uniform(u, sets) = &mut self.engine else {
+                unreachable!("type 1/2 plans hold a uniform engine")
+            };
+            *sets = Vec::new();
+            match pool {
+                Some(p) => p.install(|| u.grid.set_points(coords)),
+                None => u.grid.set_points(coords),
+            }
+            self.counts = self.problem.shared_counts(m, 0);
+            Ok(())
+        })
     }
 
     /// Sets a point set per transform of a type 1 or 2 plan: `sets[b][d]` holds transform
@@ -415,12 +417,14 @@ impl<T: Float> Plan<T> {
     pub fn set_points_type3(&mut self, sources: &[&[T]], targets: &[&[T]]) -> Result<()> {
         check_type(3, self.problem.ty)?;
         let dim = self.dim();
-        let m = self.run(|| check_coords(dim, sources, SOURCES))?;
-        let k = self.run(|| check_coords(dim, targets, TARGETS))?;
-        let engines = self.type3_engines(&[(sources, targets)], &[(m, k)])?;
-        self.engine = Engine::Type3(engines);
-        self.counts = self.problem.shared_counts(m, k);
-        Ok(())
+        crate::steps::call("set_points_type3", self.threads(), || {
+            let m = self.run(|| check_coords(dim, sources, SOURCES))?;
+            let k = self.run(|| check_coords(dim, targets, TARGETS))?;
+            let engines = self.type3_engines(&[(sources, targets)], &[(m, k)])?;
+            self.engine = Engine::Type3(engines);
+            self.counts = self.problem.shared_counts(m, k);
+            Ok(())
+        })
     }
 
     /// Sets sources and target frequencies per transform of a type 3 plan: `sources[b][d]`
@@ -616,6 +620,12 @@ impl<T: Float> Plan<T> {
         );
         self.work.truncate(slots);
         self.work.resize_with(slots, Work::default);
+        let threads = self.threads();
+        let share = (threads / slots).max(1);
+        for w in &mut self.work {
+            w.uniform.set_threads(share);
+            w.type3.set_threads(share);
+        }
         let (engine, work) = (&self.engine, &mut self.work[..]);
         let body = move || {
             crate::stack::run(work, &each, input, output, |b, w, x, y| match engine {
@@ -633,7 +643,7 @@ impl<T: Float> Plan<T> {
                 Engine::Type3Pending => Err(NudtError::PointsNotSet),
             })
         };
-        in_pool(&self.pool, body)
+        crate::steps::call("execute", threads, || in_pool(&self.pool, body))
     }
 
     /// One gradient pass over the stack, transform by transform (the pass runs in parallel
@@ -655,7 +665,9 @@ impl<T: Float> Plan<T> {
         };
         self.work.truncate(1);
         self.work.resize_with(1, Work::default);
+        let threads = self.threads();
         let work = &mut self.work[0].uniform;
+        work.set_threads(threads);
         in_pool(&self.pool, || {
             let (mut x, mut y) = (input, &mut output[..]);
             for (b, &(a, c)) in each.iter().enumerate() {

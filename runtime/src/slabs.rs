@@ -16,14 +16,15 @@ use crate::error::Result;
 use crate::fft::{FftNd, Needed};
 use crate::float::{resize_parallel, Float};
 use crate::grid::FineGrid;
+use crate::kernels::TileRows;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::FftDirection;
 
-/// One execute's slabs: per tile row with points its index, first plane and plane count
-/// ([`FineGrid::slab_rows`]), the first axis's length, points per plane and modes per plane.
+/// One execute's slabs: per slab its tile rows, first plane and plane count
+/// ([`FineGrid::slabs`]), the first axis's length, points per plane and modes per plane.
 struct Geometry {
-    rows: Vec<(usize, i64, usize)>,
+    rows: Vec<(TileRows, i64, usize)>,
     n0: usize,
     plane: usize,
     m: usize,
@@ -49,11 +50,15 @@ pub struct Slabs<T: Float> {
     needed: Vec<Vec<bool>>,
 }
 
-/// The buffers of one running slab-wise transform: a slab of planes and the column grid.
+/// The buffers of one running slab-wise transform: a slab of planes and the column grid,
+/// and the threads the transform counts on, which size its slabs ([`FineGrid::slabs`]).
 #[derive(Default)]
 pub struct SlabWork<T> {
     slab: Vec<Complex<T>>,
     columns: Vec<Complex<T>>,
+    /// The pool's threads, or their share where transforms of a stack run at once (0: all
+    /// of the pool).
+    pub threads: usize,
 }
 
 impl<T: Float> Slabs<T> {
@@ -94,18 +99,24 @@ impl<T: Float> Slabs<T> {
     /// The slab rows of `grid`'s points, with room made in `work` for the longest slab and
     /// `held` rows of the column grid (zeroed).
     fn prepare(&self, grid: &FineGrid<T>, work: &mut SlabWork<T>, held: usize) -> Result<Geometry> {
-        let rows = grid.slab_rows()?;
+        let threads = match work.threads {
+            0 => rayon::current_num_threads(),
+            t => t,
+        };
+        let rows = grid.slabs(threads)?;
         let (n0, plane, m) = (
             grid.n[0],
             grid.n[1..].iter().product::<usize>(),
             self.width(),
         );
         let longest = rows.iter().map(|r| r.2).max().unwrap_or(0);
-        resize_parallel(&mut work.slab, longest * plane);
-        resize_parallel(&mut work.columns, held * m);
-        work.columns
-            .par_iter_mut()
-            .for_each(|v| *v = Complex::default());
+        crate::steps::step("zero", || {
+            resize_parallel(&mut work.slab, longest * plane);
+            resize_parallel(&mut work.columns, held * m);
+            work.columns
+                .par_iter_mut()
+                .for_each(|v| *v = Complex::default());
+        });
         Ok(Geometry { rows, n0, plane, m })
     }
 
@@ -123,7 +134,7 @@ impl<T: Float> Slabs<T> {
         grid: &FineGrid<T>,
         work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
-        spread: impl Fn(&mut [Complex<T>], usize) -> Result<()>,
+        spread: impl Fn(&mut [Complex<T>], TileRows) -> Result<()>,
         f: &mut [Complex<T>],
         direction: FftDirection,
     ) -> Result<()> {
@@ -139,6 +150,7 @@ impl<T: Float> Slabs<T> {
         let SlabWork {
             slab,
             columns: columns_data,
+            ..
         } = work;
         f.par_iter_mut().for_each(|v| *v = Complex::default());
         // Column row of each grid index along the first axis: `f`'s row for a mode's, the
@@ -156,31 +168,39 @@ impl<T: Float> Slabs<T> {
                     .expect("a buffer row per grid index without a mode")
             })
             .collect();
-        for &(r, first, planes) in &rows {
+        for (r, first, planes) in rows {
             let slab = &mut slab[..planes * plane];
             spread(slab, r)?;
-            slab.par_chunks_mut(plane)
-                .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs));
+            crate::steps::step("plane_fft", || {
+                slab.par_chunks_mut(plane)
+                    .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs))
+            });
             let slab = &*slab;
             // Each column row gathers the slab planes that land on it (one, or none; more
             // only where the slab wraps onto itself).
-            col_rows.par_iter_mut().enumerate().for_each(|(g0, row)| {
-                let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
-                while i < planes {
-                    let p = &slab[i * plane..(i + 1) * plane];
-                    row.iter_mut()
-                        .zip(at.iter())
-                        .for_each(|(a, &k)| *a = *a + p[k]);
-                    i += n0;
-                }
+            crate::steps::step("gather", || {
+                col_rows.par_iter_mut().enumerate().for_each(|(g0, row)| {
+                    let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
+                    while i < planes {
+                        let p = &slab[i * plane..(i + 1) * plane];
+                        row.iter_mut()
+                            .zip(at.iter())
+                            .for_each(|(a, &k)| *a = *a + p[k]);
+                        i += n0;
+                    }
+                })
             });
         }
-        columns.process_row_columns(&mut col_rows, &keep, direction);
+        crate::steps::step("column_fft", || {
+            columns.process_row_columns(&mut col_rows, &keep, direction)
+        });
         drop(col_rows);
-        f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
-            for (o, &c) in out.iter_mut().zip(corr) {
-                *o = *o * (c0 * c);
-            }
+        crate::steps::step("correct", || {
+            f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
+                for (o, &c) in out.iter_mut().zip(corr) {
+                    *o = *o * (c0 * c);
+                }
+            })
         });
         Ok(())
     }
@@ -193,7 +213,7 @@ impl<T: Float> Slabs<T> {
         work: &mut SlabWork<T>,
         (gidx0, corr0): FirstAxis<'_, T>,
         f: &[Complex<T>],
-        mut interp: impl FnMut(&[Complex<T>], usize) -> Result<()>,
+        mut interp: impl FnMut(&[Complex<T>], TileRows) -> Result<()>,
         direction: FftDirection,
     ) -> Result<()> {
         let Geometry { rows, n0, plane, m } = self.prepare(grid, work, grid.n[0])?;
@@ -204,27 +224,33 @@ impl<T: Float> Slabs<T> {
             .enumerate()
             .for_each(|(i0, &g0)| user_row[g0] = Some(i0));
         let corr = &self.corr;
-        work.columns
-            .par_chunks_mut(m)
-            .zip(&user_row)
-            .for_each(|(row, i0)| {
-                let Some(i0) = *i0 else { return };
-                let fin = &f[i0 * m..(i0 + 1) * m];
-                for ((o, &v), &cm) in row.iter_mut().zip(fin).zip(corr) {
-                    *o = v * (corr0[i0] * cm);
-                }
-            });
-        self.columns.process_columns(&mut work.columns, direction);
-        for &(r, first, planes) in &rows {
+        crate::steps::step("correct", || {
+            work.columns
+                .par_chunks_mut(m)
+                .zip(&user_row)
+                .for_each(|(row, i0)| {
+                    let Some(i0) = *i0 else { return };
+                    let fin = &f[i0 * m..(i0 + 1) * m];
+                    for ((o, &v), &cm) in row.iter_mut().zip(fin).zip(corr) {
+                        *o = v * (corr0[i0] * cm);
+                    }
+                })
+        });
+        crate::steps::step("column_fft", || {
+            self.columns.process_columns(&mut work.columns, direction)
+        });
+        for (r, first, planes) in rows {
             let slab = &mut work.slab[..planes * plane];
             let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &work.columns);
-            slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
-                let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
-                p.iter_mut().for_each(|v| *v = Complex::default());
-                for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
-                    p[k] = v;
-                }
-                fft.process_pruned(p, direction, needed, Needed::Inputs);
+            crate::steps::step("plane_fft", || {
+                slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
+                    let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
+                    p.iter_mut().for_each(|v| *v = Complex::default());
+                    for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
+                        p[k] = v;
+                    }
+                    fft.process_pruned(p, direction, needed, Needed::Inputs);
+                })
             });
             interp(slab, r)?;
         }

@@ -152,6 +152,14 @@ pub struct Work<T> {
     slabs: SlabWork<T>,
 }
 
+impl<T> Work<T> {
+    /// Sets the threads this transform counts on: the pool's, or their share where several
+    /// transforms of a stack run at once (the slabs are sized for them).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.slabs.threads = threads;
+    }
+}
+
 /// The FFT direction of the grid step for sign `isign` of the exponent.
 pub(crate) fn direction(isign: i32) -> FftDirection {
     if isign < 0 {
@@ -251,25 +259,30 @@ impl<T: Float> Uniform<T> {
     ) -> Result<()> {
         crate::float::resize_parallel(&mut work.grid, self.grid.len());
         spread(&mut work.grid)?;
-        self.fft.process_pruned(
-            &mut work.grid,
-            direction(isign),
-            &self.needed,
-            Needed::Outputs,
-        );
+        crate::steps::step("fft", || {
+            self.fft.process_pruned(
+                &mut work.grid,
+                direction(isign),
+                &self.needed,
+                Needed::Outputs,
+            )
+        });
         let (map, work) = (&self.map, &work.grid);
         let row = map.rows();
-        f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
-            let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
-            let mut o = 0;
-            for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
-                let (g01, c01) = (g0 + g1 * map.gstride[1], c0 * c1);
-                for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
-                    out[o] = work[g01 + g2 * map.gstride[2]] * (c01 * c2);
-                    o += 1;
+        let correct = || {
+            f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
+                let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
+                let mut o = 0;
+                for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
+                    let (g01, c01) = (g0 + g1 * map.gstride[1], c0 * c1);
+                    for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
+                        out[o] = work[g01 + g2 * map.gstride[2]] * (c01 * c2);
+                        o += 1;
+                    }
                 }
-            }
-        });
+            })
+        };
+        crate::steps::step("correct", correct);
         Ok(())
     }
 
@@ -340,8 +353,10 @@ impl<T: Float> Uniform<T> {
                     }
                 }
             });
-        self.fft
-            .process_pruned(work, direction(isign), &self.needed, Needed::Inputs);
+        crate::steps::step("fft", || {
+            self.fft
+                .process_pruned(work, direction(isign), &self.needed, Needed::Inputs)
+        });
         work
     }
 

@@ -169,10 +169,11 @@ fn long_one_dimensional_transforms_match_the_direct_sum() {
     }
 }
 
-/// 2-D and 3-D types 1 and 2 run slab by slab (one row of tiles along the first axis at a
-/// time): small tiles give several rows, a last row longer than the others, and slabs that
-/// overlap and wrap around the grid; one tile row gives a single slab that wraps onto itself.
-/// Both against the direct sum, with the whole-grid path (target-driven) beside them.
+/// 2-D and 3-D types 1 and 2 run slab by slab (rows of tiles along the first axis, as many
+/// at a time as the threads need): small tiles give several rows, a last row longer than the
+/// others, and slabs that overlap and wrap around the grid; one tile row, or many threads,
+/// give a single slab that wraps onto itself. Both against the direct sum, with the
+/// whole-grid path (target-driven) beside them.
 #[test]
 fn slab_by_slab_transforms_match_the_direct_sum() {
     use nudt::Strategy;
@@ -186,15 +187,18 @@ fn slab_by_slab_transforms_match_the_direct_sum() {
         let mut rng = Rng::new(80 + dim as u64);
         let c = rng.complexes(m);
         let f = rng.complexes(modes.iter().product());
-        for (tile_side, strategy) in [
-            (Some(8), Strategy::SourceDriven),
-            (Some(12), Strategy::SourceDriven),
-            (Some(1 << 12), Strategy::SourceDriven),
-            (Some(8), Strategy::TargetDriven),
+        for (tile_side, strategy, threads) in [
+            (Some(8), Strategy::SourceDriven, None),
+            (Some(8), Strategy::SourceDriven, Some(1)),
+            (Some(8), Strategy::SourceDriven, Some(16)),
+            (Some(12), Strategy::SourceDriven, None),
+            (Some(1 << 12), Strategy::SourceDriven, None),
+            (Some(8), Strategy::TargetDriven, None),
         ] {
             let opts = Options {
                 tile_side,
                 strategy,
+                threads,
                 ..Options::default()
             };
             let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, opts.clone());
@@ -203,7 +207,8 @@ fn slab_by_slab_transforms_match_the_direct_sum() {
             let s2 = type12_error::<f32>(Type2, &x, &f, &modes, 1, 1e-5, opts);
             assert!(
                 e1 < 1e-8 && e2 < 1e-8 && s1 < 1e-4 && s2 < 1e-4,
-                "{dim}-D side {tile_side:?} {strategy:?}: {e1:.1e} {e2:.1e} {s1:.1e} {s2:.1e}"
+                "{dim}-D side {tile_side:?} {strategy:?} {threads:?} threads: \
+                 {e1:.1e} {e2:.1e} {s1:.1e} {s2:.1e}"
             );
         }
     }

@@ -178,7 +178,8 @@ fn interp_only_is_the_adjoint_of_spread_only() {
 /// 2-D and 3-D grids run slab by slab and skip the tile rows (along the first axis) that hold
 /// no points. Points in four thin bands of the first coordinate, one wrapping around ±π,
 /// leave rows empty between rows with points (of either parity), whose slabs overlap
-/// theirs; types 1 and 2 must still match the direct sum.
+/// theirs; types 1 and 2 must still match the direct sum, on one thread (a slab a row or
+/// two) and on 16 (slabs of several rows, empty ones among them).
 #[test]
 fn slabs_skip_rows_without_points() {
     let mut rng = Rng::new(13);
@@ -192,13 +193,19 @@ fn slabs_skip_rows_without_points() {
         let c = rng.complexes(m);
         let modes = vec![[0, 0, 48, 20][dim]; dim];
         let f = rng.complexes(modes.iter().product());
-        let opts = Options {
-            tile_side: Some(8),
-            ..Options::default()
-        };
-        let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, opts.clone());
-        let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, 1e-9, opts);
-        assert!(e1 < 1e-8 && e2 < 1e-8, "{dim}D: {e1:e} {e2:e}");
+        for threads in [1, 16] {
+            let opts = Options {
+                tile_side: Some(8),
+                threads: Some(threads),
+                ..Options::default()
+            };
+            let e1 = type12_error::<f64>(Type1, &x, &c, &modes, 1, 1e-9, opts.clone());
+            let e2 = type12_error::<f64>(Type2, &x, &f, &modes, -1, 1e-9, opts);
+            assert!(
+                e1 < 1e-8 && e2 < 1e-8,
+                "{dim}D {threads} threads: {e1:e} {e2:e}"
+            );
+        }
     }
 }
 

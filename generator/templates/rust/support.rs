@@ -212,7 +212,7 @@ pub type SpreadTileFn<'a, T> = dyn Fn(&mut [T], [usize; 3], Points<'_, T>, &[T])
 /// remainder is a last tile of its own where it is at least `width` long, which the colouring
 /// needs of every tile, and is otherwise added to the tile before: at most `side + width − 1`
 /// long. A remainder added whatever its length made the last tile up to twice the others,
-/// and with it the longest slab of a slab-wise type 1 or 2 ([`TileGrid::row_planes`]): 250
+/// and with it the longest slab of a slab-wise type 1 or 2 ([`TileGrid::rows_planes`]): 250
 /// planes in tiles of 16 ended in one of 26, a slab of 32 planes where the rest take 22
 /// (10 MB more of a 3-D f64 transform's peak).
 #[derive(Clone, Debug, PartialEq)]
@@ -773,10 +773,15 @@ impl<T: Real> Tiles<T> {
         let binner = Binner::<T, D>::new(grid, if m == 0 { &empty } else { coords });
         // Histograms per block of points: one per chunk, or per block of 2¹⁶ original
         // indices (chunks a whole number of them) when the order is blocked.
+        // A chunk is whole blocks, or a power of two of points inside one: chunks of whole
+        // blocks of 2¹⁶ left a sort of 10⁵ points two tasks, on any number of threads.
         let wide = std::mem::size_of::<I>() == 4;
-        let chunk = m.div_ceil(4 * rayon::current_num_threads()).max(1 << 14);
+        let chunk = m.div_ceil(4 * rayon::current_num_threads()).max(1 << 12);
         let block = if wide { chunk } else { 1 << ORDER_BLOCK_BITS };
-        let chunk = chunk.next_multiple_of(block);
+        let chunk = match chunk < block {
+            true => chunk.next_power_of_two(),
+            false => chunk.next_multiple_of(block),
+        };
         let chunks: Vec<std::ops::Range<usize>> = (0..m)
             .step_by(chunk)
             .map(|s| s..(s + chunk).min(m))
@@ -812,15 +817,14 @@ impl<T: Real> Tiles<T> {
         let mut acc = 0usize;
         for i in 0..ntiles {
             starts[i] = acc;
-            let mut b = 0;
-            for (h, pos) in hists.iter().zip(pos.iter_mut()) {
+            for ((h, pos), r) in hists.iter().zip(pos.iter_mut()).zip(&chunks) {
                 pos[i] = acc as u32;
-                for count in h.iter().skip(i).step_by(ntiles) {
-                    if !wide {
-                        first[i * blocks + b] = acc as u32;
+                for (k, count) in h.iter().skip(i).step_by(ntiles).enumerate() {
+                    // A block's run starts with the first chunk inside it.
+                    if !wide && (k > 0 || r.start % block == 0) {
+                        first[i * blocks + r.start / block + k] = acc as u32;
                     }
                     acc += *count as usize;
-                    b += 1;
                 }
             }
         }
@@ -1443,30 +1447,40 @@ impl<T: Real> Work<T> {
     }
 }
 
-/// Which part of the grid a schedule call covers: all of it, or one row of tiles along the
-/// first dimension (its index), whose padded planes make up the destination
-/// ([`TileGrid::row_planes`]). A plan that transforms its grid slab by slab never holds the
-/// whole fine grid.
+/// Which part of the grid a schedule call covers: all of it, or consecutive rows of tiles
+/// along the first dimension (the first and one past the last), whose padded planes make up
+/// the destination ([`TileGrid::rows_planes`]). A plan that transforms its grid slab by slab
+/// never holds the whole fine grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     Whole,
-    Row(usize),
+    Rows(usize, usize),
 }
 
 impl Part {
-    fn holds(self, tile: [usize; 3]) -> bool {
+    fn of(rows: Option<std::ops::Range<usize>>) -> Self {
+        rows.map_or(Part::Whole, |r| Part::Rows(r.start, r.end))
+    }
+
+    /// The ids of the tiles it covers: tiles are numbered with the first dimension slowest.
+    fn tile_ids(self, g: &TileGrid) -> std::ops::Range<usize> {
+        let per_row = g.num_tiles() / g.ntiles[0];
         match self {
-            Part::Whole => true,
-            Part::Row(r) => tile[0] == r,
+            Part::Whole => 0..g.num_tiles(),
+            Part::Rows(a, b) => a * per_row..b * per_row,
         }
     }
 
     /// Per index of tile `tc`'s box along dimension `d` (`len` entries from the tile's start
     /// less `⌊w/2⌋`), the destination's index: the grid point (wrapping), except along the
-    /// first dimension of a row, where it is the plane of the row's slab (the same index).
+    /// first dimension of rows, where it is the plane of their slab (counted from the first
+    /// row's start less `⌊w/2⌋`).
     fn tile_map(self, g: &TileGrid, tc: [usize; 3], d: usize, len: usize) -> Vec<Option<usize>> {
         match self {
-            Part::Row(_) if d == 0 => (0..len).map(Some).collect(),
+            Part::Rows(a, _) if d == 0 => {
+                let off = g.tile_start(0, tc[0]) - g.tile_start(0, a);
+                (off..off + len).map(Some).collect()
+            }
             _ => wrap_map(
                 g.tile_start(d, tc[d]) as i64 - (g.width / 2) as i64,
                 len,
@@ -1478,13 +1492,15 @@ impl Part {
 }
 
 impl TileGrid {
-    /// The slab of tile row `r` along the first dimension: its first grid plane (the row's
-    /// start less `⌊w/2⌋`, possibly negative: planes wrap) and its number of planes (the row's
-    /// length plus `w − 1`).
-    pub fn row_planes(&self, r: usize) -> (i64, usize) {
+    /// The slab of tile rows `rows` along the first dimension: its first grid plane (the first
+    /// row's start less `⌊w/2⌋`, possibly negative: planes wrap) and its number of planes (the
+    /// rows' length plus `w − 1`).
+    pub fn rows_planes(&self, rows: std::ops::Range<usize>) -> (i64, usize) {
+        let (a, last) = (rows.start, rows.end - 1);
+        let len = self.tile_start(0, last) + self.tile_len(0, last) - self.tile_start(0, a);
         (
-            self.tile_start(0, r) as i64 - (self.width / 2) as i64,
-            self.tile_len(0, r) + self.width - 1,
+            self.tile_start(0, a) as i64 - (self.width / 2) as i64,
+            len + self.width - 1,
         )
     }
 }
@@ -1505,19 +1521,19 @@ pub fn spread_source_driven<T: Real, K: TileKernel<T>>(
 
 /// Source-driven spreading of `(v, u_0, ..)` per point (`DIM + 1` interleaved complex, the
 /// original point order): `Σ v·φ + Σ_d u_d·∂_dφ` with the derivative along each dimension in
-/// the Horner variable ([`GradTileKernel`]). `grid` is overwritten; with `row`, it is that
-/// tile row's slab ([`spread_source_driven_row`]).
+/// the Horner variable ([`GradTileKernel`]). `grid` is overwritten; with `rows`, it is those
+/// tile rows' slab ([`spread_source_driven_row`]).
 pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     c: &[T],
     grid: &mut [T],
     t: &GradTables<'_, T>,
-    row: Option<usize>,
+    rows: Option<std::ops::Range<usize>>,
 ) {
     let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| {
         K::spread_grad_tile(b, s, p, c, t.table, t.dtable, t.scales)
     };
-    let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
+    let (part, len) = (Part::of(rows), K::row_len);
     match K::DIM {
         1 => spread_part::<T, 2>(tiles, c, grid, part, len, &tile),
         2 => spread_part::<T, 3>(tiles, c, grid, part, len, &tile),
@@ -1525,18 +1541,18 @@ pub fn spread_grad<T: Real, K: GradTileKernel<T>>(
     }
 }
 
-/// As [`spread_source_driven`], for the tiles of row `row` along the first dimension only, into
-/// `slab`: that row's padded planes ([`TileGrid::row_planes`]), each a whole grid plane,
-/// overwritten.
+/// As [`spread_source_driven`], for the tiles of rows `rows` along the first dimension only,
+/// into `slab`: those rows' padded planes ([`TileGrid::rows_planes`]), each a whole grid
+/// plane, overwritten.
 pub fn spread_source_driven_row<T: Real, K: TileKernel<T>>(
     tiles: &Tiles<T>,
     c: &[T],
     slab: &mut [T],
     table: &[T],
-    row: usize,
+    rows: std::ops::Range<usize>,
 ) {
     let tile = |b: &mut [T], s, p: Points<'_, T>, c: &[T]| K::spread_tile(b, s, p, c, table);
-    spread_part::<T, 1>(tiles, c, slab, Part::Row(row), K::row_len, &tile);
+    spread_part::<T, 1>(tiles, c, slab, Part::of(Some(rows)), K::row_len, &tile);
 }
 
 /// The source-driven schedule for any tile kernel (`tile`, with `Q` complex values a point
@@ -1555,13 +1571,16 @@ fn spread_part<T: Real, const Q: usize>(
     let ntiles = g.num_tiles();
     let ncolours = 3usize.pow(g.dim as u32);
     let mut by_colour = vec![Vec::new(); ncolours];
-    for id in 0..ntiles {
-        let tc = g.tile_coords(id);
-        if !tiles.tile_range(id).is_empty() && part.holds(tc) {
-            by_colour[g.colour(tc)].push(id);
+    for id in part.tile_ids(g) {
+        if !tiles.tile_range(id).is_empty() {
+            by_colour[g.colour(g.tile_coords(id))].push(id);
         }
     }
-    let heavy = (4 * tiles.len() / ntiles.max(1)).max(1 << 15);
+    // A tile is split once it holds four times the average, or an even share of a thread's
+    // points (up to 2¹⁵): clustered points fill a few tiles, and a tile of 30 000 of 10⁵
+    // points spread alone on one of 16 threads while the rest waited at the colour's end.
+    let share = (tiles.len() / (2 * rayon::current_num_threads())).min(1 << 15);
+    let heavy = (4 * tiles.len() / ntiles.max(1)).max(share).max(1 << 11);
     let gstr = grid_strides(g);
     let shared = SharedMut::new(grid);
     let workers = Workers::new();
@@ -1801,20 +1820,20 @@ pub fn interp<T: Real, K: TileKernel<T>>(
 
 /// Interpolation with the gradient: per point `DIM + 1` interleaved complex values in `out`
 /// (original point order), the interpolant and its derivative along each dimension in the
-/// Horner variable ([`GradTileKernel`]). With `row`, only that tile row's points, from its
-/// slab ([`interp_row`]).
+/// Horner variable ([`GradTileKernel`]). With `rows`, only those tile rows' points, from
+/// their slab ([`interp_row`]).
 pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     tiles: &Tiles<T>,
     grid: &[T],
     out: &mut [T],
     t: &GradTables<'_, T>,
     chunk: usize,
-    row: Option<usize>,
+    rows: Option<std::ops::Range<usize>>,
 ) {
     let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| {
         K::interp_grad_tile(b, s, p, v, t.table, t.dtable, t.scales)
     };
-    let (part, len) = (row.map_or(Part::Whole, Part::Row), K::row_len);
+    let (part, len) = (Part::of(rows), K::row_len);
     match K::DIM {
         1 => interp_part::<T, 2>(tiles, grid, out, chunk, part, len, &tile),
         2 => interp_part::<T, 3>(tiles, grid, out, chunk, part, len, &tile),
@@ -1822,19 +1841,27 @@ pub fn interp_grad<T: Real, K: GradTileKernel<T>>(
     }
 }
 
-/// As [`interp`], for the points of tile row `row` along the first dimension only, from
-/// `slab`: that row's padded planes ([`TileGrid::row_planes`]). The other points' outputs are
-/// left as they are.
+/// As [`interp`], for the points of tile rows `rows` along the first dimension only, from
+/// `slab`: those rows' padded planes ([`TileGrid::rows_planes`]). The other points' outputs
+/// are left as they are.
 pub fn interp_row<T: Real, K: TileKernel<T>>(
     tiles: &Tiles<T>,
     slab: &[T],
     out: &mut [T],
     table: &[T],
     chunk: usize,
-    row: usize,
+    rows: std::ops::Range<usize>,
 ) {
     let tile = |b: &[T], s, p: Points<'_, T>, v: &mut [T]| K::interp_tile(b, s, p, v, table);
-    interp_part::<T, 1>(tiles, slab, out, chunk, Part::Row(row), K::row_len, &tile);
+    interp_part::<T, 1>(
+        tiles,
+        slab,
+        out,
+        chunk,
+        Part::of(Some(rows)),
+        K::row_len,
+        &tile,
+    );
 }
 
 /// The interpolation schedule for any tile kernel (`tile`, `Q` complex values a point, boxes
@@ -1850,8 +1877,8 @@ fn interp_part<T: Real, const Q: usize>(
 ) {
     let g = &tiles.grid;
     let chunk = chunk.max(1);
-    let work: Vec<(usize, usize, usize)> = (0..g.num_tiles())
-        .filter(|&id| part.holds(g.tile_coords(id)))
+    let work: Vec<(usize, usize, usize)> = part
+        .tile_ids(g)
         .flat_map(|id| {
             let r = tiles.tile_range(id);
             (r.start..r.end)

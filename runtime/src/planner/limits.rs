@@ -57,9 +57,44 @@ pub fn cpu_concurrent(
     ntransf.min(threads).min(by_memory).max(1)
 }
 
+/// Tiles of one colour a slab's spreading aims for per thread ([`slab_tile_rows`]): enough
+/// that tiles of uneven point counts even out across the threads.
+const SLAB_TILES_PER_THREAD: usize = 2;
+
+/// Rows of tiles along the first axis that a slab-wise type 1 or 2 (2-D and 3-D grids,
+/// `ntiles` tiles per axis) spreads and transforms at once, on `threads` threads: one, unless
+/// a row's tiles are too few to keep the threads busy.
+///
+/// The tiles of a slab are spread colour by colour (2^d colours, tiles of one colour at
+/// once), and each slab's steps end in a barrier. A row of a 2-D grid of 512² points has
+/// 8 tiles of 64, so a colour's 4 tiles left 12 of 16 threads idle, and each of the grid's
+/// 8 slabs paid three barriers; a 3-D grid of 80³ points in tiles of 16 has 25 tiles a row,
+/// 3 to 6 a colour. Rows enough for [`SLAB_TILES_PER_THREAD`] tiles a colour per thread
+/// fill them, at a slab that many rows long: where the rows are few, the whole grid. A
+/// large grid keeps one row per slab (a 3-D grid of 250³ points: 256 tiles a row, 32 a
+/// colour), and with it the memory the slabs save.
+pub fn slab_tile_rows(ntiles: &[usize], threads: usize) -> usize {
+    let per_row: usize = ntiles[1..].iter().product();
+    let colours = 1 << ntiles.len();
+    let wanted = SLAB_TILES_PER_THREAD * threads.max(1) * colours;
+    wanted.div_ceil(per_row.max(1)).clamp(1, ntiles[0].max(1))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::cpu_concurrent;
+    use super::{cpu_concurrent, slab_tile_rows};
+
+    #[test]
+    fn slabs_take_rows_enough_to_keep_the_threads_busy() {
+        // 3-D 250³ in tiles of 16: 256 tiles a row, enough for 16 threads, not for 32.
+        assert_eq!(slab_tile_rows(&[16, 16, 16], 2), 1);
+        assert_eq!(slab_tile_rows(&[16, 16, 16], 16), 1);
+        assert_eq!(slab_tile_rows(&[16, 16, 16], 32), 2);
+        // 2-D 512² in tiles of 64: 8 rows of 8, all of them at 16 threads.
+        assert_eq!(slab_tile_rows(&[8, 8], 2), 2);
+        assert_eq!(slab_tile_rows(&[8, 8], 16), 8);
+        assert_eq!(slab_tile_rows(&[1, 1], 0), 1);
+    }
 
     #[test]
     fn a_cpu_stack_runs_a_transform_per_thread_within_memory() {
