@@ -13,8 +13,6 @@ mod gpu_cuda;
 mod gpu_opencl;
 mod gradients;
 mod per_transform;
-#[cfg(feature = "cuda")]
-mod per_transform_device;
 mod soak;
 
 use super::peer::{self, PeerArgs, PeerResults};

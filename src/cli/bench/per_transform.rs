@@ -13,10 +13,13 @@
 //! All from and to host memory (an execute returns once the output is there, so GPU work is
 //! synchronised), median of `--repeats` after a warm-up run (the ways in turn, run by run).
 //! On CUDA each row adds the steady state from device arrays, as a training loop on CUDA
-//! tensors runs it ([`super::per_transform_device`]).
+//! tensors runs it ([`device`]).
 //! Uniform points in [-π, π)^d, complex normal strengths and modes, f64, tolerance 1e-6;
 //! M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types
 //! 1 and 2.
+
+#[cfg(feature = "cuda")]
+mod device;
 
 use super::super::npy;
 use super::super::peer::find_script;
@@ -296,8 +299,9 @@ fn run_ways(stack: &Stack<'_>, repeats: usize) -> Result<Vec<Timed>> {
     )
 }
 
-/// A CUDA row's device-array steady state ([`super::per_transform_device`]), its one plan's
-/// output checked against the direct sum; `None` on the other backends.
+/// A CUDA row's device-array steady state ([`device`]): the two ways' median times, how far
+/// the separate plans' output is from the one plan's, and the one plan's error against the
+/// direct sum; `None` on the other backends.
 struct DeviceArrays {
     one_s: f64,
     separate_s: f64,
@@ -307,30 +311,10 @@ struct DeviceArrays {
 
 #[cfg(feature = "cuda")]
 fn device_arrays(stack: &Stack<'_>, repeats: usize) -> Result<Option<DeviceArrays>> {
-    use super::per_transform_device::{steady, DeviceStack};
-    if stack.backend != Backend::Cuda {
-        return Ok(None);
+    match stack.backend {
+        Backend::Cuda => device::steady(stack, repeats).map(Some).map_err(err),
+        _ => Ok(None),
     }
-    let case = stack.case;
-    let d = steady(
-        &DeviceStack {
-            ty: case.ty,
-            modes: &case.modes,
-            isign: case.isign(),
-            tol: TOL,
-            coords: &stack.data.coords,
-            input: &stack.data.input,
-            out_len: stack.out_len,
-        },
-        repeats,
-    )
-    .map_err(err)?;
-    Ok(Some(DeviceArrays {
-        one_s: d.one_s,
-        separate_s: d.separate_s,
-        separate_diff: d.separate_diff,
-        error: sampled_error(case, stack.data, stack.batch, &d.out),
-    }))
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -7,65 +7,44 @@
 //! synchronising the stream, and host wall time is taken (median of `repeats` after a
 //! warm-up, the two ways in turn).
 
-use super::super::median;
+use super::super::super::median;
+use super::{sampled_error, DeviceArrays, Stack, TOL};
 use nudt::cuda::cudarc::driver::{CudaSlice, DriverError};
 use nudt::cuda::{CudaError, CudaOptions, CudaPlan};
 use nudt::num_complex::Complex64;
-use nudt::TransformType;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The two ways' median times, how far the separate plans' output is from the one plan's,
-/// and the one plan's output (for the caller's checks).
-pub struct DeviceSteady {
-    pub one_s: f64,
-    pub separate_s: f64,
-    pub separate_diff: f64,
-    pub out: Vec<Complex64>,
-}
-
-/// What one stack is: its type, modes, sign and tolerance, `coords[d][b]` (transform b's
-/// coordinates along axis d), the concatenated input, the output's length.
-pub struct DeviceStack<'a> {
-    pub ty: TransformType,
-    pub modes: &'a [usize],
-    pub isign: i32,
-    pub tol: f64,
-    pub coords: &'a [Vec<Vec<f64>>],
-    pub input: &'a [Complex64],
-    pub out_len: usize,
-}
 
 fn driver(call: &'static str) -> impl Fn(DriverError) -> String {
     move |e| format!("{call}: {e:?}")
 }
 
 /// Times the stack both ways on the first CUDA device.
-pub fn steady(s: &DeviceStack<'_>, repeats: usize) -> Result<DeviceSteady, String> {
+pub(super) fn steady(stack: &Stack<'_>, repeats: usize) -> Result<DeviceArrays, String> {
+    let (case, coords) = (stack.case, &stack.data.coords);
     let e = |e: CudaError| e.to_string();
     let ctx = nudt::cuda::open(0).map_err(e)?;
     let stream = ctx.default_stream();
     let up = |v: &[f64]| stream.clone_htod(v).map_err(driver("cuMemcpyHtoD"));
-    let batch = s.coords[0].len();
-    let counts: Vec<usize> = s.coords[0].iter().map(Vec::len).collect();
-    let joined = s
-        .coords
+    let batch = stack.batch;
+    let counts = vec![case.points; batch];
+    let joined = coords
         .iter()
         .map(|axis| up(&axis.concat()).map(Arc::new))
         .collect::<Result<Vec<_>, _>>()?;
     let apart = (0..batch)
         .map(|b| {
-            s.coords
+            coords
                 .iter()
                 .map(|axis| up(&axis[b]).map(Arc::new))
                 .collect::<Result<Vec<_>, _>>()
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let flat: Vec<f64> = s.input.iter().flat_map(|c| [c.re, c.im]).collect();
+    let flat: Vec<f64> = stack.data.input.iter().flat_map(|c| [c.re, c.im]).collect();
     let din = up(&flat)?;
     let zeros = || {
         stream
-            .alloc_zeros::<f64>(2 * s.out_len)
+            .alloc_zeros::<f64>(2 * stack.out_len)
             .map_err(driver("cuMemAlloc"))
     };
     let (mut dout_one, mut dout_apart): (CudaSlice<f64>, CudaSlice<f64>) = (zeros()?, zeros()?);
@@ -73,10 +52,12 @@ pub fn steady(s: &DeviceStack<'_>, repeats: usize) -> Result<DeviceSteady, Strin
         stream: Some(stream.clone()),
         ..CudaOptions::default()
     };
-    let plan = |n: usize| CudaPlan::<f64>::new(s.ty, s.modes, s.isign, n, s.tol, opts()).map_err(e);
+    let plan = |n: usize| {
+        CudaPlan::<f64>::new(case.ty, &case.modes, case.isign(), n, TOL, opts()).map_err(e)
+    };
     let mut one = plan(batch)?;
     let mut separate = (0..batch).map(|_| plan(1)).collect::<Result<Vec<_>, _>>()?;
-    let (each_in, each_out) = (flat.len() / batch, 2 * s.out_len / batch);
+    let (each_in, each_out) = (flat.len() / batch, 2 * stack.out_len / batch);
     let sync = || stream.synchronize().map_err(driver("cuStreamSynchronize"));
     let mut run_one = || -> Result<f64, String> {
         let t0 = Instant::now();
@@ -109,10 +90,10 @@ pub fn steady(s: &DeviceStack<'_>, repeats: usize) -> Result<DeviceSteady, Strin
         Ok(v.chunks(2).map(|c| Complex64::new(c[0], c[1])).collect())
     };
     let (out, out_apart) = (back(&dout_one)?, back(&dout_apart)?);
-    Ok(DeviceSteady {
+    Ok(DeviceArrays {
         one_s: median(&t_one),
         separate_s: median(&t_apart),
         separate_diff: nudt::direct::rel_error(&out_apart, &out),
-        out,
+        error: sampled_error(case, stack.data, batch, &out),
     })
 }
