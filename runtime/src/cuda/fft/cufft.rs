@@ -11,6 +11,12 @@
 //! allocates one from the memory pool, shared by its batch sizes, which run in order on its
 //! stream, and hands it to each handle. A shelved handle thus holds only cuFFT's tables,
 //! not the grid-sized scratch a 2-D or 3-D transform may need.
+//!
+//! The shelf's own bookkeeping is fixed in size once it has been full: keys hold their shape
+//! inline, and it keeps one reference per context, however many plans' handles it holds. So
+//! a long run's live heap does not drift with which shapes happen to be shelved (the soak
+//! counts it to the byte; each plan opens its context afresh, so a reference per handle was
+//! a new allocation kept alive per shelved plan).
 
 use super::super::error::{cufft, device_call, driver, CudaResult};
 use super::super::memory::{alloc, release_freed_memory};
@@ -23,11 +29,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// Handles the shelf keeps; past it, the longest-shelved go.
 const SHELF: usize = 16;
 
-/// What a handle was planned for: context, grid shape, batch and transform type.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a handle was planned for: context, grid shape (`rank` sizes), batch and transform
+/// type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Key {
     ctx: usize,
-    dims: Vec<i32>,
+    rank: usize,
+    dims: [i32; 3],
     batch: usize,
     ty: cufftType,
 }
@@ -38,15 +46,16 @@ struct Handle {
     work_bytes: usize,
 }
 
-/// A shelved handle, and its context, kept alive while the handle lives in it.
-struct Shelved {
-    key: Key,
-    handle: Handle,
-    ctx: Arc<CudaContext>,
+/// The shelved handles, oldest first, and the contexts they were made in, each kept alive
+/// (one reference per context) while a handle of it is shelved.
+#[derive(Default)]
+struct Shelf {
+    handles: Vec<(Key, Handle)>,
+    contexts: Vec<Arc<CudaContext>>,
 }
 
-fn shelf() -> &'static Mutex<Vec<Shelved>> {
-    static SHELF_: OnceLock<Mutex<Vec<Shelved>>> = OnceLock::new();
+fn shelf() -> &'static Mutex<Shelf> {
+    static SHELF_: OnceLock<Mutex<Shelf>> = OnceLock::new();
     SHELF_.get_or_init(Default::default)
 }
 
@@ -70,10 +79,10 @@ impl FftPlans {
         let ctx = stream.context().clone();
         ctx.bind_to_thread()
             .map_err(|e| driver("cuCtxSetCurrent", e))?;
-        let dims: Vec<i32> = n
-            .iter()
-            .map(|&v| i32::try_from(v).map_err(|_| crate::NudtError::GridOverflow))
-            .collect::<Result<_, _>>()?;
+        let mut dims = [1i32; 3];
+        for (d, &v) in dims.iter_mut().zip(n) {
+            *d = i32::try_from(v).map_err(|_| crate::NudtError::GridOverflow)?;
+        }
         let mut plans: Vec<(Key, Handle)> = Vec::new();
         let made = (|| {
             for &batch in batches {
@@ -82,7 +91,8 @@ impl FftPlans {
                 }
                 let key = Key {
                     ctx: ctx.cu_ctx() as usize,
-                    dims: dims.clone(),
+                    rank: n.len(),
+                    dims,
                     batch,
                     ty: T::FFT_TYPE,
                 };
@@ -145,25 +155,40 @@ impl Drop for FftPlans {
 /// A shelved handle for `key`, if there is one.
 fn take(key: &Key) -> Option<Handle> {
     let mut s = shelf().lock().unwrap_or_else(|p| p.into_inner());
-    let i = s.iter().position(|e| e.key == *key)?;
-    Some(s.remove(i).handle)
+    let i = s.handles.iter().position(|e| e.0 == *key)?;
+    let (_, handle) = s.handles.remove(i);
+    s.release_unused_contexts();
+    Some(handle)
 }
 
 /// Shelves `plans` of `ctx`, destroying the longest-shelved handles past [`SHELF`].
 fn put_back(ctx: &Arc<CudaContext>, plans: Vec<(Key, Handle)>) {
-    let mut s = shelf().lock().unwrap_or_else(|p| p.into_inner());
-    for (key, handle) in plans {
-        s.push(Shelved {
-            key,
-            handle,
-            ctx: ctx.clone(),
-        });
+    if plans.is_empty() {
+        return;
     }
-    let excess = s.len().saturating_sub(SHELF);
-    for old in s.drain(..excess) {
-        let _ = old.ctx.bind_to_thread();
-        // SAFETY: a handle the shelf owned alone, destroyed once.
-        let _ = unsafe { cf::destroy(old.handle.h) };
+    let mut s = shelf().lock().unwrap_or_else(|p| p.into_inner());
+    if !s.contexts.iter().any(|c| c.cu_ctx() == ctx.cu_ctx()) {
+        s.contexts.push(ctx.clone());
+    }
+    s.handles.extend(plans);
+    let excess = s.handles.len().saturating_sub(SHELF);
+    for (key, old) in s.handles.drain(..excess).collect::<Vec<_>>() {
+        if let Some(c) = s.contexts.iter().find(|c| c.cu_ctx() as usize == key.ctx) {
+            let _ = c.bind_to_thread();
+        }
+        // SAFETY: a handle the shelf owned alone, destroyed once, in its context (which the
+        // shelf keeps alive while the handle is on it).
+        let _ = unsafe { cf::destroy(old.h) };
+    }
+    s.release_unused_contexts();
+}
+
+impl Shelf {
+    /// Lets go of the contexts no shelved handle belongs to any more.
+    fn release_unused_contexts(&mut self) {
+        let handles = &self.handles;
+        self.contexts
+            .retain(|c| handles.iter().any(|(k, _)| k.ctx == c.cu_ctx() as usize));
     }
 }
 
@@ -178,7 +203,7 @@ fn make(stream: &Arc<CudaStream>, key: &Key) -> CudaResult<Handle> {
         .ok_or(crate::NudtError::GridOverflow)?;
     let attempt = || -> Result<Handle, cudarc::cufft::result::CufftError> {
         let h = cf::create()?;
-        let mut dims = key.dims.clone();
+        let mut dims = key.dims;
         let mut work_bytes = 0usize;
         // SAFETY: a new handle; `dims` holds `rank` sizes; null embeds mean the plain
         // contiguous layout.
@@ -188,7 +213,7 @@ fn make(stream: &Arc<CudaStream>, key: &Key) -> CudaResult<Handle> {
                 .and_then(|()| {
                     cudarc::cufft::sys::cufftMakePlanMany(
                         h,
-                        dims.len() as i32,
+                        key.rank as i32,
                         dims.as_mut_ptr(),
                         std::ptr::null_mut(),
                         1,
