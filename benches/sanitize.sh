@@ -9,9 +9,12 @@
 #   soak   `nudt bench --soak --backend cuda --cycles C`: the 24 soak shapes (types 1-3,
 #          1-3 D, f32 and f64) once in the warm-up, then C cycles drawn from them;
 #   suite  the runtime suite's `faults::` (every device call of every stage failed in turn),
-#          `per_transform::` and `gradients::` tests (CPU and CUDA; OpenCL where present).
-# Time limits per run come from the environment (seconds): WARM, MEMCHECK, INITCHECK,
-# RACECHECK, SYNCCHECK. The first, unsanitised, pass compiles every module once into
+#          `per_transform::` and `gradients::` tests (CPU and CUDA; OpenCL where present),
+#          under memcheck one sanitizer process per module, side by side: the sanitizer's
+#          cost is mostly host-side (patching each module loaded, checking each launch), so
+#          three processes on a 16-core host finish about three times sooner than one.
+# Time limits per run come from the environment (seconds): WARM, MEMCHECK, MEMCHECK_SUITE,
+# INITCHECK, RACECHECK, SYNCCHECK. The first, unsanitised, pass compiles every module once into
 # NUDT_CUDA_CACHE, which the sanitised runs then read (on a fresh H200 the soak's compiles
 # took more than 95 s; the suite under memcheck more than 65 s).
 set -u
@@ -25,7 +28,8 @@ summary=$out/summary.txt
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; "$cs" --version | tail -1; } >"$summary" 2>&1
 
 soak=("$nudt" bench --soak --backend cuda --cycles)
-tests=("$suite" --test-threads=4 --nocapture faults:: per_transform:: gradients::)
+modules=(faults per_transform gradients)
+tests=("$suite" --test-threads=4 --nocapture "${modules[@]/%/::}")
 
 # run NAME LIMIT TOOL|plain CMD...: one run, its output in OUT/NAME.log, a line in summary.
 run() {
@@ -48,7 +52,10 @@ run() {
 run warm-soak "${WARM:-240}" plain "${soak[@]}" 48
 run warm-suite "${WARM:-240}" plain "${tests[@]}"
 run memcheck-soak "${MEMCHECK:-60}" memcheck "${soak[@]}" 48
-run memcheck-suite "${MEMCHECK:-80}" memcheck "${tests[@]}"
+for m in "${modules[@]}"; do
+    run "memcheck-$m" "${MEMCHECK_SUITE:-400}" memcheck "$suite" --test-threads=6 --nocapture "$m::" &
+done
+wait
 run initcheck-soak "${INITCHECK:-40}" initcheck "${soak[@]}" 48
 run racecheck-soak "${RACECHECK:-35}" racecheck "${soak[@]}" 12
 run synccheck-soak "${SYNCCHECK:-20}" synccheck "${soak[@]}" 12
