@@ -11,8 +11,9 @@
 #   suite  the runtime suite's `faults::` (every device call of every stage failed in turn),
 #          `per_transform::` and `gradients::` tests (CPU and CUDA; OpenCL where present),
 #          under memcheck one sanitizer process per module, side by side: the sanitizer's
-#          cost is mostly host-side (patching each module loaded, checking each launch), so
-#          three processes on a 16-core host finish about three times sooner than one.
+#          cost is mostly host-side (patching each module loaded, checking each launch), which
+#          one process does on one core at a time; in one process the three modules did not
+#          finish in 290 s, side by side faults:: and per_transform:: took 51 s and 39 s.
 # Time limits per run come from the environment (seconds): WARM, MEMCHECK, MEMCHECK_SUITE,
 # INITCHECK, RACECHECK, SYNCCHECK. The first, unsanitised, pass compiles every module once into
 # NUDT_CUDA_CACHE, which the sanitised runs then read (on a fresh H200 the soak's compiles
