@@ -1,4 +1,5 @@
-//! `nudt bench --soak`: a short soak on the CPU and on OpenCL (PoCL in CI) reports its
+//! `nudt bench --soak`: a short soak on the CPU, on OpenCL (PoCL in CI) and on CUDA (the
+//! GPU machine; SKIPPED without a GPU unless `NUDT_REQUIRE_GPU=1`) reports its
 //! cycles, the live heap at start and end (which must not grow by a byte), host memory at
 //! start and end with the growth between them, device memory (or
 //! why it cannot be measured), and the throughput of the first and last tenth; its options
@@ -127,6 +128,29 @@ fn soak_on_opencl_says_what_is_measurable() {
     assert!(v["device_memory"].is_null());
     let note = v["device_memory_note"].as_str().unwrap();
     assert!(note.contains("not measurable"), "{note}");
+}
+
+#[test]
+fn soak_on_cuda_holds_host_and_device_memory_flat() {
+    if !Backend::Cuda.is_built() {
+        return;
+    }
+    if let Err(e) = Backend::Cuda.available() {
+        let required = std::env::var("NUDT_REQUIRE_GPU").is_ok_and(|v| v == "1");
+        assert!(!required, "NUDT_REQUIRE_GPU=1 but: {e}");
+        eprintln!("SKIPPED cuda: {e}");
+        return;
+    }
+    // All 24 shapes: more FFT plans than the cuFFT shelf keeps (16), so plans are shelved,
+    // taken back and destroyed through the run, which is where the live heap once drifted.
+    let v = soak("cuda", 300, 24);
+    let dev = &v["device_memory"];
+    let (d0, d1) = (
+        dev["used_start_bytes"].as_u64(),
+        dev["used_end_bytes"].as_u64(),
+    );
+    assert!(d0.is_some_and(|b| b > 0), "{v}");
+    assert_eq!(d0, d1, "device memory grew over the soak: {v}");
 }
 
 #[test]
