@@ -97,6 +97,11 @@ pub struct Args {
     /// Where to run
     #[arg(long, value_enum, default_value_t = BackendArg::Cpu)]
     backend: BackendArg,
+    /// GPU devices to run on, --backend cuda or opencl (CUDA ordinals; OpenCL: 0, its one
+    /// device): one, a plan there; several, types 1 and 2 over them, each transform in
+    /// slabs or whole transforms on each device (a device listed twice is opened twice)
+    #[arg(long, value_name = "D1[,D2,...]", value_delimiter = ',', value_parser = parse_device)]
+    devices: Vec<usize>,
     /// Worker threads, --backend cpu (default: all cores; FINUFFT's name: --nthreads)
     #[arg(long, visible_alias = "nthreads", allow_hyphen_values = true, value_parser = parse_threads)]
     threads: Option<usize>,
@@ -120,6 +125,11 @@ pub struct Args {
     /// Print one JSON line with the parameters used and the timings
     #[arg(long)]
     json: bool,
+}
+
+fn parse_device(s: &str) -> std::result::Result<usize, String> {
+    s.parse()
+        .map_err(|_| format!("expected a device number such as 0 or 1, got '{s}'"))
 }
 
 fn parse_isign(s: &str) -> std::result::Result<i32, String> {
@@ -150,6 +160,11 @@ pub fn run(args: Args) -> Result<()> {
 fn check_inputs(a: &Args) -> Result<()> {
     let backend = a.backend.get();
     // Options that do not fit the backend first: they are wrong in any build.
+    if backend == Backend::Cpu && !a.devices.is_empty() {
+        return Err(fail!(
+            "--devices applies to --backend cuda or opencl; the CPU backend runs on --threads"
+        ));
+    }
     if backend != Backend::Cpu {
         if a.threads.is_some() {
             return Err(fail!(
@@ -626,7 +641,7 @@ fn backend_options(a: &Args) -> BackendOptions {
         .with_mode_order(order);
     o.cpu.strategy = a.strategy.get();
     o.cpu.threads = a.threads;
-    o
+    o.with_devices(&a.devices)
 }
 
 /// Plans on `--backend`, sets the points and executes, timed phase by phase on the host

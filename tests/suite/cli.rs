@@ -1216,6 +1216,74 @@ fn transform_backend_cuda_runs_or_says_why_not() {
     assert!(rel_err(&f, &exact) < 1e-7, "{}", rel_err(&f, &exact));
 }
 
+/// `--devices`: types 1 and 2 over several openings of PoCL's one device (each transform in
+/// slabs, its halos and transposes through the host) against the direct sum; what a plan over
+/// several devices does not run, and `--devices` on the CPU, are one-line errors.
+#[cfg(feature = "opencl")]
+#[test]
+fn transform_over_several_devices() {
+    let (dir, x, c) = inputs(2000);
+    let d = dir.path();
+    let t1 = "transform --type 1 --modes 24,20 --points x.npy,y.npy --strengths c.npy --tol 1e-9";
+    assert_usage_error(
+        &mut nudt_with(&format!("{t1} --out f.npy --devices 0,1")).current_dir(d),
+        &["--devices", "--backend cuda or opencl"],
+    );
+    let t1 = format!("{t1} --backend opencl");
+    if let Err(e) = nudt::backend::Backend::OpenCl.available() {
+        let required = std::env::var("NUDT_REQUIRE_OPENCL").is_ok_and(|v| v == "1");
+        assert!(!required, "OpenCL is required here but: {e}");
+        eprintln!("SKIPPED: {e}");
+        return;
+    }
+    let xs: Vec<&[f64]> = x.iter().map(|v| &v[..]).collect();
+    let v = run_json(nudt_with(&format!("{t1} --out f.npy --devices 0,0 --json")).current_dir(d));
+    assert_contains(
+        v["strategy"].as_str().unwrap(),
+        &["each transform in slabs over 2 devices"],
+    );
+    let (shape, f) = load_c64(&d.join("f.npy"));
+    assert_eq!(shape, vec![24, 20]);
+    let which: Vec<usize> = (0..24 * 20).collect();
+    let exact = nudt::direct::type1(&xs, &c, &[24, 20], nudt::ModeOrder::Cmcl, 1, &which);
+    assert!(rel_err(&f, &exact) < 1e-7, "{}", rel_err(&f, &exact));
+    // Type 2 of those modes over three.
+    run_ok(
+        nudt_with(
+            "transform --type 2 --points x.npy,y.npy --coeffs f.npy --out c2.npy --tol 1e-9 \
+             --backend opencl --devices 0,0,0",
+        )
+        .current_dir(d),
+    );
+    let (_, c2) = load_c64(&d.join("c2.npy"));
+    let which: Vec<usize> = (0..2000).step_by(7).collect();
+    let exact = nudt::direct::type2(&xs, &f, &[24, 20], nudt::ModeOrder::Cmcl, -1, &which);
+    let got: Vec<Complex64> = which.iter().map(|&j| c2[j]).collect();
+    assert!(rel_err(&got, &exact) < 1e-7, "{}", rel_err(&got, &exact));
+    // Type 3 runs on one device; OpenCL opens its device 0 only.
+    save_f64(&d.join("s.npy"), &x[0]);
+    save_f64(&d.join("t.npy"), &x[1]);
+    for (extra, needles) in [
+        (
+            "--type 3 --targets s.npy,t.npy --devices 0,0",
+            &["2 devices", "type 3 runs on one device"][..],
+        ),
+        (
+            "--type 1 --modes 24,20 --devices 0,1",
+            &["OpenCL device 1"][..],
+        ),
+    ] {
+        let line = format!(
+            "transform {extra} --points x.npy,y.npy --strengths c.npy --out g.npy --backend opencl"
+        );
+        let (code, _, err) = run(nudt_with(&line).current_dir(d));
+        assert_ne!(code, 0, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert_contains(&err, needles);
+        assert!(!d.join("g.npy").exists());
+    }
+}
+
 #[test]
 fn transform_output_replaces_atomically_with_a_notice() {
     let (dir, _, _) = inputs(200);

@@ -29,7 +29,7 @@ use crate::float::{interleaved, Float};
 use crate::planner::devices::{self, Decomposition, Spread};
 use crate::planner::stages::{self, Pass, Stage};
 use crate::planner::validate::{check_coords, check_type, SOURCES};
-use crate::planner::{sets, sigma, Choices, Problem, Type3Method};
+use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
@@ -50,6 +50,7 @@ pub struct MultiPlan<B: Backend<T>, C, T: Float> {
     problem: Problem,
     kernel: KernelSpec,
     fine_grid: Vec<usize>,
+    order: ModeOrder,
     /// The points set, once set.
     points: Option<usize>,
     work: Work<B, C, T>,
@@ -161,6 +162,7 @@ where
             problem,
             kernel,
             fine_grid: n,
+            order,
             points: None,
             work,
         })
@@ -501,14 +503,49 @@ impl<B: Backend<T>, C, T: Float> MultiPlan<B, C, T> {
     pub fn transform_type(&self) -> TransformType {
         self.problem.ty
     }
+
+    pub fn dim(&self) -> usize {
+        self.problem.dim()
+    }
+
+    pub fn tolerance(&self) -> f64 {
+        self.problem.tol
+    }
+
+    pub fn mode_order(&self) -> ModeOrder {
+        self.order
+    }
+
+    /// Per transform, its points and 0 targets, once set (every transform shares them).
+    pub fn point_counts(&self) -> Option<Vec<(usize, usize)>> {
+        Some(vec![(self.points?, 0); self.problem.ntransf])
+    }
+
+    /// What the plan layer chose: the recipe of the one-device GPU plan of the problem,
+    /// whose kernel and fine grid this plan takes.
+    pub fn recipe(&self) -> Recipe {
+        Recipe::new(
+            &self.problem,
+            DeviceClass::Gpu,
+            self.kernel,
+            self.problem.kernel_tol,
+            self.fine_grid.clone(),
+            Vec::new(),
+        )
+    }
+
+    /// The devices' names, in the plan's order.
+    pub fn device_names(&self) -> Vec<String> {
+        match &self.work {
+            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.dev.device_name()).collect(),
+            Work::Batches(shares) => shares.device_names(),
+        }
+    }
 }
 
 impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = match &self.work {
-            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.dev.device_name()).collect(),
-            Work::Batches(shares) => shares.device_names(),
-        };
+        let names = self.device_names();
         f.debug_struct("MultiPlan")
             .field("type", &self.problem.ty)
             .field("precision", &T::PRECISION)

@@ -166,6 +166,12 @@ pub struct BackendOptions {
     pub cuda: crate::cuda::CudaOptions,
     #[cfg(feature = "opencl")]
     pub opencl: crate::opencl::ClOptions,
+    /// The GPU backends' devices (CUDA ordinals; OpenCL: 0, the one this build opens), each
+    /// listed once per opening: empty, the options' own device; one, a plan on it; several, a
+    /// plan over them ([`crate::MultiPlan`]: types 1 and 2, points shared by the stack), each
+    /// transform split in slabs or whole transforms on each device as the plan layer says.
+    /// The CPU has none (its threads: [`Options::threads`]).
+    pub devices: Vec<usize>,
 }
 
 /// Runs `$body` on the options of each GPU backend in this build, as `$o`.
@@ -216,6 +222,12 @@ impl BackendOptions {
     pub fn with_type3(mut self, method: crate::Type3Method) -> Self {
         self.cpu.type3 = method;
         on_gpus!(self, o => { o.type3 = method; });
+        self
+    }
+
+    /// Runs the GPU backends' plans on `devices` ([`Self::devices`]).
+    pub fn with_devices(mut self, devices: &[usize]) -> Self {
+        self.devices = devices.to_vec();
         self
     }
 
@@ -471,6 +483,21 @@ macro_rules! backend_float {
                 args: PlanArgs<'_>,
                 opts: &BackendOptions,
             ) -> Result<Box<dyn NufftPlan<$t>>, BackendError> {
+                if !opts.devices.is_empty() {
+                    return match backend {
+                        Backend::Cpu => Err(NudtError::Devices {
+                            devices: opts.devices.len(),
+                            why: "the CPU backend runs on threads, not devices".into(),
+                        }
+                        .into()),
+                        #[cfg(feature = "cuda")]
+                        Backend::Cuda => devices::cuda_plan::<$t>(args, opts),
+                        #[cfg(feature = "opencl")]
+                        Backend::OpenCl => devices::opencl_plan::<$t>(args, opts),
+                        #[allow(unreachable_patterns)]
+                        b => Err(b.not_built()),
+                    };
+                }
                 match backend {
                     Backend::Cpu => boxed_plan!(Plan::<$t>, opts.cpu.clone(), args),
                     #[cfg(feature = "cuda")]
@@ -622,6 +649,10 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         }
     }
 }
+
+// After the macros it uses.
+#[cfg(any(feature = "cuda", feature = "opencl"))]
+mod devices;
 
 #[cfg(test)]
 mod tests {
