@@ -1226,7 +1226,7 @@ fn transform_over_several_devices() {
     let d = dir.path();
     let t1 = "transform --type 1 --modes 24,20 --points x.npy,y.npy --strengths c.npy --tol 1e-9";
     assert_usage_error(
-        &mut nudt_with(&format!("{t1} --out f.npy --devices 0,1")).current_dir(d),
+        nudt_with(&format!("{t1} --out f.npy --devices 0,1")).current_dir(d),
         &["--devices", "--backend cuda or opencl"],
     );
     let t1 = format!("{t1} --backend opencl");
