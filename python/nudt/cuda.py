@@ -125,7 +125,15 @@ def _gpu_options(kwargs):
 
 def _library(obj):
     """The array library an object comes from, by its type's module."""
-    return type(obj).__module__.split(".")[0]
+    kind = type(obj)
+    lib = _LIBRARIES.get(kind)
+    if lib is None:
+        lib = _LIBRARIES[kind] = kind.__module__.split(".")[0]
+    return lib
+
+
+# `_library`'s answers by type: asked several times per call, of a handful of types.
+_LIBRARIES = {}
 
 
 class _DeviceArray:
@@ -214,8 +222,6 @@ def _torch():
 
 
 def _c_contiguous(shape, strides, itemsize):
-    if strides is None:
-        return True
     expected = itemsize
     for n, st in zip(reversed(shape), reversed(strides)):
         if n != 1 and st != expected:
@@ -253,7 +259,8 @@ def _device_array(a, name, dtype, writes=False):
     ptr, readonly = cai["data"]
     if writes and readonly:
         raise NudtTypeError(f"Argument `{name}` does not satisfy the following requirement: W")
-    if not _c_contiguous(a.shape, cai.get("strides"), a.dtype.itemsize):
+    strides = cai.get("strides")
+    if strides is not None and not _c_contiguous(a.shape, strides, a.dtype.itemsize):
         if writes:
             # The result is written in place: a copy would not be the caller's array.
             raise NudtTypeError(
@@ -375,12 +382,13 @@ class Plan(PlanBase):
                                       self._n_trans, eps, self._dtype == np.complex64,
                                       fft_order, upsampfac, device, method, max_batch, bins,
                                       self._gradients)
+        self._accepted = {}
 
     def _streams(self, arrays):
         """The distinct streams of the arrays' owners and the plan's ``gpu_stream``."""
-        handles = {a.stream for a in arrays if a.stream is not None}
-        if self._stream is not None:
-            handles.add(self._stream)
+        handles = {a.stream for a in arrays}
+        handles.add(self._stream)
+        handles.discard(None)
         return sorted(handles)
 
     @staticmethod
@@ -392,7 +400,7 @@ class Plan(PlanBase):
             if a.dtype != dtype:
                 raise wrong_dtype(name, a.dtype, dtype)
             return a
-        return _described(a, name, dtype)
+        return a if isinstance(a, _DeviceArray) else _described(a, name, dtype)
 
     @staticmethod
     def _input(a, name, dtype):
@@ -434,6 +442,9 @@ class Plan(PlanBase):
         return _device_array(a, name, self._real)
 
     def _set_points(self, src, tgt, counts=None, target_counts=None):
+        # A new dict, not cleared: an execute of the old points that finishes meanwhile (on
+        # another thread) records its shapes in the dict it read.
+        self._accepted = {}
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
         # type 3 rescales copies (and for gradients keeps them on the host too).
@@ -443,6 +454,31 @@ class Plan(PlanBase):
         self._raw.setpts([a.raw for a in src], [a.raw for a in tgt],
                          self._streams(src + tgt), src if self._type != 3 else None, host,
                          counts)
+
+    def _run(self, data, out, adjoint):
+        """``PlanBase._run`` (every check, in cufinufft's order), once per shape of the
+        arguments and direction since the last ``setpts``; later calls of a shape it
+        accepted skip the shape rules, which depend on nothing else. Each array is still
+        read once per call, its dtype and layout checked (in the same order, so any error
+        is the same) and the result allocated where ``out`` is not given."""
+        data = self._check_dtype(data, "data", self._dtype)
+        if out is not None:
+            out = _described(out, "out", self._dtype)
+        if not isinstance(data, _DeviceArray):  # a host array: refused after the shapes
+            return super()._run(data, out, adjoint)
+        key = (adjoint, data.shape, None if out is None else out.shape)
+        accepted = self._accepted
+        shape = accepted.get(key)
+        if shape is None:
+            result = super()._run(data, out, adjoint)
+            accepted[key] = tuple(result.shape)
+            return result
+        if out is not None:
+            out = self._output(out)
+        data = self._input(data, "data", self._dtype)
+        if out is None:
+            out = self._empty_like(data, shape)
+        return self._execute(data, out, adjoint)
 
     def _execute(self, data, out, adjoint):
         self._raw.execute(data.raw, out.raw, self._streams([data, out]), adjoint)
