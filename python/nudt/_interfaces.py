@@ -238,7 +238,8 @@ def _attribute(name, doc=None):
 
 class PlanBase:
     """What finufft's ``Plan`` and cufinufft's share: argument checks, attributes, the shapes
-    of data and results. A subclass says how arrays come in (``_check_dtype``, ``_input``,
+    of data and results. A subclass says how arrays come in (``_check_dtype``, which returns
+    the array as the later steps take it, so that a device array is read once; ``_input``,
     ``_output``), how results are allocated (``_empty_like``), words shape errors as its
     model library does (``_POINTS_MESSAGES``, ``_stack_message``) and runs the transforms
     (``_set_points``, ``_execute``); the one-call functions ask it for ``_simple_dtype`` and
