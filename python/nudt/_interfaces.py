@@ -238,7 +238,8 @@ def _attribute(name, doc=None):
 
 class PlanBase:
     """What finufft's ``Plan`` and cufinufft's share: argument checks, attributes, the shapes
-    of data and results. A subclass says how arrays come in (``_check_dtype``, ``_input``,
+    of data and results. A subclass says how arrays come in (``_check_dtype``, which returns
+    the array as the later steps take it, so that a device array is read once; ``_input``,
     ``_output``), how results are allocated (``_empty_like``), words shape errors as its
     model library does (``_POINTS_MESSAGES``, ``_stack_message``) and runs the transforms
     (``_set_points``, ``_execute``); the one-call functions ask it for ``_simple_dtype`` and
@@ -339,8 +340,8 @@ class PlanBase:
             tgt = []
         self._set_points(src, tgt)
         self._sets = None
-        self._nj = src[0].size
-        self._nk = tgt[0].size if tgt else None
+        self._nj = src[0].shape[0]
+        self._nk = tgt[0].shape[0] if tgt else None
 
     @property
     def point_counts(self):
@@ -400,9 +401,8 @@ class PlanBase:
         takes them, checked as finufft and cufinufft check them — dtypes first, then one
         vector per dimension, all of one length — before any is copied or moved."""
         dim, real = self._dim, self._real
-        for a, n in zip(arrays, names):
-            if a is not None:
-                self._check_dtype(a, n, real)
+        arrays = [None if a is None else self._check_dtype(a, n, real)
+                  for a, n in zip(arrays, names)]
         for a, n in zip(arrays[dim:], names[dim:]):
             if a is not None:
                 raise NudtShapeError(f"Plan dimension is {dim}, but `{n}` was specified")
@@ -460,10 +460,10 @@ class PlanBase:
         """Checks dtypes, ``out`` and shapes (in finufft's order), then copies ``data`` if
         its layout needs it, allocates ``out`` if not given, runs; returns the result."""
         (inner_in, kind_in), (inner_out, kind_out) = self._shapes(adjoint)
-        self._check_dtype(data, "data", self._dtype)
+        data = self._check_dtype(data, "data", self._dtype)
         if out is not None:
             out = self._output(out)
-        lead = self._lead(np.shape(data), inner_in, kind_in, "data")
+        lead = self._lead(_shape_of(data), inner_in, kind_in, "data")
         if out is not None:
             self._lead(out.shape, inner_out, kind_out, "out")
         data = self._input(data, "data", self._dtype)
@@ -560,10 +560,10 @@ class PlanBase:
             raise NudtValueError("vjp and jvp need a plan made with gradients=True (its "
                                  "kernel then meets eps/10, so that the derivatives meet eps)")
         (inner_in, kind_in), (inner_out, kind_out) = self._shapes(False)
-        self._check_dtype(data, "data", self._dtype)
+        data = self._check_dtype(data, "data", self._dtype)
         lead = self._lead(np.shape(data), inner_in, kind_in, "data")
         if other is not None:
-            self._check_dtype(other, name, self._dtype)
+            other = self._check_dtype(other, name, self._dtype)
             inner, kind = (inner_out, kind_out) if output else (inner_in, kind_in)
             self._lead(np.shape(other), inner, kind, name)
             other = self._input(other, name, self._dtype)
@@ -588,7 +588,7 @@ class PlanBase:
         out = []
         for a, letter in zip(arrays, names):
             name = f"d_{letter}"
-            self._check_dtype(a, name, self._real)
+            a = self._check_dtype(a, name, self._real)
             if tuple(np.shape(a)) != (n,):
                 raise NudtShapeError(f"{name} must be of shape ({n},), got {np.shape(a)}")
             out.append(self._input(a, name, self._real))
@@ -644,6 +644,7 @@ class Plan(PlanBase):
         """Refuses a numpy array of another dtype; lists are converted by ``_input``."""
         if isinstance(a, np.ndarray) and a.dtype != dtype:
             raise wrong_dtype(name, a.dtype, dtype)
+        return a
 
     _input = staticmethod(_input)
 

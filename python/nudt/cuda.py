@@ -22,6 +22,10 @@ Importing this module raises ImportError, with the reason, when the package was 
 without the ``cuda`` feature or when no CUDA driver, device, NVRTC or cuFFT is found.
 """
 
+import functools
+import math
+import types
+
 import numpy as np
 
 from . import _interfaces as _cpu
@@ -121,38 +125,39 @@ def _gpu_options(kwargs):
 
 def _library(obj):
     """The array library an object comes from, by its type's module."""
-    return type(obj).__module__.split(".")[0]
+    kind = type(obj)
+    lib = _LIBRARIES.get(kind)
+    if lib is None:
+        lib = _LIBRARIES[kind] = kind.__module__.split(".")[0]
+    return lib
+
+
+# `_library`'s answers by type: asked several times per call, of a handful of types.
+_LIBRARIES = {}
 
 
 class _DeviceArray:
-    """A device array as its ``__cuda_array_interface__`` describes it, C-contiguous, with
-    the object that owns it (kept alive for the call)."""
+    """A device array as its ``__cuda_array_interface__`` describes it, with the object that
+    owns it (kept alive for the call) and its library. The interface is read once per
+    argument and call (it is a property that builds a new dict each time: PyTorch's runs
+    Python code): ``_described`` checks the dtype, ``_device_array`` the layout, and fills
+    in ``raw`` and ``stream`` for the extension."""
 
-    __slots__ = ("obj", "ptr", "shape", "dtype", "stream")
+    __slots__ = ("obj", "lib", "cai", "shape", "dtype", "raw", "stream")
 
-    def __init__(self, obj, ptr, shape, dtype, stream):
-        self.obj, self.ptr, self.shape, self.dtype, self.stream = obj, ptr, shape, dtype, stream
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
-
-    def raw(self):
-        """(address, length in reals) for the extension."""
-        n = self.size * (2 if self.dtype.kind == "c" else 1)
-        return self.ptr, n
+    def __init__(self, obj, lib, cai, shape, dtype):
+        self.obj, self.lib, self.cai, self.shape, self.dtype = obj, lib, cai, shape, dtype
+        self.raw = self.stream = None
 
 
 def _interface(a, name):
-    """``a``'s ``__cuda_array_interface__``; TypeError for host arrays and other objects."""
-    if _library(a) == "torch" and getattr(a, "requires_grad", False):
+    """(``a``, its library, its ``__cuda_array_interface__``); TypeError for host arrays and
+    other objects."""
+    lib = _library(a)
+    if lib == "torch" and getattr(a, "requires_grad", False):
         a = a.detach()  # the same memory; a tensor that needs grad hides its interface
     try:
-        return a, a.__cuda_array_interface__
+        return a, lib, a.__cuda_array_interface__
     except AttributeError:
         raise NudtTypeError(
             f"Argument `{name}` must be a CUDA device array (CuPy, PyTorch on a CUDA "
@@ -160,9 +165,63 @@ def _interface(a, name):
             f"{type(a).__module__}.{type(a).__name__}") from None
 
 
+def _described(a, name, dtype):
+    """``a`` read through its interface, refused unless of exactly ``dtype``."""
+    if _library(a) == "torch":
+        tensor = _tensor_described(a, name, dtype)
+        if tensor is not None:
+            return tensor
+    a, lib, cai = _interface(a, name)
+    typestr = cai["typestr"]
+    # The interface's typestr is numpy's `dtype.str` in CuPy, PyTorch and Numba: a string
+    # compare spares parsing it on every call.
+    got = dtype if typestr == dtype.str else np.dtype(typestr)
+    if got != dtype:
+        raise wrong_dtype(name, got, dtype)
+    return _DeviceArray(a, lib, cai, tuple(map(int, cai["shape"])), got)
+
+
+def _tensor_described(a, name, dtype):
+    """A CUDA tensor of PyTorch's own class and of a dtype nudt knows, read from its
+    attributes: what its ``__cuda_array_interface__`` says (a property of Python code that
+    checks a dozen attributes and builds two dicts per call), in a few calls. None for the
+    other tensors (subclasses, on the host, sparse, other dtypes), which the interface
+    describes or refuses."""
+    torch = _torch()
+    if not isinstance(a, torch.Tensor):
+        return None
+    if a.requires_grad:
+        a = a.detach()  # the same memory; a tensor that needs grad hides its interface
+    got = torch.dtypes.get(a.dtype)
+    if got is None or type(a) is not torch.Tensor or not a.is_cuda or a.is_sparse:
+        return None
+    if got != dtype:
+        raise wrong_dtype(name, got, dtype)
+    strides = None if a.is_contiguous() else tuple(n * got.itemsize for n in a.stride())
+    cai = {"data": (a.data_ptr() if a.numel() else 0, False), "strides": strides}
+    return _DeviceArray(a, "torch", cai, tuple(a.shape), got)
+
+
+@functools.cache
+def _torch():
+    """What the tensors' fast paths need of PyTorch, looked up once: its ``Tensor`` class,
+    its dtypes nudt takes as numpy's, and its current stream of a device index as a handle
+    (PyTorch's interface names no stream: its kernels run on the current one).
+    ``torch.cuda.current_stream`` builds a ``Stream`` object under a device guard, tens of
+    microseconds a call; the raw handle that PyTorch's compiler reads
+    (``torch._C._cuda_getCurrentRawStream``) is the same number without them, where this
+    PyTorch has it."""
+    import torch
+    stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if stream is None:
+        def stream(index):
+            return torch.cuda.current_stream(index).cuda_stream
+    dtypes = {getattr(torch, n): np.dtype(n)
+              for n in ("float32", "float64", "complex64", "complex128")}
+    return types.SimpleNamespace(Tensor=torch.Tensor, dtypes=dtypes, stream=stream)
+
+
 def _c_contiguous(shape, strides, itemsize):
-    if strides is None:
-        return True
     expected = itemsize
     for n, st in zip(reversed(shape), reversed(strides)):
         if n != 1 and st != expected:
@@ -171,11 +230,10 @@ def _c_contiguous(shape, strides, itemsize):
     return True
 
 
-def _contiguous_copy(a, name):
+def _contiguous_copy(a, lib, name):
     """A C-contiguous copy of input `a`, with cufinufft's warning, for the libraries that
     copy on the device themselves (CuPy, PyTorch); cufinufft's TypeError for the others
     (Numba, whose arrays copy only through a kernel of the user's)."""
-    lib = _library(a)
     if lib not in ("torch", "cupy"):
         raise NudtTypeError(
             f"Argument `{name}` does not satisfy the following requirement: C (nudt copies "
@@ -190,30 +248,30 @@ def _contiguous_copy(a, name):
 
 
 def _device_array(a, name, dtype, writes=False):
-    """``a`` as a C-contiguous device array of exactly ``dtype``: a copy only if its layout
-    needs one (never for an output)."""
-    a, cai = _interface(a, name)
+    """``a`` (an array, or one ``_described`` already) as a C-contiguous device array of
+    exactly ``dtype``, ready for the extension: a copy only if its layout needs one (never
+    for an output)."""
+    if not isinstance(a, _DeviceArray):
+        a = _described(a, name, dtype)
+    cai = a.cai
     if cai.get("mask") is not None:
         raise NudtTypeError(f"Argument `{name}`: masked arrays are not supported")
-    got = np.dtype(cai["typestr"])
-    if got != dtype:
-        raise wrong_dtype(name, got, dtype)
-    shape = tuple(int(n) for n in cai["shape"])
     ptr, readonly = cai["data"]
     if writes and readonly:
         raise NudtTypeError(f"Argument `{name}` does not satisfy the following requirement: W")
-    if not _c_contiguous(shape, cai.get("strides"), got.itemsize):
+    strides = cai.get("strides")
+    if strides is not None and not _c_contiguous(a.shape, strides, a.dtype.itemsize):
         if writes:
             # The result is written in place: a copy would not be the caller's array.
             raise NudtTypeError(
                 f"Argument `{name}` does not satisfy the following requirement: C")
-        return _device_array(_contiguous_copy(a, name), name, dtype)
+        return _device_array(_contiguous_copy(a.obj, a.lib, name), name, dtype)
     stream = cai.get("stream")
-    if stream is None and _library(a) == "torch":
-        # PyTorch's interface names no stream; its kernels run on the current one.
-        import torch
-        stream = torch.cuda.current_stream(a.device).cuda_stream
-    return _DeviceArray(a, int(ptr or 0), shape, got, stream)
+    if stream is None and a.lib == "torch":
+        stream = _torch().stream(a.obj.get_device())
+    a.stream = stream
+    a.raw = (int(ptr or 0), math.prod(a.shape) * (2 if a.dtype.kind == "c" else 1))
+    return a
 
 
 def _to_host(a):
@@ -324,24 +382,25 @@ class Plan(PlanBase):
                                       self._n_trans, eps, self._dtype == np.complex64,
                                       fft_order, upsampfac, device, method, max_batch, bins,
                                       self._gradients)
+        self._accepted = {}
 
     def _streams(self, arrays):
         """The distinct streams of the arrays' owners and the plan's ``gpu_stream``."""
-        handles = {a.stream for a in arrays if a.stream is not None}
-        if self._stream is not None:
-            handles.add(self._stream)
+        handles = {a.stream for a in arrays}
+        handles.add(self._stream)
+        handles.discard(None)
         return sorted(handles)
 
     @staticmethod
     def _check_dtype(a, name, dtype):
         """Refuses a device array, or a numpy array (refused later for being on the host,
-        after the shape checks, as cufinufft orders them), of another dtype."""
+        after the shape checks, as cufinufft orders them), of another dtype; returns a
+        device array ``_described``, for ``_input`` to use without reading it again."""
         if isinstance(a, np.ndarray):
-            got = a.dtype
-        else:
-            got = np.dtype(_interface(a, name)[1]["typestr"])
-        if got != dtype:
-            raise wrong_dtype(name, got, dtype)
+            if a.dtype != dtype:
+                raise wrong_dtype(name, a.dtype, dtype)
+            return a
+        return a if isinstance(a, _DeviceArray) else _described(a, name, dtype)
 
     @staticmethod
     def _input(a, name, dtype):
@@ -383,18 +442,46 @@ class Plan(PlanBase):
         return _device_array(a, name, self._real)
 
     def _set_points(self, src, tgt, counts=None, target_counts=None):
+        # A new dict, not cleared: an execute of the old points that finishes meanwhile (on
+        # another thread) records its shapes in the dict it read.
+        self._accepted = {}
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
         # type 3 rescales copies (and for gradients keeps them on the host too).
         host = None
         if self._type == 3 and self._gradients:
             host = ([_to_host(a.obj) for a in src], [_to_host(a.obj) for a in tgt])
-        self._raw.setpts([a.raw() for a in src], [a.raw() for a in tgt],
+        self._raw.setpts([a.raw for a in src], [a.raw for a in tgt],
                          self._streams(src + tgt), src if self._type != 3 else None, host,
                          counts)
 
+    def _run(self, data, out, adjoint):
+        """``PlanBase._run`` (every check, in cufinufft's order), once per shape of the
+        arguments and direction since the last ``setpts``; later calls of a shape it
+        accepted skip the shape rules, which depend on nothing else. Each array is still
+        read once per call, its dtype and layout checked (in the same order, so any error
+        is the same) and the result allocated where ``out`` is not given."""
+        data = self._check_dtype(data, "data", self._dtype)
+        if out is not None:
+            out = _described(out, "out", self._dtype)
+        if not isinstance(data, _DeviceArray):  # a host array: refused after the shapes
+            return super()._run(data, out, adjoint)
+        key = (adjoint, data.shape, None if out is None else out.shape)
+        accepted = self._accepted
+        shape = accepted.get(key)
+        if shape is None:
+            result = super()._run(data, out, adjoint)
+            accepted[key] = tuple(result.shape)
+            return result
+        if out is not None:
+            out = self._output(out)
+        data = self._input(data, "data", self._dtype)
+        if out is None:
+            out = self._empty_like(data, shape)
+        return self._execute(data, out, adjoint)
+
     def _execute(self, data, out, adjoint):
-        self._raw.execute(data.raw(), out.raw(), self._streams([data, out]), adjoint)
+        self._raw.execute(data.raw, out.raw, self._streams([data, out]), adjoint)
         return out.obj
 
     def _vjp(self, data, cotangent, wrt):
@@ -417,15 +504,14 @@ class Plan(PlanBase):
     @staticmethod
     def _simple_dtype(x, data):
         """cufinufft's rule: the precision follows the data."""
-        _, cai = _interface(data, "data")
-        dtype = np.dtype(cai["typestr"])
+        dtype = np.dtype(_interface(data, "data")[2]["typestr"])
         if dtype not in (np.complex64, np.complex128):
             raise NudtTypeError(f"data must be complex64 or complex128, got {dtype}")
         return dtype
 
     @staticmethod
     def _shape(a):
-        return tuple(int(n) for n in _interface(a, "argument")[1]["shape"])
+        return tuple(int(n) for n in _interface(a, "argument")[2]["shape"])
 
     def setpts(self, x, y=None, z=None, s=None, t=None, u=None):
         """Sets the nonuniform points (device arrays of the plan's real dtype): ``x[, y[,
