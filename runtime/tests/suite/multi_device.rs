@@ -397,3 +397,69 @@ fn devices_without_points() {
         assert!(err < 1e-5, "{ty:?}: {err:e}");
     }
 }
+
+/// The backend-generic interface over listed devices (`BackendOptions::with_devices`): a
+/// type 2 plan over two openings of the OpenCL device is a multi-device plan behind
+/// `NufftPlan` whose transform and adjoint match the direct sum; what it does not run is a
+/// typed error, and a device this build cannot open is refused by number.
+#[test]
+fn listed_devices_behind_the_plan_interface() {
+    use nudt_runtime::backend::{BackendError, BackendOptions};
+    if devices(1).is_none() {
+        return;
+    }
+    let (modes, m) = ([20usize, 18], 900);
+    let x = points(2, m, 40);
+    let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+    let opts = BackendOptions::default().with_devices(&[0, 0]);
+    let mut plan = Backend::OpenCl
+        .plan::<f64>(TransformType::Type2, &modes, -1, 1, 1e-8, &opts)
+        .unwrap();
+    let method = plan.report().method.unwrap();
+    assert!(method.contains("slabs over 2 devices"), "{method}");
+    plan.set_points(&xs).unwrap();
+    assert_eq!(plan.point_counts(), Some(vec![(m, 0)]));
+    let (f, c) = (strengths(20 * 18, 11), strengths(m, 12));
+    let mut out = vec![Complex64::default(); m];
+    plan.execute(&f, &mut out).unwrap();
+    let all: Vec<usize> = (0..m).collect();
+    let exact = direct::type2(&xs, &f, &modes, ModeOrder::Cmcl, -1, &all);
+    assert!(direct::rel_error(&out, &exact) < 1e-6);
+    let mut back = vec![Complex64::default(); 20 * 18];
+    plan.execute_adjoint(&c, &mut back).unwrap();
+    let all: Vec<usize> = (0..20 * 18).collect();
+    let exact = direct::type1(&xs, &c, &modes, ModeOrder::Cmcl, 1, &all);
+    assert!(direct::rel_error(&back, &exact) < 1e-6);
+    let e = plan.interp_with_gradient(&f, &mut vec![Complex64::default(); 3 * m], false);
+    assert!(
+        matches!(e, Err(BackendError::Input(NudtError::NoGradient { .. }))),
+        "{e:?}"
+    );
+    let e = plan.set_points_per_transform(&[&xs[..]]);
+    assert!(
+        matches!(
+            e,
+            Err(BackendError::Input(NudtError::Devices { devices: 2, .. }))
+        ),
+        "{e:?}"
+    );
+    for (devices, ty3) in [(&[0, 0][..], true), (&[0, 1][..], false)] {
+        let opts = BackendOptions::default().with_devices(devices);
+        let e = match ty3 {
+            true => Backend::OpenCl.plan_type3::<f64>(2, 1, 1, 1e-6, &opts),
+            false => Backend::OpenCl.plan::<f64>(TransformType::Type1, &modes, 1, 1, 1e-6, &opts),
+        };
+        let e = e.err().map(|e| e.to_string()).unwrap_or_default();
+        let why = if ty3 {
+            "type 3 runs on one device"
+        } else {
+            "OpenCL device 1"
+        };
+        assert!(e.contains(why), "{e}");
+    }
+    let cpu = Backend::Cpu.plan::<f64>(TransformType::Type1, &modes, 1, 1, 1e-6, &opts);
+    assert!(matches!(
+        cpu.err(),
+        Some(BackendError::Input(NudtError::Devices { .. }))
+    ));
+}
