@@ -38,6 +38,20 @@ fn multi_report(names: Vec<String>, spread: Spread) -> PlanReport {
     }
 }
 
+/// The gradient passes `$name`, each refused ([`no_gradient`]).
+macro_rules! refuse_gradients {
+    ($($name:ident),*) => {$(
+        fn $name(
+            &mut self,
+            _: &[num_complex::Complex<T>],
+            _: &mut [num_complex::Complex<T>],
+            _: bool,
+        ) -> Result<(), BackendError> {
+            Err(no_gradient())
+        }
+    )*};
+}
+
 /// The [`NufftPlan`] of a backend's multi-device plan type `$plan` (`$float` its precisions,
 /// `$backend` its [`Backend`]), forwarding what the plan runs and refusing the rest.
 macro_rules! multi_nufft_plan {
@@ -62,22 +76,7 @@ macro_rules! multi_nufft_plan {
                 let why = "a point set per transform runs on one device in this build";
                 Err(refuse(self.device_names().len(), why))
             }
-            fn interp_with_gradient(
-                &mut self,
-                _: &[num_complex::Complex<T>],
-                _: &mut [num_complex::Complex<T>],
-                _: bool,
-            ) -> Result<(), BackendError> {
-                Err(no_gradient())
-            }
-            fn spread_with_gradient(
-                &mut self,
-                _: &[num_complex::Complex<T>],
-                _: &mut [num_complex::Complex<T>],
-                _: bool,
-            ) -> Result<(), BackendError> {
-                Err(no_gradient())
-            }
+            refuse_gradients!(interp_with_gradient, spread_with_gradient);
             fn report(&self) -> PlanReport {
                 multi_report(self.device_names(), self.spread())
             }
@@ -104,6 +103,27 @@ fn no_gradient() -> BackendError {
     .into()
 }
 
+/// A boxed plan, or why not.
+type Boxed<T> = Result<Box<dyn NufftPlan<T>>, BackendError>;
+
+/// The rule of listed devices, for `count` of them: one, `one`'s plan there (any type);
+/// several, `many`'s multi-device plan of a type 1 or 2 (`ty`, `modes`, `(isign, ntransf,
+/// tol)`), type 3 refused.
+fn on_devices<'a, T>(
+    (shape, isign, ntransf, tol): PlanArgs<'a>,
+    count: usize,
+    one: impl FnOnce(PlanArgs<'a>) -> Boxed<T>,
+    many: impl FnOnce(nudt_gen::TransformType, &'a [usize], (i32, usize, f64)) -> Boxed<T>,
+) -> Boxed<T> {
+    if count == 1 {
+        return one((shape, isign, ntransf, tol));
+    }
+    match shape {
+        Shape::Uniform(ty, modes) => many(ty, modes, (isign, ntransf, tol)),
+        Shape::Type3(_) => Err(refuse(count, TYPE3)),
+    }
+}
+
 #[cfg(feature = "cuda")]
 pub(super) use cuda::plan as cuda_plan;
 #[cfg(feature = "opencl")]
@@ -117,26 +137,21 @@ mod cuda {
     multi_nufft_plan!(CudaMultiPlan, CudaFloat, Backend::Cuda);
 
     /// A CUDA plan on the GPUs of ordinals `opts.devices`.
-    pub fn plan<T: CudaFloat>(
-        (shape, isign, ntransf, tol): PlanArgs<'_>,
-        opts: &BackendOptions,
-    ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
+    pub fn plan<T: CudaFloat>(args: PlanArgs<'_>, opts: &BackendOptions) -> Boxed<T> {
         let devices = &opts.devices;
-        if let [device] = devices[..] {
+        let one = |args| -> Boxed<T> {
             let o = CudaOptions {
-                device,
+                device: devices[0],
                 stream: None,
                 ..opts.cuda.clone()
             };
-            return boxed_plan!(CudaPlan::<T>, o, (shape, isign, ntransf, tol));
-        }
-        let Shape::Uniform(ty, modes) = shape else {
-            return Err(refuse(devices.len(), TYPE3));
+            boxed_plan!(CudaPlan::<T>, o, args)
         };
-        let job = (isign, ntransf, tol);
-        Ok(Box::new(CudaMultiPlan::<T>::new(
-            ty, modes, job, &opts.cuda, devices,
-        )?))
+        on_devices(args, devices.len(), one, |ty, modes, job| {
+            Ok(Box::new(CudaMultiPlan::<T>::new(
+                ty, modes, job, &opts.cuda, devices,
+            )?))
+        })
     }
 }
 
@@ -144,16 +159,12 @@ mod cuda {
 mod opencl {
     use super::*;
     use crate::opencl::{ClDevice, ClFloat, ClMultiPlan, ClOptions, ClPlan};
-    use std::sync::Arc;
 
     multi_nufft_plan!(ClMultiPlan, ClFloat, Backend::OpenCl);
 
     /// An OpenCL plan on `opts.devices`: this build opens the options' device (else the
     /// first one found) as device 0, once per time it is listed.
-    pub fn plan<T: ClFloat>(
-        (shape, isign, ntransf, tol): PlanArgs<'_>,
-        opts: &BackendOptions,
-    ) -> Result<Box<dyn NufftPlan<T>>, BackendError> {
+    pub fn plan<T: ClFloat>(args: PlanArgs<'_>, opts: &BackendOptions) -> Boxed<T> {
         let n = opts.devices.len();
         if let Some(&k) = opts.devices.iter().find(|&&k| k != 0) {
             let why = format!(
@@ -165,26 +176,25 @@ mod opencl {
             Some(d) => d.clone(),
             None => ClDevice::first()?,
         };
-        if n == 1 {
+        let one = |args| -> Boxed<T> {
             let o = ClOptions {
-                device: Some(first),
+                device: Some(first.clone()),
                 ..opts.opencl.clone()
             };
-            return boxed_plan!(ClPlan::<T>, o, (shape, isign, ntransf, tol));
-        }
-        let Shape::Uniform(ty, modes) = shape else {
-            return Err(refuse(n, TYPE3));
+            boxed_plan!(ClPlan::<T>, o, args)
         };
-        let mut devices: Vec<Arc<ClDevice>> = vec![first.clone()];
-        for _ in 1..n {
-            devices.push(first.reopen()?);
-        }
-        Ok(Box::new(ClMultiPlan::<T>::new(
-            ty,
-            modes,
-            (isign, ntransf, tol),
-            &opts.opencl,
-            &devices,
-        )?))
+        on_devices(args, n, one, |ty, modes, job| {
+            let mut devices = vec![first.clone()];
+            for _ in 1..n {
+                devices.push(first.reopen()?);
+            }
+            Ok(Box::new(ClMultiPlan::<T>::new(
+                ty,
+                modes,
+                job,
+                &opts.opencl,
+                &devices,
+            )?))
+        })
     }
 }
