@@ -71,7 +71,8 @@ impl KernelKind {
 /// Parallel spreading strategy (NUDT, sections 4–5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
-    /// Tiles coloured so that same-coloured tiles never share grid points; no atomics.
+    /// Tiles spread at once, each into its own buffer, added to the grid under locks of the
+    /// stretches it covers; no atomics.
     SourceDriven,
     /// Grid blocks own their points and gather the sources that reach them; no synchronisation.
     TargetDriven,

@@ -78,8 +78,8 @@ pub fn fft_size(want: usize) -> Option<usize> {
 /// third of one core's L2 — NUDT measured the best total time near there, since the buffer,
 /// the points' data and the kernel tables then share L2 without evicting each other — but
 /// no more than a third of [`TILE_L2_CAP`]. The side is rounded down to a multiple of 8
-/// (whole cache lines along the contiguous dimension), and never below `w`, which the
-/// source-driven colouring needs. In 2-D and 3-D it stays at most [`MAX_FIXED_SIDE`], in 2-D
+/// (whole cache lines along the contiguous dimension), and never below `w`, so that a tile's
+/// box reaches no further than its neighbours'. In 2-D and 3-D it stays at most [`MAX_FIXED_SIDE`], in 2-D
 /// at most [`MAX_2D_SIDE`].
 pub fn tile_side(dim: usize, kernel: &KernelSpec, precision: Precision, arch: &Arch) -> usize {
     let bytes_per_point = 2 * match precision {

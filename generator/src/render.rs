@@ -83,7 +83,7 @@ pub fn spreader_module(s: &RustSpreader) -> Result<String, GenError> {
         ),
         _ => (
             "source_driven",
-            "source-driven (coloured tiles, no atomics)",
+            "source-driven (tile buffers added under locks, no atomics)",
         ),
     };
     ctx.insert("strategy", strategy);

@@ -60,6 +60,29 @@ pub struct FineGrid<T: Float> {
     arch: Arch,
 }
 
+/// How a CPU grid's tile side is chosen: given (by the caller, or a tuned profile), or the
+/// planner's for the threads each transform of the plan runs on
+/// ([`crate::planner::limits::cpu_tile_side`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileSide {
+    Given(usize),
+    ForThreads(usize),
+}
+
+impl TileSide {
+    /// `given`, else sized for a stack of `ntransf` transforms on `threads` threads.
+    pub fn new(given: Option<usize>, ntransf: usize, threads: usize) -> Self {
+        given.map_or_else(
+            || {
+                TileSide::ForThreads(crate::planner::limits::cpu_transform_threads(
+                    ntransf, threads,
+                ))
+            },
+            TileSide::Given,
+        )
+    }
+}
+
 impl<T: Float> FineGrid<T> {
     /// A grid of `n` points for `kernel`, serving a plan of tolerance `tol`.
     pub fn new(
@@ -68,7 +91,7 @@ impl<T: Float> FineGrid<T> {
         tol: f64,
         strategy: Strategy,
         arch: &Arch,
-        tile_side: Option<usize>,
+        tile_side: TileSide,
     ) -> Result<Self> {
         let dim = n.len();
         let unknown = || NudtError::Gen(nudt_gen::GenError::Width(kernel.width));
@@ -100,7 +123,13 @@ impl<T: Float> FineGrid<T> {
             Some(_) => crate::support::derivative_table(&table, fns.table_columns),
             None => Vec::new(),
         };
-        let side = tile_side.unwrap_or_else(|| plan::tile_side(dim, &kernel, T::PRECISION, arch));
+        let side = match tile_side {
+            TileSide::Given(side) => side,
+            TileSide::ForThreads(threads) => {
+                let cached = plan::tile_side(dim, &kernel, T::PRECISION, arch);
+                crate::planner::limits::cpu_tile_side(&n, kernel.width, cached, threads)
+            }
+        };
         let narrow = plan::narrow_horner_variables(&kernel, tol, T::PRECISION);
         Ok(FineGrid {
             side: vec![side; dim],

@@ -3,7 +3,7 @@
 
 use crate::error::{NudtError, Result};
 use crate::float::Float;
-use crate::grid::FineGrid;
+use crate::grid::{FineGrid, TileSide};
 use crate::planner::stages::Pass;
 use crate::planner::type3::Geometry;
 use crate::planner::validate::{
@@ -123,8 +123,9 @@ fn uniform_engine<T: Float>(
     tol: f64,
     opts: &Options,
     arch: &Arch,
+    side: TileSide,
 ) -> Result<Engine<T>> {
-    let grid = FineGrid::new(n, kernel, tol, opts.strategy, arch, opts.tile_side)?;
+    let grid = FineGrid::new(n, kernel, tol, opts.strategy, arch, side)?;
     Ok(Engine::Uniform(
         Box::new(Uniform::new(modes, grid, opts.mode_order)),
         Vec::new(),
@@ -306,7 +307,19 @@ impl<T: Float> Plan<T> {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
-                uniform_engine(&problem.modes, n, kernel, problem.kernel_tol, &opts, &arch)?
+                let threads = pool
+                    .as_ref()
+                    .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+                let side = TileSide::new(opts.tile_side, problem.ntransf, threads);
+                uniform_engine(
+                    &problem.modes,
+                    n,
+                    kernel,
+                    problem.kernel_tol,
+                    &opts,
+                    &arch,
+                    side,
+                )?
             }
         };
         let kernel_tol = problem.kernel_tol;
@@ -324,6 +337,11 @@ impl<T: Float> Plan<T> {
                 ..opts
             },
         })
+    }
+
+    /// The tile side of this plan's CPU grids: the one given, or sized for its threads.
+    fn tile_choice(&self) -> TileSide {
+        TileSide::new(self.opts.tile_side, self.problem.ntransf, self.threads())
     }
 
     fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
@@ -404,7 +422,9 @@ impl<T: Float> Plan<T> {
         };
         let arch = self.opts.arch.clone().unwrap_or_default();
         let (modes, tol, opts) = (&self.problem.modes, self.problem.kernel_tol, &self.opts);
-        if let Ok(engine) = self.run(|| uniform_engine(modes, n, kernel, tol, opts, &arch)) {
+        let side = self.tile_choice();
+        let engine = self.run(|| uniform_engine(modes, n, kernel, tol, opts, &arch, side));
+        if let Ok(engine) = engine {
             self.engine = engine;
             self.kernel = kernel;
             self.counts = Vec::new();
@@ -480,7 +500,8 @@ impl<T: Float> Plan<T> {
                 .map(|(b, r)| r.map_err(|e| named(b, e)))
                 .collect()
         };
-        let (isign, strategy, side) = (self.problem.isign, self.opts.strategy, self.opts.tile_side);
+        let (isign, strategy) = (self.problem.isign, self.opts.strategy);
+        let side = self.tile_choice();
         let arch = self.opts.arch.clone().unwrap_or_default();
         let (engines, kernel, kernel_tol) = match self.problem.type3 {
             Type3Method::Finufft => {

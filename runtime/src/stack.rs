@@ -1,8 +1,8 @@
 //! A stack of transforms on the CPU, several at once: a plan's `ntransf` transforms, sharing
 //! their points or each with its own set.
 //!
-//! A transform's steps are parallel inside, but between them it synchronises (a colour of
-//! tiles, a slab, an FFT axis) and some run on few threads; a small transform (10⁴–10⁵
+//! A transform's steps are parallel inside, but between them it synchronises (a slab, an
+//! FFT axis) and some run on few threads; a small transform (10⁴–10⁵
 //! points) is mostly such steps, so one transform after another left cores idle. Here a
 //! few workers, each with its own buffers, take transforms from one queue and run them
 //! through the same parallel steps: rayon's threads fill one transform's gaps with

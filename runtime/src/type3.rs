@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::float::Float;
-use crate::grid::FineGrid;
+use crate::grid::{FineGrid, TileSide};
 use crate::planner::type3::{Axis, Geometry};
 use crate::uniform::{self, ModeOrder, Uniform};
 use nudt_gen::kernel::EvenChebyshev;
@@ -215,7 +215,7 @@ impl<T: Float> NonUniform<T> {
         isign: i32,
         strategy: Strategy,
         arch: &Arch,
-        tile_side: Option<usize>,
+        tile_side: TileSide,
     ) -> Result<Self> {
         let ft = kernel.fourier();
         // `ψ̂` over each axis's scaled target frequencies, which lie within h·γ times the

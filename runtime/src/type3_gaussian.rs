@@ -9,7 +9,7 @@
 use crate::error::Result;
 use crate::fft::FftNd;
 use crate::float::Float;
-use crate::grid::FineGrid;
+use crate::grid::{FineGrid, TileSide};
 use crate::planner::gaussian::{post_magnitude, steps, GaussGeometry, GaussStep};
 use crate::type3::{polar_blocks, Phases, Steps, Type3Scheme};
 use crate::uniform::direction;
@@ -35,7 +35,7 @@ impl<T: Float> GaussianType3<T> {
         isign: i32,
         strategy: Strategy,
         arch: &Arch,
-        tile_side: Option<usize>,
+        tile_side: TileSide,
     ) -> Result<Self> {
         let (m_src, k_tgt) = (sources[0].len(), targets[0].len());
         let geometry = GaussGeometry::of(eps, sources, targets)?;

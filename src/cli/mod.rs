@@ -306,7 +306,7 @@ impl PrecisionArg {
 pub enum StrategyArg {
     /// Let the planner choose from the point distribution
     Auto,
-    /// Coloured tiles, writes straight to the grid, no atomics
+    /// Tiles spread at once into their own buffers, added to the grid under locks; no atomics
     SourceDriven,
     /// Grid blocks gather the sources that reach them, no synchronisation
     TargetDriven,

@@ -209,8 +209,7 @@ pub type InterpTileFn<'a, T> = dyn Fn(&[T], [usize; 3], Points<'_, T>, &mut [T])
 pub type SpreadTileFn<'a, T> = dyn Fn(&mut [T], [usize; 3], Points<'_, T>, &[T]) + Sync + 'a;
 
 /// How a fine grid is cut into tiles of `side ≥ width` points along each dimension. The
-/// remainder is a last tile of its own where it is at least `width` long, which the colouring
-/// needs of every tile, and is otherwise added to the tile before: at most `side + width − 1`
+/// remainder is a last tile of its own where it is at least `width` long, as every tile is, and is otherwise added to the tile before: at most `side + width − 1`
 /// long. A remainder added whatever its length made the last tile up to twice the others,
 /// and with it the longest slab of a slab-wise type 1 or 2 ([`TileGrid::rows_planes`]): 250
 /// planes in tiles of 16 ended in one of 26, a slab of 32 planes where the rest take 22
@@ -322,22 +321,6 @@ impl TileGrid {
         }
         len[self.dim - 1] = row_len(len[self.dim - 1]);
         len
-    }
-
-    /// Colour of a tile for the source-driven schedule: tiles of one colour are at least one
-    /// tile apart in some dimension (periodically), so their padded buffers never overlap.
-    fn colour(&self, c: [usize; 3]) -> usize {
-        (0..self.dim).fold(0, |acc, d| {
-            let nt = self.ntiles[d];
-            let k = if nt == 1 {
-                0
-            } else if nt % 2 == 1 && c[d] == nt - 1 {
-                2
-            } else {
-                c[d] % 2
-            };
-            acc * 3 + k
-        })
     }
 }
 
@@ -1286,6 +1269,60 @@ unsafe fn add_box<T: Real>(
     });
 }
 
+/// Complex grid points one lock of [`GridLocks`] guards: 4 KiB of f64, a few rows of a small
+/// 3-D grid, a stretch of a long row.
+const LOCK_SPAN: usize = 256;
+
+/// Most locks of one [`GridLocks`]: stretches beyond it share locks (striped), which costs
+/// only a rare wait.
+const LOCK_STRIPES: usize = 1 << 12;
+
+/// Locks over the stretches of [`LOCK_SPAN`] points of a destination grid, which tiles
+/// spread at once add their boxes into ([`add_box_locked`]).
+struct GridLocks(Vec<std::sync::Mutex<()>>);
+
+impl GridLocks {
+    /// For a destination of `points` complex points.
+    fn new(points: usize) -> Self {
+        let n = points.div_ceil(LOCK_SPAN).clamp(1, LOCK_STRIPES);
+        GridLocks((0..n).map(|_| std::sync::Mutex::new(())).collect())
+    }
+}
+
+/// Adds `buf` (a box with per-dimension maps) into the global grid, each stretch of
+/// [`LOCK_SPAN`] points under its lock, one lock held at a time (no two tasks can wait on
+/// each other), kept across the runs of a stretch: a 3-D box of a small grid takes a lock
+/// every few rows, not at each.
+fn add_box_locked<T: Real>(
+    grid: &SharedMut<T>,
+    locks: &GridLocks,
+    dim: usize,
+    gstr: [usize; 3],
+    buf: &[T],
+    maps: &[Vec<Option<usize>>; 3],
+) {
+    let span = 2 * LOCK_SPAN;
+    let mut held: Option<(usize, std::sync::MutexGuard<'_, ()>)> = None;
+    box_runs(dim, gstr, maps, |mut b, mut g, mut len| {
+        while len > 0 {
+            let piece = (span - g % span).min(len);
+            let stripe = (g / span) % locks.0.len();
+            if held.as_ref().map(|h| h.0) != Some(stripe) {
+                drop(held.take());
+                let guard = locks.0[stripe].lock().unwrap_or_else(|e| e.into_inner());
+                held = Some((stripe, guard));
+            }
+            // SAFETY: every task adding to these points holds their stretch's lock, held
+            // here; `slice` checks the bounds.
+            let dst = unsafe { grid.slice(g, piece) };
+            dst.iter_mut()
+                .zip(&buf[b..b + piece])
+                .for_each(|(d, s)| *d += *s);
+            (b, g, len) = (b + piece, g + piece, len - piece);
+        }
+    });
+}
+
 /// Copies the grid points a box's maps select into `buf`; entries the maps leave out are not
 /// written.
 fn load_box<T: Real>(
@@ -1505,9 +1542,9 @@ impl TileGrid {
     }
 }
 
-/// Source-driven spreading (NUDT §4): colour by colour, the tiles of one colour in parallel,
-/// each into its own padded buffer which is then added to the grid without atomics. Tiles
-/// far denser than average are split into chunks spread in parallel and summed first.
+/// Source-driven spreading (NUDT §4): every tile at once, each into its own padded buffer,
+/// which is then added to the grid under locks of the stretches it covers
+/// ([`add_box_locked`]); tiles far denser than average are spread in chunks, each added so.
 /// `c` holds interleaved strengths in the original point order; `grid` is overwritten.
 pub fn spread_source_driven<T: Real, K: TileKernel<T>>(
     tiles: &Tiles<T>,
@@ -1568,72 +1605,55 @@ fn spread_part<T: Real, const Q: usize>(
 ) {
     let g = &tiles.grid;
     grid.par_iter_mut().for_each(|v| *v = T::default());
-    let ntiles = g.num_tiles();
-    let ncolours = 3usize.pow(g.dim as u32);
-    let mut by_colour = vec![Vec::new(); ncolours];
-    for id in part.tile_ids(g) {
-        if !tiles.tile_range(id).is_empty() {
-            by_colour[g.colour(g.tile_coords(id))].push(id);
-        }
-    }
-    // A tile is split once it holds four times the average, or an even share of a thread's
-    // points (up to 2¹⁵): clustered points fill a few tiles, and a tile of 30 000 of 10⁵
-    // points spread alone on one of 16 threads while the rest waited at the colour's end.
+    // Tiles spread at once and add their boxes under locks: tiles of one colour at a time
+    // (3^d colours where a side has an odd number of tiles) with a barrier between colours
+    // left one tile to a colour on small grids — a 3-D grid of 40³ points in 27 tiles spread
+    // them one after another, whatever the threads.
+    let ids: Vec<usize> = part
+        .tile_ids(g)
+        .filter(|&id| !tiles.tile_range(id).is_empty())
+        .collect();
+    // A tile is spread in chunks once it holds four times the average, or an even share of
+    // a thread's points (up to 2¹⁵): clustered points fill a few tiles, and a tile of 30 000
+    // of 10⁵ points spread alone on one of 16 threads while the rest had finished.
     let share = (tiles.len() / (2 * rayon::current_num_threads())).min(1 << 15);
-    let heavy = (4 * tiles.len() / ntiles.max(1)).max(share).max(1 << 11);
+    let heavy = (4 * tiles.len() / g.num_tiles().max(1))
+        .max(share)
+        .max(1 << 11);
     let gstr = grid_strides(g);
+    let locks = GridLocks::new(grid.len() / 2);
     let shared = SharedMut::new(grid);
     let workers = Workers::new();
-    for ids in by_colour.iter().filter(|v| !v.is_empty()) {
-        ids.par_iter().for_each(|&id| {
-            let tc = g.tile_coords(id);
-            let len = g.padded(tc, row_len);
-            let strides = g.strides(len);
-            let size = 2 * len.iter().product::<usize>();
+    let chunks: Vec<(usize, std::ops::Range<usize>)> = ids
+        .iter()
+        .flat_map(|&id| {
             let range = tiles.tile_range(id);
-            let maps = box_maps(g.dim, len, |d| {
-                part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1)
-            });
-            if range.len() > heavy {
-                let sum = range
-                    .clone()
-                    .step_by(heavy / 2)
-                    .collect::<Vec<_>>()
-                    .into_par_iter()
-                    .map(|s| {
-                        let mut b = vec![T::default(); size];
-                        workers.with(|w| {
-                            w.spread::<Q>(
-                                tiles,
-                                s..(s + heavy / 2).min(range.end),
-                                c,
-                                &mut b,
-                                strides,
-                                tile,
-                            )
-                        });
-                        b
-                    })
-                    .reduce_with(|mut a, b| {
-                        a.iter_mut().zip(&b).for_each(|(x, y)| *x += *y);
-                        a
-                    })
-                    .unwrap_or_default();
-                // SAFETY: tiles of one colour have disjoint padded footprints (see `colour`).
-                unsafe { add_box(&shared, g.dim, gstr, &sum, &maps) };
+            let step = if range.len() > heavy {
+                heavy / 2
             } else {
-                workers.with(|w| {
-                    let mut b = std::mem::take(&mut w.buf);
-                    b.clear();
-                    resize_exact(&mut b, size, T::default());
-                    w.spread::<Q>(tiles, range, c, &mut b, strides, tile);
-                    // SAFETY: as above.
-                    unsafe { add_box(&shared, g.dim, gstr, &b, &maps) };
-                    w.buf = b;
-                });
-            }
+                range.len()
+            };
+            let end = range.end;
+            range
+                .step_by(step)
+                .map(move |s| (id, s..(s + step).min(end)))
+        })
+        .collect();
+    chunks.par_iter().for_each(|(id, range)| {
+        let tc = g.tile_coords(*id);
+        let len = g.padded(tc, row_len);
+        let maps = box_maps(g.dim, len, |d| {
+            part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1)
         });
-    }
+        workers.with(|w| {
+            let mut b = std::mem::take(&mut w.buf);
+            b.clear();
+            resize_exact(&mut b, 2 * len.iter().product::<usize>(), T::default());
+            w.spread::<Q>(tiles, range.clone(), c, &mut b, g.strides(len), tile);
+            add_box_locked(&shared, &locks, g.dim, gstr, &b, &maps);
+            w.buf = b;
+        });
+    });
 }
 
 /// A box of grid points owned by one target-driven task.

@@ -42,7 +42,7 @@ const CPU_WORK_MEMORY_SHARE: usize = 4;
 /// `memory` (`None`: not known, no bound): at most one per thread, at least one.
 ///
 /// One transform after another, each parallel inside, leaves cores idle wherever a
-/// transform's steps synchronise (a colour of tiles, a slab, an FFT axis) or run on few
+/// transform's steps synchronise (a slab, an FFT axis) or run on few
 /// threads, and small transforms (10⁴–10⁵ points) are mostly such steps; several
 /// transforms at once fill those gaps with each other's work, at a work buffer each.
 pub fn cpu_concurrent(
@@ -57,7 +57,38 @@ pub fn cpu_concurrent(
     ntransf.min(threads).min(by_memory).max(1)
 }
 
-/// Tiles of one colour a slab's spreading aims for per thread ([`slab_tile_rows`]): enough
+/// Threads each transform of a CPU stack of `ntransf` runs on, of `threads`: their share
+/// when [`cpu_concurrent`] runs several at once (memory aside, which only lowers how many).
+pub fn cpu_transform_threads(ntransf: usize, threads: usize) -> usize {
+    (threads / cpu_concurrent(ntransf, threads, 0, None)).max(1)
+}
+
+/// Tiles a CPU grid aims for per thread ([`cpu_tile_side`]).
+const TILES_PER_THREAD: usize = 2;
+
+/// Tile side of a CPU grid of `n` points whose kernel is `width` wide, on `threads`
+/// threads: `side` (the cache's choice, `nudt_gen::plan::tile_side`), made smaller where it
+/// leaves fewer than [`TILES_PER_THREAD`] tiles a thread, in multiples of 8 (whole cache
+/// lines along a row) and never below `width` nor 8.
+///
+/// A tile is spread by one thread, and a small grid is few tiles of the cache's size: a
+/// 1-D grid of 16 000 points was one tile of 43 680, a 3-D grid of 40³ points 27 of 16³,
+/// so a type 1 of 10⁴ points spread on one thread or a few, whatever the threads. Smaller
+/// tiles cost more padding per point (a box of `side + w − 1` a side), which only pays where
+/// threads would otherwise idle.
+pub fn cpu_tile_side(n: &[usize], width: usize, side: usize, threads: usize) -> usize {
+    let floor = width.max(8);
+    let tiles = |s: usize| n.iter().map(|&m| m.div_ceil(s)).product::<usize>();
+    let wanted = TILES_PER_THREAD * threads.max(1);
+    if side <= floor || tiles(side) >= wanted {
+        return side;
+    }
+    let points = n.iter().product::<usize>() as f64;
+    let even = (points / wanted as f64).powf(1.0 / n.len().max(1) as f64) as usize;
+    (even / 8 * 8).clamp(floor, side)
+}
+
+/// Tiles a slab's spreading aims for per thread and per `2^d` ([`slab_tile_rows`]): enough
 /// that tiles of uneven point counts even out across the threads.
 const SLAB_TILES_PER_THREAD: usize = 2;
 
@@ -65,14 +96,15 @@ const SLAB_TILES_PER_THREAD: usize = 2;
 /// `ntiles` tiles per axis) spreads and transforms at once, on `threads` threads: one, unless
 /// a row's tiles are too few to keep the threads busy.
 ///
-/// The tiles of a slab are spread colour by colour (2^d colours, tiles of one colour at
-/// once), and each slab's steps end in a barrier. A row of a 2-D grid of 512² points has
-/// 8 tiles of 64, so a colour's 4 tiles left 12 of 16 threads idle, and each of the grid's
-/// 8 slabs paid three barriers; a 3-D grid of 80³ points in tiles of 16 has 25 tiles a row,
-/// 3 to 6 a colour. Rows enough for [`SLAB_TILES_PER_THREAD`] tiles a colour per thread
-/// fill them, at a slab that many rows long: where the rows are few, the whole grid. A
-/// large grid keeps one row per slab (a 3-D grid of 250³ points: 256 tiles a row, 32 a
-/// colour), and with it the memory the slabs save.
+/// Each slab's steps end in a barrier. The rule was measured when a slab's tiles were
+/// spread colour by colour (2^d colours, one at a time): a row of a 2-D grid of 512² points
+/// has 8 tiles of 64, so a colour's 4 tiles left 12 of 16 threads idle, and each of the
+/// grid's 8 slabs paid three barriers; a 3-D grid of 80³ points in tiles of 16 has 25 tiles
+/// a row, 3 to 6 a colour. Rows enough for [`SLAB_TILES_PER_THREAD`] tiles per thread and
+/// per colour filled them, at a slab that many rows long: where the rows are few, the whole
+/// grid. A large grid keeps one row per slab (a 3-D grid of 250³ points: 256 tiles a row),
+/// and with it the memory the slabs save. Tiles now spread all at once (locks, not
+/// colours), so fewer rows might fill the threads; the factor stays until measured so.
 pub fn slab_tile_rows(ntiles: &[usize], threads: usize) -> usize {
     let per_row: usize = ntiles[1..].iter().product();
     let colours = 1 << ntiles.len();
@@ -82,7 +114,25 @@ pub fn slab_tile_rows(ntiles: &[usize], threads: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{cpu_concurrent, slab_tile_rows};
+    use super::{cpu_concurrent, cpu_tile_side, cpu_transform_threads, slab_tile_rows};
+
+    #[test]
+    fn small_grids_take_tiles_enough_for_the_threads() {
+        // 1-D 16 000 points: one tile of the cache's 43 680 → 32 of 496 on 16 threads.
+        assert_eq!(cpu_tile_side(&[16000], 7, 43680, 16), 496);
+        assert_eq!(16000usize.div_ceil(496), 33);
+        // 3-D 40³ in tiles of 16 (27) on 16 threads → tiles of 8 (125); 2 threads keep 16.
+        assert_eq!(cpu_tile_side(&[40, 40, 40], 7, 16, 16), 8);
+        assert_eq!(cpu_tile_side(&[40, 40, 40], 7, 16, 2), 16);
+        // Never below the width, nor 8; a large grid keeps the cache's side.
+        assert_eq!(cpu_tile_side(&[40, 40, 40], 13, 16, 64), 13);
+        assert_eq!(cpu_tile_side(&[20, 20], 5, 16, 64), 8);
+        assert_eq!(cpu_tile_side(&[250, 250, 250], 7, 16, 16), 16);
+        // A stack of 32 on 16 threads runs 16 at once, one thread each; 4 get 4 each.
+        assert_eq!(cpu_transform_threads(32, 16), 1);
+        assert_eq!(cpu_transform_threads(4, 16), 4);
+        assert_eq!(cpu_transform_threads(1, 16), 16);
+    }
 
     #[test]
     fn slabs_take_rows_enough_to_keep_the_threads_busy() {
