@@ -159,6 +159,7 @@ impl<T: Float> FftNd<T> {
             let stride: usize = self.dims[axis + 1..].iter().product();
             if stride == 1 {
                 data.par_chunks_mut(n)
+                    .with_min_len(crate::float::rows_per_task(n))
                     .enumerate()
                     .filter(|(b, _)| live(*b))
                     .for_each_init(
@@ -167,6 +168,7 @@ impl<T: Float> FftNd<T> {
                     );
             } else {
                 data.par_chunks_mut(n * stride)
+                    .with_min_len(crate::float::rows_per_task(n * stride))
                     .enumerate()
                     .filter(|(b, _)| live(*b))
                     .for_each(|(_, block)| strided(fft.as_ref(), block, n, stride));
@@ -341,30 +343,34 @@ impl<T: Float> FourStep<T> {
     /// Each row `k1`: entry `j2` times `ω^{j2·k1}`, and the row transform, in the order asked.
     fn twiddled_rows(&self, data: &mut [Complex<T>], twiddle_first: bool) {
         let (n1, n2) = (self.n1, self.n2);
-        data.par_chunks_mut(n2).enumerate().for_each_init(
-            || vec![Complex::default(); self.rows.get_inplace_scratch_len()],
-            |scratch, (k1, row)| {
-                if !twiddle_first {
-                    self.rows.process_with_scratch(row, scratch);
-                }
-                // e = j2·k1 mod n, kept as hi·n2 + lo while j2 steps (k1 < n1, so k1 = 0·n2 + k1).
-                let (mut hi, mut lo) = (0, 0);
-                for v in row.iter_mut() {
-                    *v = *v * self.coarse[hi] * self.fine[lo];
-                    lo += k1;
-                    while lo >= n2 {
-                        lo -= n2;
-                        hi += 1;
+        let per_task = crate::float::rows_per_task(n2);
+        data.par_chunks_mut(n2)
+            .with_min_len(per_task)
+            .enumerate()
+            .for_each_init(
+                || vec![Complex::default(); self.rows.get_inplace_scratch_len()],
+                |scratch, (k1, row)| {
+                    if !twiddle_first {
+                        self.rows.process_with_scratch(row, scratch);
                     }
-                    if hi >= n1 {
-                        hi -= n1;
+                    // e = j2·k1 mod n, kept as hi·n2 + lo while j2 steps (k1 < n1, so k1 = 0·n2 + k1).
+                    let (mut hi, mut lo) = (0, 0);
+                    for v in row.iter_mut() {
+                        *v = *v * self.coarse[hi] * self.fine[lo];
+                        lo += k1;
+                        while lo >= n2 {
+                            lo -= n2;
+                            hi += 1;
+                        }
+                        if hi >= n1 {
+                            hi -= n1;
+                        }
                     }
-                }
-                if twiddle_first {
-                    self.rows.process_with_scratch(row, scratch);
-                }
-            },
-        );
+                    if twiddle_first {
+                        self.rows.process_with_scratch(row, scratch);
+                    }
+                },
+            );
     }
 }
 

@@ -14,7 +14,7 @@
 
 use crate::error::Result;
 use crate::fft::{FftNd, Needed};
-use crate::float::{resize_parallel, Float};
+use crate::float::{resize_parallel, rows_per_task, zero_parallel, Float};
 use crate::grid::FineGrid;
 use crate::kernels::TileRows;
 use num_complex::Complex;
@@ -113,9 +113,7 @@ impl<T: Float> Slabs<T> {
         crate::steps::step("zero", || {
             resize_parallel(&mut work.slab, longest * plane);
             resize_parallel(&mut work.columns, held * m);
-            work.columns
-                .par_iter_mut()
-                .for_each(|v| *v = Complex::default());
+            zero_parallel(&mut work.columns);
         });
         Ok(Geometry { rows, n0, plane, m })
     }
@@ -152,7 +150,7 @@ impl<T: Float> Slabs<T> {
             columns: columns_data,
             ..
         } = work;
-        f.par_iter_mut().for_each(|v| *v = Complex::default());
+        zero_parallel(f);
         // Column row of each grid index along the first axis: `f`'s row for a mode's, the
         // buffer's next otherwise.
         let mut held: Vec<Option<&mut [Complex<T>]>> = (0..n0).map(|_| None).collect();
@@ -173,22 +171,28 @@ impl<T: Float> Slabs<T> {
             spread(slab, r)?;
             crate::steps::step("plane_fft", || {
                 slab.par_chunks_mut(plane)
+                    .with_min_len(rows_per_task(plane))
                     .for_each(|p| fft.process_pruned(p, direction, needed, Needed::Outputs))
             });
             let slab = &*slab;
             // Each column row gathers the slab planes that land on it (one, or none; more
             // only where the slab wraps onto itself).
             crate::steps::step("gather", || {
-                col_rows.par_iter_mut().enumerate().for_each(|(g0, row)| {
-                    let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
-                    while i < planes {
-                        let p = &slab[i * plane..(i + 1) * plane];
-                        row.iter_mut()
-                            .zip(at.iter())
-                            .for_each(|(a, &k)| *a = *a + p[k]);
-                        i += n0;
-                    }
-                })
+                let per_task = rows_per_task(m);
+                col_rows
+                    .par_iter_mut()
+                    .with_min_len(per_task)
+                    .enumerate()
+                    .for_each(|(g0, row)| {
+                        let mut i = (g0 as i64 - first).rem_euclid(n0 as i64) as usize;
+                        while i < planes {
+                            let p = &slab[i * plane..(i + 1) * plane];
+                            row.iter_mut()
+                                .zip(at.iter())
+                                .for_each(|(a, &k)| *a = *a + p[k]);
+                            i += n0;
+                        }
+                    })
             });
         }
         crate::steps::step("column_fft", || {
@@ -196,11 +200,14 @@ impl<T: Float> Slabs<T> {
         });
         drop(col_rows);
         crate::steps::step("correct", || {
-            f.par_chunks_mut(m).zip(corr0).for_each(|(out, &c0)| {
-                for (o, &c) in out.iter_mut().zip(corr) {
-                    *o = *o * (c0 * c);
-                }
-            })
+            f.par_chunks_mut(m)
+                .with_min_len(rows_per_task(m))
+                .zip(corr0)
+                .for_each(|(out, &c0)| {
+                    for (o, &c) in out.iter_mut().zip(corr) {
+                        *o = *o * (c0 * c);
+                    }
+                })
         });
         Ok(())
     }
@@ -227,6 +234,7 @@ impl<T: Float> Slabs<T> {
         crate::steps::step("correct", || {
             work.columns
                 .par_chunks_mut(m)
+                .with_min_len(rows_per_task(m))
                 .zip(&user_row)
                 .for_each(|(row, i0)| {
                     let Some(i0) = *i0 else { return };
@@ -243,14 +251,18 @@ impl<T: Float> Slabs<T> {
             let slab = &mut work.slab[..planes * plane];
             let (fft, needed, at, cols) = (&self.plane, &self.needed, &self.at, &work.columns);
             crate::steps::step("plane_fft", || {
-                slab.par_chunks_mut(plane).enumerate().for_each(|(i, p)| {
-                    let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
-                    p.iter_mut().for_each(|v| *v = Complex::default());
-                    for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
-                        p[k] = v;
-                    }
-                    fft.process_pruned(p, direction, needed, Needed::Inputs);
-                })
+                let per_task = rows_per_task(plane);
+                slab.par_chunks_mut(plane)
+                    .with_min_len(per_task)
+                    .enumerate()
+                    .for_each(|(i, p)| {
+                        let g0 = (first + i as i64).rem_euclid(n0 as i64) as usize;
+                        p.iter_mut().for_each(|v| *v = Complex::default());
+                        for (&k, &v) in at.iter().zip(&cols[g0 * m..(g0 + 1) * m]) {
+                            p[k] = v;
+                        }
+                        fft.process_pruned(p, direction, needed, Needed::Inputs);
+                    })
             });
             interp(slab, r)?;
         }

@@ -4,7 +4,7 @@
 //! the plan layer's ([`crate::planner::type3`]).
 
 use crate::error::Result;
-use crate::float::Float;
+use crate::float::{Float, GRAIN};
 use crate::grid::{FineGrid, TileSide};
 use crate::planner::type3::{Axis, Geometry};
 use crate::uniform::{self, ModeOrder, Uniform};
@@ -93,9 +93,11 @@ impl<T: Float> Phases<T> {
     ) -> &'a [Complex<T>] {
         scaled.clear();
         if adjoint {
-            scaled.par_extend(c.par_iter().zip(&self.post).map(|(a, b)| a * b.conj()));
+            let v = c.par_iter().with_min_len(GRAIN).zip(&self.post);
+            scaled.par_extend(v.map(|(a, b)| a * b.conj()));
         } else {
-            scaled.par_extend(c.par_iter().zip(&self.pre).map(|(a, b)| a * b));
+            let v = c.par_iter().with_min_len(GRAIN).zip(&self.pre);
+            scaled.par_extend(v.map(|(a, b)| a * b));
         }
         scaled
     }
@@ -108,9 +110,12 @@ impl<T: Float> Phases<T> {
         } else {
             (&self.post, false)
         };
-        f.par_iter_mut().zip(fac).for_each(|(v, p)| {
-            *v = *v * if conj { p.conj() } else { *p };
-        });
+        f.par_iter_mut()
+            .with_min_len(GRAIN)
+            .zip(fac)
+            .for_each(|(v, p)| {
+                *v = *v * if conj { p.conj() } else { *p };
+            });
     }
 }
 

@@ -270,17 +270,21 @@ impl<T: Float> Uniform<T> {
         let (map, work) = (&self.map, &work.grid);
         let row = map.rows();
         let correct = || {
-            f.par_chunks_mut(row).enumerate().for_each(|(i0, out)| {
-                let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
-                let mut o = 0;
-                for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
-                    let (g01, c01) = (g0 + g1 * map.gstride[1], c0 * c1);
-                    for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
-                        out[o] = work[g01 + g2 * map.gstride[2]] * (c01 * c2);
-                        o += 1;
+            let per_task = crate::float::rows_per_task(row);
+            f.par_chunks_mut(row)
+                .with_min_len(per_task)
+                .enumerate()
+                .for_each(|(i0, out)| {
+                    let (g0, c0) = (map.gidx[0][i0] * map.gstride[0], map.corr[0][i0]);
+                    let mut o = 0;
+                    for (&g1, &c1) in map.gidx[1].iter().zip(&map.corr[1]) {
+                        let (g01, c01) = (g0 + g1 * map.gstride[1], c0 * c1);
+                        for (&g2, &c2) in map.gidx[2].iter().zip(&map.corr[2]) {
+                            out[o] = work[g01 + g2 * map.gstride[2]] * (c01 * c2);
+                            o += 1;
+                        }
                     }
-                }
-            })
+                })
         };
         crate::steps::step("correct", correct);
         Ok(())
@@ -330,7 +334,7 @@ impl<T: Float> Uniform<T> {
     ) -> &'w [Complex<T>] {
         let work = &mut work.grid;
         crate::float::resize_parallel(work, self.grid.len());
-        work.par_iter_mut().for_each(|v| *v = Complex::default());
+        crate::float::zero_parallel(work);
         let map = &self.map;
         let row = map.rows();
         // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
@@ -339,6 +343,7 @@ impl<T: Float> Uniform<T> {
             row_of_slab[g0] = Some(i0);
         }
         work.par_chunks_mut(map.gstride[0])
+            .with_min_len(crate::float::rows_per_task(map.gstride[0]))
             .zip(&row_of_slab)
             .for_each(|(slab, i0)| {
                 let Some(i0) = *i0 else { return };

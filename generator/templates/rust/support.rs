@@ -694,7 +694,11 @@ impl<T: Real> Tiles<T> {
         } else if coarse && std::mem::size_of::<T>() > 4 {
             let (starts, order, off, t) = Self::bin_as::<f32, false>(&grid, coords, 0);
             if grid.dim == 1 && grid.longest_tile(0) + grid.width <= 1 << 16 {
-                let off = off.par_iter().map(|&o| o as u16).collect();
+                let off = off
+                    .par_iter()
+                    .with_min_len(1 << 14)
+                    .map(|&o| o as u16)
+                    .collect();
                 (starts, order, Placement::Narrow1 { off, t })
             } else {
                 (starts, order, Placement::Narrow { off, t })
@@ -1146,6 +1150,12 @@ fn gather<T: Real, const Q: usize>(c: &[T], idx: &[u32], out: &mut Vec<T>) {
         let j = 2 * Q * j as usize;
         out.extend_from_slice(&c[j..j + 2 * Q]);
     }
+}
+
+/// `v` zeroed in parallel, 2¹⁵ reals a task: split by the threads alone, a small grid's
+/// zeroing woke every thread for a few microseconds of work each.
+fn zero<T: Real>(v: &mut [T]) {
+    v.par_chunks_mut(1 << 15).for_each(|c| c.fill(T::default()));
 }
 
 /// A raw pointer shared by tasks that provably write disjoint elements.
@@ -1604,7 +1614,7 @@ fn spread_part<T: Real, const Q: usize>(
     tile: &SpreadTileFn<'_, T>,
 ) {
     let g = &tiles.grid;
-    grid.par_iter_mut().for_each(|v| *v = T::default());
+    zero(grid);
     // Tiles spread at once and add their boxes under locks: tiles of one colour at a time
     // (3^d colours where a side has an odd number of tiles) with a barrier between colours
     // left one tile to a colour on small grids — a 3-D grid of 40³ points in 27 tiles spread
@@ -1678,7 +1688,7 @@ pub fn spread_target_driven<T: Real, K: TileKernel<T>>(
 ) {
     let g = &tiles.grid;
     let w = g.width;
-    grid.par_iter_mut().for_each(|v| *v = T::default());
+    zero(grid);
     // Dimensions cut into fewer than three tiles get one block spanning them, so a
     // neighbourhood never wraps onto itself.
     let whole: [bool; 3] = std::array::from_fn(|d| d >= g.dim || g.ntiles[d] < 3);
