@@ -209,8 +209,8 @@ pub type InterpTileFn<'a, T> = dyn Fn(&[T], [usize; 3], Points<'_, T>, &mut [T])
 pub type SpreadTileFn<'a, T> = dyn Fn(&mut [T], [usize; 3], Points<'_, T>, &[T]) + Sync + 'a;
 
 /// How a fine grid is cut into tiles of `side ≥ width` points along each dimension. The
-/// remainder is a last tile of its own where it is at least `width` long, as every tile is, and is otherwise added to the tile before: at most `side + width − 1`
-/// long. A remainder added whatever its length made the last tile up to twice the others,
+/// remainder is a last tile of its own where it is at least `width` long, as every tile is,
+/// and is otherwise added to the tile before: at most `side + width − 1` long. A remainder added whatever its length made the last tile up to twice the others,
 /// and with it the longest slab of a slab-wise type 1 or 2 ([`TileGrid::rows_planes`]): 250
 /// planes in tiles of 16 ended in one of 26, a slab of 32 planes where the rest take 22
 /// (10 MB more of a 3-D f64 transform's peak).
@@ -1418,8 +1418,10 @@ impl<T: Real> Workers<T> {
         Workers(taken)
     }
 
-    /// Runs `f` with this thread's buffers. A thread that steals a task while it waits inside
-    /// another (a dense tile's nested split) finds its buffers taken and gets fresh ones.
+    /// Runs `f` with this thread's buffers, or fresh ones where they are taken: a thread that
+    /// waited inside a task for parallel work would steal tasks meanwhile. No schedule nests
+    /// parallel work inside its tasks now, so this is the guard that keeps such a change safe
+    /// rather than a path taken.
     fn with<R>(&self, f: impl FnOnce(&mut Work<T>) -> R) -> R {
         let i = rayon::current_thread_index().unwrap_or(0) % self.0.len();
         match self.0[i].try_lock() {
@@ -1619,10 +1621,6 @@ fn spread_part<T: Real, const Q: usize>(
     // (3^d colours where a side has an odd number of tiles) with a barrier between colours
     // left one tile to a colour on small grids — a 3-D grid of 40³ points in 27 tiles spread
     // them one after another, whatever the threads.
-    let ids: Vec<usize> = part
-        .tile_ids(g)
-        .filter(|&id| !tiles.tile_range(id).is_empty())
-        .collect();
     // A tile is spread in chunks once it holds four times the average, or an even share of
     // a thread's points (up to 2¹⁵): clustered points fill a few tiles, and a tile of 30 000
     // of 10⁵ points spread alone on one of 16 threads while the rest had finished.
@@ -1634,14 +1632,15 @@ fn spread_part<T: Real, const Q: usize>(
     let locks = GridLocks::new(grid.len() / 2);
     let shared = SharedMut::new(grid);
     let workers = Workers::new();
-    let chunks: Vec<(usize, std::ops::Range<usize>)> = ids
-        .iter()
-        .flat_map(|&id| {
+    // Each non-empty tile whole, or a heavy one in chunks of `heavy / 2` points.
+    let chunks: Vec<(usize, std::ops::Range<usize>)> = part
+        .tile_ids(g)
+        .flat_map(|id| {
             let range = tiles.tile_range(id);
             let step = if range.len() > heavy {
                 heavy / 2
             } else {
-                range.len()
+                range.len().max(1)
             };
             let end = range.end;
             range
