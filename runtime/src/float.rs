@@ -111,9 +111,7 @@ pub fn rows_per_task(row: usize) -> usize {
     (GRAIN / row.max(1)).max(1)
 }
 
-/// `v` zeroed in parallel, [`GRAIN`] values a task.
+/// `v` zeroed in parallel, [`GRAIN`] values a task (the spreaders' own zeroing).
 pub fn zero_parallel<T: Float>(v: &mut [Complex<T>]) {
-    use rayon::prelude::*;
-    v.par_chunks_mut(GRAIN)
-        .for_each(|c| c.fill(Complex::default()));
+    crate::support::zero(interleaved_mut(v));
 }

@@ -1154,7 +1154,7 @@ fn gather<T: Real, const Q: usize>(c: &[T], idx: &[u32], out: &mut Vec<T>) {
 
 /// `v` zeroed in parallel, 2¹⁵ reals a task: split by the threads alone, a small grid's
 /// zeroing woke every thread for a few microseconds of work each.
-fn zero<T: Real>(v: &mut [T]) {
+pub fn zero<T: Real>(v: &mut [T]) {
     v.par_chunks_mut(1 << 15).for_each(|c| c.fill(T::default()));
 }
 
