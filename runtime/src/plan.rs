@@ -229,6 +229,12 @@ fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R
     }
 }
 
+/// Threads of `pool`, or of the caller's pool where a plan has none of its own.
+fn pool_threads(pool: &Option<Arc<rayon::ThreadPool>>) -> usize {
+    pool.as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+}
+
 /// Whether a plan of `n` threads made here needs a pool of its own: not when rayon's global
 /// pool has `n` threads and this thread is none of a pool's. A pool per plan starts fresh
 /// threads, and glibc gives them malloc arenas that still hold earlier plans' freed buffers:
@@ -307,10 +313,7 @@ impl<T: Float> Plan<T> {
             TransformType::Type3 => Engine::Type3Pending,
             _ => {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
-                let threads = pool
-                    .as_ref()
-                    .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
-                let side = TileSide::new(opts.tile_side, problem.ntransf, threads);
+                let side = TileSide::new(opts.tile_side, problem.ntransf, pool_threads(&pool));
                 uniform_engine(
                     &problem.modes,
                     n,
@@ -719,9 +722,7 @@ impl<T: Float> Plan<T> {
 
     /// Worker threads the plan runs on.
     pub fn threads(&self) -> usize {
-        self.pool
-            .as_ref()
-            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+        pool_threads(&self.pool)
     }
 
     pub fn kernel(&self) -> &KernelSpec {
