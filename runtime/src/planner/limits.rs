@@ -120,7 +120,7 @@ mod tests {
     fn small_grids_take_tiles_enough_for_the_threads() {
         // 1-D 16 000 points: one tile of the cache's 43 680 → 32 of 496 on 16 threads.
         assert_eq!(cpu_tile_side(&[16000], 7, 43680, 16), 496);
-        assert_eq!(16000usize.div_ceil(496), 33);
+        assert!(16000usize.div_ceil(cpu_tile_side(&[16000], 7, 43680, 16)) >= 32);
         // 3-D 40³ in tiles of 16 (27) on 16 threads → tiles of 8 (125); 2 threads keep 16.
         assert_eq!(cpu_tile_side(&[40, 40, 40], 7, 16, 16), 8);
         assert_eq!(cpu_tile_side(&[40, 40, 40], 7, 16, 2), 16);
