@@ -63,7 +63,8 @@ pub(crate) fn mode_axis<T: Float>(
         .for_each(|(p, (g, c))| {
             for (i, (g, c)) in g.iter_mut().zip(c).enumerate() {
                 let k = order.mode(p * PIECE + i, m);
-                *g = k.rem_euclid(n as i64) as usize;
+                // |k| ≤ m/2 < n: one wrap, no division.
+                *g = if k < 0 { k + n as i64 } else { k } as usize;
                 *c = T::of(1.0 / table[k.unsigned_abs() as usize]);
             }
         });
@@ -269,6 +270,22 @@ impl<T: Float> Uniform<T> {
         });
         let (map, work) = (&self.map, &work.grid);
         let row = map.rows();
+        if self.grid.n.len() == 1 {
+            // One axis: a mode a value, in runs of a grain (the rows below, one mode each,
+            // took 7 ns a mode of a 1-D type 1 of 8 000).
+            let correct = || {
+                f.par_chunks_mut(crate::float::GRAIN)
+                    .zip(map.gidx[0].par_chunks(crate::float::GRAIN))
+                    .zip(map.corr[0].par_chunks(crate::float::GRAIN))
+                    .for_each(|((out, g), c)| {
+                        for ((o, &g), &c) in out.iter_mut().zip(g).zip(c) {
+                            *o = work[g] * c;
+                        }
+                    })
+            };
+            crate::steps::step("correct", correct);
+            return Ok(());
+        }
         let correct = || {
             let per_task = crate::float::rows_per_task(row);
             f.par_chunks_mut(row)
