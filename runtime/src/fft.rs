@@ -29,18 +29,23 @@ pub struct FftNd<T: FftNum> {
     spare: Mutex<Vec<Vec<Complex<T>>>>,
 }
 
-/// A scratch buffer lent from a plan's spares, given back when dropped.
+/// Scratch lengths from which a row pass borrows from the plan's spares ([`Lent`]): shorter
+/// scratch comes from the thread's malloc arena without faults, and the transforms of a stack
+/// running at once would all meet at the spares' lock for it.
+const LENT_MIN: usize = 1 << 14;
+
+/// A row pass's scratch: lent from a plan's spares and given back when dropped, or, where
+/// short, its own.
 struct Lent<'a, T> {
-    spare: &'a Mutex<Vec<Vec<Complex<T>>>>,
+    spare: Option<&'a Mutex<Vec<Vec<Complex<T>>>>>,
     buf: Vec<Complex<T>>,
 }
 
 impl<'a, T: FftNum + Default> Lent<'a, T> {
     fn new(spare: &'a Mutex<Vec<Vec<Complex<T>>>>, len: usize) -> Self {
+        let spare = (len >= LENT_MIN).then_some(spare);
         let mut buf = spare
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop()
+            .and_then(|s| s.lock().unwrap_or_else(|e| e.into_inner()).pop())
             .unwrap_or_default();
         buf.resize(len, Complex::default());
         Lent { spare, buf }
@@ -49,11 +54,10 @@ impl<'a, T: FftNum + Default> Lent<'a, T> {
 
 impl<T> Drop for Lent<'_, T> {
     fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        self.spare
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(buf);
+        if let Some(spare) = self.spare {
+            let buf = std::mem::take(&mut self.buf);
+            spare.lock().unwrap_or_else(|e| e.into_inner()).push(buf);
+        }
     }
 }
 

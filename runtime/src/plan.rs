@@ -221,11 +221,15 @@ pub struct Plan<T: Float> {
     profile: Option<PathBuf>,
 }
 
-/// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own.
+/// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own: on one
+/// of its threads, handed over once for the whole call. A caller outside every pool would
+/// otherwise hand each parallel loop of `f` to rayon's global pool and wait for it, a thread
+/// woken and one put to sleep per loop: tens of microseconds each on a virtual machine, most
+/// of a small plan's making.
 fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R + Send) -> R {
     match pool {
         Some(p) => p.install(f),
-        None => f(),
+        None => rayon::scope(|_| f()),
     }
 }
 
@@ -314,15 +318,10 @@ impl<T: Float> Plan<T> {
             _ => {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
                 let side = TileSide::new(opts.tile_side, problem.ntransf, pool_threads(&pool));
-                uniform_engine(
-                    &problem.modes,
-                    n,
-                    kernel,
-                    problem.kernel_tol,
-                    &opts,
-                    &arch,
-                    side,
-                )?
+                let (modes, tol) = (&problem.modes, problem.kernel_tol);
+                in_pool(&pool, || {
+                    uniform_engine(modes, n, kernel, tol, &opts, &arch, side)
+                })?
             }
         };
         let kernel_tol = problem.kernel_tol;

@@ -178,6 +178,7 @@ impl<T: Float> Uniform<T> {
         if grid.n.len() == 1 {
             map.gidx[0]
                 .par_iter_mut()
+                .with_min_len(crate::float::GRAIN)
                 .for_each(|g| *g = fft.spectrum_position(*g));
         }
         // One axis is transformed whole: nothing to prune.

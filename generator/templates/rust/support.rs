@@ -1500,6 +1500,20 @@ impl<T: Real> Work<T> {
     }
 }
 
+/// Kernel weights (points times `w^d`) a spreading or interpolation task takes at least.
+/// Small grids cut into tiles for many threads make tiles of a few hundred points, microseconds
+/// of work each, and a task per tile woke every thread of the pool for it: on a virtual
+/// machine a wake-up costs about as much.
+const TASK_TAPS: usize = 1 << 15;
+
+/// Consecutive chunks (tiles, or parts of dense ones) a task takes, of `chunks` holding
+/// `points` points on grid `g`: about [`TASK_TAPS`] kernel weights' worth on average, and at
+/// least one.
+fn chunks_per_task(g: &TileGrid, points: usize, chunks: usize) -> usize {
+    let taps = points * g.width.pow(g.dim as u32);
+    (TASK_TAPS * chunks / taps.max(1)).max(1)
+}
+
 /// Which part of the grid a schedule call covers: all of it, or consecutive rows of tiles
 /// along the first dimension (the first and one past the last), whose padded planes make up
 /// the destination ([`TileGrid::rows_planes`]). A plan that transforms its grid slab by slab
@@ -1652,21 +1666,26 @@ fn spread_part<T: Real, const Q: usize>(
                 .map(move |s| (id, s..(s + step).min(end)))
         })
         .collect();
-    chunks.par_iter().for_each(|(id, range)| {
-        let tc = g.tile_coords(*id);
-        let len = g.padded(tc, row_len);
-        let maps = box_maps(g.dim, len, |d| {
-            part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1)
+    let points = chunks.iter().map(|(_, r)| r.len()).sum();
+    let per_task = chunks_per_task(g, points, chunks.len());
+    chunks
+        .par_iter()
+        .with_min_len(per_task)
+        .for_each(|(id, range)| {
+            let tc = g.tile_coords(*id);
+            let len = g.padded(tc, row_len);
+            let maps = box_maps(g.dim, len, |d| {
+                part.tile_map(g, tc, d, g.tile_len(d, tc[d]) + g.width - 1)
+            });
+            workers.with(|w| {
+                let mut b = std::mem::take(&mut w.buf);
+                b.clear();
+                resize_exact(&mut b, 2 * len.iter().product::<usize>(), T::default());
+                w.spread::<Q>(tiles, range.clone(), c, &mut b, g.strides(len), tile);
+                add_box_locked(&shared, &locks, g.dim, gstr, &b, &maps);
+                w.buf = b;
+            });
         });
-        workers.with(|w| {
-            let mut b = std::mem::take(&mut w.buf);
-            b.clear();
-            resize_exact(&mut b, 2 * len.iter().product::<usize>(), T::default());
-            w.spread::<Q>(tiles, range.clone(), c, &mut b, g.strides(len), tile);
-            add_box_locked(&shared, &locks, g.dim, gstr, &b, &maps);
-            w.buf = b;
-        });
-    });
 }
 
 /// A box of grid points owned by one target-driven task.
@@ -1922,33 +1941,37 @@ fn interp_part<T: Real, const Q: usize>(
     let gstr = grid_strides(g);
     let shared = SharedMut::new(out);
     let workers = Workers::new();
-    work.par_iter().for_each(|&(id, s, e)| {
-        workers.with(|w| {
-            let tc = g.tile_coords(id);
-            let len = g.padded(tc, row_len);
-            // Every entry, the contiguous dimension's slack included, maps to a grid point, so
-            // the load overwrites the whole buffer and it needs no zeroing.
-            let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
-            let buf = &mut w.buf;
-            resize_exact(buf, 2 * len.iter().product::<usize>(), T::default());
-            load_box(grid, g.dim, gstr, buf, &maps);
-            let pts = tiles.points(s..e, &mut w.scratch);
-            let vals = &mut w.values;
-            vals.clear();
-            vals.resize(2 * Q * (e - s), T::default());
-            tile(buf, g.strides(len), pts, vals);
-            for (k, &j) in pts.idx.iter().enumerate() {
-                if let Some(&a) = pts.idx.get(k + GATHER_AHEAD) {
-                    shared.prefetch(2 * Q * a as usize, 2 * Q);
+    let points = work.iter().map(|&(_, s, e)| e - s).sum();
+    let per_task = chunks_per_task(g, points, work.len());
+    work.par_iter()
+        .with_min_len(per_task)
+        .for_each(|&(id, s, e)| {
+            workers.with(|w| {
+                let tc = g.tile_coords(id);
+                let len = g.padded(tc, row_len);
+                // Every entry, the contiguous dimension's slack included, maps to a grid point, so
+                // the load overwrites the whole buffer and it needs no zeroing.
+                let maps = box_maps(g.dim, len, |d| part.tile_map(g, tc, d, len[d]));
+                let buf = &mut w.buf;
+                resize_exact(buf, 2 * len.iter().product::<usize>(), T::default());
+                load_box(grid, g.dim, gstr, buf, &maps);
+                let pts = tiles.points(s..e, &mut w.scratch);
+                let vals = &mut w.values;
+                vals.clear();
+                vals.resize(2 * Q * (e - s), T::default());
+                tile(buf, g.strides(len), pts, vals);
+                for (k, &j) in pts.idx.iter().enumerate() {
+                    if let Some(&a) = pts.idx.get(k + GATHER_AHEAD) {
+                        shared.prefetch(2 * Q * a as usize, 2 * Q);
+                    }
+                    for r in 0..2 * Q {
+                        // SAFETY: `idx` is a permutation, so every output slot is written by one
+                        // task.
+                        unsafe { shared.write(2 * Q * j as usize + r, vals[2 * Q * k + r]) };
+                    }
                 }
-                for r in 0..2 * Q {
-                    // SAFETY: `idx` is a permutation, so every output slot is written by one
-                    // task.
-                    unsafe { shared.write(2 * Q * j as usize + r, vals[2 * Q * k + r]) };
-                }
-            }
-        })
-    });
+            })
+        });
 }
 
 /// SIMD registers of reals, as the generated tile kernels use them: one type per (precision,
