@@ -3,7 +3,7 @@
 //! scattering back. A long 1-D transform, which rustfft runs on one thread, is split into a
 //! 2-D one ([`FourStep`]) so that every core works on it.
 
-use crate::float::Float;
+use crate::float::{Float, SyncPtr};
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftNum};
@@ -408,16 +408,6 @@ impl<T: Float> FourStep<T> {
                     }
                 },
             );
-    }
-}
-
-struct SyncPtr<T>(*mut T);
-// SAFETY: used only for disjoint column batches (see `transform_columns`).
-unsafe impl<T> Send for SyncPtr<T> {}
-unsafe impl<T> Sync for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    fn get(&self) -> *mut T {
-        self.0
     }
 }
 

@@ -115,3 +115,16 @@ pub fn rows_per_task(row: usize) -> usize {
 pub fn zero_parallel<T: Float>(v: &mut [Complex<T>]) {
     crate::support::zero(interleaved_mut(v));
 }
+
+/// A pointer that tasks of a parallel loop share to write disjoint elements: column batches
+/// of an FFT ([`crate::fft`]), modes scattered to their grid points ([`crate::uniform`]).
+/// Each use says why its writes are disjoint.
+pub(crate) struct SyncPtr<T>(pub *mut T);
+// SAFETY: the users write disjoint elements, each from one task.
+unsafe impl<T> Send for SyncPtr<T> {}
+unsafe impl<T> Sync for SyncPtr<T> {}
+impl<T> SyncPtr<T> {
+    pub fn get(&self) -> *mut T {
+        self.0
+    }
+}

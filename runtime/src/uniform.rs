@@ -354,6 +354,37 @@ impl<T: Float> Uniform<T> {
         crate::float::resize_parallel(work, self.grid.len());
         crate::float::zero_parallel(work);
         let map = &self.map;
+        if self.grid.n.len() == 1 {
+            // One axis: each mode to its grid point, a grain of modes a task. The slab rows
+            // below would be a grid point each, and their table as long as the grid, built
+            // on one thread: a few milliseconds of a 1-D type 2 of 200 000 modes.
+            let grid = crate::float::SyncPtr(work.as_mut_ptr());
+            let len = work.len();
+            let grain = crate::float::GRAIN;
+            f.par_chunks(grain)
+                .zip(map.gidx[0].par_chunks(grain))
+                .zip(map.corr[0].par_chunks(grain))
+                .for_each(|((f, g), c)| {
+                    for ((&v, &g), &c) in f.iter().zip(g).zip(c) {
+                        assert!(g < len, "a mode's grid point lies in the grid");
+                        // SAFETY: in bounds (checked), and no two modes share a grid point
+                        // (`gidx` is injective), so each element has one writer.
+                        unsafe { *grid.get().add(g) = v * c };
+                    }
+                });
+        } else {
+            self.modes_to_slabs(work, f);
+        }
+        crate::steps::step("fft", || {
+            self.fft
+                .process_pruned(work, direction(isign), &self.needed, Needed::Inputs)
+        });
+        work
+    }
+
+    /// Modes `f`, corrected, into the zeroed grid `work` of a 2-D or 3-D grid.
+    fn modes_to_slabs(&self, work: &mut [Complex<T>], f: &[Complex<T>]) {
+        let map = &self.map;
         let row = map.rows();
         // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
         let mut row_of_slab = vec![None; self.grid.n[0]];
@@ -376,11 +407,6 @@ impl<T: Float> Uniform<T> {
                     }
                 }
             });
-        crate::steps::step("fft", || {
-            self.fft
-                .process_pruned(work, direction(isign), &self.needed, Needed::Inputs)
-        });
-        work
     }
 
     /// Bytes of one running transform's [`Work`] at most: the whole fine grid (the slab-wise
