@@ -221,12 +221,25 @@ pub struct Plan<T: Float> {
     profile: Option<PathBuf>,
 }
 
-/// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own: on one
-/// of its threads, handed over once for the whole call. A caller outside every pool would
-/// otherwise hand each parallel loop of `f` to rayon's global pool and wait for it, a thread
-/// woken and one put to sleep per loop: tens of microseconds each on a virtual machine, most
-/// of a small plan's making.
+/// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own.
 fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
+/// As [`in_pool`], but on one of the pool's threads where the plan has no pool of its own:
+/// handed over once for the whole of `f`. A caller outside every pool hands each parallel
+/// loop to rayon's global pool and waits for it, a thread woken and one put to sleep per
+/// loop, tens of microseconds each on a virtual machine: most of a small plan's making.
+/// Only for making plans: buffers allocated on a pool's thread come from its malloc arena,
+/// and set-points and execute calls that ran there peaked 50–90% higher on small 3-D
+/// problems, as [`needs_own_pool`] says of fresh threads.
+fn handed_to_pool<R: Send>(
+    pool: &Option<Arc<rayon::ThreadPool>>,
+    f: impl FnOnce() -> R + Send,
+) -> R {
     match pool {
         Some(p) => p.install(f),
         None => rayon::scope(|_| f()),
@@ -319,7 +332,7 @@ impl<T: Float> Plan<T> {
                 let n = sigma::uniform_grid::<T>(&problem, &kernel, physical_memory())?;
                 let side = TileSide::new(opts.tile_side, problem.ntransf, pool_threads(&pool));
                 let (modes, tol) = (&problem.modes, problem.kernel_tol);
-                in_pool(&pool, || {
+                handed_to_pool(&pool, || {
                     uniform_engine(modes, n, kernel, tol, &opts, &arch, side)
                 })?
             }
