@@ -8,38 +8,6 @@ use crate::support::{TileGrid, Tiles};
 use nudt_gen::{plan, Arch, KernelKind, KernelSpec, Strategy, Upsampling};
 use num_complex::Complex;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// The Horner rows of `kernel` ([`KernelSpec::horner`]), fitted once per kernel in a process
-/// and kept. A fit takes 2–7 ms (it searches the degree against a fine sample of the
-/// kernel): most of a small problem's set-points wherever σ is not 2 and the grid is rebuilt
-/// for it (2-D, 10⁴ points: 2.2 ms of a 3.8 ms transform) and of every type 3 set-points,
-/// while a reconstruction loop plans the same kernel again and again. A process meets a
-/// handful of kernels (a width per tolerance and σ), each a few hundred numbers.
-fn horner_rows(kernel: &KernelSpec) -> Arc<Vec<Vec<f64>>> {
-    /// Kind, width, and the bits of β and σ.
-    type Fits = HashMap<(KernelKind, usize, u64, u64), Arc<Vec<Vec<f64>>>>;
-    static FITS: OnceLock<Mutex<Fits>> = OnceLock::new();
-    let key = (
-        kernel.kind,
-        kernel.width,
-        kernel.beta.to_bits(),
-        kernel.upsampling.0.to_bits(),
-    );
-    let fits = FITS.get_or_init(Default::default);
-    let held = fits
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-        .cloned();
-    held.unwrap_or_else(|| {
-        // Fitted outside the lock: threads fitting one kernel at once all get it right.
-        let rows = Arc::new(kernel.horner().coeffs);
-        let mut fits = fits.lock().unwrap_or_else(|e| e.into_inner());
-        fits.entry(key).or_insert(rows).clone()
-    })
-}
 
 /// A fine grid with its kernel, tiling and (once set) binned points.
 pub struct FineGrid<T: Float> {
@@ -110,7 +78,9 @@ impl<T: Float> FineGrid<T> {
             } else {
                 let pad = fns.table_columns - kernel.width;
                 Cow::Owned(
-                    horner_rows(&kernel)
+                    kernel
+                        .horner()
+                        .coeffs
                         .iter()
                         .flat_map(|row| row.iter().copied().chain(std::iter::repeat_n(0.0, pad)))
                         .map(T::of)
