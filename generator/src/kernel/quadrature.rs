@@ -87,9 +87,9 @@ impl FourierSeries {
     /// node's phase is advanced by one rotation per k, and recomputed exactly at the start of
     /// every run of [`RESEED`] k so rounding cannot accumulate. Runs are independent, and
     /// [`STREAMS`] of them advance together, the nodes in vectors of [`LANES`] (padded with
-    /// weight 0): one run alone is a chain of dependent multiplies, and node by node it was
-    /// 40 ns a k (160 µs of a 1-D plan of 8 000 modes). Pieces of a table are independent
-    /// too, so callers may fill them in parallel.
+    /// weight 0): one run alone is a chain of dependent multiplies, and node by node in
+    /// scalar code the 4 001 frequencies of a 1-D plan of 8 000 modes took 90 µs (45–65 µs
+    /// so). Pieces of a table are independent too, so callers may fill them in parallel.
     pub fn on_grid(&self, n: usize, first: usize, out: &mut [f64]) {
         type Lanes = [f64; LANES];
         let step = 2.0 * std::f64::consts::PI / n as f64;
