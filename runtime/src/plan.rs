@@ -241,8 +241,8 @@ fn handed_to_pool<R: Send>(
     f: impl FnOnce() -> R + Send,
 ) -> R {
     match pool {
-        Some(p) => p.install(f),
         None => rayon::scope(|_| f()),
+        own => in_pool(own, f),
     }
 }
 

@@ -373,7 +373,7 @@ impl<T: Float> Uniform<T> {
                     }
                 });
         } else {
-            self.modes_to_slabs(work, f);
+            self.modes_to_rows(work, f);
         }
         crate::steps::step("fft", || {
             self.fft
@@ -382,8 +382,9 @@ impl<T: Float> Uniform<T> {
         work
     }
 
-    /// Modes `f`, corrected, into the zeroed grid `work` of a 2-D or 3-D grid.
-    fn modes_to_slabs(&self, work: &mut [Complex<T>], f: &[Complex<T>]) {
+    /// Modes `f`, corrected, into the zeroed grid `work` of a 2-D or 3-D grid, user row by
+    /// user row of the first dimension.
+    fn modes_to_rows(&self, work: &mut [Complex<T>], f: &[Complex<T>]) {
         let map = &self.map;
         let row = map.rows();
         // User rows of the first dimension land in distinct grid slabs: fill slabs in parallel.
