@@ -630,3 +630,56 @@ fn bad_requests_are_typed_errors() {
         );
     }
 }
+
+/// A 1-D interpolation with many more points than grid points runs by blocks of outputs on
+/// the CPU (`interp_by_outputs`), each block taking its run of every tile's sorted points:
+/// the plain and gradient passes at sampled points against the direct sums of the value and
+/// of `isign·i·k`-weighted modes, with the sort's blocked order (tiles of the planner's side)
+/// and its wide one (tiles of 8 points: more (tile, block) runs than the order keeps).
+#[test]
+fn long_1d_interpolations_by_blocks_of_outputs_match_the_direct_sum() {
+    // Four blocks of 2¹⁶ outputs per thread and more: the rule for running by blocks.
+    let (threads, m) = (2, 4 * 2 * (1 << 16) + 4321);
+    for (n, tile_side) in [(3000, None), (1 << 16, Some(8))] {
+        let mut r = Lcg(31);
+        let x = reals(&mut r, m, 3.1);
+        let f = complex(&mut r, n);
+        let mut opts = BackendOptions::default().with_gradients(true);
+        opts.cpu.threads = Some(threads);
+        opts.cpu.tile_side = tile_side;
+        let mut plan = Backend::Cpu
+            .plan::<f64>(TransformType::Type2, &[n], -1, 1, 1e-9, &opts)
+            .unwrap();
+        plan.set_points(&[&x]).unwrap();
+        let (mut plain, mut grad) = (
+            vec![Complex64::default(); m],
+            vec![Complex64::default(); 2 * m],
+        );
+        plan.execute(&f, &mut plain).unwrap();
+        plan.interp_with_gradient(&f, &mut grad, false).unwrap();
+        let order = plan.mode_order();
+        let which: Vec<usize> = (0..40)
+            .map(|i| (i * 7919 * 131) % m)
+            .chain([0, m - 1])
+            .collect();
+        let weighted: Vec<Complex64> = (0..n)
+            .map(|i| f[i] * Complex64::new(0.0, -(order.mode(i, n) as f64)))
+            .collect();
+        let want = direct::type2(&[&x], &f, &[n], order, -1, &which);
+        let want_d = direct::type2(&[&x], &weighted, &[n], order, -1, &which);
+        let got: Vec<Complex64> = which.iter().map(|&j| plain[j]).collect();
+        let got_v: Vec<Complex64> = which.iter().map(|&j| grad[2 * j]).collect();
+        let got_d: Vec<Complex64> = which.iter().map(|&j| grad[2 * j + 1]).collect();
+        for (what, got, want) in [
+            ("values", &got, &want),
+            ("gradient's values", &got_v, &want),
+            ("derivatives", &got_d, &want_d),
+        ] {
+            let err = rel_error(got, want);
+            assert!(
+                err < 1e-8,
+                "n {n}, tiles {tile_side:?}: {what} off by {err:e}"
+            );
+        }
+    }
+}
