@@ -2,14 +2,12 @@
 # Fills CARRY (default gpu-bin/, git-ignored) with what python/benches/gpu_python_benches.sh
 # installs on a GPU machine without network (x86-64, Python 3.12): the nudt wheel from
 # NUDT_WHEEL (default: the newest python/dist/nudt-*.whl), wheels from PyPI, and the source
-# distributions of cufinufft and mri-nufft. CPM.cmake (cuFINUFFT's CMake downloads it from
-# GitHub, which PyPI does not serve) is copied from CPM_CMAKE: CPM.cmake's cmake/CPM.cmake at
-# its tag v0.42.0. Prints the sizes. Usage, from the repository root:
-#   CPM_CMAKE=path/to/CPM.cmake bash python/benches/gpu_carry.sh [CARRY]
+# distributions of cufinufft and mri-nufft. Prints the sizes. Usage, from the repository root:
+#   bash python/benches/gpu_carry.sh [CARRY]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARRY=${1:-gpu-bin}
-mkdir -p "$CARRY/wheels" "$CARRY/cpm/cpm"
+mkdir -p "$CARRY/wheels"
 wheel=${NUDT_WHEEL:-$(ls -t python/dist/nudt-*.whl | head -1)}
 [ "$(realpath "$wheel")" = "$(realpath -m "$CARRY/$(basename "$wheel")")" ] || cp "$wheel" "$CARRY/"
 pip=(python3 -m pip download -q --disable-pip-version-check --no-deps)
@@ -23,6 +21,5 @@ plat=(--only-binary=:all: --python-version 3.12 --implementation cp
     pillow 'pytest<8' pytest-cases makefun decopatch iniconfig pluggy
 "${pip[@]}" --no-binary cufinufft -d "$CARRY" 'cufinufft==2.5.1'
 "${pip[@]}" --no-binary mri-nufft -d "$CARRY" 'mri-nufft==1.5.1'
-cp "${CPM_CMAKE:?CPM_CMAKE: CPM.cmake v0.42.0}" "$CARRY/cpm/cpm/CPM_0.42.0.cmake"
 find "$CARRY" -type f -printf '%s\t%p\n' | sort -n
 echo "total: $(du -sb "$CARRY" | cut -f1) bytes; compressed (tar.gz): $(tar czf - -C "$(dirname "$CARRY")" "$(basename "$CARRY")" | wc -c) bytes"

@@ -9,16 +9,16 @@
 #                                    the upstream suite
 #   CARRY/cufinufft-*.tar.gz         cuFINUFFT's source distribution (PyPI's cufinufft wheel
 #                                    is 115 MB and needs CUDA 12's libcufft.so.11): built
-#                                    here for this GPU's architecture against the local
-#                                    CUDA toolkit, unless CARRY/libcufinufft.so.xz (a build
-#                                    this script wrote to $OUT before) is there
-#   CARRY/cpm/cpm/CPM_0.42.0.cmake   CPM.cmake, which cuFINUFFT's CMake would download
+#                                    here with nvcc for this GPU's architecture against the
+#                                    local CUDA toolkit, unless CARRY/libcufinufft.so.xz (a
+#                                    build this script wrote to $OUT before) is there
 #   CARRY/mri_nufft-1.5.1.tar.gz     mri-nufft's sdist, for its own tests (stage upstream)
 #
 # Usage, from the repository root:  bash python/benches/gpu_python_benches.sh CARRY [STAGE...]
 # Stages (default: overhead compare): overhead  python/benches/cuda_overhead.py (nudt.cuda
 # against the runtime's own times, 10^6 points); compare  python/benches/mrinufft_compare.py
-# --pairs gpu ("nudt-cuda" against mri-nufft's "cufinufft"), after building cuFINUFFT;
+# --pairs $PAIRS (default gpu: "nudt-cuda" against mri-nufft's "cufinufft"; cpu,gpu adds
+# "nudt" against "finufft" on the host's cores), after building cuFINUFFT;
 # upstream  mri-nufft's operator tests on "nudt-cuda" (python/tests/mrinufft_upstream).
 # Results (tables, JSON, the log) go to $OUT (./gpu-bench-out without it). Each stage's
 # failure is reported and the next runs; the exit status is that of the last failure.
@@ -58,33 +58,36 @@ $PY -c "import nudt, nudt.cuda, nudt.mrinufft, mrinufft; print('nudt', nudt.__ve
     || { echo "nudt.cuda does not import"; exit 1; }
 
 cufinufft() {
-    # cuFINUFFT's Python package with a libcufinufft.so for this GPU, into $T/site.
-    local src so cap cccl vh v cuda=${CUDA_HOME:-/usr/local/cuda}
-    tar xzf "$CARRY"/cufinufft-*.tar.gz -C "$T" && src=$(echo "$T"/cufinufft-*/) || return 1
+    # cuFINUFFT's Python package with a libcufinufft.so for this GPU, into $T/site. Built
+    # with nvcc directly: its CMake fetches CPM.cmake and CCCL from GitHub, which the GPU
+    # machines cannot reach (the toolkit's own Thrust and CUB serve).
+    local src cap o pids=() cuda=${CUDA_HOME:-/usr/local/cuda}
+    tar xzf "$CARRY"/cufinufft-*.tar.gz -C "$T" && src=$(echo "$T"/cufinufft-*) || return 1
     cp -r "$src/python/cufinufft/cufinufft" "$T/site/" || return 1
     if [ -f "$CARRY/libcufinufft.so.xz" ]; then
         xz -dc "$CARRY/libcufinufft.so.xz" > "$T/site/cufinufft/libcufinufft.so" || return 1
     else
         cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
-        # CPM would clone CCCL; the toolkit's own is found instead (its version asked for).
-        vh=$(find -L "$cuda/include" -path '*cuda/std/__cccl/version.h' | head -1)
-        v=$(awk '/#define CCCL_VERSION /{print $3}' "$vh")
-        cccl=$((v / 1000000)).$(((v / 1000) % 1000)).$((v % 1000))
-        echo "CUDA $("$cuda/bin/nvcc" --version | tail -1); CCCL $cccl; sm_$cap"
-        cmake -S "$src" -B "$T/cufinufft-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-            -DCMAKE_CUDA_COMPILER="$cuda/bin/nvcc" -DCMAKE_PREFIX_PATH="$cuda" \
-            -DFINUFFT_USE_CUDA=ON -DFINUFFT_USE_CPU=OFF -DFINUFFT_STATIC_LINKING=OFF \
-            -DFINUFFT_ARCH_FLAGS= -DCMAKE_CUDA_ARCHITECTURES="$cap" \
-            -DCPM_SOURCE_CACHE="$CARRY/cpm" -DCPM_USE_LOCAL_PACKAGES=ON \
-            -DCUDA12_CCCL_VERSION="$cccl" >"$T/cmake.log" 2>&1 \
-            || { tail -40 "$T/cmake.log"; return 1; }
-        timeout "${CUFINUFFT_BUILD_S:-330}" cmake --build "$T/cufinufft-build" \
-            --target cufinufft -j "$(nproc)" >"$T/build.log" 2>&1 \
-            || { tail -40 "$T/build.log"; return 1; }
-        so=$(find "$T/cufinufft-build" -name 'libcufinufft.so*' -type f | head -1)
-        cp "$so" "$T/site/cufinufft/libcufinufft.so" || return 1
+        echo "CUDA $("$cuda/bin/nvcc" --version | tail -1); sm_$cap"
+        o=$T/cufinufft-obj && mkdir -p "$o"
+        local fl=(-O3 -std=c++17 -arch="sm_$cap" -rdc=true --extended-lambda
+                  --extra-device-vectorization -DNDEBUG -DFINUFFT_DLL -Xcompiler -fPIC
+                  -Wno-deprecated-declarations -I"$src/include" -I"$src/contrib")
+        for f in "$src"/src/cuda/*.cu "$src"/src/cuda/[123]d/*.cu; do
+            "$cuda/bin/nvcc" "${fl[@]}" -c "$f" -o "$o/$(basename "$(dirname "$f")")_$(basename "$f").o" &
+            pids+=($!)
+        done
+        "$cuda/bin/nvcc" "${fl[@]}" -x cu -c "$src/src/cuda/spreadinterp.cpp" -o "$o/spreadinterp.o" &
+        pids+=($!)
+        for f in "$src"/src/common/*.cpp; do
+            g++ -O3 -std=c++17 -fPIC -DFINUFFT_DLL -I"$src/include" -c "$f" -o "$o/common_$(basename "$f").o" &
+            pids+=($!)
+        done
+        for p in "${pids[@]}"; do wait "$p" || return 1; done
+        "$cuda/bin/nvcc" -shared -arch="sm_$cap" -rdc=true -o "$T/site/cufinufft/libcufinufft.so" \
+            "$o"/*.o -lcufft -lcudart || return 1
         # Kept for the next run (carry it back as CARRY/libcufinufft.so.xz).
-        xz -T0 -6 -c "$so" > "$OUT/libcufinufft.so.xz"
+        xz -T0 -6 -c "$T/site/cufinufft/libcufinufft.so" > "$OUT/libcufinufft.so.xz"
         [ "$(stat -c %s "$OUT/libcufinufft.so.xz")" -lt 16000000 ] || rm -f "$OUT/libcufinufft.so.xz"
     fi
     $PY -c "import cufinufft; print('cufinufft', cufinufft.__version__, 'imports')"
@@ -101,16 +104,21 @@ for stage in $STAGES; do
         stamp "cuFINUFFT for mri-nufft's cufinufft backend"
         (time cufinufft) || echo "cuFINUFFT not available: nudt-cuda is timed alone"
         stamp "(c) nudt-cuda against cufinufft through mri-nufft"
-        $PY python/benches/mrinufft_compare.py --pairs gpu \
+        $PY python/benches/mrinufft_compare.py --pairs "${PAIRS:-gpu}" \
             --json "$OUT/mrinufft_compare.json" | tee "$OUT/mrinufft_compare.md" || status=$?
         ;;
     upstream)
         stamp "mri-nufft's operator tests on nudt-cuda"
+        # The stacked operators' tests make cufinufft's operator too, as the reference.
+        cufinufft || echo "cuFINUFFT not available: the stacked GPU tests will error"
         $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
             --target "$T/test-site" "$CARRY"/wheels/{pytest,pytest_cases,makefun,decopatch,iniconfig,pluggy}-*.whl
-        PYTHONPATH=$T/test-site:$PYTHONPATH timeout 500 $PY python/tests/mrinufft_upstream/run.py \
-            --backend nudt-cuda --sdist "$CARRY"/mri_nufft-1.5.1.tar.gz -- -q \
-            | tail -60 > "$OUT/upstream_nudt_cuda.txt" || status=$?
+        # The machine's own pytest plugins (pytest-timeout on the GPU machines' image) may not
+        # load into pytest 7: only pytest-cases is loaded.
+        PYTHONPATH=$T/test-site:$PYTHONPATH PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 timeout 500 \
+            $PY python/tests/mrinufft_upstream/run.py --backend nudt-cuda \
+            --sdist "$CARRY"/mri_nufft-1.5.1.tar.gz -- -rfEs -p pytest_cases.plugin \
+            > "$OUT/upstream_nudt_cuda.txt" 2>&1 || status=$?
         tail -5 "$OUT/upstream_nudt_cuda.txt"
         ;;
     *) echo "unknown stage $stage"; status=2 ;;

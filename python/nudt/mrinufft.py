@@ -239,6 +239,18 @@ class MRInudtCuda(FourierOperatorSimple):
         if self._density is not None:
             self._density = _GPU[1].asarray(self._density, dtype=self.dtype)
 
+    @FourierOperatorBase.density.setter
+    def density(self, new_density):
+        """Kept on the GPU, where ``adj_op`` weights the k-space with it: a host array
+        assigned after construction (mri-nufft's update tests do) is copied over, as
+        mri-nufft's cufinufft backend does."""
+        if new_density is None:
+            self._density = None
+            return
+        if len(new_density) != self.n_samples:
+            raise ValueError("Density and samples should have the same length")
+        self._density = _GPU[1].asarray(new_density, dtype=self.dtype)
+
     @FourierOperatorBase.smaps.setter
     def smaps(self, new_smaps):
         # mri-nufft's setter takes numpy arrays only; these are kept on the GPU.
