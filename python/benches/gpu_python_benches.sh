@@ -109,7 +109,9 @@ for stage in $STAGES; do
         ;;
     upstream)
         stamp "mri-nufft's operator tests on nudt-cuda"
-        # The stacked operators' tests make cufinufft's operator too, as the reference.
+        # The stacked operator's tests (test_stacked_gpu.py) build on cufinufft's operator, and
+        # their conftest marks every backend not named by --backend unavailable: cufinufft is
+        # installed and named too (the plugin still keeps nudt-cuda's cases only).
         cufinufft || echo "cuFINUFFT not available: the stacked GPU tests will error"
         $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
             --target "$T/test-site" "$CARRY"/wheels/{pytest,pytest_cases,makefun,decopatch,iniconfig,pluggy}-*.whl
@@ -117,7 +119,7 @@ for stage in $STAGES; do
         # load into pytest 7: only pytest-cases is loaded.
         PYTHONPATH=$T/test-site:$PYTHONPATH PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 timeout 500 \
             $PY python/tests/mrinufft_upstream/run.py --backend nudt-cuda \
-            --sdist "$CARRY"/mri_nufft-1.5.1.tar.gz -- -rfEs -p pytest_cases.plugin \
+            --sdist "$CARRY"/mri_nufft-1.5.1.tar.gz -- -rfEs -p pytest_cases.plugin --backend cufinufft \
             > "$OUT/upstream_nudt_cuda.txt" 2>&1 || status=$?
         tail -5 "$OUT/upstream_nudt_cuda.txt"
         ;;
