@@ -108,6 +108,23 @@ def test_coils_smaps_batches_density_as_finufft_backend(backend):
     assert direct.rel_err(to_host(ours.data_consistency(image, kspace)), want) < 1e-7
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_density_assigned_later_as_finufft_backend(backend):
+    """A host density assigned after construction (mri-nufft's update tests do) weighs
+    adj_op as in mri-nufft's finufft backend (nudt-cuda keeps it on the GPU)."""
+    pytest.importorskip("finufft")
+    shape = (24, 20)
+    rng = np.random.default_rng(6)
+    samples = trajectory(2, np.float64)
+    density = 1e-2 + rng.random(len(samples)) / 100
+    kspace = cnormal(rng, len(samples), np.complex128)
+    ours, theirs = (mrinufft.get_operator(name)(samples, shape, eps=1e-9)
+                    for name in (backend, "finufft"))
+    ours.density = density
+    theirs.density = density
+    assert direct.rel_err(to_host(ours.adj_op(kspace)), theirs.adj_op(kspace)) < 1e-7
+
+
 def test_spread_and_interp_only_are_adjoint():
     """The pair under the pipe density: RawPlan.spread_only onto the fine grid and
     interp_only back, adjoint to each other (<S c, g> = <c, S* g>) in f32 and f64."""
