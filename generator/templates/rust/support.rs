@@ -421,12 +421,10 @@ impl Order {
             }
         }
     }
-}
 
-impl Order {
-    /// The slots, among a tile's sorted slots `slots` (tile `tile`), of the points whose
-    /// original index lies in `lo..hi`: a run, as the sort is stable. `lo..hi` lies inside
-    /// one block of 2¹⁶ original indices ([`Order::Blocked`]'s).
+    /// The slots, among tile `tile`'s sorted slots `slots`, of the points whose original
+    /// index lies in `lo..hi`: one run, as the sort is stable. `lo..hi` lies inside one block
+    /// of 2¹⁶ original indices ([`Order::Blocked`]'s).
     fn slots_of(
         &self,
         tile: usize,
@@ -435,28 +433,22 @@ impl Order {
         hi: usize,
     ) -> std::ops::Range<usize> {
         debug_assert_eq!(lo >> ORDER_BLOCK_BITS, (hi - 1) >> ORDER_BLOCK_BITS);
-        let (run, lo, hi) = match self {
+        match self {
             Order::Wide(idx) => {
                 let s = &idx[slots.clone()];
                 let at = |j: usize| s.partition_point(|&i| (i as usize) < j);
-                return slots.start + at(lo)..slots.start + at(hi);
+                slots.start + at(lo)..slots.start + at(hi)
             }
-            Order::Blocked { first, blocks, .. } => {
-                let b = tile * blocks + (lo >> ORDER_BLOCK_BITS);
-                let base = (lo >> ORDER_BLOCK_BITS) << ORDER_BLOCK_BITS;
-                (
-                    first[b] as usize..first[b + 1] as usize,
-                    lo - base,
-                    hi - base,
-                )
+            Order::Blocked { low, first, blocks } => {
+                let block = lo >> ORDER_BLOCK_BITS;
+                let base = block << ORDER_BLOCK_BITS;
+                let run = first[tile * blocks + block] as usize
+                    ..first[tile * blocks + block + 1] as usize;
+                let s = &low[run.clone()];
+                let at = |j: usize| s.partition_point(|&l| (l as usize) < j - base);
+                run.start + at(lo)..run.start + at(hi)
             }
-        };
-        let Order::Blocked { low, .. } = self else {
-            unreachable!()
-        };
-        let s = &low[run.clone()];
-        let at = |j: usize| s.partition_point(|&l| (l as usize) < j);
-        run.start + at(lo)..run.start + at(hi)
+        }
     }
 }
 
@@ -2060,8 +2052,9 @@ fn by_outputs<T, const Q: usize>(g: &TileGrid, points: usize) -> bool {
 /// original indices and, tile by tile, the run of that tile's sorted slots that holds them
 /// (the sort is stable), so its writes fall in one window of the output. By tiles, a task's
 /// successive points lie a tile count apart in the output, and each write of a point's `2Q`
-/// reals missed every cache: 1-D type 2 with 2·10⁶ points spent 9 of its 21 ms in them, and
-/// the gradient's reverse pass (`Q = 2`) 12 of 31 (2 threads, EPYC). By blocks, 2 threads of
+/// reals missed every cache: 1-D type 2 with 2·10⁶ points (the size of `nudt bench
+/// --gradients`'s 1-D rows) spent 9 of its 21 ms in them, and the gradient's reverse pass
+/// (`Q = 2`) 12 of 31 (2 threads, EPYC, `perf`). By blocks, 2 threads of
 /// a Xeon ran a type 2 of 4·10⁶ points on a fine grid of 10⁵ in 35 instead of 49 ms, and
 /// 10⁶ on 2·10⁵ in 12.4 instead of 14.2 ms. Tiles whose box lies inside the grid read it in
 /// place; the few that wrap are loaded once per call.
@@ -2073,18 +2066,20 @@ fn interp_by_outputs<T: Real, const Q: usize>(
     tile: &InterpTileFn<'_, T>,
 ) {
     let g = &tiles.grid;
-    let boxes: Vec<(usize, usize, Option<Vec<T>>)> = (0..g.num_tiles())
+    // Each tile's box: a slice of the grid, or a copy where it wraps.
+    let boxes: Vec<std::borrow::Cow<'_, [T]>> = (0..g.num_tiles())
         .map(|id| {
             let tc = g.tile_coords(id);
             let len = g.padded(tc, row_len);
             let origin = g.tile_start(0, tc[0]) as i64 - (g.width / 2) as i64;
             if origin >= 0 && origin as usize + len[0] <= g.n[0] {
-                return (2 * origin as usize, 2 * len[0], None);
+                let start = 2 * origin as usize;
+                return std::borrow::Cow::Borrowed(&grid[start..start + 2 * len[0]]);
             }
             let maps = box_maps(1, len, |d| Part::Whole.tile_map(g, tc, d, len[d]));
             let mut buf = vec![T::default(); 2 * len[0]];
             load_box(grid, 1, grid_strides(g), &mut buf, &maps);
-            (0, 2 * len[0], Some(buf))
+            std::borrow::Cow::Owned(buf)
         })
         .collect();
     let shared = SharedMut::new(out);
@@ -2093,12 +2088,11 @@ fn interp_by_outputs<T: Real, const Q: usize>(
     (0..m.div_ceil(OUTPUT_BLOCK)).into_par_iter().for_each(|b| {
         let (lo, hi) = (b * OUTPUT_BLOCK, ((b + 1) * OUTPUT_BLOCK).min(m));
         workers.with(|w| {
-            for (id, (start, len, own)) in boxes.iter().enumerate() {
+            for (id, buf) in boxes.iter().enumerate() {
                 let slots = tiles.order.slots_of(id, tiles.tile_range(id), lo, hi);
                 if slots.is_empty() {
                     continue;
                 }
-                let buf = own.as_deref().unwrap_or(&grid[*start..start + len]);
                 let n = slots.len();
                 let pts = tiles.points(slots, &mut w.scratch);
                 let vals = &mut w.values;
