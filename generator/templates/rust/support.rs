@@ -1157,10 +1157,8 @@ fn prefetch<const LEVEL: i32, V>(p: *const V) {
 }
 
 /// Points ahead whose grid row a 1-D interpolation kernel asks the cache for. Reading from the
-/// whole grid ([`interp_by_outputs`]), the rows miss L2. With the hint, 2 threads of a Xeon
-/// took 49 instead of 59 ms (gradient) and 34 instead of 35 ms (plain) for 4·10⁶ points on a
-/// fine grid of 10⁵, 34 instead of 46 ms and 26 instead of 28 ms for 2·10⁶ on 4·10⁵ (best of
-/// two interleaved runs; the host's runs spread by ±20%).
+/// whole grid ([`interp_by_outputs`]), the rows miss L2, and nothing else in the kernel's
+/// loop waits on them (`nudt bench --gradients`'s 1-D rows in BENCHMARKS.md include it).
 pub const INTERP_AHEAD: usize = 8;
 
 /// Hints that reals `start .. start + len` of `buf` (clamped to it) will be read soon.
@@ -2028,7 +2026,7 @@ fn interp_part<T: Real, const Q: usize>(
 
 /// Points per block of outputs that [`interp_by_outputs`] fills at once: a block's values
 /// (`2Q` reals a point, 1–2 MiB in f64) stay in the caches while its points' tiles take
-/// turns. A block of 2¹⁶ is one of [`Order::Blocked`]'s, and 2¹⁴ measured no faster.
+/// turns. A block of 2¹⁶ is one of [`Order::Blocked`]'s.
 const OUTPUT_BLOCK: usize = 1 << ORDER_BLOCK_BITS;
 
 /// Largest fine grid (bytes) that [`interp_by_outputs`] reads from: every block of outputs
@@ -2054,10 +2052,9 @@ fn by_outputs<T, const Q: usize>(g: &TileGrid, points: usize) -> bool {
 /// successive points lie a tile count apart in the output, and each write of a point's `2Q`
 /// reals missed every cache: 1-D type 2 with 2·10⁶ points (the size of `nudt bench
 /// --gradients`'s 1-D rows) spent 9 of its 21 ms in them, and the gradient's reverse pass
-/// (`Q = 2`) 12 of 31 (2 threads, EPYC, `perf`). By blocks, 2 threads of
-/// a Xeon ran a type 2 of 4·10⁶ points on a fine grid of 10⁵ in 35 instead of 49 ms, and
-/// 10⁶ on 2·10⁵ in 12.4 instead of 14.2 ms. Tiles whose box lies inside the grid read it in
-/// place; the few that wrap are loaded once per call.
+/// (`Q = 2`) 12 of 31 (2 threads, EPYC, `perf`); BENCHMARKS.md has those rows by blocks.
+/// Tiles whose box lies inside the grid read it in place; the few that wrap are loaded once
+/// per call.
 fn interp_by_outputs<T: Real, const Q: usize>(
     tiles: &Tiles<T>,
     grid: &[T],
