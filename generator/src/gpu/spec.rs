@@ -662,12 +662,31 @@ pub fn gradient_methods(
     (one(methods.0), one(methods.1))
 }
 
+/// Fewest points a bin, per cell of its padded box, for which SM interpolates faster than
+/// GM-sort. GM-sort reads `w^d` scattered cells a point through L1/L2, whose sectors a warp's
+/// points share only when they lie close; SM reads the box once, coalesced. In 3-D a point's
+/// `w³` reads are the dearer, so SM pays sooner: 256³ modes, uniform points, H200, set-points
+/// + execute (`nudt tune --backend cuda --dims 3 --modes 256`): f32 at one point per mode
+/// (0.05 a box cell) SM 8.2 ms against GM-sort 14.7, f64 (0.027) 14.9 against 15.7; at a
+/// tenth of a point per mode (0.005, 0.0027) GM-sort 4.3 against 4.5 and 6.8 against 10.1.
+fn interp_breakeven(dim: usize) -> f64 {
+    if dim == 3 {
+        0.02
+    } else {
+        0.2
+    }
+}
+
 /// Which method to interpolate with: SM (the bin's box read once into shared memory) when
-/// bins are reasonably full and not mostly padding, else GM-sort (reads through L1/L2).
+/// bins are reasonably full ([`interp_breakeven`]) and not mostly padding, else GM-sort
+/// (reads through L1/L2).
 pub fn choose_interp_method(spec: &GpuSpreadSpec, m: usize, nbins: usize) -> GpuMethod {
     let p: usize = spec.padded()[..spec.dim].iter().product();
     let per_bin = m as f64 / nbins.max(1) as f64;
-    if spec.dim > 1 && spec.bin_efficiency() >= 0.1 && per_bin >= 0.2 * p as f64 {
+    if spec.dim > 1
+        && spec.bin_efficiency() >= 0.1
+        && per_bin >= interp_breakeven(spec.dim) * p as f64
+    {
         GpuMethod::Sm
     } else {
         GpuMethod::GmSort

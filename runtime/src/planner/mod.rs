@@ -10,7 +10,7 @@
 //!
 //! The order of the files is the order of planning: [`limits`] (what every backend accepts),
 //! [`validate`] (the checks), [`sigma`] (kernel and upsampling), [`type3`] (type 3's grids),
-//! [`recipe`] (the result); [`sets`] (per-transform point sets as the GPUs sort them); [`devices`] (one transform split over several devices); `gaussian` is the Gaussian-gridding type 3's geometry; [`od_bins`] the 3-D spreading bins by point density; [`gpu_profile`] what `nudt tune`
+//! [`recipe`] (the result); [`sets`] (per-transform point sets as the GPUs sort them); [`devices`] (one transform split over several devices); `gaussian` is the Gaussian-gridding type 3's geometry; [`od_bins`] the 2-D and 3-D spreading bins by point density; [`gpu_profile`] what `nudt tune`
 //! chose on a GPU. Executing follows [`stages`]: the sequences of types 1, 2 and
 //! 3, forward and adjoint, over the few steps each backend implements.
 
