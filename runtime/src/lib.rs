@@ -29,6 +29,7 @@ pub mod profile;
 mod slabs;
 mod stack;
 pub mod steps;
+mod trig;
 mod type3;
 mod type3_gaussian;
 mod uniform;

@@ -61,8 +61,8 @@ pub(crate) fn polar_blocks<T: Float, const L: usize>(
         .for_each(|(b, chunk)| {
             let idx = std::array::from_fn(|l| (b * L + l).min(len - 1));
             let (phase, mag) = f(idx);
-            for ((o, p), m) in chunk.iter_mut().zip(phase).zip(mag) {
-                let (s, c) = (sgn * p).sin_cos();
+            let (sin, cos) = crate::trig::sin_cos_lanes(phase.map(|p| sgn * p));
+            for (o, ((s, c), m)) in chunk.iter_mut().zip(sin.into_iter().zip(cos).zip(mag)) {
                 *o = Complex::new(T::of(m * c), T::of(m * s));
             }
         });
