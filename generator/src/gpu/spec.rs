@@ -665,10 +665,11 @@ pub fn gradient_methods(
 /// Fewest points a bin, per cell of its padded box, for which SM interpolates faster than
 /// GM-sort. GM-sort reads `w^d` scattered cells a point through L1/L2, whose sectors a warp's
 /// points share only when they lie close; SM reads the box once, coalesced. In 3-D a point's
-/// `w³` reads are the dearer, so SM pays sooner: 256³ modes, uniform points, H200, set-points
-/// + execute (`nudt tune --backend cuda --dims 3 --modes 256`): f32 at one point per mode
-/// (0.05 a box cell) SM 8.2 ms against GM-sort 14.7, f64 (0.027) 14.9 against 15.7; at a
-/// tenth of a point per mode (0.005, 0.0027) GM-sort 4.3 against 4.5 and 6.8 against 10.1.
+/// `w³` reads are the dearer, so SM pays sooner. 256³ modes, uniform points, H200, the sum
+/// of set-points and execute (`nudt tune --backend cuda --dims 3 --modes 256`): f32 at one
+/// point per mode (0.05 a box cell) SM 8.2 ms against GM-sort 14.7, f64 (0.027) 14.9
+/// against 15.7; at a tenth of a point per mode (0.005, 0.0027) GM-sort 4.3 against 4.5 and
+/// 6.8 against 10.1.
 fn interp_breakeven(dim: usize) -> f64 {
     if dim == 3 {
         0.02

@@ -100,8 +100,14 @@ mod tests {
         assert_eq!(at(0.1), Some([26, 8, 1]));
         // 10⁷ points on 1000² modes (2000² cells) keep the module's own 2-deep rows; f32's
         // width 6 takes one row more across.
-        assert_eq!(spread_bins(2, 6, 10_000_000, &[2000, 2000]), Some([27, 2, 1]));
-        assert_eq!(spread_bins(2, 7, 3_000_000, &[2000, 2000]), Some([26, 4, 1]));
+        assert_eq!(
+            spread_bins(2, 6, 10_000_000, &[2000, 2000]),
+            Some([27, 2, 1])
+        );
+        assert_eq!(
+            spread_bins(2, 7, 3_000_000, &[2000, 2000]),
+            Some([26, 4, 1])
+        );
     }
 
     #[test]
