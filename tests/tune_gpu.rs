@@ -2,8 +2,8 @@
 //! typed error (exit 2) that says so; with one, a quick 1-D tune saves a profile of the four
 //! kinds of 1-D plan (types 1 and 2, f32 and f64), each choice at most the planner's own
 //! time, and a plan made in a process that sees the profile (a child run of this test, given
-//! the profile's cache directory) takes its bins and method, unless its options name a
-//! method. Both backends share the profile format and the rule that applies it
+//! the profile's cache directory) takes its bins and method for points as dense as the tuned
+//! problem's, and the planner's own for far sparser ones, unless its options name a method. Both backends share the profile format and the rule that applies it
 //! (`nudt::planner::gpu_profile`).
 //!
 //! ```sh
@@ -29,6 +29,7 @@ fn plans_take(backend: Backend, path: &Path) {
     let p = GpuProfile::parse(&std::fs::read_to_string(path).unwrap(), backend.name()).unwrap();
     let shown = Some(path.display().to_string());
     let none = BackendOptions::default();
+    let unprofiled = BackendOptions::default().with_gpu_profiles(false);
     for ty in [TransformType::Type1, TransformType::Type2] {
         let c = p.choice(1, ty, Precision::F64).expect("a 1D f64 choice");
         let mut plan = backend.plan::<f64>(ty, &[1000], 1, 1, 1e-6, &none).unwrap();
@@ -41,11 +42,30 @@ fn plans_take(backend: Backend, path: &Path) {
         };
         assert_eq!(r.profile, shown, "{}", why());
         assert_eq!(r.bins.as_ref(), Some(&c.config.bins), "{}", why());
-        plan.set_points(&[&[0.1, -2.0, 3.0][..]]).unwrap();
+        // As many points per mode as the tune's problem had: the choice stands.
+        let density = c
+            .config
+            .points_per_mode
+            .expect("the tuned density recorded");
+        let x: Vec<f64> = (0..(density * 1000.0).round() as usize)
+            .map(|j| (j as f64 * 0.618).sin() * 3.0)
+            .collect();
+        plan.set_points(&[&x[..]]).unwrap();
+        let r = plan.report();
+        assert_eq!(r.method.as_deref(), Some(c.config.method.as_str()));
         assert_eq!(
-            plan.report().method.as_deref(),
-            Some(c.config.method.as_str())
+            (r.profile, r.bins.as_ref()),
+            (shown.clone(), Some(&c.config.bins))
         );
+        // A thousandth of that: the planner's own rules, as without a profile.
+        plan.set_points(&[&x[..x.len() / 1000 + 1]]).unwrap();
+        let mut plain = backend
+            .plan::<f64>(ty, &[1000], 1, 1, 1e-6, &unprofiled)
+            .unwrap();
+        plain.set_points(&[&x[..x.len() / 1000 + 1]]).unwrap();
+        let (r, want) = (plan.report(), plain.report());
+        assert_eq!(r.profile, None, "{r:?}");
+        assert_eq!((r.bins, r.method), (want.bins, want.method));
     }
     let forced = none.with_gpu_methods(Some(GpuMethod::GmSort), None);
     let plan = backend

@@ -63,6 +63,8 @@ struct Row {
     precision: &'static str,
     method: GpuMethod,
     bins: Vec<usize>,
+    /// Points a transform per mode of the problem timed.
+    points_per_mode: f64,
     setpts_ms: f64,
     execute_ms: f64,
     default: bool,
@@ -78,6 +80,7 @@ impl Row {
             precision: self.precision.into(),
             method: self.method.name().into(),
             bins: self.bins.clone(),
+            points_per_mode: Some(self.points_per_mode),
         }
     }
 
@@ -210,6 +213,7 @@ fn tune_one<T: BackendFloat>(
         Precision::F64 => ("f64", TOL_F64),
     };
     let t_num = if ty == TransformType::Type1 { 1 } else { 2 };
+    let points_per_mode = p.x[0].len() as f64 / p.modes.iter().product::<usize>() as f64;
     // Measure the planner itself, not the profile being replaced.
     let base = BackendOptions::default().with_gpu_profiles(false);
     let first = rows.len();
@@ -221,6 +225,7 @@ fn tune_one<T: BackendFloat>(
                 precision,
                 method: t.method,
                 bins: t.bins,
+                points_per_mode,
                 setpts_ms: t.setpts_ms,
                 execute_ms: t.execute_ms,
                 default,

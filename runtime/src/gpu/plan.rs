@@ -28,7 +28,7 @@ use nudt_gen::{KernelSpec, TransformType};
 use std::path::Path;
 
 /// Bins and methods of a plan's grid modules: the options' or the tuning profile's.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct ModuleChoice {
     pub bins: Option<[usize; 3]>,
     pub spread: Option<GpuMethod>,
@@ -212,7 +212,13 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     pub(crate) kernel: KernelSpec,
     /// The tolerance `kernel` was chosen for (type 3: a stage's share).
     pub(crate) kernel_tol: f64,
+    /// The bins and methods its modules are made with: the options', with the tuning
+    /// profile's where it applies to the points ([`Self::retune`]).
     pub(crate) choice: ModuleChoice,
+    /// The options' own.
+    pub(crate) given: ModuleChoice,
+    /// The tuning profile's choice for the plan's kind, where the options leave room for one.
+    pub(crate) tuned: Option<gpu_profile::Tuned>,
     pub(crate) mode_order: ModeOrder,
     /// The tuning profile whose bins and method the plan took, if any.
     pub(crate) profile: Option<&'static Path>,
@@ -267,6 +273,21 @@ macro_rules! setup {
 }
 pub(crate) use setup;
 
+/// `given` with the profile's bins and the method of the step a plan of type `ty` tunes
+/// (spreading for type 1, interpolation for type 2).
+fn with_tuned(given: ModuleChoice, ty: TransformType, t: &gpu_profile::Tuned) -> ModuleChoice {
+    let mut choice = ModuleChoice {
+        bins: Some(t.bins),
+        ..given
+    };
+    if ty == TransformType::Type1 {
+        choice.spread = Some(t.method);
+    } else {
+        choice.interp = Some(t.method);
+    }
+    choice
+}
+
 impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     /// The plan of `problem` on the device `setup` opened: the profile's bins and methods
     /// where the options leave them open, the batch, the Gaussian type 3's window, and a type
@@ -274,14 +295,16 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     pub(crate) fn assemble(problem: Problem, setup: Setup<B>) -> Result<Self, B::Error> {
         let (ty, dim) = (problem.ty, problem.dim());
         let kernel = sigma::initial_kernel(&problem)?;
-        let mut choice = setup.choice;
-        let mut methods = [choice.spread, choice.interp];
+        let given = setup.choice;
         let kind = (dim, ty, T::PRECISION);
         let read = setup
             .profile_key
             .and_then(|key| gpu_profile::for_device(B::NAME, &key));
-        let profile = gpu_profile::tuned(read, kind, &mut choice.bins, &mut methods);
-        [choice.spread, choice.interp] = methods;
+        let tuned = gpu_profile::tuned(read, kind, given.bins, [given.spread, given.interp]);
+        // Taken until points say otherwise: the modules are made for it now, and most plans
+        // are of the density it was timed at.
+        let choice = tuned.map_or(given, |t| with_tuned(given, ty, &t));
+        let profile = tuned.map(|t| t.path);
         let batch = limits::gpu_batch(problem.ntransf, setup.max_batch);
         let dev = setup.dev;
         let gauss = match (ty, problem.type3) {
@@ -297,6 +320,8 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             kernel,
             kernel_tol,
             choice,
+            given,
+            tuned,
             mode_order: setup.mode_order,
             profile,
             num_points: 0,
@@ -397,6 +422,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         sets: &[u32],
     ) -> Result<(), B::Error> {
         self.begin_set_points();
+        self.retune(each);
         self.refit(each)?;
         self.per_set = None;
         self.num_points = 0;
@@ -417,6 +443,41 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     /// "When the device fails"). Input refused before this keeps the points the plan had.
     pub(crate) fn begin_set_points(&mut self) {
         self.points_set = false;
+    }
+
+    /// Takes the tuning profile's bins and method where `each` points a transform are as
+    /// dense as the problem they were timed on ([`gpu_profile::Tuned::fits`]), and the
+    /// options' (the planner's rules) where not, rebuilding the grid's sort and kernels when
+    /// that changes them; a module that cannot be built keeps the grid as it is.
+    fn retune(&mut self, each: usize) {
+        let Some(t) = self.tuned else {
+            return;
+        };
+        let modes: usize = self.problem.modes.iter().product();
+        let fits = t.fits(each as f64 / modes.max(1) as f64);
+        let want = if fits {
+            with_tuned(self.given, self.problem.ty, &t)
+        } else {
+            self.given
+        };
+        if want == self.choice {
+            return;
+        }
+        let Engine::Uniform(u) = &mut self.engine else {
+            return;
+        };
+        let key = ModuleKey {
+            dim: self.problem.dim(),
+            kernel: self.kernel,
+            role: stages::uniform_role(self.problem.ty),
+            choice: want,
+        };
+        if let Ok(module) = self.dev.module(key) {
+            if self.dev.regrid(u, &module).is_ok() {
+                self.choice = want;
+                self.profile = fits.then_some(t.path);
+            }
+        }
     }
 
     /// Rebuilds a type 1/2 plan's grid where `each` points a transform call for another σ
@@ -636,7 +697,8 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     }
 
     /// The tuning profile (`nudt tune --backend cuda|opencl`) whose bins and method this plan
-    /// took, if any (the options' `use_profile`).
+    /// took, if any (the options' `use_profile`; from set-points on, only where the points are
+    /// as dense as the profile's problem).
     pub fn profile(&self) -> Option<&'static Path> {
         self.profile
     }

@@ -46,6 +46,10 @@ pub struct GpuConfig {
     pub method: String,
     /// Bin sides, one per dimension.
     pub bins: Vec<usize>,
+    /// Points a transform per mode of the problem it was timed on (absent in profiles
+    /// written before it was recorded: then any density).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points_per_mode: Option<f64>,
 }
 
 /// What was chosen for one kind of plan, and the numbers behind it.
@@ -207,24 +211,57 @@ pub fn for_device(backend: &str, key: &str) -> Option<(&'static Path, &'static G
     })
 }
 
-/// The bins and methods a GPU plan runs with: the options' (`bins`, and `methods` for
-/// spreading and interpolation), else, where the options leave both the bins and the step's
-/// method to the planner, the tuned choice for the plan's kind in `profile` (the bins were
-/// measured with the method). Returns the profile's path where it was taken.
+/// How far (as a factor either way) a plan's points per mode may be from those of the
+/// problem a choice was timed on for the choice to apply. The best bins and method move with
+/// the density: 3-D type 2 f32 on 256³ modes took SM with 12×12×20 bins at one point per mode
+/// (1.8× GM-sort) and 6×12×20 at a tenth of one; 2-D type 1 rows 4 deep at one point per mode
+/// where 2 win at ten (H200, `nudt tune --backend cuda --points --modes`).
+pub const DENSITY_SPAN: f64 = 3.0;
+
+/// A profile's choice for one kind of plan: what [`tuned`] found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tuned {
+    /// The profile it came from.
+    pub path: &'static Path,
+    pub bins: [usize; 3],
+    /// The method of the plan's step: spreading (type 1) or interpolation (type 2).
+    pub method: GpuMethod,
+    /// The points per mode it was timed at, if recorded.
+    pub points_per_mode: Option<f64>,
+}
+
+impl Tuned {
+    /// Whether the choice is for a plan with `points_per_mode` points a transform per mode:
+    /// within [`DENSITY_SPAN`] of the tuned problem's, or any where that was not recorded.
+    pub fn fits(&self, points_per_mode: f64) -> bool {
+        self.points_per_mode.is_none_or(|tuned| {
+            let ratio = points_per_mode / tuned;
+            (1.0 / DENSITY_SPAN..=DENSITY_SPAN).contains(&ratio)
+        })
+    }
+}
+
+/// The tuned choice in `profile` for a plan of `kind` whose options give `bins` and the
+/// spreading and interpolation `methods`: where the options leave both the bins and the
+/// plan's step's method to the planner (the bins were measured with the method). Whether it
+/// applies to the plan's points is [`Tuned::fits`]' to say, at set-points.
 pub fn tuned(
     profile: Option<(&'static Path, &'static GpuProfile)>,
     (dim, ty, precision): (usize, TransformType, Precision),
-    bins: &mut Option<[usize; 3]>,
-    methods: &mut [Option<GpuMethod>; 2],
-) -> Option<&'static Path> {
+    bins: Option<[usize; 3]>,
+    methods: [Option<GpuMethod>; 2],
+) -> Option<Tuned> {
     let (path, p) = profile?;
     let c = p.choice(dim, ty, precision)?;
-    let method = &mut methods[usize::from(ty != TransformType::Type1)];
-    if bins.is_some() || method.is_some() {
+    if bins.is_some() || methods[usize::from(ty != TransformType::Type1)].is_some() {
         return None;
     }
-    (*bins, *method) = (Some(c.bins()), Some(c.method()));
-    Some(path)
+    Some(Tuned {
+        path,
+        bins: c.bins(),
+        method: c.method(),
+        points_per_mode: c.config.points_per_mode,
+    })
 }
 
 #[cfg(test)]
@@ -241,6 +278,7 @@ mod tests {
             precision,
             method,
             bins,
+            points_per_mode: Some(2.0),
         }
     }
 
@@ -308,18 +346,39 @@ mod tests {
         let p: &'static GpuProfile = Box::leak(Box::new(sample()));
         let read = Some((Path::new("p.toml"), p));
         let kind = (3, TransformType::Type1, Precision::F32);
-        let (mut bins, mut methods) = (None, [None, None]);
-        assert!(tuned(read, kind, &mut bins, &mut methods).is_some());
+        let t = tuned(read, kind, None, [None, None]).expect("3D type 1 f32");
         assert_eq!(
-            (bins, methods[0]),
-            (Some([8, 4, 4]), Some(GpuMethod::OutputDriven))
+            (t.bins, t.method, t.path),
+            ([8, 4, 4], GpuMethod::OutputDriven, Path::new("p.toml"))
         );
-        let (mut bins, mut methods) = (Some([2, 2, 2]), [None, None]);
-        assert!(tuned(read, kind, &mut bins, &mut methods).is_none());
-        assert_eq!((bins, methods[0]), (Some([2, 2, 2]), None));
-        let (mut bins, mut methods) = (None, [None, Some(GpuMethod::Sm)]);
+        assert!(tuned(read, kind, Some([2, 2, 2]), [None, None]).is_none());
+        // The interpolation method named leaves a type 2 plan nothing to take; the
+        // spreading method does not concern it.
         let t2 = (3, TransformType::Type2, Precision::F32);
-        assert!(tuned(read, t2, &mut bins, &mut methods).is_none());
-        assert_eq!(bins, None);
+        assert!(tuned(read, t2, None, [None, Some(GpuMethod::Sm)]).is_none());
+        assert!(tuned(read, kind, None, [None, Some(GpuMethod::Sm)]).is_some());
+    }
+
+    #[test]
+    fn a_choice_fits_points_within_its_density_span() {
+        let p: &'static GpuProfile = Box::leak(Box::new(sample()));
+        let read = Some((Path::new("p.toml"), p));
+        let kind = (3, TransformType::Type1, Precision::F32);
+        let t = tuned(read, kind, None, [None, None]).unwrap();
+        // Timed at 2 points per mode.
+        for (density, fits) in [
+            (2.0, true),
+            (0.7, true),
+            (5.9, true),
+            (0.6, false),
+            (7.0, false),
+        ] {
+            assert_eq!(t.fits(density), fits, "{density}");
+        }
+        let any = Tuned {
+            points_per_mode: None,
+            ..t
+        };
+        assert!(any.fits(1e-6) && any.fits(1e6));
     }
 }
