@@ -370,8 +370,10 @@ pub fn run(args: &Args, backend: Backend) -> Result<()> {
         let text = profile.to_toml(name).map_err(|e| fail!("profile: {e}"))?;
         super::profile::save_text(&text, &path)?;
         outln!(
-            "\nsaved {}; {name} plans on this device model now take its choices",
-            path.display()
+            "\nsaved {}; {name} plans on this device model now take its choices for points \
+             within {}x as dense as these problems' (--points, --modes)",
+            path.display(),
+            gpu_profile::DENSITY_SPAN
         );
     }
     Ok(())
