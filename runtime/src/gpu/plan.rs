@@ -220,8 +220,6 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     /// The tuning profile's choice for the plan's kind, where the options leave room for one.
     pub(crate) tuned: Option<gpu_profile::Tuned>,
     pub(crate) mode_order: ModeOrder,
-    /// The tuning profile whose bins and method the plan took, if any.
-    pub(crate) profile: Option<&'static Path>,
     /// Sources (points) and targets of the point sets, which every transform shares.
     pub(crate) num_points: usize,
     pub(crate) num_targets: usize,
@@ -304,7 +302,6 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         // Taken until points say otherwise: the modules are made for it now, and most plans
         // are of the density it was timed at.
         let choice = tuned.map_or(given, |t| with_tuned(given, ty, &t));
-        let profile = tuned.map(|t| t.path);
         let batch = limits::gpu_batch(problem.ntransf, setup.max_batch);
         let dev = setup.dev;
         let gauss = match (ty, problem.type3) {
@@ -323,7 +320,6 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             given,
             tuned,
             mode_order: setup.mode_order,
-            profile,
             num_points: 0,
             num_targets: 0,
             per_set: None,
@@ -475,7 +471,6 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         if let Ok(module) = self.dev.module(key) {
             if self.dev.regrid(u, &module).is_ok() {
                 self.choice = want;
-                self.profile = fits.then_some(t.path);
             }
         }
     }
@@ -700,7 +695,8 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     /// took, if any (the options' `use_profile`; from set-points on, only where the points are
     /// as dense as the profile's problem).
     pub fn profile(&self) -> Option<&'static Path> {
-        self.profile
+        let t = self.tuned?;
+        (self.choice == with_tuned(self.given, self.problem.ty, &t)).then_some(t.path)
     }
 
     /// Fine grid of the FFT (type 3: the inner type 2's, or the Gaussian's one grid, once
