@@ -3,7 +3,8 @@
 //! kinds of 1-D plan (types 1 and 2, f32 and f64), each choice at most the planner's own
 //! time, and a plan made in a process that sees the profile (a child run of this test, given
 //! the profile's cache directory) takes its bins and method for points as dense as the tuned
-//! problem's, and the planner's own for far sparser ones, unless its options name a method. Both backends share the profile format and the rule that applies it
+//! problem's, and the planner's own for far sparser ones, unless its options name a method.
+//! Both backends share the profile format and the rule that applies it
 //! (`nudt::planner::gpu_profile`).
 //!
 //! ```sh

@@ -7,8 +7,9 @@
 //! The argument is reduced by the nearest multiple `q` of π/2 in three parts of π/2 (the
 //! first two of 33 bits, so that `q` times either is exact while `|q| < 2²⁰`), and the
 //! reduced `r ∈ [−π/4, π/4]` goes through the Taylor series of sine to `r¹⁵` and of cosine to
-//! `r¹⁶`, whose first omitted terms are below 5·10⁻¹⁷ there, a tenth of the last place. A block with an argument beyond
-//! [`REDUCED_UP_TO`], or not finite, takes the library's function lane by lane.
+//! `r¹⁶`, whose first omitted terms are below 5·10⁻¹⁷ there, a tenth of the last place. A
+//! block with an argument beyond [`REDUCED_UP_TO`], or not finite, takes the library's
+//! function lane by lane.
 
 /// π/2 in three parts: the first two have 33 significant bits, the third the rest.
 const PIO2_1: f64 = 1.570_796_326_734_125_6;
@@ -76,8 +77,9 @@ pub(crate) fn sin_cos_lanes<const L: usize>(x: [f64; L]) -> ([f64; L], [f64; L])
 mod tests {
     use super::*;
 
-    /// Agrees with the library's sine and cosine within a few units of the last place, over small, moderate and large arguments of both signs, at the
-    /// multiples of π/2 where the quadrants change, and beyond the reduction's range.
+    /// Agrees with the library's sine and cosine within a few units of the last place, over
+    /// small, moderate and large arguments of both signs, at the multiples of π/2 where the
+    /// quadrants change, and beyond the reduction's range.
     #[test]
     fn matches_the_library_over_every_range() {
         let mut args = vec![0.0, -0.0, 1e-300, 0.785, -0.786];
