@@ -1,9 +1,9 @@
 //! Sine and cosine of a block of arguments at once, for the type 3 phase factors: one
-//! `e^{±iφ}` per source and per target at set-points, where the C library's `sin_cos` one
-//! argument at a time cost most of the step (2-D type 3, 10⁶ sources and targets, one
-//! thread: 66 ms of phases in a 143 ms set-points; `NUDT_STEPS=FILE nudt bench --only 2d-t3
-//! --threads 1`). The same steps for every lane and no
-//! branch per lane let the compiler run the lanes in vector registers.
+//! `e^{±iφ}` per source and per target at set-points, where the C library's `sin_cos`, one
+//! argument at a time, was most of the phases' half of the step (2-D type 3, 10⁶ sources and
+//! targets, one thread of the GPU machine's host: 66 ms of phases in a 143 ms set-points;
+//! `NUDT_STEPS=FILE nudt bench --only 2d-t3 --threads 1`). The same steps for every lane and
+//! no branch per lane let the compiler run the lanes in vector registers.
 //!
 //! The argument is reduced by the nearest multiple `q` of π/2 in three parts of π/2 (the
 //! first two of 33 bits, so that `q` times either is exact while `|q| < 2²⁰`), and the
