@@ -236,8 +236,7 @@ class MRInudtCuda(FourierOperatorSimple):
             super().compute_density(method)
         finally:
             self._samples = on_device
-        if self._density is not None:
-            self._density = _GPU[1].asarray(self._density, dtype=self.dtype)
+        self.density = self._density  # to the GPU, by the setter below
 
     @FourierOperatorBase.density.setter
     def density(self, new_density):
