@@ -905,6 +905,57 @@ pub static KERNELS: &[KernelDecl] = &[
         dynamic_local: false,
     },
     KernelDecl {
+        name: GRAD_SCALE,
+        purpose: "a derivative's element-wise step: strided complex values times a constant \
+                  and a real weight per point, written or added",
+        params: &[
+            u64("n", "number of elements"),
+            output("to", Elem::Complex, "out: the values written or added to"),
+            u64("to_stride", "complex values between elements of `to`"),
+            u64(
+                "to_offset",
+                "complex values before the first element of `to`",
+            ),
+            input("from", Elem::Complex, "the values scaled"),
+            u64("from_stride", "complex values between elements of `from`"),
+            u64(
+                "from_offset",
+                "complex values before the first element of `from`",
+            ),
+            input(
+                "w",
+                Elem::Real,
+                "weights, element i takes w[i mod wlen] (none: wlen 0)",
+            ),
+            u64("wlen", "number of weights, 0 for none"),
+            double("fre", "real part of the constant factor"),
+            double("fim", "imaginary part of the constant factor"),
+            int("add", "1 to add to `to`, 0 to overwrite it"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
+        name: GRAD_REDUCE,
+        purpose: "a derivative's reduction: per point, the real part of a constant times one \
+                  value times the conjugate of another, summed over a stack of transforms",
+        params: &[
+            u64("m", "number of points (outputs)"),
+            u64("copies", "transforms stacked over the points, summed"),
+            output("to", Elem::Real, "out: one real per point"),
+            input(
+                "x",
+                Elem::Complex,
+                "first factors, element b m + j at (b m + j) x_stride + x_offset",
+            ),
+            u64("x_stride", "complex values between elements of `x`"),
+            u64("x_offset", "complex values before the first element of `x`"),
+            input("y", Elem::Complex, "conjugated factors, copies · m complex"),
+            double("fre", "real part of the constant factor"),
+            double("fim", "imaginary part of the constant factor"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
         name: MINMAX,
         purpose: "bounding interval of a coordinate array (type 3 set-points): per block a \
                   (min, max)",

@@ -420,6 +420,17 @@ pub trait NufftPlan<T: Float> {
         modes: &mut [Complex<T>],
         adjoint: bool,
     ) -> Result<(), BackendError>;
+    /// Runs a derivative's steps ([`crate::gradient::steps`]) on host arrays: on the host by
+    /// default ([`crate::gradient::host::run`]); the GPU plans move the arrays to the device
+    /// once and run every step there, rather than copy each pass's `dim + 1` values a point
+    /// back and forth.
+    fn run_gradient(
+        &mut self,
+        steps: &crate::gradient::steps::Steps,
+        arrays: &mut crate::gradient::host::HostArrays<'_, T>,
+    ) -> Result<(), BackendError> {
+        crate::gradient::host::run(self, steps, arrays)
+    }
     /// Waits for the device's queued work (set-points returns before the sort is done on a
     /// GPU); a no-op on the CPU. For timing.
     fn synchronize(&self) -> Result<(), BackendError> {
@@ -599,6 +610,13 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
     }
+    fn run_gradient(
+        &mut self,
+        steps: &crate::gradient::steps::Steps,
+        arrays: &mut crate::gradient::host::HostArrays<'_, T>,
+    ) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::run_gradient(self, steps, arrays)?)
+    }
     fn report(&self) -> PlanReport {
         PlanReport {
             device: Some(format!("{} ({})", self.arch().name, self.arch().sm())),
@@ -635,6 +653,13 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
         Backend::OpenCl
     }
     forward_plan_methods!(crate::opencl::ClPlan<T>);
+    fn run_gradient(
+        &mut self,
+        steps: &crate::gradient::steps::Steps,
+        arrays: &mut crate::gradient::host::HostArrays<'_, T>,
+    ) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::run_gradient(self, steps, arrays)?)
+    }
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
         Ok(crate::opencl::ClPlan::set_points_per_transform(self, sets)?)
     }

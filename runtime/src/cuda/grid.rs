@@ -6,6 +6,7 @@ use super::launch::{blocks, load_module, Arg, Kernel};
 use super::memory::alloc;
 use super::CudaFloat;
 use crate::gpu::engine::{GridParts, SortedGrid};
+use crate::gpu::gradient::GradKernels;
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
 use crate::planner::sets;
@@ -76,6 +77,8 @@ pub(crate) struct CommonFns {
     pub minmax: Kernel,
     pub t3_sources: Kernel,
     pub t3_targets: Kernel,
+    /// The derivatives' element-wise steps.
+    pub grad: GradKernels<Kernel>,
 }
 
 impl CommonFns {
@@ -93,6 +96,7 @@ impl CommonFns {
             minmax: k(names::MINMAX)?,
             t3_sources: k(names::T3_SOURCES)?,
             t3_targets: k(names::T3_TARGETS)?,
+            grad: GradKernels::load(k)?,
         })
     }
 

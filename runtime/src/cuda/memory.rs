@@ -10,7 +10,7 @@
 //! ([`release_freed_memory`]). A pool the caller made current is left as they set it.
 
 use super::error::{device_call, driver, CudaError, CudaResult};
-use super::grid::ptr;
+use super::grid::{memset0, ptr};
 use super::launch::{blocks, Arg, Kernel};
 use super::CudaFloat;
 use crate::gpu::device::Device;
@@ -158,6 +158,10 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
 
     fn read(&self, x: u64, n: usize) -> CudaResult<Vec<T>> {
         read_back(self, x, n)
+    }
+
+    fn zero(&self, x: u64, n: usize) -> CudaResult<()> {
+        memset0(self, x, n * std::mem::size_of::<T>())
     }
 
     fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> CudaResult<()> {

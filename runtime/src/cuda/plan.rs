@@ -15,14 +15,18 @@ use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::gpu::engine::SortedGrid;
+use crate::gpu::gradient::{self as on_device, DeviceArrays};
 use crate::gpu::plan::{setup, GpuPlan};
+use crate::gradient::host::HostArrays;
+use crate::gradient::steps::{self, Given, Set, Steps};
+use crate::gradient::{check_direction, Wanted};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
-use nudt_gen::{KernelKind, Upsampling};
+use nudt_gen::{KernelKind, TransformType, Upsampling};
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -358,6 +362,129 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         r
     }
 
+    /// A checked run of `pass` between device addresses of `from.1` and `to.1` complex
+    /// values: a step of a derivative ([`crate::gpu::gradient`]).
+    fn device_pass(&mut self, pass: Pass, from: (u64, usize), to: (u64, usize)) -> CudaResult<()> {
+        if pass.gradient {
+            let interpolates = (self.problem.ty == TransformType::Type2) != pass.adjoint;
+            check_direction(self.problem.ty, pass.adjoint, interpolates)?;
+        }
+        let each = self.check_io(from.1, to.1, pass)?;
+        self.run(from.0, to.0, pass, &each)
+    }
+
+    /// A derivative's steps on host arrays ([`crate::NufftPlan::run_gradient`]): uploaded
+    /// once, every step on the device, the results read back.
+    pub(crate) fn run_gradient(
+        &mut self,
+        steps: &Steps,
+        host: &mut HostArrays<'_, T>,
+    ) -> CudaResult<()> {
+        self.dev.bind()?;
+        let (stream, k) = (self.dev.stream.clone(), self.dev.common.grad.clone());
+        on_device::run_host(&stream, &k, steps, host, &mut |p, a, b| {
+            self.device_pass(p, a, b)
+        })
+    }
+
+    /// Reverse mode ([`crate::gradient::vjp`]) on device arrays, queued on the plan's stream:
+    /// at input `input` for the output's cotangent `cotangent` (interleaved complex, as
+    /// [`Self::execute_device`] takes them), the input's cotangent into `d_input` (where
+    /// `wanted.input`), the points' (type 3: the sources') into `d_points` and type 3's
+    /// targets' into `d_targets` (one array per dimension each, or none where not wanted).
+    /// Type 3 needs its sources and targets as set (`points`). Nothing leaves the device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn vjp_device<C: DevicePtr<T>, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        cotangent: &I,
+        points: Option<(&[&C], &[&C])>,
+        wanted: Wanted,
+        d_input: Option<&mut O>,
+        d_points: &mut [&mut O],
+        d_targets: &mut [&mut O],
+    ) -> CudaResult<()> {
+        let counts = points.map(|(s, t)| (len_of(s), len_of(t)));
+        let lens = (complex_len(input.len())?, complex_len(cotangent.len())?);
+        let steps = steps::vjp(&self.gradient_setting(counts), lens, wanted)?;
+        self.dev.bind()?;
+        let stream = self.dev.stream.clone();
+        let (gi, gs) = (input.device_ptr(&stream), cotangent.device_ptr(&stream));
+        let reads = type3_reads(&stream, points);
+        let n_result = d_input.as_deref().map_or(Ok(0), |o| complex_len(o.len()))?;
+        let result = d_input.map(|o| o.device_ptr_mut(&stream));
+        let (gp, gt) = (ptrs_mut(&stream, d_points), ptrs_mut(&stream, d_targets));
+        let arrays = DeviceArrays {
+            input: (gi.0, lens.0),
+            seed: (gs.0, lens.1),
+            result: (result.as_ref().map_or(0, |r| r.0), n_result),
+            reads: addresses_of(&reads),
+            writes: vec![
+                (Set::PointCotangents, addresses_in(&gp)),
+                (Set::TargetCotangents, addresses_in(&gt)),
+            ],
+        };
+        let k = self.dev.common.grad.clone();
+        let r = on_device::run::<T, _>(&stream, &k, &steps, &arrays, &mut |p, a, b| {
+            self.device_pass(p, a, b)
+        });
+        drop((gi, gs, reads, result, gp, gt));
+        r
+    }
+
+    /// Forward mode ([`crate::gradient::jvp`]) on device arrays, queued on the plan's stream:
+    /// the change of the output at input `input` for the changes `d_input` of the input,
+    /// `d_points` of the points (type 3: the sources) and `d_targets` of type 3's targets
+    /// (`None` for those that do not change), into `output`. Type 3 needs its sources and
+    /// targets as set (`points`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn jvp_device<C: DevicePtr<T>, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+        &mut self,
+        input: &I,
+        d_input: Option<&I>,
+        d_points: Option<&[&C]>,
+        d_targets: Option<&[&C]>,
+        points: Option<(&[&C], &[&C])>,
+        output: &mut O,
+    ) -> CudaResult<()> {
+        let given = Given {
+            input: d_input.is_some(),
+            points: d_points.is_some(),
+            targets: d_targets.is_some(),
+        };
+        let counts = points.map(|(s, t)| (len_of(s), len_of(t)));
+        let lens = (complex_len(input.len())?, complex_len(output.len())?);
+        let steps = steps::jvp(&self.gradient_setting(counts), lens, given)?;
+        let n_seed = d_input.map_or(Ok(0), |d| complex_len(d.len()))?;
+        self.dev.bind()?;
+        let stream = self.dev.stream.clone();
+        let gi = input.device_ptr(&stream);
+        let gs = d_input.map(|d| d.device_ptr(&stream));
+        let mut reads = type3_reads(&stream, points);
+        for (set, v) in [
+            (Set::PointTangents, d_points),
+            (Set::TargetTangents, d_targets),
+        ] {
+            if let Some(v) = v {
+                reads.push((set, ptrs(&stream, v)));
+            }
+        }
+        let go = output.device_ptr_mut(&stream);
+        let arrays = DeviceArrays {
+            input: (gi.0, lens.0),
+            seed: (gs.as_ref().map_or(0, |g| g.0), n_seed),
+            result: (go.0, lens.1),
+            reads: addresses_of(&reads),
+            writes: Vec::new(),
+        };
+        let k = self.dev.common.grad.clone();
+        let r = on_device::run::<T, _>(&stream, &k, &steps, &arrays, &mut |p, a, b| {
+            self.device_pass(p, a, b)
+        });
+        drop((gi, gs, reads, go));
+        r
+    }
+
     /// One run of `pass` (the transform, its adjoint, a gradient pass) between device
     /// addresses whose transforms take and give `each` values (validated lengths).
     fn run(
@@ -523,3 +650,59 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
 }
 
 crate::gpu::shares::host_run!(CudaFloat, CudaDev, super::CudaError);
+
+/// A device array's address, held for the work queued on the stream, and its length.
+type Held<'a> = (usize, (u64, SyncOnDrop<'a>));
+
+/// The number of complex values of an interleaved device array, or the typed error of an
+/// odd length.
+fn complex_len(len: usize) -> CudaResult<usize> {
+    match len % 2 {
+        0 => Ok(len / 2),
+        _ => Err(NudtError::Length {
+            what: "device buffers (interleaved complex, even length)".into(),
+            expected: len & !1,
+            got: len,
+        }
+        .into()),
+    }
+}
+
+/// The length of a point set's arrays (0 for none).
+fn len_of<T, C: DevicePtr<T>>(arrays: &[&C]) -> usize {
+    arrays.first().map_or(0, |a| a.len())
+}
+
+fn ptrs<'a, T, C: DevicePtr<T>>(stream: &'a CudaStream, v: &'a [&C]) -> Vec<Held<'a>> {
+    v.iter().map(|a| (a.len(), a.device_ptr(stream))).collect()
+}
+
+fn ptrs_mut<'a, T, O: DevicePtrMut<T>>(
+    stream: &'a CudaStream,
+    v: &'a mut [&mut O],
+) -> Vec<Held<'a>> {
+    v.iter_mut()
+        .map(|a| (a.len(), a.device_ptr_mut(stream)))
+        .collect()
+}
+
+/// Type 3's sources and targets as the derivatives read them.
+fn type3_reads<'a, T, C: DevicePtr<T>>(
+    stream: &'a CudaStream,
+    points: Option<(&'a [&C], &'a [&C])>,
+) -> Vec<(Set, Vec<Held<'a>>)> {
+    points.map_or(Vec::new(), |(s, t)| {
+        vec![
+            (Set::Sources, ptrs(stream, s)),
+            (Set::Targets, ptrs(stream, t)),
+        ]
+    })
+}
+
+fn addresses_in(v: &[Held<'_>]) -> Vec<(u64, usize)> {
+    v.iter().map(|(n, (p, _))| (*p, *n)).collect()
+}
+
+fn addresses_of(v: &[(Set, Vec<Held<'_>>)]) -> Vec<(Set, Vec<(u64, usize)>)> {
+    v.iter().map(|(s, h)| (*s, addresses_in(h))).collect()
+}

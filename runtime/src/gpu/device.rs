@@ -60,6 +60,8 @@ pub(crate) trait Device<T> {
     /// The first `n` values of the array at `x`, once the work queued before has run: the
     /// slow paths that name a bad value.
     fn read(&self, x: Self::Mem, n: usize) -> Result<Vec<T>, Self::Error>;
+    /// Zeroes the first `n` values of the array at `x`, in the order of the queue.
+    fn zero(&self, x: Self::Mem, n: usize) -> Result<(), Self::Error>;
     /// Launches the element-wise kernel `k` over `items` work items for each of `nb`
     /// transforms.
     fn launch(

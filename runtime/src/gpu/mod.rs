@@ -6,6 +6,7 @@ pub mod comm;
 pub(crate) mod device;
 pub(crate) mod engine;
 pub(crate) mod gaussian;
+pub(crate) mod gradient;
 pub(crate) mod kernels;
 pub mod multi;
 pub mod plan;

@@ -17,6 +17,7 @@ use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
+use crate::gpu::gradient::GradKernels;
 use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::sets::shared as shared_set;
@@ -48,6 +49,9 @@ type Prep<'a, T> = Type3Prep<'a, ClDev<T>, T>;
 pub struct ClDev<T: ClFloat> {
     /// The complex multiply of the type 3 phases.
     pub(super) cmul: Kernel,
+    /// The derivatives' element-wise steps (taken out while a derivative runs, which also
+    /// runs the plan's passes).
+    pub(super) grad: Option<GradKernels<Kernel>>,
     /// Type 3 plans' kernels of the common program.
     pub(super) t3: Option<Type3Kernels>,
     /// Device copies of one batch's inputs and outputs.
@@ -73,6 +77,7 @@ impl<T: ClFloat> ClDev<T> {
         };
         Ok(ClDev {
             cmul: kernel_of(&common, names::CMUL)?,
+            grad: Some(GradKernels::load(|n| kernel_of(&common, n))?),
             t3,
             io: None,
             common,

@@ -250,10 +250,16 @@ pub(crate) fn elements<E>(b: &Buffer<E>) -> OpenClResult<usize> {
 /// Another owner of `b`'s memory object (OpenCL counts its references): how a plan holds
 /// the caller's coordinate buffers, which its kernels read at every execute.
 pub(crate) fn share<E>(b: &Buffer<E>) -> OpenClResult<Buffer<E>> {
-    // SAFETY: `b` holds a live memory object; the new owner's drop releases this retain.
-    unsafe { opencl3::memory::retain_mem_object(b.get()) }
+    owner(b.get())
+}
+
+/// Another owner of the memory object `m` (the caller's buffer, borrowed meanwhile),
+/// released on drop: a `Buffer` for the calls that take one.
+pub(crate) fn owner<E>(m: cl_mem) -> OpenClResult<Buffer<E>> {
+    // SAFETY: `m` is a live memory object; the new owner's drop releases this retain.
+    unsafe { opencl3::memory::retain_mem_object(m) }
         .map_err(|e| cl("clRetainMemObject")(opencl3::error_codes::ClError(e)))?;
-    Ok(Buffer::new(b.get()))
+    Ok(Buffer::new(m))
 }
 
 pub(crate) fn zero<E: Copy + Default>(
@@ -386,13 +392,16 @@ impl<T: Copy + Default> Device<T> for ClDevice {
     fn read(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<Vec<T>> {
         let mut host = vec![T::default(); n];
         if let Some(m) = x {
-            // Another owner of the caller's memory object for the read (released on drop).
-            // SAFETY: `m` is a live memory object (the caller's buffer, borrowed meanwhile).
-            unsafe { opencl3::memory::retain_mem_object(m) }
-                .map_err(|e| cl("clRetainMemObject")(opencl3::error_codes::ClError(e)))?;
-            read(self, &Buffer::<T>::new(m), &mut host)?;
+            read(self, &owner::<T>(m)?, &mut host)?;
         }
         Ok(host)
+    }
+
+    fn zero(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<()> {
+        match x {
+            Some(m) => zero(self, &mut owner::<T>(m)?, n),
+            None => Ok(()),
+        }
     }
 
     fn launch(&self, k: &Kernel, items: usize, nb: usize, args: &[Arg]) -> OpenClResult<()> {

@@ -13,17 +13,22 @@ use super::device::ClDevice;
 use super::engine::{staged, Batch, Engine};
 use super::error::{cl, OpenClResult};
 use super::fft::ClFloat;
-use super::launch::{alloc, copy, elements, read, share, write, zero};
+use super::launch::{alloc, copy, elements, owner, read, share, write, zero};
 use crate::error::NudtError;
+use crate::gpu::gradient as on_device;
 use crate::gpu::plan::{setup, GpuPlan};
+use crate::gradient::check_direction;
+use crate::gradient::host::HostArrays;
+use crate::gradient::steps::Steps;
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::GpuMethod;
-use nudt_gen::{KernelKind, Upsampling};
+use nudt_gen::{KernelKind, TransformType, Upsampling};
 use num_complex::Complex;
 use opencl3::memory::Buffer;
+use opencl3::types::cl_mem;
 use std::sync::Arc;
 
 /// Options of an OpenCL plan; the defaults are what a FINUFFT user expects.
@@ -201,7 +206,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         input: &Buffer<T>,
         output: &mut Buffer<T>,
     ) -> OpenClResult<()> {
-        self.execute_buffers(input, output, false)
+        self.execute_buffers(input, output, Pass::transform(false))
     }
 
     /// [`Self::execute_adjoint`] on device buffers.
@@ -210,16 +215,15 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         input: &Buffer<T>,
         output: &mut Buffer<T>,
     ) -> OpenClResult<()> {
-        self.execute_buffers(input, output, true)
+        self.execute_buffers(input, output, Pass::transform(true))
     }
 
     fn execute_buffers(
         &mut self,
         input: &Buffer<T>,
         output: &mut Buffer<T>,
-        adjoint: bool,
+        pass: Pass,
     ) -> OpenClResult<()> {
-        let pass = Pass::transform(adjoint);
         let counts = self.counts().ok_or(NudtError::PointsNotSet)?;
         let each: Vec<(usize, usize)> = counts
             .iter()
@@ -270,6 +274,44 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         }
         self.dev.io = Some((din, dout));
         r.and_then(|()| dev.queue.finish().map_err(cl("clFinish")))
+    }
+
+    /// A checked run of `pass` between the device arrays `from` and `to` (the lengths are
+    /// the buffers'): a step of a derivative ([`crate::gpu::gradient`]).
+    fn device_pass(
+        &mut self,
+        pass: Pass,
+        from: (Option<cl_mem>, usize),
+        to: (Option<cl_mem>, usize),
+    ) -> OpenClResult<()> {
+        if pass.gradient {
+            let interpolates = (self.problem.ty == TransformType::Type2) != pass.adjoint;
+            check_direction(self.problem.ty, pass.adjoint, interpolates)?;
+        }
+        let (Some(a), Some(b)) = (from.0, to.0) else {
+            return Err(NudtError::PointsNotSet.into());
+        };
+        self.execute_buffers(&owner(a)?, &mut owner(b)?, pass)
+    }
+
+    /// A derivative's steps on host arrays ([`crate::NufftPlan::run_gradient`]): uploaded
+    /// once, every step on the device, the results read back.
+    pub(crate) fn run_gradient(
+        &mut self,
+        steps: &Steps,
+        host: &mut HostArrays<'_, T>,
+    ) -> OpenClResult<()> {
+        let dev = self.dev.dev.clone();
+        let k = self
+            .dev
+            .grad
+            .take()
+            .expect("a plan's derivatives run one at a time");
+        let r = on_device::run_host(&*dev, &k, steps, host, &mut |p, a, b| {
+            self.device_pass(p, a, b)
+        });
+        self.dev.grad = Some(k);
+        r
     }
 
     /// The plan's device buffers for one batch's inputs and outputs, `len` complex values

@@ -1,6 +1,9 @@
-//! Derivatives of a transform with respect to its input and its points, written once over
-//! the plan interface ([`NufftPlan`]) for every backend: reverse mode ([`vjp`], the
-//! vector–Jacobian product a backward pass needs) and forward mode ([`jvp`]).
+//! Derivatives of a transform with respect to its input and its points, written once for
+//! every backend: reverse mode ([`vjp`], the vector–Jacobian product a backward pass needs)
+//! and forward mode ([`jvp`]). The rules below are [`steps`]: the plan's passes and two
+//! element-wise operations over named arrays, which the host runs with loops ([`host`]) and
+//! the GPU plans with kernels on the device, where the arrays stay between the passes
+//! ([`NufftPlan::run_gradient`]; a CUDA plan also on device arrays, `CudaPlan::vjp_device`).
 //!
 //! Conventions are PyTorch's: a cotangent of complex values `y` is `∂L/∂Re y + i·∂L/∂Im y`
 //! for a real loss `L`, so the input's cotangent is the adjoint transform of the output's
@@ -28,12 +31,17 @@
 //! `∂L/∂x_jd = Re(s·i·c_j·conj(Aᴴ(g∘s_d)_j))` and `∂L/∂s_kd = Re(conj(g_k)·s·i·A(c∘x_d)_k)`,
 //! `2d + 1` transforms in all, batched over the stack.
 
+pub mod host;
+pub mod steps;
+
 use crate::backend::{BackendError, NufftPlan};
 use crate::error::NudtError;
 use crate::float::Float;
 use crate::uniform::ModeOrder;
+use host::HostArrays;
 use nudt_gen::TransformType;
 use num_complex::Complex;
+use steps::{Given, Setting};
 
 /// Which cotangents [`vjp`] computes (the others are left empty).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,18 +104,6 @@ fn direction_sign<T: Float, P: NufftPlan<T> + ?Sized>(plan: &P, adjoint: bool) -
         -s
     } else {
         s
-    }
-}
-
-/// How many times a stack's values run over one point set: `ntransf` where the transforms
-/// share their points (the points' cotangents are then sums over the stack), 1 where each
-/// has its own (the stack's values and the points are then both the concatenation of the
-/// sets', one cotangent a point). The rules below index points by value modulo the set's
-/// length, which covers both.
-fn copies<T: Float, P: NufftPlan<T> + ?Sized>(plan: &P) -> usize {
-    match plan.points_per_transform() {
-        true => 1,
-        false => plan.recipe().ntransf,
     }
 }
 
@@ -235,44 +231,38 @@ pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     Ok(())
 }
 
-/// The points a type 3 derivative needs, checked, with the numbers of sources and targets,
-/// or the typed error of their absence.
-fn type3_points<'a, T>(
-    points: Option<Type3Points<'a, T>>,
-    dim: usize,
-) -> Result<(Type3Points<'a, T>, usize, usize), NudtError> {
-    let p = points.ok_or(NudtError::NoGradient {
-        why: "a type 3 derivative needs the sources and targets (gradient::Type3Points)",
-    })?;
+/// How `plan` is set, for the steps of a derivative: type 3 with the numbers of `points`.
+fn setting<T: Float, P: NufftPlan<T> + ?Sized>(
+    plan: &P,
+    points: Option<Type3Points<'_, T>>,
+) -> Setting {
     let count = |a: &[&[T]]| a.first().map_or(0, |a| a.len());
-    let (m, k) = (count(p.sources), count(p.targets));
-    check_points("sources", p.sources, dim, m)?;
-    check_points("targets", p.targets, dim, k)?;
-    Ok((p, m, k))
+    let recipe = plan.recipe();
+    Setting::new(
+        (plan.transform_type(), plan.dim(), recipe.isign),
+        recipe.ntransf,
+        plan.points_per_transform(),
+        points.map(|p| (count(p.sources), count(p.targets))),
+    )
 }
 
-/// `v · w_j` for every transform of a stack of `v`, `w` one weight per point.
-fn weighted<T: Float>(v: &[Complex<T>], w: &[T]) -> Vec<Complex<T>> {
-    v.chunks(w.len().max(1))
-        .flat_map(|v| v.iter().zip(w).map(|(&v, &w)| v * w))
-        .collect()
-}
-
-/// Checks a point array's length against the plan's count.
-fn check_points<T>(what: &str, arrays: &[&[T]], dim: usize, len: usize) -> Result<(), NudtError> {
-    if arrays.len() != dim {
-        return Err(NudtError::Coordinates {
-            expected: dim,
-            got: arrays.len(),
-        });
-    }
-    match arrays.iter().find(|a| a.len() != len) {
-        Some(a) => Err(NudtError::Length {
-            what: what.into(),
-            expected: len,
-            got: a.len(),
-        }),
-        None => Ok(()),
+/// The host arrays of a derivative at `input` with seed `seed` into `result`.
+fn arrays<'a, T: Copy>(
+    input: &'a [Complex<T>],
+    seed: &'a [Complex<T>],
+    result: &'a mut [Complex<T>],
+    points: Option<Type3Points<'a, T>>,
+) -> HostArrays<'a, T> {
+    HostArrays {
+        input,
+        seed,
+        result,
+        point_tangents: None,
+        target_tangents: None,
+        sources: points.map(|p| p.sources),
+        targets: points.map(|p| p.targets),
+        point_cotangents: Vec::new(),
+        target_cotangents: Vec::new(),
     }
 }
 
@@ -286,98 +276,17 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
     points: Option<Type3Points<'_, T>>,
     wanted: Wanted,
 ) -> Result<Cotangents<T>, BackendError> {
-    let dim = plan.dim();
-    let q = dim + 1;
-    let mut out = Cotangents::default();
-    match plan.transform_type() {
-        TransformType::Type1 => {
-            let mut h = vec![Complex::default(); input.len() * q];
-            plan.interp_with_gradient(cotangent, &mut h, true)?;
-            if wanted.input {
-                out.input = h.iter().step_by(q).copied().collect();
-            }
-            if wanted.points {
-                let m = per_point(h.len(), q, "strengths")?;
-                out.points = sum_over_stack(dim, m, copies(plan), |j, d| {
-                    let c = input[j];
-                    let dh = h[q * j + 1 + d];
-                    (c * dh.conj()).re
-                });
-            }
-        }
-        TransformType::Type2 => {
-            if wanted.input {
-                out.input = vec![Complex::default(); input.len()];
-                plan.execute_adjoint(cotangent, &mut out.input)?;
-            }
-            if wanted.points {
-                let mut u = vec![Complex::default(); cotangent.len() * q];
-                plan.interp_with_gradient(input, &mut u, false)?;
-                out.points = sum_over_stack(dim, cotangent.len(), copies(plan), |j, d| {
-                    (cotangent[j].conj() * u[q * j + 1 + d]).re
-                });
-            }
-        }
-        TransformType::Type3 => {
-            let (p, m, k) = type3_points(points, dim)?;
-            let s = T::of(f64::from(plan.recipe().isign));
-            if wanted.input {
-                out.input = vec![Complex::default(); input.len()];
-                plan.execute_adjoint(cotangent, &mut out.input)?;
-            }
-            let mut tmp_in = vec![Complex::default(); input.len()];
-            let mut tmp_out = vec![Complex::default(); cotangent.len()];
-            if wanted.points {
-                out.points = Vec::with_capacity(dim);
-                for d in 0..dim {
-                    plan.execute_adjoint(&weighted(cotangent, p.targets[d]), &mut tmp_in)?;
-                    let per = tmp_in
-                        .iter()
-                        .zip(input)
-                        .map(|(&a, &c)| (i::<T>() * s * c * a.conj()).re);
-                    out.points.push(fold(per, m));
-                }
-            }
-            if wanted.targets {
-                out.targets = Vec::with_capacity(dim);
-                for d in 0..dim {
-                    plan.execute(&weighted(input, p.sources[d]), &mut tmp_out)?;
-                    let per = tmp_out
-                        .iter()
-                        .zip(cotangent)
-                        .map(|(&a, &g)| (g.conj() * i::<T>() * s * a).re);
-                    out.targets.push(fold(per, k));
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Per dimension, `Σ_b f(b·m + j, d)` for each of `m` points over a stack of `ntransf`.
-fn sum_over_stack<T: Float>(
-    dim: usize,
-    m: usize,
-    ntransf: usize,
-    f: impl Fn(usize, usize) -> T,
-) -> Vec<Vec<T>> {
-    let m = m / ntransf.max(1);
-    (0..dim)
-        .map(|d| {
-            (0..m)
-                .map(|j| (0..ntransf).fold(T::zero(), |acc, b| acc + f(b * m + j, d)))
-                .collect()
-        })
-        .collect()
-}
-
-/// Sums a stack of values, `m` a transform, onto `m`.
-fn fold<T: Float>(values: impl Iterator<Item = T>, m: usize) -> Vec<T> {
-    let mut out = vec![T::zero(); m];
-    for (n, v) in values.enumerate() {
-        out[n % m.max(1)] += v;
-    }
-    out
+    let s = setting(plan, points);
+    let steps = steps::vjp(&s, (input.len(), cotangent.len()), wanted)?;
+    let mut result = vec![Complex::default(); steps.result];
+    let mut a = arrays(input, cotangent, &mut result, points);
+    plan.run_gradient(&steps, &mut a)?;
+    let (points, targets) = (a.point_cotangents, a.target_cotangents);
+    Ok(Cotangents {
+        input: result,
+        points,
+        targets,
+    })
 }
 
 /// Forward mode: the change of `plan`'s output at input `input` (its points those set) for
@@ -389,84 +298,21 @@ pub fn jvp<T: Float, P: NufftPlan<T> + ?Sized>(
     points: Option<Type3Points<'_, T>>,
     output: &mut [Complex<T>],
 ) -> Result<(), BackendError> {
-    let dim = plan.dim();
-    let q = dim + 1;
-    let ntransf = copies(plan);
-    if let Some(d) = tangents.input {
-        if d.len() != input.len() {
-            return Err(NudtError::Length {
-                what: "input tangent".into(),
-                expected: input.len(),
-                got: d.len(),
-            }
-            .into());
+    let s = setting(plan, points);
+    let given = Given {
+        input: tangents.input.is_some(),
+        points: tangents.points.is_some(),
+        targets: tangents.targets.is_some(),
+    };
+    if given.targets && s.ty != TransformType::Type3 {
+        return Err(NudtError::NoGradient {
+            why: "only a type 3 plan has target frequencies to take tangents of",
         }
+        .into());
     }
-    match plan.transform_type() {
-        TransformType::Type1 => {
-            let m = input.len() / ntransf.max(1);
-            if let Some(dx) = tangents.points {
-                check_points("point tangents", dx, dim, m)?;
-            }
-            let mut vu = vec![Complex::default(); input.len() * q];
-            for (n, o) in vu.chunks_mut(q).enumerate() {
-                o[0] = tangents.input.map_or_else(Complex::default, |d| d[n]);
-                if let Some(dx) = tangents.points {
-                    for d in 0..dim {
-                        o[1 + d] = input[n] * dx[d][n % m.max(1)];
-                    }
-                }
-            }
-            plan.spread_with_gradient(&vu, output, false)?;
-        }
-        TransformType::Type2 => {
-            match tangents.input {
-                Some(df) => plan.execute(df, output)?,
-                None => output.iter_mut().for_each(|v| *v = Complex::default()),
-            }
-            if let Some(dx) = tangents.points {
-                let m = output.len() / ntransf.max(1);
-                check_points("point tangents", dx, dim, m)?;
-                let mut u = vec![Complex::default(); output.len() * q];
-                plan.interp_with_gradient(input, &mut u, false)?;
-                for (n, o) in output.iter_mut().enumerate() {
-                    for d in 0..dim {
-                        *o = *o + u[q * n + 1 + d] * dx[d][n % m.max(1)];
-                    }
-                }
-            }
-        }
-        TransformType::Type3 => {
-            let (p, m, k) = type3_points(points, dim)?;
-            let s = T::of(f64::from(plan.recipe().isign));
-            match tangents.input {
-                Some(dc) => plan.execute(dc, output)?,
-                None => output.iter_mut().for_each(|v| *v = Complex::default()),
-            }
-            let mut tmp = vec![Complex::default(); output.len()];
-            // i·s·Σ_d s_kd·A(c∘δx_d)_k, then i·s·Σ_d δs_kd·A(c∘x_d)_k.
-            let terms = tangents
-                .points
-                .map(|dx| check_points("source tangents", dx, dim, m).map(|_| (dx, p.targets)))
-                .transpose()?
-                .into_iter()
-                .chain(
-                    tangents
-                        .targets
-                        .map(|ds| {
-                            check_points("target tangents", ds, dim, k).map(|_| (p.sources, ds))
-                        })
-                        .transpose()?,
-                );
-            for (weights, factors) in terms {
-                for d in 0..dim {
-                    plan.execute(&weighted(input, weights[d]), &mut tmp)?;
-                    for (n, (o, t)) in output.iter_mut().zip(&tmp).enumerate() {
-                        *o = *o + *t * i::<T>() * s * factors[d][n % k.max(1)];
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
+    let steps = steps::jvp(&s, (input.len(), output.len()), given)?;
+    let mut a = arrays(input, tangents.input.unwrap_or(&[]), output, points);
+    a.point_tangents = tangents.points;
+    a.target_tangents = tangents.targets;
+    plan.run_gradient(&steps, &mut a)
 }

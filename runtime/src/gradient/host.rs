@@ -1,0 +1,219 @@
+//! The host's executor of a derivative's [`Steps`]: host slices, the plan's passes through
+//! [`NufftPlan`], and loops for the element-wise steps. Every plan's default
+//! ([`NufftPlan::run_gradient`]); the GPU plans run the same steps on the device instead.
+
+use super::steps::{Cx, Lengths, Re, Set, Step, Steps};
+use crate::backend::{BackendError, NufftPlan};
+use crate::error::NudtError;
+use crate::float::Float;
+use crate::planner::stages::Pass;
+use nudt_gen::TransformType;
+use num_complex::Complex;
+
+/// The host arrays a derivative's steps run on: the given ones, borrowed, and the real
+/// arrays it writes, filled by [`run`] (`dim` arrays per set of [`Steps::writes`]).
+pub struct HostArrays<'a, T> {
+    pub input: &'a [Complex<T>],
+    /// Empty where there is none.
+    pub seed: &'a [Complex<T>],
+    /// [`Steps::result`] values (empty where nothing is written there).
+    pub result: &'a mut [Complex<T>],
+    pub point_tangents: Option<&'a [&'a [T]]>,
+    pub target_tangents: Option<&'a [&'a [T]]>,
+    pub sources: Option<&'a [&'a [T]]>,
+    pub targets: Option<&'a [&'a [T]]>,
+    pub point_cotangents: Vec<Vec<T>>,
+    pub target_cotangents: Vec<Vec<T>>,
+}
+
+impl<'a, T> HostArrays<'a, T> {
+    /// The arrays of a set read, where given.
+    pub fn reads(&self, set: Set) -> Option<&'a [&'a [T]]> {
+        match set {
+            Set::PointTangents => self.point_tangents,
+            Set::TargetTangents => self.target_tangents,
+            Set::Sources => self.sources,
+            Set::Targets => self.targets,
+            Set::PointCotangents | Set::TargetCotangents => None,
+        }
+    }
+
+    /// The lengths [`Steps::check`] holds the steps to.
+    pub fn check(&self, steps: &Steps) -> Result<(), NudtError> {
+        check_result(steps, self.result.len())?;
+        let reads = |set| {
+            self.reads(set)
+                .map_or(Vec::new(), |a| a.iter().map(|a| a.len()).collect())
+        };
+        steps.check(&Lengths {
+            input: self.input.len(),
+            seed: self.seed.len(),
+            reads: &reads,
+        })
+    }
+
+    fn written(&mut self, set: Set) -> &mut Vec<Vec<T>> {
+        match set {
+            Set::TargetCotangents => &mut self.target_cotangents,
+            _ => &mut self.point_cotangents,
+        }
+    }
+}
+
+/// Checks the result array's length against the steps'.
+pub(crate) fn check_result(steps: &Steps, got: usize) -> Result<(), NudtError> {
+    match got == steps.result {
+        true => Ok(()),
+        false => Err(NudtError::Length {
+            what: match steps.reverse {
+                true => "input cotangent",
+                false => "output tangent",
+            }
+            .into(),
+            expected: steps.result,
+            got,
+        }),
+    }
+}
+
+/// Runs `pass` of `plan` from `from` into `to` on host slices.
+pub(crate) fn run_pass<T: Float, P: NufftPlan<T> + ?Sized>(
+    plan: &mut P,
+    pass: Pass,
+    from: &[Complex<T>],
+    to: &mut [Complex<T>],
+) -> Result<(), BackendError> {
+    let interpolates = (plan.transform_type() == TransformType::Type2) != pass.adjoint;
+    match (pass.gradient, pass.adjoint) {
+        (false, false) => plan.execute(from, to),
+        (false, true) => plan.execute_adjoint(from, to),
+        (true, adjoint) if interpolates => plan.interp_with_gradient(from, to, adjoint),
+        (true, adjoint) => plan.spread_with_gradient(from, to, adjoint),
+    }
+}
+
+/// `v · f` for a complex constant in the plan's precision.
+fn times<T: Float>(v: Complex<T>, f: Complex<f64>) -> Complex<T> {
+    v * Complex::new(T::of(f.re), T::of(f.im))
+}
+
+/// Where a step writes complex values: the result (borrowed from the caller) or a work
+/// array, moved out of its place while the step reads the others.
+enum Dst<'a, T> {
+    Result(&'a mut [Complex<T>]),
+    Temp(usize, Vec<Complex<T>>),
+    None,
+}
+
+impl<T> Dst<'_, T> {
+    fn values(&mut self) -> &mut [Complex<T>] {
+        match self {
+            Dst::Result(r) => r,
+            Dst::Temp(_, v) => v,
+            Dst::None => &mut [],
+        }
+    }
+}
+
+/// Runs `steps` on `arrays` with `plan`'s passes, after checking them.
+pub fn run<T: Float, P: NufftPlan<T> + ?Sized>(
+    plan: &mut P,
+    steps: &Steps,
+    arrays: &mut HostArrays<'_, T>,
+) -> Result<(), BackendError> {
+    arrays.check(steps)?;
+    let mut temps: Vec<Vec<Complex<T>>> = steps
+        .temps
+        .iter()
+        .map(|&n| vec![Complex::default(); n])
+        .collect();
+    for &(set, len) in &steps.writes {
+        *arrays.written(set) = vec![vec![T::zero(); len]; steps.dim];
+    }
+    let (input, seed) = (arrays.input, arrays.seed);
+    let reads = [
+        Set::PointTangents,
+        Set::TargetTangents,
+        Set::Sources,
+        Set::Targets,
+    ]
+    .map(|set| (set, arrays.reads(set)));
+    let real = |r: Re| -> &[T] {
+        let given = reads
+            .iter()
+            .find(|(set, _)| *set == r.set)
+            .and_then(|(_, a)| *a);
+        given.expect("checked by Steps::check")[r.d]
+    };
+    for step in &steps.list {
+        // The rules never read the array a step writes.
+        let to = match *step {
+            Step::Run { to, .. } | Step::Zero(to) => Some(to),
+            Step::Scale { to, .. } => Some(to.array),
+            Step::Reduce { .. } => None,
+        };
+        let mut dst = match to {
+            Some(Cx::Result) => Dst::Result(std::mem::take(&mut arrays.result)),
+            Some(Cx::Temp(i)) => Dst::Temp(i, std::mem::take(&mut temps[i])),
+            _ => Dst::None,
+        };
+        let src = |a: Cx| -> &[Complex<T>] {
+            match a {
+                Cx::Input => input,
+                Cx::Seed => seed,
+                Cx::Temp(i) => &temps[i],
+                Cx::Result => unreachable!("no step reads the result"),
+            }
+        };
+        let out = dst.values();
+        match *step {
+            Step::Run { pass, from, .. } => run_pass(plan, pass, src(from), out)?,
+            Step::Zero(_) => out.fill(Complex::default()),
+            Step::Scale {
+                to,
+                from,
+                count,
+                weight,
+                factor,
+                add,
+            } => {
+                let v = src(from.array);
+                let w = weight.map(real);
+                for n in 0..count {
+                    let mut x = v[n * from.stride + from.offset];
+                    if let Some(w) = w {
+                        x = x * w[n % w.len()];
+                    }
+                    let o = &mut out[n * to.stride + to.offset];
+                    *o = times(x, factor) + if add { *o } else { Complex::default() };
+                }
+            }
+            Step::Reduce {
+                to,
+                x,
+                y,
+                m,
+                copies,
+                factor,
+            } => {
+                let (xs, ys) = (src(x.array), src(y));
+                let sums: Vec<T> = (0..m)
+                    .map(|j| {
+                        (0..copies).fold(T::zero(), |acc, b| {
+                            let n = b * m + j;
+                            let p = xs[n * x.stride + x.offset] * ys[n].conj();
+                            acc + times(p, factor).re
+                        })
+                    })
+                    .collect();
+                arrays.written(to.set)[to.d] = sums;
+            }
+        }
+        match dst {
+            Dst::Result(r) => arrays.result = r,
+            Dst::Temp(i, v) => temps[i] = v,
+            Dst::None => {}
+        }
+    }
+    Ok(())
+}
