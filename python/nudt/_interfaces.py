@@ -485,10 +485,9 @@ class PlanBase:
         by ``n_trans`` transforms get the sum over them. ``wrt`` names what to compute, some
         of ``"data"``, ``"points"``, ``"targets"`` (default: all the plan's type has); the
         others are ``None``. Needs a plan made with ``gradients=True``; types 1 and 2 take one
-        pass with the kernel's derivative on the CPU, type 3 ``2 dim + 1`` transforms. A
-        ``nudt.cuda`` plan copies the arrays to the host and the results back, and takes
-        ``dim + 1`` transforms for types 1 and 2, until the GPU backend has derivative
-        kernels.
+        pass with the kernel's derivative, type 3 ``2 dim + 1`` transforms. A ``nudt.cuda``
+        plan runs on the device arrays and returns new ones of ``data``'s library, queued on
+        the streams as ``execute`` is.
         """
         wrt = self._wrt(wrt)
         data, cotangent, lead = self._derivative_inputs(data, cotangent, "cotangent", True)
@@ -509,7 +508,8 @@ class PlanBase:
         form, counts = self._sets[0], self._sets[which]
         if form == "stacked":
             return a.reshape(self._n_trans, -1)
-        return list(np.split(a, np.cumsum(counts)[:-1]))
+        ends = np.cumsum(counts).tolist()
+        return [a[e - n:e] for e, n in zip(ends, counts)]
 
     def jvp(self, data, d_data=None, d_points=None, d_targets=None, out=None):
         """Forward mode (the Jacobian-vector product) of ``execute`` at input ``data``: the

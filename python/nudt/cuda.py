@@ -274,51 +274,14 @@ def _device_array(a, name, dtype, writes=False):
     return a
 
 
-def _to_host(a):
-    """A device array's values as a new numpy array (the copy waits for the owner's work)."""
-    lib = _library(a)
-    if lib == "torch":
-        return a.detach().resolve_conj().cpu().numpy()
-    if lib == "cupy":
-        return a.get()
-    if hasattr(a, "copy_to_host"):  # Numba
-        return a.copy_to_host()
-    raise NudtTypeError(f"nudt.cuda copies CuPy, PyTorch and Numba arrays to the host, not "
-                        f"{type(a).__module__}.{type(a).__name__}")
-
-
-def _from_host(a, like):
-    """numpy array `a` as a new device array of `like`'s library, on its device."""
-    lib = _library(like)
-    if lib == "torch":
-        import torch
-        return torch.from_numpy(a).to(like.device)
-    if lib == "cupy":
-        import cupy
-        with cupy.cuda.Device(like.device.id):
-            return cupy.asarray(a)
-    from numba import cuda
-    return cuda.to_device(a)
-
-
-def _copy_from_host(dst, a):
-    """Writes numpy array `a` into device array `dst` (of `a`'s shape and dtype)."""
-    lib = _library(dst)
-    if lib == "torch":
-        import torch
-        dst.copy_(torch.from_numpy(a))
-    elif lib == "cupy":
-        dst.set(a)
-    else:
-        dst.copy_to_device(a)
-
-
 def _empty_like(like, shape, dtype):
     """A new device array of ``like``'s library, on its device."""
     lib = _library(like)
     if lib == "torch":
         import torch
-        tdtype = torch.complex64 if dtype == np.complex64 else torch.complex128
+        tdtype = {np.dtype(np.complex64): torch.complex64, np.dtype(np.complex128):
+                  torch.complex128, np.dtype(np.float32): torch.float32,
+                  np.dtype(np.float64): torch.float64}[np.dtype(dtype)]
         return torch.empty(shape, dtype=tdtype, device=like.device)
     if lib == "cupy":
         import cupy
@@ -447,13 +410,9 @@ class Plan(PlanBase):
         self._accepted = {}
         # Types 1 and 2 read the coordinates at every execute (the sort keeps only their
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
-        # type 3 rescales copies (and for gradients keeps them on the host too).
-        host = None
-        if self._type == 3 and self._gradients:
-            host = ([_to_host(a.obj) for a in src], [_to_host(a.obj) for a in tgt])
+        # type 3 rescales copies (and for gradients keeps device copies of both sets).
         self._raw.setpts([a.raw for a in src], [a.raw for a in tgt],
-                         self._streams(src + tgt), src if self._type != 3 else None, host,
-                         counts)
+                         self._streams(src + tgt), src if self._type != 3 else None, counts)
 
     def _run(self, data, out, adjoint):
         """``PlanBase._run`` (every check, in cufinufft's order), once per shape of the
@@ -485,20 +444,36 @@ class Plan(PlanBase):
         return out.obj
 
     def _vjp(self, data, cotangent, wrt):
-        d_data, points, targets = self._raw.vjp(
-            _to_host(data.obj), _to_host(cotangent.obj),
-            *(w in wrt for w in ("data", "points", "targets")))
+        """The cotangents on the device, in new arrays of ``data``'s library: the input's
+        (shaped as ``data``'s flat stack) and one vector per dimension for the points' (one
+        value a point, or a point of each set) and type 3's targets'."""
         like = data.obj
-        return (None if d_data is None else _from_host(d_data, like),
-                [_from_host(a, like) for a in points], [_from_host(a, like) for a in targets])
+        d_data = None
+        if "data" in wrt:
+            d_data = _device_array(_empty_like(like, data.shape, self._dtype), "d_data",
+                                   self._dtype, writes=True)
+        reals = lambda n, k: [  # noqa: E731
+            _device_array(_empty_like(like, (n,), self._real), name, self._real, writes=True)
+            for name in k[:self._dim]]
+        points = reals(self._points_total(), ("d_x", "d_y", "d_z")) if "points" in wrt else []
+        targets = reals(self._nk, ("d_s", "d_t", "d_u")) if "targets" in wrt else []
+        arrays = [data, cotangent, *points, *targets] + ([d_data] if d_data else [])
+        self._raw.vjp(data.raw, cotangent.raw, None if d_data is None else d_data.raw,
+                      [a.raw for a in points], [a.raw for a in targets], self._streams(arrays))
+        return (None if d_data is None else d_data.obj, [a.obj for a in points],
+                [a.obj for a in targets])
+
+    def _points_total(self):
+        """The number of point values the cotangents hold: the set's, or every set's."""
+        return self._nj if self._sets is None else sum(self._sets[1])
 
     def _jvp(self, data, d_data, d_points, d_targets, out):
-        host = np.empty(out.shape, dtype=self._dtype)
-        self._raw.jvp(_to_host(data.obj), None if d_data is None else _to_host(d_data.obj),
-                      None if d_points is None else [_to_host(a.obj) for a in d_points],
-                      None if d_targets is None else [_to_host(a.obj) for a in d_targets],
-                      host)
-        _copy_from_host(out.obj, host)
+        given = [a for a in (data, d_data, *(d_points or ()), *(d_targets or ()), out)
+                 if a is not None]
+        self._raw.jvp(data.raw, None if d_data is None else d_data.raw,
+                      None if d_points is None else [a.raw for a in d_points],
+                      None if d_targets is None else [a.raw for a in d_targets],
+                      out.raw, self._streams(given))
         return out.obj
 
     @staticmethod

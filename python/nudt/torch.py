@@ -23,8 +23,8 @@ own plan with ``gradients=True`` (the
 kernel meets ``eps/10``, so the point gradients meet ``eps``) rather than keep the forward's,
 whose fine grid would otherwise stay allocated until the backward runs.
 
-CPU tensors run on ``nudt.Plan``, CUDA tensors on ``nudt.cuda.Plan`` (whose derivatives copy
-to the host for now). Under ``torch.compile`` the transforms are opaque custom operators
+CPU tensors run on ``nudt.Plan``, CUDA tensors on ``nudt.cuda.Plan``, derivatives included
+(on the device: nothing goes to the host). Under ``torch.compile`` the transforms are opaque custom operators
 (``torch.ops.nudt.nufft`` and ``torch.ops.nudt.nufft_vjp``), so a compiled model keeps one
 graph around them; forward mode is not available there (PyTorch's custom operators have no
 forward-mode rule, and torch.compile refuses an autograd.Function's own). Eager calls run the

@@ -7,25 +7,22 @@
 //! queued, and the caller's next kernels on its own stream see the results, as cuFINUFFT's
 //! on a shared stream.
 //!
-//! The derivatives (`vjp`, `jvp`) run on host arrays for now, through the plan's host
-//! interface ([`crate::gradients`]): `nudt.cuda.Plan` copies the device arrays over and the
-//! results back. CUDA kernels of the kernel's derivative would spare the copies and the
-//! `d + 1` transforms that types 1 and 2 take without them.
+//! The derivatives (`vjp`, `jvp`) run on device arrays too (`CudaPlan::vjp_device`): the
+//! kernel's derivative in one pass for types 1 and 2, and every step on the device; nothing
+//! goes to the host. A type 3 plan made for gradients keeps device copies of its sources and
+//! targets, which its derivatives weight by.
 
-use crate::arrays::{self, readonly_all};
 use crate::errors::{to_py, value_error};
-use crate::gradients::{self, check_gradients, Held};
+use crate::gradients::check_gradients;
 use crate::shared::Shared;
 use nudt_runtime::cuda::{
-    device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaStream, ForeignSlice,
-    ForeignStream, GpuMethod,
+    device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaSlice, CudaStream,
+    ForeignSlice, ForeignStream, GpuMethod,
 };
 use nudt_runtime::gradient::Wanted;
 use nudt_runtime::{ModeOrder, NudtError, TransformType, Upsampling};
-use numpy::PyReadonlyArrayDyn;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use std::sync::Arc;
 
 /// The exception for a CUDA backend error: bad input as the CPU plan's, a bad device array
@@ -40,9 +37,25 @@ pub fn cuda_to_py(py: Python<'_>, e: CudaError) -> PyErr {
     }
 }
 
+/// A type 3 plan's sources and targets on the device, one array per dimension each.
+type DeviceSets<T> = (Vec<CudaSlice<T>>, Vec<CudaSlice<T>>);
+
+/// A plan and, for a type 3 plan made for gradients, device copies of the sources and
+/// targets of its last set-points that succeeded (the plan keeps them only rescaled).
+struct Kept<T: CudaFloat> {
+    plan: CudaPlan<T>,
+    type3: Option<DeviceSets<T>>,
+}
+
+impl<T: CudaFloat> Kept<T> {
+    fn new(plan: CudaPlan<T>) -> Self {
+        Kept { plan, type3: None }
+    }
+}
+
 enum AnyCudaPlan {
-    F32(Held<CudaPlan<f32>, f32>),
-    F64(Held<CudaPlan<f64>, f64>),
+    F32(Kept<f32>),
+    F64(Kept<f64>),
 }
 
 /// The plan and what the binding keeps with it, under one lock.
@@ -59,48 +72,8 @@ struct CudaState {
     ready: bool,
 }
 
-impl AnyCudaPlan {
-    fn f32(&mut self) -> Option<&mut Held<CudaPlan<f32>, f32>> {
-        match self {
-            AnyCudaPlan::F32(h) => Some(h),
-            AnyCudaPlan::F64(_) => None,
-        }
-    }
-
-    fn f64(&mut self) -> Option<&mut Held<CudaPlan<f64>, f64>> {
-        match self {
-            AnyCudaPlan::F64(h) => Some(h),
-            AnyCudaPlan::F32(_) => None,
-        }
-    }
-}
-
-impl CudaState {
-    /// The plan in f32, if it is one and has points (for the derivatives).
-    fn ready_f32(&mut self) -> Option<&mut Held<CudaPlan<f32>, f32>> {
-        self.ready.then(|| self.plan.f32()).flatten()
-    }
-
-    /// The plan in f64, if it is one and has points.
-    fn ready_f64(&mut self) -> Option<&mut Held<CudaPlan<f64>, f64>> {
-        self.ready.then(|| self.plan.f64()).flatten()
-    }
-}
-
 /// A device array: its address and length in reals (complex data counts two per value).
 type Raw = (u64, usize);
-
-/// Host copies of a type 3 plan's sources and targets (numpy arrays, one per dimension).
-type HostPoints<'py> = (Vec<Bound<'py, PyAny>>, Vec<Bound<'py, PyAny>>);
-
-/// [`HostPoints`] borrowed as arrays of the plan's real type.
-type Borrowed<'py, T> = (
-    Vec<PyReadonlyArrayDyn<'py, T>>,
-    Vec<PyReadonlyArrayDyn<'py, T>>,
-);
-
-/// How a call finds the plan of its precision.
-type Pick<T> = fn(&mut AnyCudaPlan) -> Option<&mut Held<CudaPlan<T>, T>>;
 
 /// A type 1, 2 or 3 GPU plan in f32 (`single=True`) or f64. Arguments are already
 /// normalised by `nudt.cuda.Plan`: `modes` in user order, `isign` ±1, `upsampfac` 0 for the
@@ -112,8 +85,7 @@ type Pick<T> = fn(&mut AnyCudaPlan) -> Option<&mut Held<CudaPlan<T>, T>>;
 /// queuing its work on the plan's stream with the GIL released.
 #[pyclass(module = "nudt._nudt", frozen)]
 pub struct RawCudaPlan {
-    /// f32 or f64, and made for derivatives: fixed at construction.
-    single: bool,
+    /// Made for derivatives: fixed at construction.
     gradients: bool,
     plan: Shared<CudaState>,
 }
@@ -160,13 +132,15 @@ fn ordered<T: CudaFloat, R>(
     Ok(r)
 }
 
+/// Sets the points; for a type 3 plan with `keep3`, returns device copies of both sets.
 fn setpts<T: CudaFloat>(
     plan: &mut CudaPlan<T>,
     coords: &[Raw],
     targets: &[Raw],
     streams: &[u64],
     counts: Option<&[usize]>,
-) -> Result<(), CudaError> {
+    keep3: bool,
+) -> Result<Option<DeviceSets<T>>, CudaError> {
     let stream = plan.stream().clone();
     // SAFETY: see `slices`.
     let c = unsafe { slices::<T>(&stream, coords, ["x", "y", "z"])? };
@@ -174,7 +148,21 @@ fn setpts<T: CudaFloat>(
     ordered(plan, streams, |plan| {
         if plan.transform_type() == TransformType::Type3 {
             let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
-            plan.set_points_type3_device(&c, &t)
+            plan.set_points_type3_device(&c, &t)?;
+            let copy = |v: &[&ForeignSlice<T>]| -> Result<Vec<CudaSlice<T>>, CudaError> {
+                v.iter()
+                    .map(|a| {
+                        stream.clone_dtod(*a).map_err(|e| CudaError::Driver {
+                            call: "cuMemcpyDtoDAsync (type 3 points kept for gradients)".into(),
+                            detail: e.to_string(),
+                        })
+                    })
+                    .collect()
+            };
+            Ok(match keep3 {
+                true => Some((copy(&c)?, copy(&t)?)),
+                false => None,
+            })
         } else {
             // The plan reads the coordinates at every execute; `nudt.cuda.Plan` keeps the
             // arrays themselves alive until the next setpts.
@@ -182,7 +170,8 @@ fn setpts<T: CudaFloat>(
             match counts {
                 Some(counts) => plan.set_points_per_transform_device(&c, counts),
                 None => plan.set_points_device(&c),
-            }
+            }?;
+            Ok(None)
         }
     })
 }
@@ -210,6 +199,90 @@ fn execute<T: CudaFloat>(
         } else {
             plan.execute_device(&input, &mut output)
         }
+    })
+}
+
+/// The device arrays of a derivative: the input, the seed (the output's cotangent, or the
+/// input's tangent), the points' and targets' arrays (cotangents written, or tangents read)
+/// and the complex result (the input's cotangent, or the output's tangent).
+struct Derivative {
+    data: Raw,
+    seed: Option<Raw>,
+    points: Vec<Raw>,
+    targets: Vec<Raw>,
+    out: Option<Raw>,
+}
+
+/// A derivative's device arrays as [`ForeignSlice`]s on `stream`: input, seed, points,
+/// targets, result.
+type Wrapped<T> = (
+    ForeignSlice<T>,
+    Option<ForeignSlice<T>>,
+    Vec<ForeignSlice<T>>,
+    Vec<ForeignSlice<T>>,
+    Option<ForeignSlice<T>>,
+);
+
+impl Derivative {
+    fn wrap<T: CudaFloat>(&self, stream: &Arc<CudaStream>) -> Result<Wrapped<T>, CudaError> {
+        // SAFETY: see `slices`.
+        let one = |r: Raw, name| unsafe { ForeignSlice::<T>::new(stream, r.0, r.1, name) };
+        let some = |r: Option<Raw>, name| r.map(|r| one(r, name)).transpose();
+        let data = one(self.data, "data")?;
+        let seed = some(self.seed, "seed")?;
+        let out = some(self.out, "out")?;
+        if let Some(o) = &out {
+            if o.overlaps(&data) || seed.as_ref().is_some_and(|s| o.overlaps(s)) {
+                return Err(CudaError::ForeignMemory {
+                    what: "out".into(),
+                    detail: "shares memory with an input".into(),
+                });
+            }
+        }
+        // SAFETY: see `slices`.
+        let points = unsafe { slices::<T>(stream, &self.points, ["x", "y", "z"])? };
+        let targets = unsafe { slices::<T>(stream, &self.targets, ["s", "t", "u"])? };
+        Ok((data, seed, points, targets, out))
+    }
+}
+
+/// A type 3 plan's kept sets as the derivatives take them.
+fn kept_sets<T: CudaFloat>(type3: &Option<DeviceSets<T>>) -> Option<[Vec<&CudaSlice<T>>; 2]> {
+    type3.as_ref().map(|(s, t)| [s.iter().collect(), t.iter().collect()])
+}
+
+fn vjp<T: CudaFloat>(
+    k: &mut Kept<T>,
+    a: &Derivative,
+    wanted: Wanted,
+    streams: &[u64],
+) -> Result<(), CudaError> {
+    let (data, seed, mut points, mut targets, mut out) = a.wrap::<T>(&k.plan.stream().clone())?;
+    let seed = seed.expect("a cotangent");
+    let sets = kept_sets(&k.type3);
+    let sets = sets.as_ref().map(|[s, t]| (&s[..], &t[..]));
+    let mut pts: Vec<&mut ForeignSlice<T>> = points.iter_mut().collect();
+    let mut tgs: Vec<&mut ForeignSlice<T>> = targets.iter_mut().collect();
+    ordered(&mut k.plan, streams, |plan| {
+        plan.vjp_device(&data, &seed, sets, wanted, out.as_mut(), &mut pts, &mut tgs)
+    })
+}
+
+fn jvp<T: CudaFloat>(
+    k: &mut Kept<T>,
+    a: &Derivative,
+    (points, targets): (bool, bool),
+    streams: &[u64],
+) -> Result<(), CudaError> {
+    let (data, seed, dp, dt, out) = a.wrap::<T>(&k.plan.stream().clone())?;
+    let mut out = out.expect("an output");
+    let sets = kept_sets(&k.type3);
+    let sets = sets.as_ref().map(|[s, t]| (&s[..], &t[..]));
+    let (dp, dt): (Vec<_>, Vec<_>) = (dp.iter().collect(), dt.iter().collect());
+    let dp = points.then_some(&dp[..]);
+    let dt = targets.then_some(&dt[..]);
+    ordered(&mut k.plan, streams, |plan| {
+        plan.jvp_device(&data, seed.as_ref(), dp, dt, sets, &mut out)
     })
 }
 
@@ -295,23 +368,22 @@ impl RawCudaPlan {
         let plan = py
             .detach(|| -> Result<_, CudaError> {
                 Ok(match (ty, single) {
-                    (TransformType::Type3, true) => AnyCudaPlan::F32(Held::new(
+                    (TransformType::Type3, true) => AnyCudaPlan::F32(Kept::new(
                         CudaPlan::new_type3(modes.len(), isign, n_trans, eps, opts)?,
                     )),
-                    (TransformType::Type3, false) => AnyCudaPlan::F64(Held::new(
+                    (TransformType::Type3, false) => AnyCudaPlan::F64(Kept::new(
                         CudaPlan::new_type3(modes.len(), isign, n_trans, eps, opts)?,
                     )),
-                    (_, true) => AnyCudaPlan::F32(Held::new(CudaPlan::new(
+                    (_, true) => AnyCudaPlan::F32(Kept::new(CudaPlan::new(
                         ty, &modes, isign, n_trans, eps, opts,
                     )?)),
-                    (_, false) => AnyCudaPlan::F64(Held::new(CudaPlan::new(
+                    (_, false) => AnyCudaPlan::F64(Kept::new(CudaPlan::new(
                         ty, &modes, isign, n_trans, eps, opts,
                     )?)),
                 })
             })
             .map_err(|e| cuda_to_py(py, e))?;
         Ok(RawCudaPlan {
-            single,
             gradients,
             plan: Shared::new(CudaState {
                 plan,
@@ -324,12 +396,10 @@ impl RawCudaPlan {
     /// Sets the points (`coords`: one device array per dimension, as (address, length)) and,
     /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams;
     /// `keep` is what keeps the coordinate arrays alive while the plan reads them (types 1
-    /// and 2; type 3 copies them). `host`: a type 3 plan made for gradients is given host
-    /// copies of both sets (numpy arrays of its real dtype), and keeps them for `vjp` and
-    /// `jvp`. `counts`: a point set per transform (types 1 and 2), `coords` then holding the
-    /// sets one after another, `counts[b]` of transform b's.
-    #[pyo3(signature = (coords, targets, streams, keep, host=None, counts=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// and 2; type 3 copies them, and a type 3 plan made for gradients keeps device copies
+    /// for `vjp` and `jvp`). `counts`: a point set per transform (types 1 and 2), `coords`
+    /// then holding the sets one after another, `counts[b]` of transform b's.
+    #[pyo3(signature = (coords, targets, streams, keep, counts=None))]
     fn setpts(
         &self,
         py: Python<'_>,
@@ -337,62 +407,28 @@ impl RawCudaPlan {
         targets: Vec<Raw>,
         streams: Vec<u64>,
         keep: Option<Py<PyAny>>,
-        host: Option<HostPoints<'_>>,
         counts: Option<Vec<usize>>,
     ) -> PyResult<()> {
-        #[allow(clippy::too_many_arguments)]
-        fn typed<T: CudaFloat + numpy::Element>(
-            py: Python<'_>,
-            plan: &Shared<CudaState>,
-            coords: Vec<Raw>,
-            targets: Vec<Raw>,
-            streams: Vec<u64>,
-            keep: Option<Py<PyAny>>,
-            host: Option<HostPoints<'_>>,
-            counts: Option<Vec<usize>>,
-            pick: Pick<T>,
-        ) -> PyResult<()> {
-            let host: Option<Borrowed<'_, T>> = host
-                .map(|(s, t)| -> PyResult<_> {
-                    Ok((
-                        readonly_all::<T>(&s, &["x", "y", "z"])?,
-                        readonly_all::<T>(&t, &["s", "t", "u"])?,
-                    ))
-                })
-                .transpose()?;
-            let host = host
-                .as_ref()
-                .map(|(s, t)| (arrays::slices(s), arrays::slices(t)));
-            plan.run(py, cuda_to_py, |st| {
-                st.ready = false;
-                // The old arrays go once nothing reads them: their decref waits for the GIL.
-                st.coords = None;
-                let h = pick(&mut st.plan).expect("precision");
-                let set =
-                    |p: &mut CudaPlan<T>| setpts(p, &coords, &targets, &streams, counts.as_deref());
-                match &host {
-                    Some((s, t)) => h.set_type3(s, t, true, set),
-                    None => {
-                        h.forget_type3();
-                        set(&mut h.plan)
-                    }
-                }?;
-                st.coords = keep;
-                st.ready = true;
-                Ok(())
-            })
-        }
-        if self.single {
-            let pick = AnyCudaPlan::f32;
-            typed(
-                py, &self.plan, coords, targets, streams, keep, host, counts, pick,
-            )
-        } else {
-            let pick = AnyCudaPlan::f64;
-            typed(
-                py, &self.plan, coords, targets, streams, keep, host, counts, pick,
-            )
-        }
+        let keep3 = self.gradients;
+        self.plan.run(py, cuda_to_py, |st| {
+            st.ready = false;
+            // The old arrays go once nothing reads them: their decref waits for the GIL.
+            st.coords = None;
+            let counts = counts.as_deref();
+            match &mut st.plan {
+                AnyCudaPlan::F32(k) => {
+                    k.type3 = None;
+                    k.type3 = setpts(&mut k.plan, &coords, &targets, &streams, counts, keep3)?;
+                }
+                AnyCudaPlan::F64(k) => {
+                    k.type3 = None;
+                    k.type3 = setpts(&mut k.plan, &coords, &targets, &streams, counts, keep3)?;
+                }
+            }
+            st.coords = keep;
+            st.ready = true;
+            Ok(())
+        })
     }
 
     /// Queues the transform (or its adjoint) from device array `data` into device array
@@ -416,64 +452,70 @@ impl RawCudaPlan {
         })
     }
 
-    /// Reverse mode on host arrays (numpy, the plan's dtypes), as `RawPlan.vjp`; the Python
-    /// layer moves device arrays over and back. Waits for the transforms it runs.
-    #[pyo3(signature = (data, cotangent, wrt_data, wrt_points, wrt_targets))]
-    fn vjp<'py>(
+    /// Reverse mode on device arrays, queued as `execute` is: at input `data` for the
+    /// output's cotangent `cotangent`, the input's cotangent into `d_data` (where given), the
+    /// points' (type 3: the sources') into `d_points` and type 3's targets' into `d_targets`
+    /// (one real array per dimension, or none where not wanted).
+    #[allow(clippy::too_many_arguments)]
+    fn vjp(
         &self,
-        py: Python<'py>,
-        data: &Bound<'py, PyAny>,
-        cotangent: &Bound<'py, PyAny>,
-        wrt_data: bool,
-        wrt_points: bool,
-        wrt_targets: bool,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        check_gradients(py, self.gradients)?;
-        let wanted = Wanted {
-            input: wrt_data,
-            points: wrt_points,
-            targets: wrt_targets,
-        };
-        if self.single {
-            gradients::vjp(
-                py,
-                &self.plan,
-                CudaState::ready_f32,
-                data,
-                cotangent,
-                wanted,
-            )
-        } else {
-            gradients::vjp(
-                py,
-                &self.plan,
-                CudaState::ready_f64,
-                data,
-                cotangent,
-                wanted,
-            )
-        }
-    }
-
-    /// Forward mode on host arrays, as `RawPlan.jvp`.
-    #[pyo3(signature = (data, d_data, d_points, d_targets, out))]
-    fn jvp<'py>(
-        &self,
-        py: Python<'py>,
-        data: &Bound<'py, PyAny>,
-        d_data: Option<&Bound<'py, PyAny>>,
-        d_points: Option<Vec<Bound<'py, PyAny>>>,
-        d_targets: Option<Vec<Bound<'py, PyAny>>>,
-        out: &Bound<'py, PyAny>,
+        py: Python<'_>,
+        data: Raw,
+        cotangent: Raw,
+        d_data: Option<Raw>,
+        d_points: Vec<Raw>,
+        d_targets: Vec<Raw>,
+        streams: Vec<u64>,
     ) -> PyResult<()> {
         check_gradients(py, self.gradients)?;
-        if self.single {
-            let pick = CudaState::ready_f32;
-            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
-        } else {
-            let pick = CudaState::ready_f64;
-            gradients::jvp(py, &self.plan, pick, data, d_data, d_points, d_targets, out)
-        }
+        let wanted = Wanted {
+            input: d_data.is_some(),
+            points: !d_points.is_empty(),
+            targets: !d_targets.is_empty(),
+        };
+        let arrays = Derivative {
+            data,
+            seed: Some(cotangent),
+            points: d_points,
+            targets: d_targets,
+            out: d_data,
+        };
+        self.plan.run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
+            (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
+            (true, AnyCudaPlan::F32(k)) => vjp(k, &arrays, wanted, &streams),
+            (true, AnyCudaPlan::F64(k)) => vjp(k, &arrays, wanted, &streams),
+        })
+    }
+
+    /// Forward mode on device arrays, queued as `execute` is: the change of the output at
+    /// input `data` for the changes `d_data` of the input, `d_points` of the points (type 3:
+    /// the sources) and `d_targets` of type 3's targets (`None` where nothing changes), into
+    /// `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn jvp(
+        &self,
+        py: Python<'_>,
+        data: Raw,
+        d_data: Option<Raw>,
+        d_points: Option<Vec<Raw>>,
+        d_targets: Option<Vec<Raw>>,
+        out: Raw,
+        streams: Vec<u64>,
+    ) -> PyResult<()> {
+        check_gradients(py, self.gradients)?;
+        let given = (d_points.is_some(), d_targets.is_some());
+        let arrays = Derivative {
+            data,
+            seed: d_data,
+            points: d_points.unwrap_or_default(),
+            targets: d_targets.unwrap_or_default(),
+            out: Some(out),
+        };
+        self.plan.run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
+            (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
+            (true, AnyCudaPlan::F32(k)) => jvp(k, &arrays, given, &streams),
+            (true, AnyCudaPlan::F64(k)) => jvp(k, &arrays, given, &streams),
+        })
     }
 
     /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).

@@ -1,6 +1,6 @@
-//! Derivatives of a plan's transform for Python: the `vjp` and `jvp` methods of `RawPlan`
-//! and `RawCudaPlan`, on host arrays, through the runtime's [`gradient`] module (written once
-//! over [`NufftPlan`], so the CUDA plan runs the same code on its host-array interface).
+//! Derivatives of a plan's transform for Python: the `vjp` and `jvp` methods of `RawPlan`,
+//! on host arrays, through the runtime's [`gradient`] module (`RawCudaPlan`'s run on device
+//! arrays: [`crate::cuda`]).
 //!
 //! A type 3 derivative weights its inputs and outputs by the sources and target frequencies
 //! themselves, which the plan keeps only rescaled onto its grids: [`Held`] keeps a copy of

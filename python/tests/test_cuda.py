@@ -214,9 +214,9 @@ def test_execute_adjoint(lib, dtype, tp, dim):
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("tp", (1, 2, 3))
 def test_gradients(lib, tp):
-    """vjp and jvp of a plan made with gradients=True (host copies for now): the cotangents
-    and tangents of the CPU plan, to both plans' accuracy (1e-9 asked), as arrays of the
-    input's library."""
+    """vjp and jvp of a plan made with gradients=True, on the device: the cotangents and
+    tangents of the CPU plan (checked against finite differences in test_gradients.py), to
+    both plans' accuracy (1e-9 asked), as arrays of the input's library on its device."""
     x, data, s = problem(7 + tp, 2, "complex128", tp, n_trans=2, modes=(10, 8))
     x, s = [v[:60] for v in x], [v[:40] for v in s]
     data = data[..., :60] if tp != 2 else data
@@ -231,10 +231,43 @@ def test_gradients(lib, tp):
     assert type(got.data) is type(dev(lib, data))
     assert direct.rel_err(host(got.data), want.data) < 1e-7
     for a, b in zip(got.points + (got.targets or ()), want.points + (want.targets or ())):
+        assert type(a) is type(got.data) and a.shape == b.shape
         assert direct.rel_err(host(a), b) < 1e-7
     dx = [np.ones_like(v) for v in x]
     tangent = plans[1].jvp(dev(lib, data), d_points=[dev(lib, v) for v in dx])
     assert direct.rel_err(host(tangent), plans[0].jvp(data, d_points=dx)) < 1e-7
+    d_data = np.random.default_rng(2).standard_normal(data.shape) * (0.5 - 1j)
+    kw = {"d_targets": [dev(lib, np.ones_like(v)) for v in s]} if tp == 3 else {}
+    tangent = plans[1].jvp(dev(lib, data), d_data=dev(lib, d_data), **kw)
+    kw = {"d_targets": [np.ones_like(v) for v in s]} if tp == 3 else {}
+    assert direct.rel_err(host(tangent), plans[0].jvp(data, d_data=d_data, **kw)) < 1e-7
+    # Only what is asked for; a wrong cotangent shape is the shape error execute gives.
+    only = plans[1].vjp(dev(lib, data), dev(lib, g), wrt="points")
+    assert only.data is None and direct.rel_err(host(only.points[0]), want.points[0]) < 1e-7
+    with pytest.raises(ValueError):
+        plans[1].vjp(dev(lib, data), dev(lib, g[..., :-1]))
+
+
+@gpu
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("tp", (1, 2))
+def test_gradients_of_point_sets_per_transform(lib, tp):
+    """With a set per transform (points shaped (n_trans, M)), each point's cotangent is its
+    own, shaped as the sets: the CPU plan's, on the device."""
+    rng = np.random.default_rng(5 + tp)
+    x = [rng.uniform(-3, 3, (3, 50)) for _ in range(2)]
+    shape = (3, 10, 8) if tp == 2 else (3, 50)
+    data = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    out = (3, 50) if tp == 2 else (3, 10, 8)
+    g = rng.standard_normal(out) * (1 - 0.5j)
+    plans = [mod.Plan(tp, (10, 8), 3, 1e-9, dtype="complex128", gradients=True)
+             for mod in (nudt, cu)]
+    plans[0].setpts(*x)
+    plans[1].setpts(*[dev(lib, v) for v in x])
+    want = plans[0].vjp(data, g)
+    got = plans[1].vjp(dev(lib, data), dev(lib, g))
+    for a, b in zip(got.points, want.points):
+        assert a.shape == (3, 50) and direct.rel_err(host(a), b) < 1e-7
 
 
 @gpu

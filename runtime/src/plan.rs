@@ -217,6 +217,9 @@ pub struct Plan<T: Float> {
     /// Buffers of the transforms that run at once.
     work: Vec<Work<T>>,
     pool: Option<Arc<rayon::ThreadPool>>,
+    /// A derivative's work arrays, kept for the next (a training loop's calls on one plan
+    /// then write memory already faulted in): a gradient pass's `dim + 1` values a point.
+    scratch: Vec<Vec<Complex<T>>>,
     /// The tuning profile this plan took choices from.
     profile: Option<PathBuf>,
 }
@@ -270,6 +273,20 @@ const _: () = {
 };
 
 impl<T: Float> Plan<T> {
+    /// A derivative's steps on this plan ([`crate::NufftPlan::run_gradient`]): the
+    /// element-wise ones on the plan's threads, the work arrays the plan's own.
+    pub(crate) fn run_gradient(
+        &mut self,
+        steps: &crate::gradient::steps::Steps,
+        arrays: &mut crate::gradient::host::HostArrays<'_, T>,
+    ) -> std::result::Result<(), crate::backend::BackendError> {
+        let pool = self.pool.clone();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let r = crate::gradient::host::run_on(self, steps, arrays, pool.as_deref(), &mut scratch);
+        self.scratch = scratch;
+        r
+    }
+
     crate::entry::plan_entry_points!(Options, NudtError);
 
     fn build(mut problem: Problem, opts: Options) -> Result<Self> {
@@ -346,6 +363,7 @@ impl<T: Float> Plan<T> {
             counts: Vec::new(),
             work: Vec::new(),
             pool,
+            scratch: Vec::new(),
             profile,
             opts: Options {
                 arch: Some(arch),

@@ -568,6 +568,13 @@ impl<T: Float> NufftPlan<T> for Plan<T> {
         Backend::Cpu
     }
     forward_plan_methods!(Plan<T>);
+    fn run_gradient(
+        &mut self,
+        steps: &crate::gradient::steps::Steps,
+        arrays: &mut crate::gradient::host::HostArrays<'_, T>,
+    ) -> Result<(), BackendError> {
+        Plan::run_gradient(self, steps, arrays)
+    }
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
         Ok(Plan::set_points_per_transform(self, sets)?)
     }

@@ -436,15 +436,15 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     /// the change of the output at input `input` for the changes `d_input` of the input,
     /// `d_points` of the points (type 3: the sources) and `d_targets` of type 3's targets
     /// (`None` for those that do not change), into `output`. Type 3 needs its sources and
-    /// targets as set (`points`).
+    /// targets as set (`points`: arrays of any type, as the tangents).
     #[allow(clippy::too_many_arguments)]
-    pub fn jvp_device<C: DevicePtr<T>, I: DevicePtr<T>, O: DevicePtrMut<T>>(
+    pub fn jvp_device<C: DevicePtr<T>, P: DevicePtr<T>, I: DevicePtr<T>, O: DevicePtrMut<T>>(
         &mut self,
         input: &I,
         d_input: Option<&I>,
         d_points: Option<&[&C]>,
         d_targets: Option<&[&C]>,
-        points: Option<(&[&C], &[&C])>,
+        points: Option<(&[&P], &[&P])>,
         output: &mut O,
     ) -> CudaResult<()> {
         let given = Given {

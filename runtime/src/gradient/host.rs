@@ -5,10 +5,11 @@
 use super::steps::{Cx, Lengths, Re, Set, Step, Steps};
 use crate::backend::{BackendError, NufftPlan};
 use crate::error::NudtError;
-use crate::float::Float;
+use crate::float::{zeroed, Float};
 use crate::planner::stages::Pass;
 use nudt_gen::TransformType;
 use num_complex::Complex;
+use rayon::prelude::*;
 
 /// The host arrays a derivative's steps run on: the given ones, borrowed, and the real
 /// arrays it writes, filled by [`run`] (`dim` arrays per set of [`Steps::writes`]).
@@ -92,10 +93,9 @@ pub(crate) fn run_pass<T: Float, P: NufftPlan<T> + ?Sized>(
     }
 }
 
-/// `v · f` for a complex constant in the plan's precision.
-fn times<T: Float>(v: Complex<T>, f: Complex<f64>) -> Complex<T> {
-    v * Complex::new(T::of(f.re), T::of(f.im))
-}
+/// Elements a task takes at least in the element-wise steps, which run on the calling
+/// thread pool (a CPU plan's own, [`crate::Plan`]'s `run_gradient`).
+const PAR_MIN: usize = 1 << 14;
 
 /// Where a step writes complex values: the result (borrowed from the caller) or a work
 /// array, moved out of its place while the step reads the others.
@@ -115,20 +115,52 @@ impl<T> Dst<'_, T> {
     }
 }
 
-/// Runs `steps` on `arrays` with `plan`'s passes, after checking them.
+/// Runs `steps` on `arrays` with `plan`'s passes, after checking them; the element-wise
+/// steps run on the caller's thread pool.
 pub fn run<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &mut P,
     steps: &Steps,
     arrays: &mut HostArrays<'_, T>,
 ) -> Result<(), BackendError> {
+    run_on(plan, steps, arrays, None, &mut Vec::new())
+}
+
+/// [`run`] with the element-wise steps on `pool` (a CPU plan's own; the work arrays are
+/// still allocated on the calling thread, whose malloc arena the plan's buffers come from),
+/// and the work arrays taken from `scratch` where it holds one of the length a step needs,
+/// and left there for the next call.
+pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
+    plan: &mut P,
+    steps: &Steps,
+    arrays: &mut HostArrays<'_, T>,
+    pool: Option<&rayon::ThreadPool>,
+    scratch: &mut Vec<Vec<Complex<T>>>,
+) -> Result<(), BackendError> {
+    let on_pool = |f: &mut (dyn FnMut() + Send)| match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    };
     arrays.check(steps)?;
-    let mut temps: Vec<Vec<Complex<T>>> = steps
-        .temps
-        .iter()
-        .map(|&n| vec![Complex::default(); n])
+    // Kept ones, or fresh ones untouched until the passes write them (a gradient pass's
+    // `dim + 1` values a point are tens of MB: zeroing them here took as long as the pass).
+    // A fresh array is zero already, and skips the steps that zero it.
+    let mut fresh = Vec::new();
+    let mut temps: Vec<Vec<Complex<T>>> = (steps.temps.iter())
+        .map(|&n| match scratch.iter().position(|v| v.len() == n) {
+            Some(i) => {
+                fresh.push(false);
+                scratch.swap_remove(i)
+            }
+            None => {
+                fresh.push(true);
+                zeroed(n)
+            }
+        })
         .collect();
+    scratch.clear();
     for &(set, len) in &steps.writes {
-        *arrays.written(set) = vec![vec![T::zero(); len]; steps.dim];
+        // Zeroed by the system, not written (`T::zero()` is all-zero bits).
+        *arrays.written(set) = (0..steps.dim).map(|_| vec![T::zero(); len]).collect();
     }
     let (input, seed) = (arrays.input, arrays.seed);
     let reads = [
@@ -168,6 +200,7 @@ pub fn run<T: Float, P: NufftPlan<T> + ?Sized>(
         let out = dst.values();
         match *step {
             Step::Run { pass, from, .. } => run_pass(plan, pass, src(from), out)?,
+            Step::Zero(Cx::Temp(i)) if fresh[i] => {}
             Step::Zero(_) => out.fill(Complex::default()),
             Step::Scale {
                 to,
@@ -179,14 +212,21 @@ pub fn run<T: Float, P: NufftPlan<T> + ?Sized>(
             } => {
                 let v = src(from.array);
                 let w = weight.map(real);
-                for n in 0..count {
+                // Element n is value `to.offset` of the n-th run of `to.stride` (the rules'
+                // offsets are within their stride).
+                let f = Complex::new(T::of(factor.re), T::of(factor.im));
+                let each = |(n, run): (usize, &mut [Complex<T>])| {
                     let mut x = v[n * from.stride + from.offset];
                     if let Some(w) = w {
                         x = x * w[n % w.len()];
                     }
-                    let o = &mut out[n * to.stride + to.offset];
-                    *o = times(x, factor) + if add { *o } else { Complex::default() };
-                }
+                    let o = &mut run[to.offset];
+                    *o = x * f + if add { *o } else { Complex::default() };
+                };
+                on_pool(&mut || {
+                    let runs = out.par_chunks_mut(to.stride).with_min_len(PAR_MIN);
+                    runs.enumerate().take(count).for_each(each);
+                });
             }
             Step::Reduce {
                 to,
@@ -197,23 +237,30 @@ pub fn run<T: Float, P: NufftPlan<T> + ?Sized>(
                 factor,
             } => {
                 let (xs, ys) = (src(x.array), src(y));
-                let sums: Vec<T> = (0..m)
-                    .map(|j| {
-                        (0..copies).fold(T::zero(), |acc, b| {
-                            let n = b * m + j;
-                            let p = xs[n * x.stride + x.offset] * ys[n].conj();
-                            acc + times(p, factor).re
+                let f = Complex::new(T::of(factor.re), T::of(factor.im));
+                let sums = &mut arrays.written(to.set)[to.d];
+                on_pool(&mut || {
+                    sums.par_iter_mut()
+                        .with_min_len(PAR_MIN)
+                        .enumerate()
+                        .for_each(|(j, s)| {
+                            *s = (0..copies).fold(T::zero(), |acc, b| {
+                                let n = b * m + j;
+                                acc + (xs[n * x.stride + x.offset] * ys[n].conj() * f).re
+                            })
                         })
-                    })
-                    .collect();
-                arrays.written(to.set)[to.d] = sums;
+                });
             }
         }
         match dst {
             Dst::Result(r) => arrays.result = r,
-            Dst::Temp(i, v) => temps[i] = v,
+            Dst::Temp(i, v) => {
+                temps[i] = v;
+                fresh[i] = false;
+            }
             Dst::None => {}
         }
     }
+    *scratch = temps;
     Ok(())
 }

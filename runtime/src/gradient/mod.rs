@@ -278,7 +278,7 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
 ) -> Result<Cotangents<T>, BackendError> {
     let s = setting(plan, points);
     let steps = steps::vjp(&s, (input.len(), cotangent.len()), wanted)?;
-    let mut result = vec![Complex::default(); steps.result];
+    let mut result = crate::float::zeroed(steps.result);
     let mut a = arrays(input, cotangent, &mut result, points);
     plan.run_gradient(&steps, &mut a)?;
     let (points, targets) = (a.point_cotangents, a.target_cotangents);

@@ -1,15 +1,16 @@
 //! `nudt bench --gradients`: what a derivative with respect to the points costs against the
 //! forward transform on the same plan, for types 1 and 2 in 1–3 dimensions, and against the
 //! way without the kernel's derivative — `d` more transforms of `i·k_d`-weighted modes, as
-//! libraries without point gradients are differentiated. Reverse mode (the point
-//! derivatives a backward pass needs: a type 2 with the gradient) and forward mode (a type 1
-//! spread with the kernel's derivative) are timed apart, each the median of `--repeats`, and
-//! each compared with the `d + 1`-transform result (they must agree within a few
-//! tolerances: both are checked against the direct sum in the test suite). Every backend runs
-//! the one pass with the kernel's derivative. Times are the host's, copies included; where the
-//! backend also measures its device work (CUDA's events), the device times come beside them:
-//! a pass's host copies on the points' side are `d + 1` times the transform's, which the
-//! device times leave out.
+//! libraries without point gradients are differentiated. Reverse mode (the points'
+//! cotangents a backward pass needs, `gradient::vjp`: a type 2 with the gradient, then one
+//! real a point and dimension) and forward mode (the output's tangent for point tangents,
+//! `gradient::jvp`) are timed apart, each the median of `--repeats`; the passes with the
+//! kernel's derivative are compared with the `d + 1`-transform results (they must agree
+//! within a few tolerances: both are checked against the direct sum in the test suite).
+//! Times are the host's, copies included (a GPU plan uploads the input and the cotangent and
+//! reads back the cotangents: the passes' `d + 1` values a point stay on the device); where
+//! the backend also measures its device work (CUDA's events), the device times of the last
+//! pass come beside them.
 
 use super::super::transform::BackendArg;
 use super::super::{describe_arch, fail, fmt_time, outln, Result, Rng};
@@ -218,19 +219,41 @@ pub fn run(a: GradientArgs) -> Result<()> {
             vec![Complex64::default(); q * m],
             vec![Complex64::default(); q * m],
         );
+        // What a backward pass pays for the points' cotangents (the pass with the gradient,
+        // then one real a point and dimension), and a forward-mode one for point tangents.
+        let cotangent: Vec<Complex64> = (0..n_out).map(|_| rng.complex_normal()).collect();
+        let points_only = gradient::Wanted {
+            input: false,
+            points: true,
+            targets: false,
+        };
         let (reverse, reverse_dev) = medians(a.repeats, plan, |p| {
-            p.interp_with_gradient(&modes, &mut one, adjoint)
+            gradient::vjp(p, &input, &cotangent, None, points_only).map(|_| ())
         })?;
+        plan.interp_with_gradient(&modes, &mut one, adjoint)
+            .map_err(|e| fail!("{}: {e}", case.name))?;
         let reverse_by = median(a.repeats, || {
             gradient::interp_by_transforms(plan, &modes, &mut by, adjoint)
         })?;
         let mut agree = derivative_difference(&one, &by, q);
-        // Forward mode: a type 1 of values and derivative weights (a type 2's adjoint).
+        let tangents: Vec<Vec<f64>> = (0..dim)
+            .map(|_| (0..m).map(|_| rng.uniform(-1.0, 1.0)).collect())
+            .collect();
+        let dx: Vec<&[f64]> = tangents.iter().map(|v| &v[..]).collect();
+        let moved = gradient::Tangents {
+            input: None,
+            points: Some(&dx),
+            targets: None,
+        };
+        let (fwd, fwd_dev) = medians(a.repeats, plan, |p| {
+            gradient::jvp(p, &input, moved, None, &mut out)
+        })?;
+        // The forward-mode pass against d + 1 transforms: a type 1 of values and derivative
+        // weights (a type 2's adjoint).
         let vu: Vec<Complex64> = (0..q * m).map(|_| rng.complex_normal()).collect();
         let (mut f1, mut f2) = (vec![Complex64::default(); n], vec![Complex64::default(); n]);
-        let (fwd, fwd_dev) = medians(a.repeats, plan, |p| {
-            p.spread_with_gradient(&vu, &mut f1, !adjoint)
-        })?;
+        plan.spread_with_gradient(&vu, &mut f1, !adjoint)
+            .map_err(|e| fail!("{}: {e}", case.name))?;
         let fwd_by = median(a.repeats, || {
             gradient::spread_by_transforms(plan, &vu, &mut f2, !adjoint)
         })?;
