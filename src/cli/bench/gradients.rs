@@ -10,7 +10,11 @@
 //! Times are the host's, copies included (a GPU plan uploads the input and the cotangent and
 //! reads back the cotangents: the passes' `d + 1` values a point stay on the device); where
 //! the backend also measures its device work (CUDA's events), the device times of the last
-//! pass come beside them.
+//! pass come beside them; on CUDA a second line per problem times the same on device arrays
+//! ([`device`]), as a training loop on CUDA tensors runs them.
+
+#[cfg(feature = "cuda")]
+mod device;
 
 use super::super::transform::BackendArg;
 use super::super::{describe_arch, fail, fmt_time, outln, Result, Rng};
@@ -257,6 +261,24 @@ pub fn run(a: GradientArgs) -> Result<()> {
         let fwd_by = median(a.repeats, || {
             gradient::spread_by_transforms(plan, &vu, &mut f2, !adjoint)
         })?;
+        #[cfg(feature = "cuda")]
+        let on_device = match backend {
+            Backend::Cuda => {
+                let data = device::Data {
+                    ty: case.ty,
+                    modes: case.modes,
+                    isign,
+                    coords: &coords,
+                    tangents: &tangents,
+                    input: &input,
+                    cotangent: &cotangent,
+                };
+                Some(device::times(&data, a.repeats).map_err(|e| fail!("{}: {e}", case.name))?)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "cuda"))]
+        let on_device: Option<[f64; 3]> = None;
         let diff: f64 = f1.iter().zip(&f2).map(|(x, y)| (x - y).norm_sqr()).sum();
         let size: f64 = f2.iter().map(|y| y.norm_sqr()).sum();
         agree = agree.max((diff / size.max(f64::MIN_POSITIVE)).sqrt());
@@ -270,6 +292,9 @@ pub fn run(a: GradientArgs) -> Result<()> {
                     "forward_mode_s": fwd, "forward_mode_by_transforms_s": fwd_by,
                     "agreement": agree, "forward_device_s": forward_dev,
                     "reverse_device_s": reverse_dev, "forward_mode_device_s": fwd_dev,
+                    "device_arrays_s": on_device.map(|[f, r, m]| json!({
+                        "forward": f, "reverse": r, "forward_mode": m,
+                    })),
                 })
             );
         } else {
@@ -288,6 +313,17 @@ pub fn run(a: GradientArgs) -> Result<()> {
                 device_ratio(reverse_dev, forward_dev),
                 device_ratio(fwd_dev, forward_dev)
             );
+            if let Some([f, r, m]) = on_device {
+                outln!(
+                    "{:<6} device arrays: forward {}, reverse {} ({:.2}×), fwd-mode {} ({:.2}×)",
+                    "",
+                    fmt_time(f),
+                    fmt_time(r),
+                    r / f,
+                    fmt_time(m),
+                    m / f
+                );
+            }
         }
     }
     Ok(())
