@@ -68,6 +68,12 @@ pub struct Re {
     pub d: usize,
 }
 
+impl Re {
+    pub const fn new(set: Set, d: usize) -> Self {
+        Re { set, d }
+    }
+}
+
 /// Every `stride`-th value of a complex array from `offset`: one of a gradient pass's
 /// `dim + 1` values a point, or (stride 1) the array itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,6 +323,23 @@ impl Setting {
     }
 }
 
+/// A run of the plan's `pass` from one array into another.
+fn run(pass: Pass, from: Cx, to: Cx) -> Step {
+    Step::Run { pass, from, to }
+}
+
+/// A reduction to `to`, one real for each of `m` points over `copies` transforms.
+fn reduce(to: Re, x: Strided, y: Cx, m: usize, copies: usize, factor: Complex<f64>) -> Step {
+    Step::Reduce {
+        to,
+        x,
+        y,
+        m,
+        copies,
+        factor,
+    }
+}
+
 /// The whole of `n` values, in one step that copies, weights or adds.
 fn scale(to: Cx, from: Cx, n: usize, weight: Option<Re>, factor: Complex<f64>, add: bool) -> Step {
     Step::Scale {
@@ -344,11 +367,7 @@ pub fn vjp(
         TransformType::Type1 => {
             // One adjoint with the gradient: h and ∇h at every point.
             let h = st.temp(input * q);
-            st.push(Step::Run {
-                pass: Pass::gradient(true),
-                from: Cx::Seed,
-                to: h,
-            });
+            st.push(run(Pass::gradient(true), Cx::Seed, h));
             if wanted.input {
                 st.result = input;
                 st.push(Step::Scale {
@@ -365,51 +384,37 @@ pub fn vjp(
                 st.writes.push((Set::PointCotangents, m));
                 for d in 0..dim {
                     // Re(c_j·conj(∂_d h(x_j))) = Re(∂_d h(x_j)·conj(c_j)).
-                    st.push(Step::Reduce {
-                        to: Re {
-                            set: Set::PointCotangents,
-                            d,
-                        },
-                        x: Strided::slot(h, q, 1 + d),
-                        y: Cx::Input,
+                    st.push(reduce(
+                        Re::new(Set::PointCotangents, d),
+                        Strided::slot(h, q, 1 + d),
+                        Cx::Input,
                         m,
-                        copies: s.copies,
-                        factor: ONE,
-                    });
+                        s.copies,
+                        ONE,
+                    ));
                 }
             }
         }
         TransformType::Type2 => {
             if wanted.input {
                 st.result = input;
-                st.push(Step::Run {
-                    pass: Pass::transform(true),
-                    from: Cx::Seed,
-                    to: Cx::Result,
-                });
+                st.push(run(Pass::transform(true), Cx::Seed, Cx::Result));
             }
             if wanted.points {
                 let u = st.temp(output * q);
-                st.push(Step::Run {
-                    pass: Pass::gradient(false),
-                    from: Cx::Input,
-                    to: u,
-                });
+                st.push(run(Pass::gradient(false), Cx::Input, u));
                 let m = s.per_set(output);
                 st.writes.push((Set::PointCotangents, m));
                 for d in 0..dim {
                     // Re(conj(g_j)·∂_d u(x_j)).
-                    st.push(Step::Reduce {
-                        to: Re {
-                            set: Set::PointCotangents,
-                            d,
-                        },
-                        x: Strided::slot(u, q, 1 + d),
-                        y: Cx::Seed,
+                    st.push(reduce(
+                        Re::new(Set::PointCotangents, d),
+                        Strided::slot(u, q, 1 + d),
+                        Cx::Seed,
                         m,
-                        copies: s.copies,
-                        factor: ONE,
-                    });
+                        s.copies,
+                        ONE,
+                    ));
                 }
             }
         }
@@ -420,65 +425,41 @@ pub fn vjp(
             let is = i() * f64::from(s.isign);
             if wanted.input {
                 st.result = input;
-                st.push(Step::Run {
-                    pass: Pass::transform(true),
-                    from: Cx::Seed,
-                    to: Cx::Result,
-                });
+                st.push(run(Pass::transform(true), Cx::Seed, Cx::Result));
             }
             let (at_out, at_in) = (st.temp(output), st.temp(input));
             if wanted.points {
                 st.writes.push((Set::PointCotangents, m));
                 for d in 0..dim {
                     // Re(s·i·c_j·conj(Aᴴ(g∘s_d)_j)).
-                    let w = Re {
-                        set: Set::Targets,
-                        d,
-                    };
+                    let w = Re::new(Set::Targets, d);
                     st.push(scale(at_out, Cx::Seed, output, Some(w), ONE, false));
-                    st.push(Step::Run {
-                        pass: Pass::transform(true),
-                        from: at_out,
-                        to: at_in,
-                    });
-                    st.push(Step::Reduce {
-                        to: Re {
-                            set: Set::PointCotangents,
-                            d,
-                        },
-                        x: Strided::all(Cx::Input),
-                        y: at_in,
+                    st.push(run(Pass::transform(true), at_out, at_in));
+                    st.push(reduce(
+                        Re::new(Set::PointCotangents, d),
+                        Strided::all(Cx::Input),
+                        at_in,
                         m,
-                        copies: input / m.max(1),
-                        factor: is,
-                    });
+                        input / m.max(1),
+                        is,
+                    ));
                 }
             }
             if wanted.targets {
                 st.writes.push((Set::TargetCotangents, k));
                 for d in 0..dim {
                     // Re(conj(g_k)·s·i·A(c∘x_d)_k).
-                    let w = Re {
-                        set: Set::Sources,
-                        d,
-                    };
+                    let w = Re::new(Set::Sources, d);
                     st.push(scale(at_in, Cx::Input, input, Some(w), ONE, false));
-                    st.push(Step::Run {
-                        pass: Pass::transform(false),
-                        from: at_in,
-                        to: at_out,
-                    });
-                    st.push(Step::Reduce {
-                        to: Re {
-                            set: Set::TargetCotangents,
-                            d,
-                        },
-                        x: Strided::all(at_out),
-                        y: Cx::Seed,
-                        m: k,
-                        copies: output / k.max(1),
-                        factor: is,
-                    });
+                    st.push(run(Pass::transform(false), at_in, at_out));
+                    st.push(reduce(
+                        Re::new(Set::TargetCotangents, d),
+                        Strided::all(at_out),
+                        Cx::Seed,
+                        k,
+                        output / k.max(1),
+                        is,
+                    ));
                 }
             }
         }
@@ -504,11 +485,7 @@ pub fn jvp(s: &Setting, (input, output): (usize, usize), given: Given) -> Result
     let tangent = |set, d| Some(Re { set, d });
     // The input tangent's transform, or zeros for the terms below to add to.
     let start = |st: &mut Steps| match given.input {
-        true => st.push(Step::Run {
-            pass: Pass::transform(false),
-            from: Cx::Seed,
-            to: Cx::Result,
-        }),
+        true => st.push(run(Pass::transform(false), Cx::Seed, Cx::Result)),
         false => st.push(Step::Zero(Cx::Result)),
     };
     match s.ty {
@@ -545,11 +522,7 @@ pub fn jvp(s: &Setting, (input, output): (usize, usize), given: Given) -> Result
                     });
                 }
             }
-            st.push(Step::Run {
-                pass: Pass::gradient(false),
-                from: vu,
-                to: Cx::Result,
-            });
+            st.push(run(Pass::gradient(false), vu, Cx::Result));
         }
         TransformType::Type2 => {
             start(&mut st);
@@ -557,11 +530,7 @@ pub fn jvp(s: &Setting, (input, output): (usize, usize), given: Given) -> Result
                 // ∇u(x_j)·δx_j added.
                 st.read(Set::PointTangents, s.per_set(output));
                 let u = st.temp(output * q);
-                st.push(Step::Run {
-                    pass: Pass::gradient(false),
-                    from: Cx::Input,
-                    to: u,
-                });
+                st.push(run(Pass::gradient(false), Cx::Input, u));
                 for d in 0..dim {
                     st.push(Step::Scale {
                         to: Strided::all(Cx::Result),
@@ -601,11 +570,7 @@ pub fn jvp(s: &Setting, (input, output): (usize, usize), given: Given) -> Result
                         ONE,
                         false,
                     ));
-                    st.push(Step::Run {
-                        pass: Pass::transform(false),
-                        from: weighted,
-                        to: transformed,
-                    });
+                    st.push(run(Pass::transform(false), weighted, transformed));
                     st.push(scale(
                         Cx::Result,
                         transformed,
@@ -619,4 +584,99 @@ pub fn jvp(s: &Setting, (input, output): (usize, usize), given: Given) -> Result
         }
     }
     Ok(st)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setting(ty: TransformType, copies: usize) -> Setting {
+        Setting::new((ty, 2, -1), copies, false, Some((30, 20)))
+    }
+
+    /// The checks an executor runs first: a seed of the wrong length, a missing or short set
+    /// of reals, and a strided access past its array are typed errors naming the array.
+    #[test]
+    fn checks_refuse_what_the_steps_would_read_outside() {
+        let all = Wanted::ALL;
+        let t2 = vjp(&setting(TransformType::Type2, 2), (80, 60), all).unwrap();
+        let none = |_| Vec::new();
+        let lens = |input, seed| Lengths {
+            input,
+            seed,
+            reads: &none,
+        };
+        assert_eq!(t2.check(&lens(80, 60)), Ok(()));
+        let e = t2.check(&lens(80, 59)).unwrap_err();
+        assert!(
+            matches!(&e, NudtError::Length { what, .. } if what == "cotangent"),
+            "{e}"
+        );
+        // Type 3 reads its sources and targets: none given, then a short one.
+        let t3 = vjp(&setting(TransformType::Type3, 1), (30, 20), all).unwrap();
+        let e = t3.check(&lens(30, 20)).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                NudtError::Coordinates {
+                    expected: 2,
+                    got: 0
+                }
+            ),
+            "{e}"
+        );
+        let short = |set| match set {
+            Set::Targets => vec![20, 19],
+            _ => vec![30, 30],
+        };
+        let e = t3
+            .check(&Lengths {
+                input: 30,
+                seed: 20,
+                reads: &short,
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&e, NudtError::Length { what, .. } if what == "targets"),
+            "{e}"
+        );
+        // A type 1's input shorter than its pass's values a point need.
+        let mut t1 = vjp(&setting(TransformType::Type1, 1), (30, 80), all).unwrap();
+        t1.temps[0] -= 1;
+        let e = t1.check(&lens(30, 80)).unwrap_err();
+        assert!(
+            matches!(&e, NudtError::Length { what, .. } if what == "work array"),
+            "{e}"
+        );
+    }
+
+    /// The rules' shapes: a type 1's reverse mode is one adjoint gradient pass and a
+    /// reduction a dimension summed over the transforms sharing the points; forward mode
+    /// without tangents only zeroes the output.
+    #[test]
+    fn rules_take_one_pass_for_types_1_and_2() {
+        let st = vjp(&setting(TransformType::Type1, 3), (90, 80), Wanted::ALL).unwrap();
+        let runs = st
+            .list
+            .iter()
+            .filter(|s| matches!(s, Step::Run { .. }))
+            .count();
+        assert_eq!(runs, 1);
+        assert_eq!(st.writes, vec![(Set::PointCotangents, 30)]);
+        assert!(st.list.iter().any(|s| matches!(
+            s,
+            Step::Reduce {
+                copies: 3,
+                m: 30,
+                ..
+            }
+        )));
+        let given = Given {
+            input: false,
+            points: false,
+            targets: false,
+        };
+        let st = jvp(&setting(TransformType::Type1, 1), (30, 80), given).unwrap();
+        assert_eq!(st.list, vec![Step::Zero(Cx::Result)]);
+    }
 }
