@@ -177,7 +177,13 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
             .and_then(|(_, a)| *a);
         given.expect("checked by Steps::check")[r.d]
     };
-    for step in &steps.list {
+    let mut skip = 0;
+    for (i, step) in steps.list.iter().enumerate() {
+        if skip > 0 {
+            // Run with the reduction before it.
+            skip -= 1;
+            continue;
+        }
         // The rules never read the array a step writes.
         let to = match *step {
             Step::Run { to, .. } | Step::Zero(to) => Some(to),
@@ -236,20 +242,61 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                 copies,
                 factor,
             } => {
+                // The reductions that follow of the same array's other slots (one a
+                // dimension) run in the same sweep over it.
+                let group: Vec<(usize, usize)> = steps.list[i..]
+                    .iter()
+                    .map_while(|s| match *s {
+                        Step::Reduce {
+                            to: t,
+                            x: xt,
+                            y: yt,
+                            m: mt,
+                            copies: ct,
+                            factor: ft,
+                        } if (t.set, xt.array, xt.stride, yt, mt, ct, ft)
+                            == (to.set, x.array, x.stride, y, m, copies, factor) =>
+                        {
+                            Some((t.d, xt.offset))
+                        }
+                        _ => None,
+                    })
+                    .collect();
                 let (xs, ys) = (src(x.array), src(y));
                 let f = Complex::new(T::of(factor.re), T::of(factor.im));
-                let sums = &mut arrays.written(to.set)[to.d];
-                on_pool(&mut || {
-                    sums.par_iter_mut()
-                        .with_min_len(PAR_MIN)
-                        .enumerate()
-                        .for_each(|(j, s)| {
-                            *s = (0..copies).fold(T::zero(), |acc, b| {
-                                let n = b * m + j;
-                                acc + (xs[n * x.stride + x.offset] * ys[n].conj() * f).re
-                            })
-                        })
-                });
+                let g = group.len();
+                let sweep = |o: &mut [T], j: usize| {
+                    for b in 0..copies {
+                        let n = b * m + j;
+                        let yc = ys[n].conj() * f;
+                        for (o, &(_, offset)) in o.iter_mut().zip(&group) {
+                            *o += (xs[n * x.stride + offset] * yc).re;
+                        }
+                    }
+                };
+                let written = arrays.written(to.set);
+                if g == 1 {
+                    let out = &mut written[to.d];
+                    on_pool(&mut || {
+                        let each = out.par_chunks_mut(1).with_min_len(PAR_MIN).enumerate();
+                        each.for_each(|(j, o)| sweep(o, j));
+                    });
+                } else {
+                    // Interleaved, then one array a dimension.
+                    let mut sums = vec![T::zero(); g * m];
+                    on_pool(&mut || {
+                        let runs = sums.par_chunks_mut(g).with_min_len(PAR_MIN / g);
+                        runs.enumerate().for_each(|(j, o)| sweep(o, j));
+                    });
+                    for (k, &(d, _)) in group.iter().enumerate() {
+                        let out = &mut written[d];
+                        on_pool(&mut || {
+                            let each = out.par_iter_mut().with_min_len(PAR_MIN).enumerate();
+                            each.for_each(|(j, o)| *o = sums[j * g + k]);
+                        });
+                    }
+                }
+                skip = g - 1;
             }
         }
         match dst {
