@@ -265,37 +265,43 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                 let (xs, ys) = (src(x.array), src(y));
                 let f = Complex::new(T::of(factor.re), T::of(factor.im));
                 let g = group.len();
-                let sweep = |o: &mut [T], j: usize| {
-                    for b in 0..copies {
-                        let n = b * m + j;
-                        let yc = ys[n].conj() * f;
-                        for (o, &(_, offset)) in o.iter_mut().zip(&group) {
-                            *o += (xs[n * x.stride + offset] * yc).re;
-                        }
-                    }
-                };
+                debug_assert!(g <= 3, "one reduction a dimension, at most three");
+                // Each output array by blocks of points, the blocks of all of them taken
+                // together: one task a block writes its part of every array.
                 let written = arrays.written(to.set);
-                if g == 1 {
-                    let out = &mut written[to.d];
-                    on_pool(&mut || {
-                        let each = out.par_chunks_mut(1).with_min_len(PAR_MIN).enumerate();
-                        each.for_each(|(j, o)| sweep(o, j));
-                    });
-                } else {
-                    // Interleaved, then one array a dimension.
-                    let mut sums = vec![T::zero(); g * m];
-                    on_pool(&mut || {
-                        let runs = sums.par_chunks_mut(g).with_min_len(PAR_MIN / g);
-                        runs.enumerate().for_each(|(j, o)| sweep(o, j));
-                    });
-                    for (k, &(d, _)) in group.iter().enumerate() {
-                        let out = &mut written[d];
-                        on_pool(&mut || {
-                            let each = out.par_iter_mut().with_min_len(PAR_MIN).enumerate();
-                            each.for_each(|(j, o)| *o = sums[j * g + k]);
-                        });
+                let mut per_dim: Vec<Option<Vec<&mut [T]>>> = (0..g).map(|_| None).collect();
+                for (d, v) in written.iter_mut().enumerate() {
+                    if let Some(k) = group.iter().position(|&(gd, _)| gd == d) {
+                        per_dim[k] = Some(v.chunks_mut(PAR_MIN).collect());
                     }
                 }
+                let mut blocks: Vec<Vec<&mut [T]>> = Vec::new();
+                for parts in per_dim.into_iter().flatten() {
+                    blocks.resize_with(parts.len(), Vec::new);
+                    for (block, part) in blocks.iter_mut().zip(parts) {
+                        block.push(part);
+                    }
+                }
+                let mut blocks = Some(blocks);
+                on_pool(&mut || {
+                    let all = blocks.take().unwrap_or_default();
+                    all.into_par_iter().enumerate().for_each(|(bi, mut outs)| {
+                        for jj in 0..outs.first().map_or(0, |o| o.len()) {
+                            let j = bi * PAR_MIN + jj;
+                            let mut acc = [T::zero(); 3];
+                            for b in 0..copies {
+                                let n = b * m + j;
+                                let yc = ys[n].conj() * f;
+                                for (a, &(_, offset)) in acc.iter_mut().zip(&group) {
+                                    *a += (xs[n * x.stride + offset] * yc).re;
+                                }
+                            }
+                            for (o, a) in outs.iter_mut().zip(acc) {
+                                o[jj] = a;
+                            }
+                        }
+                    })
+                });
                 skip = g - 1;
             }
         }
