@@ -936,19 +936,25 @@ pub static KERNELS: &[KernelDecl] = &[
     },
     KernelDecl {
         name: GRAD_REDUCE,
-        purpose: "a derivative's reduction: per point, the real part of a constant times one \
-                  value times the conjugate of another, summed over a stack of transforms",
+        purpose: "a derivative's reductions: per point and per slot of `x` (one a dimension), \
+                  the real part of a constant times the slot's value times the conjugate of \
+                  another, summed over a stack of transforms, in one sweep over `x`",
         params: &[
             u64("m", "number of points (outputs)"),
             u64("copies", "transforms stacked over the points, summed"),
-            output("to", Elem::Real, "out: one real per point"),
+            int("slots", "slots reduced, 1 to 3: one output array each"),
+            output("to0", Elem::Real, "out: one real per point, slot 0's"),
+            output("to1", Elem::Real, "out: slot 1's (none below two slots)"),
+            output("to2", Elem::Real, "out: slot 2's (none below three slots)"),
             input(
                 "x",
                 Elem::Complex,
-                "first factors, element b m + j at (b m + j) x_stride + x_offset",
+                "first factors, slot s of element b m + j at (b m + j) x_stride + offset s",
             ),
             u64("x_stride", "complex values between elements of `x`"),
-            u64("x_offset", "complex values before the first element of `x`"),
+            u64("off0", "slot 0's offset in an element of `x`"),
+            u64("off1", "slot 1's offset"),
+            u64("off2", "slot 2's offset"),
             input("y", Elem::Complex, "conjugated factors, copies · m complex"),
             double("fre", "real part of the constant factor"),
             double("fim", "imaginary part of the constant factor"),

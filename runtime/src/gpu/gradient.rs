@@ -91,7 +91,13 @@ pub(crate) fn run<T: Float, D: Device<T>>(
         }
     };
     let real = |set, d: usize| DeviceArrays::set(&a.reads, set).map(|v| v[d]);
-    for step in &steps.list {
+    let mut skip = 0;
+    for (i, step) in steps.list.iter().enumerate() {
+        if skip > 0 {
+            // Run with the reduction before it.
+            skip -= 1;
+            continue;
+        }
         match *step {
             Step::Run { pass: p, from, to } => pass(p, cx(from), cx(to))?,
             Step::Zero(to) => dev.zero(cx(to).0, 2 * cx(to).1)?,
@@ -128,12 +134,25 @@ pub(crate) fn run<T: Float, D: Device<T>>(
                 copies,
                 factor,
             } => {
+                // With the reductions that follow of the same array's other slots: one
+                // launch reads each point's values once for every dimension.
+                let group = steps.reductions_from(i);
+                skip = group.len() - 1;
                 if m == 0 {
                     continue;
                 }
-                let out = DeviceArrays::set(&a.writes, to.set).expect("checked above")[to.d];
-                let mut args = vec![Arg::U64(m as u64), Arg::U64(copies as u64), Arg::Mem(out.0)];
-                args.extend(strided(cx(x.array).0, x));
+                let outs = DeviceArrays::set(&a.writes, to.set).expect("checked above");
+                let slot = |s: usize| group.get(s).copied();
+                let mut args = vec![
+                    Arg::U64(m as u64),
+                    Arg::U64(copies as u64),
+                    Arg::I32(group.len() as i32),
+                ];
+                args.extend(
+                    (0..3).map(|s| Arg::Mem(slot(s).map_or(dev.mem(None), |(d, _)| outs[d].0))),
+                );
+                args.extend([Arg::Mem(cx(x.array).0), Arg::U64(x.stride as u64)]);
+                args.extend((0..3).map(|s| Arg::U64(slot(s).map_or(0, |(_, o)| o) as u64)));
                 args.extend([Arg::Mem(cx(y).0), Arg::F64(factor.re), Arg::F64(factor.im)]);
                 dev.launch(&k.reduce, m, 1, &args)?;
             }

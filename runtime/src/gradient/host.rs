@@ -242,26 +242,8 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                 copies,
                 factor,
             } => {
-                // The reductions that follow of the same array's other slots (one a
-                // dimension) run in the same sweep over it.
-                let group: Vec<(usize, usize)> = steps.list[i..]
-                    .iter()
-                    .map_while(|s| match *s {
-                        Step::Reduce {
-                            to: t,
-                            x: xt,
-                            y: yt,
-                            m: mt,
-                            copies: ct,
-                            factor: ft,
-                        } if (t.set, xt.array, xt.stride, yt, mt, ct, ft)
-                            == (to.set, x.array, x.stride, y, m, copies, factor) =>
-                        {
-                            Some((t.d, xt.offset))
-                        }
-                        _ => None,
-                    })
-                    .collect();
+                // The reductions that follow of the same array's other slots, in one sweep.
+                let group = steps.reductions_from(i);
                 let (xs, ys) = (src(x.array), src(y));
                 let f = Complex::new(T::of(factor.re), T::of(factor.im));
                 let g = group.len();

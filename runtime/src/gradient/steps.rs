@@ -184,6 +184,37 @@ impl Steps {
         }
     }
 
+    /// The reductions from step `i` (a [`Step::Reduce`]) on that step's array, each of
+    /// another slot (one a dimension, so at most three) into another array of the same set:
+    /// `(d, offset)` of each, which an executor runs in one sweep over the array. Empty where
+    /// step `i` is no reduction.
+    pub fn reductions_from(&self, i: usize) -> Vec<(usize, usize)> {
+        let key = |s: &Step| match *s {
+            Step::Reduce {
+                to,
+                x,
+                y,
+                m,
+                copies,
+                factor,
+            } => Some((
+                (to.set, x.array, x.stride, y, m, copies),
+                factor,
+                (to.d, x.offset),
+            )),
+            _ => None,
+        };
+        let Some((first, f, _)) = key(&self.list[i]) else {
+            return Vec::new();
+        };
+        self.list[i..]
+            .iter()
+            .map_while(|s| key(s).filter(|(k, g, _)| (*k, *g) == (first, f)))
+            .map(|(_, _, slot)| slot)
+            .take(3)
+            .collect()
+    }
+
     /// An array's name in errors.
     fn name(&self, a: Cx) -> &'static str {
         match (a, self.reverse) {
@@ -678,5 +709,13 @@ mod tests {
         };
         let st = jvp(&setting(TransformType::Type1, 1), (30, 80), given).unwrap();
         assert_eq!(st.list, vec![Step::Zero(Cx::Result)]);
+        // A type 2's reductions, one a dimension, are one sweep over its pass's values.
+        let st = vjp(&setting(TransformType::Type2, 1), (80, 30), Wanted::ALL).unwrap();
+        let first = st
+            .list
+            .iter()
+            .position(|s| matches!(s, Step::Reduce { .. }));
+        assert_eq!(st.reductions_from(first.unwrap()), vec![(0, 1), (1, 2)]);
+        assert_eq!(st.reductions_from(0), vec![]);
     }
 }
