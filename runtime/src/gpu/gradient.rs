@@ -91,13 +91,7 @@ pub(crate) fn run<T: Float, D: Device<T>>(
         }
     };
     let real = |set, d: usize| DeviceArrays::set(&a.reads, set).map(|v| v[d]);
-    let mut skip = 0;
-    for (i, step) in steps.list.iter().enumerate() {
-        if skip > 0 {
-            // Run with the reduction before it.
-            skip -= 1;
-            continue;
-        }
+    for step in &steps.list {
         match *step {
             Step::Run { pass: p, from, to } => pass(p, cx(from), cx(to))?,
             Step::Zero(to) => dev.zero(cx(to).0, 2 * cx(to).1)?,
@@ -128,31 +122,27 @@ pub(crate) fn run<T: Float, D: Device<T>>(
             }
             Step::Reduce {
                 to,
+                dims,
                 x,
                 y,
                 m,
                 copies,
                 factor,
             } => {
-                // With the reductions that follow of the same array's other slots: one
-                // launch reads each point's values once for every dimension.
-                let group = steps.reductions_from(i);
-                skip = group.len() - 1;
                 if m == 0 {
                     continue;
                 }
+                // Every dimension's cotangent in one launch (the kernel takes up to three).
                 let outs = DeviceArrays::set(&a.writes, to.set).expect("checked above");
-                let slot = |s: usize| group.get(s).copied();
+                let slot = |k: usize| (k < dims).then(|| (outs[to.d + k].0, x.offset + k));
                 let mut args = vec![
                     Arg::U64(m as u64),
                     Arg::U64(copies as u64),
-                    Arg::I32(group.len() as i32),
+                    Arg::I32(dims as i32),
                 ];
-                args.extend(
-                    (0..3).map(|s| Arg::Mem(slot(s).map_or(dev.mem(None), |(d, _)| outs[d].0))),
-                );
+                args.extend((0..3).map(|k| Arg::Mem(slot(k).map_or(dev.mem(None), |s| s.0))));
                 args.extend([Arg::Mem(cx(x.array).0), Arg::U64(x.stride as u64)]);
-                args.extend((0..3).map(|s| Arg::U64(slot(s).map_or(0, |(_, o)| o) as u64)));
+                args.extend((0..3).map(|k| Arg::U64(slot(k).map_or(0, |s| s.1) as u64)));
                 args.extend([Arg::Mem(cx(y).0), Arg::F64(factor.re), Arg::F64(factor.im)]);
                 dev.launch(&k.reduce, m, 1, &args)?;
             }

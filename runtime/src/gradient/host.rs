@@ -177,13 +177,7 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
             .and_then(|(_, a)| *a);
         given.expect("checked by Steps::check")[r.d]
     };
-    let mut skip = 0;
-    for (i, step) in steps.list.iter().enumerate() {
-        if skip > 0 {
-            // Run with the reduction before it.
-            skip -= 1;
-            continue;
-        }
+    for step in &steps.list {
         // The rules never read the array a step writes.
         let to = match *step {
             Step::Run { to, .. } | Step::Zero(to) => Some(to),
@@ -236,14 +230,16 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
             }
             Step::Reduce {
                 to,
+                dims,
                 x,
                 y,
                 m,
                 copies,
                 factor,
             } => {
-                // The reductions that follow of the same array's other slots, in one sweep.
-                let group = steps.reductions_from(i);
+                // Every dimension's sums in one sweep: (d, offset) of each.
+                let group: Vec<(usize, usize)> =
+                    (0..dims).map(|k| (to.d + k, x.offset + k)).collect();
                 let (xs, ys) = (src(x.array), src(y));
                 let f = Complex::new(T::of(factor.re), T::of(factor.im));
                 let g = group.len();
@@ -284,7 +280,6 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                         }
                     })
                 });
-                skip = g - 1;
             }
         }
         match dst {

@@ -129,9 +129,13 @@ pub enum Step {
         factor: Complex<f64>,
         add: bool,
     },
-    /// `to[j] = Σ_{b < copies} Re(factor · x[b·m + j] · conj(y[b·m + j]))` for `j < m`.
+    /// `to[j] = Σ_{b < copies} Re(factor · x[b·m + j] · conj(y[b·m + j]))` for `j < m`, and
+    /// likewise for the `dims − 1` arrays after `to` (dimensions `to.d + 1 ..`) from the slots
+    /// after `x`'s (offsets `x.offset + 1 ..`): every dimension's cotangent from one read of
+    /// a point's values.
     Reduce {
         to: Re,
+        dims: usize,
         x: Strided,
         y: Cx,
         m: usize,
@@ -182,37 +186,6 @@ impl Steps {
             writes: Vec::new(),
             list: Vec::new(),
         }
-    }
-
-    /// The reductions from step `i` (a [`Step::Reduce`]) on that step's array, each of
-    /// another slot (one a dimension, so at most three) into another array of the same set:
-    /// `(d, offset)` of each, which an executor runs in one sweep over the array. Empty where
-    /// step `i` is no reduction.
-    pub fn reductions_from(&self, i: usize) -> Vec<(usize, usize)> {
-        let key = |s: &Step| match *s {
-            Step::Reduce {
-                to,
-                x,
-                y,
-                m,
-                copies,
-                factor,
-            } => Some((
-                (to.set, x.array, x.stride, y, m, copies),
-                factor,
-                (to.d, x.offset),
-            )),
-            _ => None,
-        };
-        let Some((first, f, _)) = key(&self.list[i]) else {
-            return Vec::new();
-        };
-        self.list[i..]
-            .iter()
-            .map_while(|s| key(s).filter(|(k, g, _)| (*k, *g) == (first, f)))
-            .map(|(_, _, slot)| slot)
-            .take(3)
-            .collect()
     }
 
     /// An array's name in errors.
@@ -292,9 +265,18 @@ impl Steps {
                     within(to, count, self.name(to.array))?;
                 }
                 Step::Reduce {
-                    x, y, m, copies, ..
+                    dims,
+                    x,
+                    y,
+                    m,
+                    copies,
+                    ..
                 } => {
-                    within(x, m * copies, self.name(x.array))?;
+                    let last = Strided {
+                        offset: x.offset + dims.max(1) - 1,
+                        ..x
+                    };
+                    within(last, m * copies, self.name(x.array))?;
                     within(Strided::all(y), m * copies, self.name(y))?;
                 }
                 Step::Run { .. } | Step::Zero(_) => {}
@@ -363,11 +345,26 @@ fn run(pass: Pass, from: Cx, to: Cx) -> Step {
 fn reduce(to: Re, x: Strided, y: Cx, m: usize, copies: usize, factor: Complex<f64>) -> Step {
     Step::Reduce {
         to,
+        dims: 1,
         x,
         y,
         m,
         copies,
         factor,
+    }
+}
+
+/// The reductions to every dimension's cotangent of the points from slots `1..=dim` of a
+/// gradient pass's `dim + 1` values a point, one sweep.
+fn reduce_slots(x: Cx, dim: usize, y: Cx, m: usize, copies: usize) -> Step {
+    Step::Reduce {
+        to: Re::new(Set::PointCotangents, 0),
+        dims: dim,
+        x: Strided::slot(x, dim + 1, 1),
+        y,
+        m,
+        copies,
+        factor: ONE,
     }
 }
 
@@ -413,17 +410,8 @@ pub fn vjp(
             if wanted.points {
                 let m = s.per_set(input);
                 st.writes.push((Set::PointCotangents, m));
-                for d in 0..dim {
-                    // Re(c_j·conj(∂_d h(x_j))) = Re(∂_d h(x_j)·conj(c_j)).
-                    st.push(reduce(
-                        Re::new(Set::PointCotangents, d),
-                        Strided::slot(h, q, 1 + d),
-                        Cx::Input,
-                        m,
-                        s.copies,
-                        ONE,
-                    ));
-                }
+                // Re(c_j·conj(∂_d h(x_j))) = Re(∂_d h(x_j)·conj(c_j)).
+                st.push(reduce_slots(h, dim, Cx::Input, m, s.copies));
             }
         }
         TransformType::Type2 => {
@@ -436,17 +424,8 @@ pub fn vjp(
                 st.push(run(Pass::gradient(false), Cx::Input, u));
                 let m = s.per_set(output);
                 st.writes.push((Set::PointCotangents, m));
-                for d in 0..dim {
-                    // Re(conj(g_j)·∂_d u(x_j)).
-                    st.push(reduce(
-                        Re::new(Set::PointCotangents, d),
-                        Strided::slot(u, q, 1 + d),
-                        Cx::Seed,
-                        m,
-                        s.copies,
-                        ONE,
-                    ));
-                }
+                // Re(conj(g_j)·∂_d u(x_j)).
+                st.push(reduce_slots(u, dim, Cx::Seed, m, s.copies));
             }
         }
         TransformType::Type3 => {
@@ -709,13 +688,5 @@ mod tests {
         };
         let st = jvp(&setting(TransformType::Type1, 1), (30, 80), given).unwrap();
         assert_eq!(st.list, vec![Step::Zero(Cx::Result)]);
-        // A type 2's reductions, one a dimension, are one sweep over its pass's values.
-        let st = vjp(&setting(TransformType::Type2, 1), (80, 30), Wanted::ALL).unwrap();
-        let first = st
-            .list
-            .iter()
-            .position(|s| matches!(s, Step::Reduce { .. }));
-        assert_eq!(st.reductions_from(first.unwrap()), vec![(0, 1), (1, 2)]);
-        assert_eq!(st.reductions_from(0), vec![]);
     }
 }
