@@ -237,24 +237,15 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                 copies,
                 factor,
             } => {
-                // Every dimension's sums in one sweep: (d, offset) of each.
-                let group: Vec<(usize, usize)> =
-                    (0..dims).map(|k| (to.d + k, x.offset + k)).collect();
                 let (xs, ys) = (src(x.array), src(y));
                 let f = Complex::new(T::of(factor.re), T::of(factor.im));
-                let g = group.len();
-                debug_assert!(g <= 3, "one reduction a dimension, at most three");
-                // Each output array by blocks of points, the blocks of all of them taken
-                // together: one task a block writes its part of every array.
-                let written = arrays.written(to.set);
-                let mut per_dim: Vec<Option<Vec<&mut [T]>>> = (0..g).map(|_| None).collect();
-                for (d, v) in written.iter_mut().enumerate() {
-                    if let Some(k) = group.iter().position(|&(gd, _)| gd == d) {
-                        per_dim[k] = Some(v.chunks_mut(PAR_MIN).collect());
-                    }
-                }
+                debug_assert!(dims <= 3, "one sum a dimension, at most three");
+                // Every dimension's array by blocks of points, the blocks of all of them
+                // taken together: one task a block writes its part of every array, from one
+                // read of each point's values.
                 let mut blocks: Vec<Vec<&mut [T]>> = Vec::new();
-                for parts in per_dim.into_iter().flatten() {
+                for v in &mut arrays.written(to.set)[to.d..to.d + dims] {
+                    let parts: Vec<&mut [T]> = v.chunks_mut(PAR_MIN).collect();
                     blocks.resize_with(parts.len(), Vec::new);
                     for (block, part) in blocks.iter_mut().zip(parts) {
                         block.push(part);
@@ -269,9 +260,9 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
                             let mut acc = [T::zero(); 3];
                             for b in 0..copies {
                                 let n = b * m + j;
-                                let yc = ys[n].conj() * f;
-                                for (a, &(_, offset)) in acc.iter_mut().zip(&group) {
-                                    *a += (xs[n * x.stride + offset] * yc).re;
+                                let (at, yc) = (n * x.stride + x.offset, ys[n].conj() * f);
+                                for (k, a) in acc.iter_mut().take(dims).enumerate() {
+                                    *a += (xs[at + k] * yc).re;
                                 }
                             }
                             for (o, a) in outs.iter_mut().zip(acc) {
