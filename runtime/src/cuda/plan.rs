@@ -19,14 +19,14 @@ use crate::gpu::gradient::{self as on_device, DeviceArrays};
 use crate::gpu::plan::{setup, GpuPlan};
 use crate::gradient::host::HostArrays;
 use crate::gradient::steps::{self, Given, Set, Steps};
-use crate::gradient::{check_direction, Wanted};
+use crate::gradient::{check_pass, Wanted};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
-use nudt_gen::{KernelKind, TransformType, Upsampling};
+use nudt_gen::{KernelKind, Upsampling};
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -365,10 +365,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     /// A checked run of `pass` between device addresses of `from.1` and `to.1` complex
     /// values: a step of a derivative ([`crate::gpu::gradient`]).
     fn device_pass(&mut self, pass: Pass, from: (u64, usize), to: (u64, usize)) -> CudaResult<()> {
-        if pass.gradient {
-            let interpolates = (self.problem.ty == TransformType::Type2) != pass.adjoint;
-            check_direction(self.problem.ty, pass.adjoint, interpolates)?;
-        }
+        check_pass(self.problem.ty, pass)?;
         let each = self.check_io(from.1, to.1, pass)?;
         self.run(from.0, to.0, pass, &each)
     }

@@ -7,7 +7,6 @@ use crate::backend::{BackendError, NufftPlan};
 use crate::error::NudtError;
 use crate::float::{zeroed, Float};
 use crate::planner::stages::Pass;
-use nudt_gen::TransformType;
 use num_complex::Complex;
 use rayon::prelude::*;
 
@@ -84,7 +83,7 @@ pub(crate) fn run_pass<T: Float, P: NufftPlan<T> + ?Sized>(
     from: &[Complex<T>],
     to: &mut [Complex<T>],
 ) -> Result<(), BackendError> {
-    let interpolates = (plan.transform_type() == TransformType::Type2) != pass.adjoint;
+    let interpolates = super::interpolates(plan.transform_type(), pass.adjoint);
     match (pass.gradient, pass.adjoint) {
         (false, false) => plan.execute(from, to),
         (false, true) => plan.execute_adjoint(from, to),

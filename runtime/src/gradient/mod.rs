@@ -37,6 +37,7 @@ pub mod steps;
 use crate::backend::{BackendError, NufftPlan};
 use crate::error::NudtError;
 use crate::float::Float;
+use crate::planner::stages::Pass;
 use crate::uniform::ModeOrder;
 use host::HostArrays;
 use nudt_gen::TransformType;
@@ -139,6 +140,21 @@ fn per_point(len: usize, q: usize, what: &str) -> Result<usize, NudtError> {
             expected: len.next_multiple_of(q),
             got: len,
         }),
+    }
+}
+
+/// Whether a gradient pass of a type `ty` plan in this direction interpolates (a type 2's
+/// forward, a type 1's adjoint) rather than spreads.
+pub(crate) fn interpolates(ty: TransformType, adjoint: bool) -> bool {
+    (ty == TransformType::Type2) != adjoint
+}
+
+/// Checks a pass a derivative's steps run on a device (`gpu::gradient`): a gradient pass
+/// in the direction [`interpolates`] gives, which [`check_direction`] holds it to.
+pub(crate) fn check_pass(ty: TransformType, pass: Pass) -> Result<(), NudtError> {
+    match pass.gradient {
+        true => check_direction(ty, pass.adjoint, interpolates(ty, pass.adjoint)),
+        false => Ok(()),
     }
 }
 

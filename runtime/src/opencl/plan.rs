@@ -17,7 +17,7 @@ use super::launch::{alloc, copy, elements, owner, read, share, write, zero};
 use crate::error::NudtError;
 use crate::gpu::gradient as on_device;
 use crate::gpu::plan::{setup, GpuPlan};
-use crate::gradient::check_direction;
+use crate::gradient::check_pass;
 use crate::gradient::host::HostArrays;
 use crate::gradient::steps::Steps;
 use crate::planner::stages::{self, Pass};
@@ -25,7 +25,7 @@ use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::gpu::GpuMethod;
-use nudt_gen::{KernelKind, TransformType, Upsampling};
+use nudt_gen::{KernelKind, Upsampling};
 use num_complex::Complex;
 use opencl3::memory::Buffer;
 use opencl3::types::cl_mem;
@@ -284,10 +284,7 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         from: (Option<cl_mem>, usize),
         to: (Option<cl_mem>, usize),
     ) -> OpenClResult<()> {
-        if pass.gradient {
-            let interpolates = (self.problem.ty == TransformType::Type2) != pass.adjoint;
-            check_direction(self.problem.ty, pass.adjoint, interpolates)?;
-        }
+        check_pass(self.problem.ty, pass)?;
         let (Some(a), Some(b)) = (from.0, to.0) else {
             return Err(NudtError::PointsNotSet.into());
         };
