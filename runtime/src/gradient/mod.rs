@@ -108,18 +108,6 @@ fn direction_sign<T: Float, P: NufftPlan<T> + ?Sized>(plan: &P, adjoint: bool) -
     }
 }
 
-fn run<T: Float, P: NufftPlan<T> + ?Sized>(
-    plan: &mut P,
-    input: &[Complex<T>],
-    output: &mut [Complex<T>],
-    adjoint: bool,
-) -> Result<(), BackendError> {
-    match adjoint {
-        true => plan.execute_adjoint(input, output),
-        false => plan.execute(input, output),
-    }
-}
-
 /// The mode numbers along `axis` of the modes of one transform (row-major, the first
 /// dimension slowest), in `order`.
 fn mode_numbers(modes: &[usize], order: ModeOrder, axis: usize) -> Vec<f64> {
@@ -208,7 +196,7 @@ pub fn interp_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
                 std::borrow::Cow::Owned(scaled.collect())
             }
         };
-        run(plan, &input, &mut vals, adjoint)?;
+        host::run_pass(plan, Pass::transform(adjoint), &input, &mut vals)?;
         for (o, v) in out.chunks_mut(q).zip(&vals) {
             o[slot] = *v;
         }
@@ -230,10 +218,10 @@ pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     let (recipe, order) = (plan.recipe(), plan.mode_order());
     let factor = i::<T>() * T::of(f64::from(direction_sign(plan, adjoint)));
     let slot = |s: usize| -> Vec<Complex<T>> { vu.iter().skip(s).step_by(q).copied().collect() };
-    run(plan, &slot(0), modes, adjoint)?;
+    host::run_pass(plan, Pass::transform(adjoint), &slot(0), modes)?;
     let mut part = vec![Complex::default(); modes.len()];
     for axis in 0..q - 1 {
-        run(plan, &slot(axis + 1), &mut part, adjoint)?;
+        host::run_pass(plan, Pass::transform(adjoint), &slot(axis + 1), &mut part)?;
         let k = mode_numbers(&recipe.modes, order, axis);
         for (f, p) in modes
             .chunks_mut(k.len().max(1))
