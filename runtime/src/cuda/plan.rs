@@ -15,11 +15,11 @@ use super::{CudaFloat, GpuArch, GpuMethod};
 use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut};
 use crate::gpu::engine::SortedGrid;
-use crate::gpu::gradient::{self as on_device, DeviceArrays};
+use crate::gpu::gradient::{self as on_device, check_pass, DeviceArrays};
 use crate::gpu::plan::{setup, GpuPlan};
 use crate::gradient::host::HostArrays;
 use crate::gradient::steps::{self, Given, Set, Steps};
-use crate::gradient::{check_pass, Wanted};
+use crate::gradient::{self, Wanted};
 use crate::planner::stages::{self, Pass};
 use crate::planner::validate::{check_type, point_count, SOURCES, TARGETS};
 use crate::planner::{sets, Problem, Type3Method};
@@ -403,7 +403,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
     ) -> CudaResult<()> {
         let counts = points.map(|(s, t)| (len_of(s), len_of(t)));
         let lens = (complex_len(input.len())?, complex_len(cotangent.len())?);
-        let steps = steps::vjp(&self.gradient_setting(counts), lens, wanted)?;
+        let steps = steps::vjp(&gradient::setting(self, counts), lens, wanted)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let (gi, gs) = (input.device_ptr(&stream), cotangent.device_ptr(&stream));
@@ -451,7 +451,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         };
         let counts = points.map(|(s, t)| (len_of(s), len_of(t)));
         let lens = (complex_len(input.len())?, complex_len(output.len())?);
-        let steps = steps::jvp(&self.gradient_setting(counts), lens, given)?;
+        let steps = steps::jvp(&gradient::setting(self, counts), lens, given)?;
         let n_seed = d_input.map_or(Ok(0), |d| complex_len(d.len()))?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();

@@ -6,11 +6,14 @@
 //! a point both ways.
 
 use super::device::{Arg, Device};
+use crate::error::NudtError;
 use crate::float::{interleaved, interleaved_mut, Float};
 use crate::gradient::host::{check_result, HostArrays};
 use crate::gradient::steps::{Cx, Lengths, Set, Step, Steps, Strided};
+use crate::gradient::{check_direction, interpolates};
 use crate::planner::stages::Pass;
 use nudt_gen::gpu::names;
+use nudt_gen::TransformType;
 
 /// The common module's two kernels of the derivatives.
 #[derive(Clone, Debug)]
@@ -52,6 +55,15 @@ impl<M: Copy> DeviceArrays<M> {
 
 /// A pass of the plan between device arrays: `(pass, from, to)`.
 pub(crate) type PassFn<'a, M, E> = dyn FnMut(Pass, Array<M>, Array<M>) -> Result<(), E> + 'a;
+
+/// Checks a pass a derivative's steps run on a device: a gradient pass in the direction
+/// [`interpolates`] gives, which [`check_direction`] holds it to.
+pub(crate) fn check_pass(ty: TransformType, pass: Pass) -> Result<(), NudtError> {
+    match pass.gradient {
+        true => check_direction(ty, pass.adjoint, interpolates(ty, pass.adjoint)),
+        false => Ok(()),
+    }
+}
 
 /// Runs `steps` on `a` with the plan's passes `pass`, after checking every array's length.
 pub(crate) fn run<T: Float, D: Device<T>>(

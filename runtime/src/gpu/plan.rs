@@ -16,7 +16,6 @@ use super::gaussian::{GaussGrids, Windowed};
 use super::type3::Boxes;
 use crate::error::NudtError;
 use crate::float::Float;
-use crate::gradient::steps::Setting;
 use crate::planner::gaussian::GaussGeometry;
 use crate::planner::stages::{self, Stage};
 use crate::planner::type3::Geometry;
@@ -637,14 +636,6 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             inner: module(stages::INNER_ROLE)?,
             quadrature: self.dev.quadrature(&kernel)?,
         })
-    }
-
-    /// How the plan is set, for a derivative's steps ([`crate::gradient::steps`]): type 3
-    /// with its numbers of sources and targets.
-    pub(crate) fn gradient_setting(&self, type3: Option<(usize, usize)>) -> Setting {
-        let p = &self.problem;
-        let per_transform = self.points_per_transform();
-        Setting::new((p.ty, p.dim(), p.isign), p.ntransf, per_transform, type3)
     }
 
     /// Whether each transform has its own point set ([`Self::set_points_per_transform`]).

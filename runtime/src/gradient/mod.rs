@@ -137,15 +137,6 @@ pub(crate) fn interpolates(ty: TransformType, adjoint: bool) -> bool {
     (ty == TransformType::Type2) != adjoint
 }
 
-/// Checks a pass a derivative's steps run on a device (`gpu::gradient`): a gradient pass
-/// in the direction [`interpolates`] gives, which [`check_direction`] holds it to.
-pub(crate) fn check_pass(ty: TransformType, pass: Pass) -> Result<(), NudtError> {
-    match pass.gradient {
-        true => check_direction(ty, pass.adjoint, interpolates(ty, pass.adjoint)),
-        false => Ok(()),
-    }
-}
-
 /// Checks that a type 1 or 2 `plan` has a gradient pass in this direction: interpolation on
 /// a type 2's forward or a type 1's adjoint, spreading on the other two. Every backend's
 /// gradient passes check through here (`entry::plan_entry_points`).
@@ -235,19 +226,25 @@ pub fn spread_by_transforms<T: Float, P: NufftPlan<T> + ?Sized>(
     Ok(())
 }
 
-/// How `plan` is set, for the steps of a derivative: type 3 with the numbers of `points`.
-fn setting<T: Float, P: NufftPlan<T> + ?Sized>(
+/// How `plan` is set, for the steps of a derivative: type 3 with its numbers of sources
+/// and targets (`counts`).
+pub(crate) fn setting<T: Float, P: NufftPlan<T> + ?Sized>(
     plan: &P,
-    points: Option<Type3Points<'_, T>>,
+    counts: Option<(usize, usize)>,
 ) -> Setting {
-    let count = |a: &[&[T]]| a.first().map_or(0, |a| a.len());
     let recipe = plan.recipe();
     Setting::new(
         (plan.transform_type(), plan.dim(), recipe.isign),
         recipe.ntransf,
         plan.points_per_transform(),
-        points.map(|p| (count(p.sources), count(p.targets))),
+        counts,
     )
+}
+
+/// The numbers of sources and targets of type 3 `points` (the first dimension's lengths).
+fn counts<T>(points: Option<Type3Points<'_, T>>) -> Option<(usize, usize)> {
+    let count = |a: &[&[T]]| a.first().map_or(0, |a| a.len());
+    points.map(|p| (count(p.sources), count(p.targets)))
 }
 
 /// The host arrays of a derivative at `input` with seed `seed` into `result`.
@@ -280,7 +277,7 @@ pub fn vjp<T: Float, P: NufftPlan<T> + ?Sized>(
     points: Option<Type3Points<'_, T>>,
     wanted: Wanted,
 ) -> Result<Cotangents<T>, BackendError> {
-    let s = setting(plan, points);
+    let s = setting(plan, counts(points));
     let steps = steps::vjp(&s, (input.len(), cotangent.len()), wanted)?;
     let mut result = crate::float::zeroed(steps.result);
     let mut a = arrays(input, cotangent, &mut result, points);
@@ -302,7 +299,7 @@ pub fn jvp<T: Float, P: NufftPlan<T> + ?Sized>(
     points: Option<Type3Points<'_, T>>,
     output: &mut [Complex<T>],
 ) -> Result<(), BackendError> {
-    let s = setting(plan, points);
+    let s = setting(plan, counts(points));
     let given = Given {
         input: tangents.input.is_some(),
         points: tangents.points.is_some(),
