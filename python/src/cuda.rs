@@ -16,8 +16,8 @@ use crate::errors::{to_py, value_error};
 use crate::gradients::check_gradients;
 use crate::shared::Shared;
 use nudt_runtime::cuda::{
-    device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaSlice, CudaStream,
-    ForeignSlice, ForeignStream, GpuMethod,
+    device_count, CudaError, CudaFloat, CudaOptions, CudaPlan, CudaSlice, CudaStream, ForeignSlice,
+    ForeignStream, GpuMethod,
 };
 use nudt_runtime::gradient::Wanted;
 use nudt_runtime::{ModeOrder, NudtError, TransformType, Upsampling};
@@ -248,7 +248,9 @@ impl Derivative {
 
 /// A type 3 plan's kept sets as the derivatives take them.
 fn kept_sets<T: CudaFloat>(type3: &Option<DeviceSets<T>>) -> Option<[Vec<&CudaSlice<T>>; 2]> {
-    type3.as_ref().map(|(s, t)| [s.iter().collect(), t.iter().collect()])
+    type3
+        .as_ref()
+        .map(|(s, t)| [s.iter().collect(), t.iter().collect()])
 }
 
 fn vjp<T: CudaFloat>(
@@ -480,11 +482,12 @@ impl RawCudaPlan {
             targets: d_targets,
             out: d_data,
         };
-        self.plan.run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
-            (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
-            (true, AnyCudaPlan::F32(k)) => vjp(k, &arrays, wanted, &streams),
-            (true, AnyCudaPlan::F64(k)) => vjp(k, &arrays, wanted, &streams),
-        })
+        self.plan
+            .run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
+                (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
+                (true, AnyCudaPlan::F32(k)) => vjp(k, &arrays, wanted, &streams),
+                (true, AnyCudaPlan::F64(k)) => vjp(k, &arrays, wanted, &streams),
+            })
     }
 
     /// Forward mode on device arrays, queued as `execute` is: the change of the output at
@@ -511,11 +514,12 @@ impl RawCudaPlan {
             targets: d_targets.unwrap_or_default(),
             out: Some(out),
         };
-        self.plan.run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
-            (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
-            (true, AnyCudaPlan::F32(k)) => jvp(k, &arrays, given, &streams),
-            (true, AnyCudaPlan::F64(k)) => jvp(k, &arrays, given, &streams),
-        })
+        self.plan
+            .run(py, cuda_to_py, |st| match (st.ready, &mut st.plan) {
+                (false, _) => Err(CudaError::Nudt(NudtError::PointsNotSet)),
+                (true, AnyCudaPlan::F32(k)) => jvp(k, &arrays, given, &streams),
+                (true, AnyCudaPlan::F64(k)) => jvp(k, &arrays, given, &streams),
+            })
     }
 
     /// Seconds the runtime spent queuing the last `setpts` or `execute` (GIL released).
