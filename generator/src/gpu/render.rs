@@ -92,7 +92,7 @@ pub mod names {
     pub const GRID_TO_MODES: &str = "nudt_grid_to_modes";
     pub const MODES_TO_GRID: &str = "nudt_modes_to_grid";
     pub const CMUL: &str = "nudt_cmul";
-    pub const GRAD_SCALE: &str = "nudt_grad_scale";
+    pub const SCALE: &str = "nudt_scale";
     pub const GRAD_REDUCE: &str = "nudt_grad_reduce";
     pub const MINMAX: &str = "nudt_minmax";
     pub const T3_SOURCES: &str = "nudt_t3_sources";
@@ -355,7 +355,7 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<GpuSou
         el(names::GRID_TO_MODES)?,
         el(names::MODES_TO_GRID)?,
         el(names::CMUL)?,
-        el(names::GRAD_SCALE)?,
+        el(names::SCALE)?,
         el(names::GRAD_REDUCE)?,
         GpuKernel::new(
             names::MINMAX,

@@ -905,9 +905,10 @@ pub static KERNELS: &[KernelDecl] = &[
         dynamic_local: false,
     },
     KernelDecl {
-        name: GRAD_SCALE,
-        purpose: "a derivative's element-wise step: strided complex values times a constant \
-                  and a real weight per point, written or added",
+        name: SCALE,
+        purpose: "strided complex values times a constant and a real weight per element, \
+                  written or added, in batches (GROUP_Y): a derivative's element-wise step, \
+                  a multi-device plan's packing and halo sums",
         params: &[
             u64("n", "number of elements"),
             output("to", Elem::Complex, "out: the values written or added to"),
@@ -916,12 +917,14 @@ pub static KERNELS: &[KernelDecl] = &[
                 "to_offset",
                 "complex values before the first element of `to`",
             ),
+            u64("to_batch", "complex values between batches of `to`"),
             input("from", Elem::Complex, "the values scaled"),
             u64("from_stride", "complex values between elements of `from`"),
             u64(
                 "from_offset",
                 "complex values before the first element of `from`",
             ),
+            u64("from_batch", "complex values between batches of `from`"),
             input(
                 "w",
                 Elem::Real,

@@ -306,6 +306,10 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         &self.stream
     }
 
+    fn scale_kernel(&self) -> CudaResult<super::launch::Kernel> {
+        Ok(self.common.grad.scale().clone())
+    }
+
     fn run_stages(
         &self,
         u: &mut UniformDev<T>,

@@ -47,6 +47,8 @@ mod grid;
 mod launch;
 mod memory;
 mod multi;
+#[cfg(feature = "nccl")]
+mod nccl;
 mod plan;
 mod staging;
 
@@ -64,7 +66,7 @@ pub use fft::{FftEngine, GenFft};
 pub use launch::{
     cache_dir, cache_path, compile_options, load_module, nvrtc_cubin, set_cache_dir, ModuleOrigin,
 };
-pub use multi::CudaMultiPlan;
+pub use multi::{CudaLink, CudaMultiPlan};
 pub use nudt_gen::gpu::{GpuArch, GpuMethod};
 pub use plan::{CudaOptions, CudaPlan, CudaTimings};
 

@@ -1,184 +1,249 @@
 //! How a multi-device plan ([`super::multi`]) moves data between its devices: the four
-//! exchanges of a slab-decomposed transform, over the device arrays of every device at once
-//! (one process drives all of them). What goes where is the plan layer's
-//! ([`Decomposition`]); a communicator only carries it out. [`HostComm`] does it through
-//! host memory, on any backend: several OpenCL contexts on one PoCL device then emulate
-//! several GPUs, so CI runs every stage of the multi-device path; NCCL does it between GPUs.
+//! exchanges of a slab-decomposed transform (sum the halos, fill them, rows to columns and
+//! back), over the device arrays of every device at once (one process drives all of them).
+//! What goes where is the plan layer's, as data ([`Transfer`]s of
+//! [`Decomposition::halo_transfers`] and [`Decomposition::transpose_transfers`]);
+//! [`Exchanges`] carries them out the same way for every backend and link: a block that
+//! stays on its device is copied or added there by the common module's `nudt_scale`; one
+//! that crosses is packed into consecutive values on its sender by the same kernel, carried
+//! whole by a [`Link`], and unpacked (copied or added) on its receiver. Only the link
+//! differs: [`HostLink`] goes through host memory on any backend (several OpenCL contexts on
+//! one PoCL device then emulate several GPUs, so CI runs every step but the carrying of the
+//! multi-device path), NCCL goes from GPU to GPU (`crate::cuda::nccl`).
 
-use super::device::Device;
-use crate::float::Float;
-use crate::planner::devices::Decomposition;
+use super::device::{Arg, Device};
+use crate::planner::devices::{Decomposition, Side, Transfer};
 
 /// Each device's arrays in, each device's arrays out (complex values interleaved, as the
 /// kernels take them).
 pub(crate) type Bufs<D, T> = Vec<<D as Device<T>>::Buf>;
 
-/// The exchanges between the devices of a slab decomposition `s`; `devs[r]` is device r.
-pub(crate) trait Communicator<D: Device<T>, T> {
-    /// Type 1: every device's local grid (its [`Decomposition::local_planes`] planes)
-    /// added into the slabs of their planes' owners ([`Decomposition::segments`]): each
-    /// device's slab, the halos summed.
-    fn sum_halos(
+/// An array of consecutive values to carry whole: from device `from` to a new array of
+/// `len` complex values on device `to`.
+pub(crate) struct Carry<'a, B> {
+    pub from: usize,
+    pub buf: &'a B,
+    pub len: usize,
+    pub to: usize,
+}
+
+/// How arrays go from one device to another: every carry of one exchange at once, each to a
+/// new array on its receiver, ordered after the work queued on its sender and before the
+/// work queued next on its receiver.
+pub(crate) trait Link<D: Device<T>, T> {
+    /// The link's name (`host`, `nccl`), for reports.
+    fn name(&self) -> &'static str;
+    /// The arrays of `carries`, in order, on their receivers.
+    fn carry(&self, devs: &[&D], carries: &[Carry<'_, D::Buf>]) -> Result<Bufs<D, T>, D::Error>;
+}
+
+/// Arrays carried through host memory: read back from the sender, uploaded to the receiver.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostLink;
+
+impl<D: Device<T>, T> Link<D, T> for HostLink {
+    fn name(&self) -> &'static str {
+        "host"
+    }
+
+    fn carry(&self, devs: &[&D], carries: &[Carry<'_, D::Buf>]) -> Result<Bufs<D, T>, D::Error> {
+        carries
+            .iter()
+            .map(|c| {
+                let host = devs[c.from].read(devs[c.from].mem(Some(c.buf)), 2 * c.len)?;
+                devs[c.to].upload(&host, "a carried block")
+            })
+            .collect()
+    }
+}
+
+/// Most batches (planes) one launch takes: CUDA's limit on a grid's second dimension.
+const MAX_BATCHES: usize = 65_535;
+
+/// `t`'s values from `src` (laid out as `from`) to `dst` (as `to`) on `dev`, written or
+/// added (`add`), by the common module's `nudt_scale` (`k`).
+fn move_block<T, D: Device<T>>(
+    dev: &D,
+    k: &D::Kernel,
+    t: &Transfer,
+    (src, from): (D::Mem, Side),
+    (dst, to): (D::Mem, Side),
+    add: bool,
+) -> Result<(), D::Error> {
+    let mut first = 0;
+    while first < t.batches {
+        let nb = (t.batches - first).min(MAX_BATCHES);
+        let side = |mem, s: Side| {
+            [
+                Arg::Mem(mem),
+                Arg::U64(s.stride as u64),
+                Arg::U64(s.at(first, 0) as u64),
+                Arg::U64(s.batch as u64),
+            ]
+        };
+        let mut args = vec![Arg::U64(t.count as u64)];
+        args.extend(side(dst, to));
+        args.extend(side(src, from));
+        args.extend([
+            Arg::Mem(dev.mem(None)),
+            Arg::U64(0),
+            Arg::F64(1.0),
+            Arg::F64(0.0),
+            Arg::I32(i32::from(add)),
+        ]);
+        dev.launch(k, t.count, nb, &args)?;
+        first += nb;
+    }
+    Ok(())
+}
+
+/// A multi-device plan's exchanges over the link `L`, with each device's `nudt_scale`
+/// kernel (`K`).
+pub(crate) struct Exchanges<K, L> {
+    link: L,
+    scale: Vec<K>,
+}
+
+impl<K, L> Exchanges<K, L> {
+    /// The exchanges over `link`; `scale[r]` is device r's `nudt_scale`.
+    pub fn new(link: L, scale: Vec<K>) -> Self {
+        Exchanges { link, scale }
+    }
+
+    /// The link's name.
+    pub fn link_name<T, D: Device<T, Kernel = K>>(&self) -> &'static str
+    where
+        L: Link<D, T>,
+    {
+        self.link.name()
+    }
+
+    /// Type 1: every device's local grid (its [`Decomposition::local_planes`] planes) added
+    /// into the slabs of their planes' owners: each device's slab, the halos summed.
+    pub fn sum_halos<T, D: Device<T, Kernel = K>>(
         &self,
         devs: &[&D],
         grids: &[&D::Buf],
         s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error>;
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        let lens = (0..devs.len()).map(|r| s.slab(r).len() * s.plane());
+        self.run(devs, grids, lens.collect(), &s.halo_transfers(), true)
+    }
+
     /// Type 2, [`Self::sum_halos`]' adjoint: every device's local grid, copied from the
     /// slabs that hold its planes.
-    fn fill_halos(
+    pub fn fill_halos<T, D: Device<T, Kernel = K>>(
         &self,
         devs: &[&D],
         slabs: &[&D::Buf],
         s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error>;
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        let lens = (0..devs.len()).map(|r| s.local_planes(r) * s.plane());
+        let back: Vec<Transfer> = s.halo_transfers().iter().map(|t| t.reversed()).collect();
+        self.run(devs, slabs, lens.collect(), &back, false)
+    }
+
     /// The all-to-all transpose: from each device's planes, rows of
     /// [`Decomposition::columns`] values, to each device's columns
     /// ([`Decomposition::column_range`]), each `n[0]` values along the slow axis.
-    fn to_columns(
+    pub fn to_columns<T, D: Device<T, Kernel = K>>(
         &self,
         devs: &[&D],
         rows: &[&D::Buf],
         s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error>;
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        let lens = (0..devs.len()).map(|r| s.column_range(r).len() * s.n[0]);
+        self.run(devs, rows, lens.collect(), &s.transpose_transfers(), false)
+    }
+
     /// The transpose back: columns to rows.
-    fn to_rows(
+    pub fn to_rows<T, D: Device<T, Kernel = K>>(
         &self,
         devs: &[&D],
         columns: &[&D::Buf],
         s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error>;
-}
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        let lens = (0..devs.len()).map(|r| s.slab(r).len() * s.columns());
+        let back: Vec<Transfer> = s
+            .transpose_transfers()
+            .iter()
+            .map(|t| t.reversed())
+            .collect();
+        self.run(devs, columns, lens.collect(), &back, false)
+    }
 
-/// The devices' data moved through host memory: read back, rearranged, uploaded.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HostComm;
-
-/// Each device's first `lens[r]` complex values.
-fn read_all<D: Device<T>, T>(
-    devs: &[&D],
-    bufs: &[&D::Buf],
-    lens: impl Fn(usize) -> usize,
-) -> Result<Vec<Vec<T>>, D::Error> {
-    (0..devs.len())
-        .map(|r| devs[r].read(devs[r].mem(Some(bufs[r])), 2 * lens(r)))
-        .collect()
-}
-
-fn upload_all<D: Device<T>, T>(
-    devs: &[&D],
-    host: &[Vec<T>],
-    what: &str,
-) -> Result<Bufs<D, T>, D::Error> {
-    devs.iter()
-        .zip(host)
-        .map(|(d, h)| d.upload(h, what))
-        .collect()
-}
-
-/// Every (device, its local plane, owner, the owner's plane) of the decomposition's halo
-/// segments, plane by plane.
-fn halo_planes(s: &Decomposition) -> impl Iterator<Item = (usize, usize, usize, usize)> + '_ {
-    (0..s.devices()).flat_map(move |r| {
-        s.segments(r).into_iter().flat_map(move |g| {
-            let at = g.global - s.slab(g.owner).start;
-            (0..g.len).map(move |i| (r, g.local + i, g.owner, at + i))
-        })
-    })
-}
-
-/// Every (device, row index, device, column index) pair of one complex value in the
-/// transpose: value `c` of plane `p` in its slab's rows, and at `(c − start) · n[0] + p` in
-/// its column's device.
-fn transpose_pairs(s: &Decomposition) -> impl Iterator<Item = (usize, usize, usize, usize)> + '_ {
-    let (cols, n0) = (s.columns(), s.n[0]);
-    (0..s.devices())
-        .flat_map(move |from| {
-            (0..s.devices()).flat_map(move |to| {
-                let (planes, range) = s.block(from, to);
-                let start = planes.start;
-                planes.flat_map(move |p| {
-                    let range = range.clone();
-                    range.clone().map(move |c| {
-                        (
-                            (from, (p - start) * cols + c),
-                            (to, (c - range.start) * n0 + p),
-                        )
-                    })
-                })
+    /// Carries out `transfers` from the arrays `src` into new arrays of `lens` complex
+    /// values, one per device (zeroed first where the transfers add).
+    fn run<T, D: Device<T, Kernel = K>>(
+        &self,
+        devs: &[&D],
+        src: &[&D::Buf],
+        lens: Vec<usize>,
+        transfers: &[Transfer],
+        add: bool,
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        let dst = devs
+            .iter()
+            .zip(&lens)
+            .map(|(d, &n)| {
+                let b = d.alloc(2 * n, "an exchange's array")?;
+                if add {
+                    d.zero(d.mem(Some(&b)), 2 * n)?;
+                }
+                Ok(b)
             })
-        })
-        .map(|((a, i), (b, j))| (a, i, b, j))
-}
-
-impl<D: Device<T>, T: Float> Communicator<D, T> for HostComm {
-    fn sum_halos(
-        &self,
-        devs: &[&D],
-        grids: &[&D::Buf],
-        s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error> {
-        let w = 2 * s.plane();
-        let local = read_all(devs, grids, |r| s.local_planes(r) * s.plane())?;
-        let mut slabs: Vec<Vec<T>> = (0..devs.len())
-            .map(|r| vec![T::zero(); w * s.slab(r).len()])
-            .collect();
-        for (r, j, q, p) in halo_planes(s) {
-            let src = &local[r][j * w..][..w];
-            slabs[q][p * w..][..w]
-                .iter_mut()
-                .zip(src)
-                .for_each(|(a, &b)| *a += b);
+            .collect::<Result<Vec<_>, D::Error>>()?;
+        let mem = |r: usize, b: &D::Buf| devs[r].mem(Some(b));
+        let (stay, cross): (Vec<&Transfer>, Vec<&Transfer>) =
+            transfers.iter().partition(|t| t.from == t.to);
+        for t in stay {
+            let (src, dst) = (
+                (mem(t.from, src[t.from]), t.src),
+                (mem(t.to, &dst[t.to]), t.dst),
+            );
+            move_block(devs[t.to], &self.scale[t.to], t, src, dst, add)?;
         }
-        upload_all(devs, &slabs, "slab")
-    }
-
-    fn fill_halos(
-        &self,
-        devs: &[&D],
-        slabs: &[&D::Buf],
-        s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error> {
-        let w = 2 * s.plane();
-        let slab = read_all(devs, slabs, |r| s.slab(r).len() * s.plane())?;
-        let mut local: Vec<Vec<T>> = (0..devs.len())
-            .map(|r| vec![T::zero(); w * s.local_planes(r)])
+        let packed = cross
+            .iter()
+            .map(|t| {
+                let b = devs[t.from].alloc(2 * t.values(), "a packed block")?;
+                let src = (mem(t.from, src[t.from]), t.src);
+                let to = (mem(t.from, &b), t.packed());
+                move_block(devs[t.from], &self.scale[t.from], t, src, to, false)?;
+                Ok(b)
+            })
+            .collect::<Result<Vec<_>, D::Error>>()?;
+        let carries: Vec<Carry<'_, D::Buf>> = cross
+            .iter()
+            .zip(&packed)
+            .map(|(t, buf)| Carry {
+                from: t.from,
+                buf,
+                len: t.values(),
+                to: t.to,
+            })
             .collect();
-        for (r, j, q, p) in halo_planes(s) {
-            local[r][j * w..][..w].copy_from_slice(&slab[q][p * w..][..w]);
+        let received = self.link.carry(devs, &carries)?;
+        for (t, b) in cross.iter().zip(&received) {
+            let src = (mem(t.to, b), t.packed());
+            let dst = (mem(t.to, &dst[t.to]), t.dst);
+            move_block(devs[t.to], &self.scale[t.to], t, src, dst, add)?;
         }
-        upload_all(devs, &local, "local grid")
-    }
-
-    fn to_columns(
-        &self,
-        devs: &[&D],
-        rows: &[&D::Buf],
-        s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error> {
-        let rows = read_all(devs, rows, |r| s.slab(r).len() * s.columns())?;
-        let mut cols: Vec<Vec<T>> = (0..devs.len())
-            .map(|r| vec![T::zero(); 2 * s.column_range(r).len() * s.n[0]])
-            .collect();
-        for (a, i, b, j) in transpose_pairs(s) {
-            cols[b][2 * j..][..2].copy_from_slice(&rows[a][2 * i..][..2]);
-        }
-        upload_all(devs, &cols, "columns")
-    }
-
-    fn to_rows(
-        &self,
-        devs: &[&D],
-        columns: &[&D::Buf],
-        s: &Decomposition,
-    ) -> Result<Bufs<D, T>, D::Error> {
-        let cols = read_all(devs, columns, |r| s.column_range(r).len() * s.n[0])?;
-        let mut rows: Vec<Vec<T>> = (0..devs.len())
-            .map(|r| vec![T::zero(); 2 * s.slab(r).len() * s.columns()])
-            .collect();
-        for (a, i, b, j) in transpose_pairs(s) {
-            rows[a][2 * i..][..2].copy_from_slice(&cols[b][2 * j..][..2]);
-        }
-        upload_all(devs, &rows, "rows")
+        Ok(dst)
     }
 }

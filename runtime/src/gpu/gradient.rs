@@ -1,5 +1,5 @@
 //! A derivative's [`Steps`] on the device, once for CUDA and OpenCL: the plan's passes
-//! between device arrays, and the common module's `nudt_grad_scale` and `nudt_grad_reduce`
+//! between device arrays, and the common module's `nudt_scale` and `nudt_grad_reduce`
 //! for the element-wise steps. The arrays stay on the device from the first pass to the
 //! last: on host arrays ([`run_host`]) only the inputs go up and the cotangents or the
 //! output come down, where running the host's steps would copy each pass's `dim + 1` values
@@ -23,10 +23,16 @@ pub(crate) struct GradKernels<K> {
 }
 
 impl<K> GradKernels<K> {
+    /// `nudt_scale`, which a multi-device plan's exchanges launch too (CUDA's from here).
+    #[cfg(feature = "cuda")]
+    pub fn scale(&self) -> &K {
+        &self.scale
+    }
+
     /// Both kernels, each found by `load` from its generated name.
     pub fn load<E>(load: impl Fn(&'static str) -> Result<K, E>) -> Result<Self, E> {
         Ok(GradKernels {
-            scale: load(names::GRAD_SCALE)?,
+            scale: load(names::SCALE)?,
             reduce: load(names::GRAD_REDUCE)?,
         })
     }
@@ -170,12 +176,13 @@ fn lens<M>(v: &[Array<M>]) -> Vec<usize> {
     v.iter().map(|&(_, n)| n).collect()
 }
 
-/// A strided array's three arguments: the array, its stride and its offset.
+/// A strided array's four arguments: the array, its stride, its offset and (one batch) 0.
 fn strided<M>(mem: M, s: Strided) -> Vec<Arg<M>> {
     vec![
         Arg::Mem(mem),
         Arg::U64(s.stride as u64),
         Arg::U64(s.offset as u64),
+        Arg::U64(0),
     ]
 }
 

@@ -4,8 +4,8 @@
 //! in 2-D or 3-D, is split over every device, one after another. The fine grid is cut into
 //! slabs along its slowest axis, one per device, and every rule of the cut — slabs, which device a point
 //! goes to and where it lies on that device's local grid, halos, the transpose's blocks — is
-//! the plan layer's ([`Decomposition`]); the data moves between devices through a
-//! [`Communicator`] (through the host in [`super::comm::HostComm`]).
+//! the plan layer's ([`Decomposition`]); the data moves between devices by the
+//! [`Exchanges`] over a [`Link`] (through the host, [`super::comm::HostLink`], or NCCL).
 //!
 //! Each device holds three type 1/2 engines of its backend, made as a one-device plan makes
 //! its grid: the local grid (its slab with halo and margins, a `dim`-D grid its points are
@@ -19,7 +19,7 @@
 //! runs the same steps backwards, and each adjoint the other type's.
 #![allow(private_bounds, private_interfaces)]
 
-use super::comm::Communicator;
+use super::comm::{Exchanges, Link};
 use super::device::Device;
 use super::plan::GpuPlan;
 use super::plan::{Backend, GridShape, ModuleChoice, ModuleKey, UniformOf};
@@ -33,6 +33,7 @@ use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Me
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// One device of a multi-device plan: its engines, the points routed to it (their indices in
@@ -45,29 +46,30 @@ struct Rank<B: Backend<T>, T: Float> {
     dev: B,
 }
 
-/// A type 1 or 2 plan over several devices of the backend `B`, their data moved by `C`.
-pub struct MultiPlan<B: Backend<T>, C, T: Float> {
+/// A type 1 or 2 plan over several devices of the backend `B`, their data moved over the
+/// link `L`.
+pub struct MultiPlan<B: Backend<T>, L, T: Float> {
     problem: Problem,
     kernel: KernelSpec,
     fine_grid: Vec<usize>,
     order: ModeOrder,
     /// The points set, once set.
     points: Option<usize>,
-    work: Work<B, C, T>,
+    work: Work<B, L, T>,
 }
 
 /// How the plan runs its stack ([`Spread`]): each transform in slabs, or whole transforms.
-enum Work<B: Backend<T>, C, T: Float> {
-    Slabs(Slabs<B, C, T>),
+enum Work<B: Backend<T>, L, T: Float> {
+    Slabs(Slabs<B, L, T>),
     Batches(Shares<B, T>),
 }
 
 /// Each transform cut in slabs over every device: the devices, the cut, the exchanges, and
 /// where the last run spent its time.
-struct Slabs<B: Backend<T>, C, T: Float> {
+struct Slabs<B: Backend<T>, L, T: Float> {
     split: Decomposition,
     ranks: Vec<Rank<B, T>>,
-    comm: C,
+    comm: Exchanges<DevKernel<B, T>, L>,
     times: StepTimes,
 }
 
@@ -84,6 +86,9 @@ pub struct StepTimes {
     pub transpose: f64,
     pub columns: f64,
 }
+
+/// A backend's loaded kernel.
+type DevKernel<B, T> = <<B as Backend<T>>::Dev as Device<T>>::Kernel;
 
 /// The seconds since `clock` once every device's queued work has run; `clock` restarted.
 fn lap<B: Backend<T>, T: Float>(
@@ -126,7 +131,7 @@ pub(crate) fn problem<T: Float>(
     Problem::uniform(ty, modes, isign, ntransf, tol, choices)
 }
 
-impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> MultiPlan<B, C, T>
+impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T>
 where
     GpuPlan<B, T>: HostRun<T, Error = B::Error> + Send,
     B::Error: Send,
@@ -134,12 +139,13 @@ where
     /// The plan of `problem` (type 1 or 2) over the devices `devs` opened, with the kernel
     /// and fine grid a one-device GPU plan of the problem takes: whole transforms on each
     /// device or each transform in slabs (2-D and 3-D), as the plan layer's rule says
-    /// ([`devices::spread`]).
+    /// ([`devices::spread`]). `link` makes the link between the devices, where they
+    /// exchange data (slabs).
     pub(crate) fn assemble(
         problem: Problem,
         devs: Vec<B>,
         order: ModeOrder,
-        comm: C,
+        link: impl FnOnce(&[&B::Dev]) -> Result<L, B::Error>,
     ) -> Result<Self, B::Error> {
         let kernel = sigma::initial_kernel(&problem)?;
         let n = sigma::uniform_grid::<T>(&problem, &kernel, None)?;
@@ -155,7 +161,7 @@ where
                 Work::Batches(Shares::assemble(&problem, devs, order, shares)?)
             }
             Spread::Slabs => {
-                Work::Slabs(Slabs::assemble(&problem, (kernel, &n), devs, order, comm)?)
+                Work::Slabs(Slabs::assemble(&problem, (kernel, &n), devs, order, link)?)
             }
         };
         Ok(MultiPlan {
@@ -205,15 +211,16 @@ where
     }
 }
 
-impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
+impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
     /// Each transform of `problem` cut in slabs over `devs`, with the one-device plan's
-    /// kernel and fine grid `n`: each device's three engines.
+    /// kernel and fine grid `n`: each device's three engines, and the exchanges between
+    /// them over the link `link` makes.
     fn assemble(
         problem: &Problem,
         (kernel, n): (KernelSpec, &[usize]),
         devs: Vec<B>,
         order: ModeOrder,
-        comm: C,
+        link: impl FnOnce(&[&B::Dev]) -> Result<L, B::Error>,
     ) -> Result<Self, B::Error> {
         let split = Decomposition::new(n, &problem.modes, kernel.width, devs.len())?;
         let role = stages::uniform_role(problem.ty);
@@ -254,7 +261,11 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
                     dev,
                 })
             })
-            .collect::<Result<_, B::Error>>()?;
+            .collect::<Result<Vec<_>, B::Error>>()?;
+        let scale = ranks.iter().map(|r| r.dev.scale_kernel());
+        let scale = scale.collect::<Result<_, B::Error>>()?;
+        let devices: Vec<&B::Dev> = ranks.iter().map(|r| r.dev.device()).collect();
+        let comm = Exchanges::new(link(&devices)?, scale);
         Ok(Slabs {
             split,
             ranks,
@@ -264,22 +275,26 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
     }
 
     /// Each point to the device whose slab its footprint starts in, at its place on that
-    /// device's local grid, and each device's points sorted there.
+    /// device's local grid, and each device's points sorted there. The routing runs on the
+    /// host's threads: it is a pass over every point, as long as the devices' sorts.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
-        let dim = coords.len();
-        let devices = self.ranks.len();
-        let mut index = vec![Vec::new(); devices];
-        let mut local = vec![vec![Vec::new(); dim]; devices];
-        for (j, x0) in coords[0].iter().enumerate() {
-            let (r, x) = self.split.route::<T>(x0.to_f64().unwrap_or(0.0));
-            index[r].push(j);
-            local[r][0].push(x);
-            for (to, from) in local[r][1..].iter_mut().zip(&coords[1..dim]) {
-                to.push(from[j]);
-            }
-        }
-        for ((rank, idx), xs) in self.ranks.iter_mut().zip(index).zip(local) {
-            let slices: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
+        let split = &self.split;
+        let routed: Vec<(usize, T)> = coords[0]
+            .par_iter()
+            .map(|x0| split.route::<T>(x0.to_f64().unwrap_or(0.0)))
+            .collect();
+        for (r, rank) in self.ranks.iter_mut().enumerate() {
+            let idx: Vec<usize> = (0..routed.len())
+                .into_par_iter()
+                .filter(|&j| routed[j].0 == r)
+                .collect();
+            let mut local: Vec<Vec<T>> = vec![idx.par_iter().map(|&j| routed[j].1).collect()];
+            local.extend(
+                coords[1..]
+                    .iter()
+                    .map(|x| idx.par_iter().map(|&j| x[j]).collect()),
+            );
+            let slices: Vec<&[T]> = local.iter().map(Vec::as_slice).collect();
             let points = rank.dev.upload(&[&slices[..]], idx.len())?;
             rank.dev
                 .sort(&mut rank.local, points, &sets::shared(idx.len()))?;
@@ -353,7 +368,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
                 true => points.iter().copied().filter(|s| !at_points(s)).collect(),
                 false => points.to_vec(),
             };
-            let held: Vec<Complex<T>> = rank.index.iter().map(|&j| c[j]).collect();
+            let held: Vec<Complex<T>> = rank.index.par_iter().map(|&j| c[j]).collect();
             let buf = Self::put(rank.dev.device(), &held, "strengths")?;
             rank.dev
                 .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)?;
@@ -453,7 +468,7 @@ impl<B: Backend<T>, C: Communicator<B::Dev, T>, T: Float> Slabs<B, C, T> {
     }
 }
 
-impl<B: Backend<T>, C, T: Float> MultiPlan<B, C, T> {
+impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T> {
     /// How the stack goes over the devices: whole transforms in shares of the stack, or
     /// each transform in slabs (the plan layer's rule, [`devices::spread`]).
     pub fn spread(&self) -> Spread {
@@ -489,6 +504,14 @@ impl<B: Backend<T>, C, T: Float> MultiPlan<B, C, T> {
             Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.index.len()).collect(),
             Work::Batches(shares) => vec![m; shares.shares().len()],
         })
+    }
+
+    /// The link the devices exchange data over (`host`, `nccl`), where they do (slabs).
+    pub fn link(&self) -> Option<&'static str> {
+        match &self.work {
+            Work::Slabs(slabs) => Some(slabs.comm.link_name()),
+            Work::Batches(_) => None,
+        }
     }
 
     /// Where the last run spent its time, each transform in slabs; zero where the devices
@@ -543,7 +566,7 @@ impl<B: Backend<T>, C, T: Float> MultiPlan<B, C, T> {
     }
 }
 
-impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
+impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> std::fmt::Debug for MultiPlan<B, L, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names = self.device_names();
         f.debug_struct("MultiPlan")
@@ -554,6 +577,7 @@ impl<B: Backend<T>, C, T: Float> std::fmt::Debug for MultiPlan<B, C, T> {
             .field("kernel", &self.kernel)
             .field("fine_grid", &self.fine_grid)
             .field("spread", &self.spread())
+            .field("link", &self.link())
             .field("devices", &names)
             .finish()
     }

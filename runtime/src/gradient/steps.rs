@@ -1,6 +1,6 @@
 //! The derivative rules of [`super`] as data: a list of [`Step`]s over named arrays, which
 //! each memory space runs with its own loops or kernels — the host's ([`super::host`]) and
-//! the GPUs' (`crate::gpu::gradient`, on the common module's `nudt_grad_scale` and
+//! the GPUs' (`crate::gpu::gradient`, on the common module's `nudt_scale` and
 //! `nudt_grad_reduce`). The rules are written once, here; an executor only binds the names
 //! to its arrays, checks the bounds ([`Steps::check`]) and runs the steps in order.
 //!

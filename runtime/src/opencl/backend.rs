@@ -255,6 +255,10 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         &self.dev
     }
 
+    fn scale_kernel(&self) -> OpenClResult<Kernel> {
+        kernel_of(&self.common, names::SCALE)
+    }
+
     fn run_stages(
         &self,
         u: &mut UniformDev<T>,

@@ -1,5 +1,5 @@
 //! [`ClMultiPlan`]: a type 1 or 2 transform over several OpenCL devices ([`MultiPlan`]), their
-//! data moved through the host ([`HostComm`]). Devices opened apart from one another
+//! data moved through the host ([`HostLink`]). Devices opened apart from one another
 //! ([`ClDevice::reopen`]) stand for several GPUs on one: CI runs every stage of the
 //! multi-device path this way on PoCL.
 
@@ -8,15 +8,15 @@ use super::device::ClDevice;
 use super::error::OpenClResult;
 use super::fft::ClFloat;
 use super::plan::ClOptions;
-use crate::gpu::comm::HostComm;
+use crate::gpu::comm::HostLink;
 use crate::gpu::multi::{problem, MultiPlan};
 use nudt_gen::TransformType;
 use std::sync::Arc;
 
 /// A type 1 or 2 plan over several OpenCL devices.
-pub type ClMultiPlan<T> = MultiPlan<ClDev<T>, HostComm, T>;
+pub type ClMultiPlan<T> = MultiPlan<ClDev<T>, HostLink, T>;
 
-impl<T: ClFloat> MultiPlan<ClDev<T>, HostComm, T> {
+impl<T: ClFloat> MultiPlan<ClDev<T>, HostLink, T> {
     crate::gpu::multi::multi_entry_points!(super::OpenClError);
 
     /// A type 1 or 2 plan of `modes` with `ntransf` transforms sharing the points over
@@ -37,6 +37,6 @@ impl<T: ClFloat> MultiPlan<ClDev<T>, HostComm, T> {
             .iter()
             .map(|d| ClDev::open(d.clone(), problem.ty))
             .collect::<OpenClResult<_>>()?;
-        MultiPlan::assemble(problem, devs, opts.mode_order, HostComm)
+        MultiPlan::assemble(problem, devs, opts.mode_order, |_| Ok(HostLink))
     }
 }

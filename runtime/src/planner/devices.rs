@@ -12,7 +12,7 @@
 //! kernels run unchanged, with no offset parameter. The local grids' planes then go to their
 //! owners ([`Decomposition::segments`]: summed for type 1, copied for type 2), each device
 //! transforms its slab along the fast axes and keeps those axes' modes (σ^(d−1) less to move),
-//! the all-to-all transpose ([`Decomposition::block`]) gives each device all planes of its
+//! the all-to-all transpose ([`Decomposition::transpose_transfers`]) gives each device all planes of its
 //! columns of modes, and a 1-D transform along the slow axis finishes them.
 
 use crate::error::{NudtError, Result};
@@ -250,10 +250,121 @@ impl Decomposition {
         out
     }
 
-    /// The block device `from` sends device `to` in the transpose: `from`'s planes (rows of
-    /// `columns()` modes of the fast axes) restricted to `to`'s columns.
-    pub fn block(&self, from: usize, to: usize) -> (Range<usize>, Range<usize>) {
-        (self.slab(from), self.column_range(to))
+    /// The halo exchange of type 1: each run of each device's local planes
+    /// ([`Self::segments`]) added into the same planes of its owner's slab. Type 2 fills the
+    /// local grids from the slabs: the same transfers [`Transfer::reversed`], copied.
+    pub fn halo_transfers(&self) -> Vec<Transfer> {
+        let plane = self.plane();
+        (0..self.devices())
+            .flat_map(|r| {
+                self.segments(r).into_iter().map(move |g| Transfer {
+                    from: r,
+                    to: g.owner,
+                    src: Side::run(g.local * plane),
+                    dst: Side::run((g.global - self.starts[g.owner]) * plane),
+                    count: g.len * plane,
+                    batches: 1,
+                })
+            })
+            .collect()
+    }
+
+    /// The all-to-all transpose, rows to columns: device `from`'s planes (rows of
+    /// [`Self::columns`] modes of the fast axes, plane `p` at row `p − slab start`) restricted
+    /// to device `to`'s columns, which `to` holds as columns of all `n[0]` planes (column `c`
+    /// from `(c − first column) · n[0]`). One batch a plane; empty blocks are left out.
+    /// Columns to rows are the same transfers [`Transfer::reversed`].
+    pub fn transpose_transfers(&self) -> Vec<Transfer> {
+        let (cols, n0) = (self.columns(), self.n[0]);
+        let pairs = (0..self.devices()).flat_map(|a| (0..self.devices()).map(move |b| (a, b)));
+        pairs
+            .map(|(from, to)| {
+                let (planes, range) = (self.slab(from), self.column_range(to));
+                Transfer {
+                    from,
+                    to,
+                    src: Side {
+                        offset: range.start,
+                        stride: 1,
+                        batch: cols,
+                    },
+                    dst: Side {
+                        offset: planes.start,
+                        stride: n0,
+                        batch: 1,
+                    },
+                    count: range.len(),
+                    batches: planes.len(),
+                }
+            })
+            .filter(|t| t.values() > 0)
+            .collect()
+    }
+}
+
+/// Where a block's values lie in a device's array, in complex values: value `i` of batch `b`
+/// at `offset + b · batch + i · stride`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Side {
+    pub offset: usize,
+    pub stride: usize,
+    pub batch: usize,
+}
+
+impl Side {
+    /// Consecutive values from `offset` on.
+    pub fn run(offset: usize) -> Side {
+        Side {
+            offset,
+            stride: 1,
+            batch: 0,
+        }
+    }
+
+    /// Where value `i` of batch `b` lies.
+    pub fn at(&self, b: usize, i: usize) -> usize {
+        self.offset + b * self.batch + i * self.stride
+    }
+}
+
+/// A block of values one exchange moves from device `from`'s array to device `to`'s (the
+/// same device's where the two are equal): `count` values in each of `batches` batches,
+/// read at `src`, written or added at `dst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub from: usize,
+    pub to: usize,
+    pub src: Side,
+    pub dst: Side,
+    pub count: usize,
+    pub batches: usize,
+}
+
+impl Transfer {
+    /// Values moved.
+    pub fn values(&self) -> usize {
+        self.count * self.batches
+    }
+
+    /// The values in the order they travel between two devices: consecutive, batch after
+    /// batch (what a sender packs and a receiver unpacks).
+    pub fn packed(&self) -> Side {
+        Side {
+            offset: 0,
+            stride: 1,
+            batch: self.count,
+        }
+    }
+
+    /// The same block moved back: from `dst` on `to` to `src` on `from`.
+    pub fn reversed(self) -> Transfer {
+        Transfer {
+            from: self.to,
+            to: self.from,
+            src: self.dst,
+            dst: self.src,
+            ..self
+        }
     }
 }
 
@@ -358,22 +469,87 @@ mod tests {
         }
     }
 
-    /// The transpose's blocks tile the planes × columns once.
+    /// The transfers carried out on host arrays, one per device (`add`: summed, else
+    /// written): a host emulation of the exchanges every communicator runs.
+    fn carry_out(t: &[Transfer], src: &[Vec<f64>], lens: &[usize], add: bool) -> Vec<Vec<f64>> {
+        let mut dst: Vec<Vec<f64>> = lens.iter().map(|&n| vec![0.0; n]).collect();
+        for t in t {
+            for b in 0..t.batches {
+                for i in 0..t.count {
+                    let v = src[t.from][t.src.at(b, i)];
+                    let o = &mut dst[t.to][t.dst.at(b, i)];
+                    *o = if add { *o + v } else { v };
+                }
+            }
+        }
+        dst
+    }
+
+    /// The transpose's transfers put plane `p`, column `c` of the rows at column `c`, plane
+    /// `p` of the columns, every value once, and their reverse brings them back.
     #[test]
-    fn blocks_tile_the_transpose() {
+    fn transpose_transfers_move_every_value_once() {
         for d in splits() {
-            let mut seen = vec![0u8; d.n[0] * d.columns()];
-            for from in 0..d.devices() {
-                for to in 0..d.devices() {
-                    let (planes, cols) = d.block(from, to);
-                    for p in planes {
-                        for c in cols.clone() {
-                            seen[p * d.columns() + c] += 1;
-                        }
+            let (cols, n0, devs) = (d.columns(), d.n[0], d.devices());
+            let value = |p: usize, c: usize| (p * cols + c) as f64 + 1.0;
+            let rows: Vec<Vec<f64>> = (0..devs)
+                .map(|r| {
+                    d.slab(r)
+                        .flat_map(|p| (0..cols).map(move |c| value(p, c)))
+                        .collect()
+                })
+                .collect();
+            let t = d.transpose_transfers();
+            let lens: Vec<usize> = (0..devs).map(|r| d.column_range(r).len() * n0).collect();
+            let columns = carry_out(&t, &rows, &lens, true);
+            for (r, held) in columns.iter().enumerate() {
+                for (c, column) in d.column_range(r).zip(held.chunks(n0)) {
+                    for (p, &v) in column.iter().enumerate() {
+                        assert_eq!(v, value(p, c), "{d:?} {r} {p} {c}");
                     }
                 }
             }
-            assert!(seen.iter().all(|&s| s == 1));
+            let back: Vec<Transfer> = t.iter().map(|t| t.reversed()).collect();
+            let lens: Vec<usize> = rows.iter().map(Vec::len).collect();
+            assert_eq!(carry_out(&back, &columns, &lens, false), rows);
+        }
+    }
+
+    /// The halo transfers sum every local plane into the slab plane it stands for, and
+    /// their reverse fills each local plane from it.
+    #[test]
+    fn halo_transfers_sum_and_fill_every_plane() {
+        for d in splits() {
+            let (n0, plane, devs) = (d.n[0], d.plane(), d.devices());
+            // Local plane j of device r stands for plane (start − MARGIN + j) mod n0.
+            let global = |r: usize, j: usize| (d.slab(r).start + 2 * n0 - MARGIN + j) % n0;
+            let locals: Vec<Vec<f64>> = (0..devs)
+                .map(|r| {
+                    let value = |j, k| ((r * 97 + j) * plane + k) as f64;
+                    (0..d.local_planes(r))
+                        .flat_map(|j| (0..plane).map(move |k| value(j, k)))
+                        .collect()
+                })
+                .collect();
+            let mut want = vec![0.0; n0 * plane];
+            for (r, local) in locals.iter().enumerate() {
+                for (j, values) in local.chunks(plane).enumerate() {
+                    let at = &mut want[global(r, j) * plane..][..plane];
+                    at.iter_mut().zip(values).for_each(|(a, v)| *a += v);
+                }
+            }
+            let t = d.halo_transfers();
+            let lens: Vec<usize> = (0..devs).map(|r| d.slab(r).len() * plane).collect();
+            let slabs = carry_out(&t, &locals, &lens, true);
+            assert_eq!(slabs.concat(), want, "{d:?}");
+            let back: Vec<Transfer> = t.iter().map(|t| t.reversed()).collect();
+            let lens: Vec<usize> = locals.iter().map(Vec::len).collect();
+            let filled = carry_out(&back, &slabs, &lens, false);
+            for (r, local) in filled.iter().enumerate() {
+                for (j, values) in local.chunks(plane).enumerate() {
+                    assert_eq!(values, &want[global(r, j) * plane..][..plane]);
+                }
+            }
         }
     }
 

@@ -328,21 +328,29 @@ mod cuda {
         Some(count)
     }
 
+    /// [`compare`] over `count` GPUs with `ntransf` transforms; with one, each transform in
+    /// slabs, whose exchanges go through NCCL where `NUDT_REQUIRE_NCCL=1` says they must.
     fn compare_cuda<T: CudaFloat>(
         ty: TransformType,
         modes: &[usize],
-        (count, adjoint): (usize, bool),
+        (count, ntransf, adjoint): (usize, usize, bool),
         tol: f64,
     ) -> (f64, f64) {
         let opts = CudaOptions::default();
         let ids: Vec<usize> = (0..count).collect();
-        let multi = CudaMultiPlan::<T>::new(ty, modes, (-1, 2, tol), &opts, &ids).unwrap();
-        let one = CudaPlan::<T>::new(ty, modes, -1, 2, tol, opts).unwrap();
+        let multi = CudaMultiPlan::<T>::new(ty, modes, (-1, ntransf, tol), &opts, &ids).unwrap();
+        let one = CudaPlan::<T>::new(ty, modes, -1, ntransf, tol, opts).unwrap();
+        if multi.spread() == Spread::Slabs
+            && std::env::var("NUDT_REQUIRE_NCCL").is_ok_and(|v| v == "1")
+        {
+            assert_eq!(multi.link(), Some("nccl"), "NUDT_REQUIRE_NCCL=1");
+        }
         let n0 = multi.fine_grid()[0];
-        compare(ty, modes, (2, adjoint, n0), (multi, one))
+        compare(ty, modes, (ntransf, adjoint, n0), (multi, one))
     }
 
-    /// Types 1 and 2 in 2-D and 3-D, f64 and f32, over every GPU.
+    /// Types 1 and 2 in 2-D and 3-D, f64 and f32, over every GPU: one transform in slabs,
+    /// and a stack of two (whole transforms on two GPUs).
     #[test]
     fn types_1_and_2_over_the_gpus() {
         let Some(count) = gpus() else {
@@ -350,10 +358,11 @@ mod cuda {
         };
         for modes in [vec![40, 33], vec![24, 20, 18]] {
             for ty in [TransformType::Type1, TransformType::Type2] {
-                for adjoint in [false, true] {
-                    let (err, apart) = compare_cuda::<f64>(ty, &modes, (count, adjoint), 1e-6);
+                for (ntransf, adjoint) in [(1, false), (1, true), (2, false)] {
+                    let job = (count, ntransf, adjoint);
+                    let (err, apart) = compare_cuda::<f64>(ty, &modes, job, 1e-6);
                     assert!(err < 1e-5 && apart < 1e-9, "{err:e} {apart:e}");
-                    let (err, apart) = compare_cuda::<f32>(ty, &modes, (count, adjoint), 1e-4);
+                    let (err, apart) = compare_cuda::<f32>(ty, &modes, job, 1e-4);
                     assert!(err < 1e-3 && apart < 1e-4, "{err:e} {apart:e}");
                 }
             }
