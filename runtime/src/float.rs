@@ -65,15 +65,30 @@ impl Float for f64 {
 /// parallel) faults the pages in. `vec![Complex::default(); n]` writes every value first —
 /// 32 ms for the 64 MB of a gradient pass's output on a VM, as long as the pass itself.
 pub fn zeroed<T: Float>(n: usize) -> Vec<Complex<T>> {
-    if n == 0 {
+    // SAFETY: `Complex<T>` of f32 or f64 is two reals, and all-zero bits are 0 + 0i.
+    unsafe { zeroed_of(n) }
+}
+
+/// [`zeroed`] for reals: the cotangents a derivative returns, one a point.
+pub fn zeroed_reals<T: Float>(n: usize) -> Vec<T> {
+    // SAFETY: `T` is f32 or f64, whose all-zero bits are 0.0.
+    unsafe { zeroed_of(n) }
+}
+
+/// `n` values of `E` in zeroed, untouched memory advised to huge pages.
+///
+/// # Safety
+/// All-zero bits must be a valid `E`.
+unsafe fn zeroed_of<E>(n: usize) -> Vec<E> {
+    if n == 0 || std::mem::size_of::<E>() == 0 {
         return Vec::new();
     }
-    let layout = std::alloc::Layout::array::<Complex<T>>(n).expect("a vector that fits memory");
-    // SAFETY: the layout has a non-zero size; `T` is f32 or f64, whose all-zero bits are 0.0,
-    // so the zeroed memory holds `n` valid values of 0 + 0i; the vector owns the allocation,
-    // made by the global allocator with the layout of `n` of them.
+    let layout = std::alloc::Layout::array::<E>(n).expect("a vector that fits memory");
+    // SAFETY: the layout has a non-zero size; the zeroed memory holds `n` valid values (the
+    // caller's promise); the vector owns the allocation, made by the global allocator with
+    // the layout of `n` of them.
     let v = unsafe {
-        let p = std::alloc::alloc_zeroed(layout).cast::<Complex<T>>();
+        let p = std::alloc::alloc_zeroed(layout).cast::<E>();
         if p.is_null() {
             std::alloc::handle_alloc_error(layout);
         }

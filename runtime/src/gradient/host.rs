@@ -5,7 +5,7 @@
 use super::steps::{Cx, Lengths, Re, Set, Step, Steps};
 use crate::backend::{BackendError, NufftPlan};
 use crate::error::NudtError;
-use crate::float::{zeroed, Float};
+use crate::float::{zeroed, zeroed_reals, Float};
 use crate::planner::stages::Pass;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -158,8 +158,8 @@ pub(crate) fn run_on<T: Float, P: NufftPlan<T> + ?Sized>(
         .collect();
     scratch.clear();
     for &(set, len) in &steps.writes {
-        // Zeroed by the system, not written (`T::zero()` is all-zero bits).
-        *arrays.written(set) = (0..steps.dim).map(|_| vec![T::zero(); len]).collect();
+        // Zeroed by the system, not written, and faulted in by the step that writes them.
+        *arrays.written(set) = (0..steps.dim).map(|_| zeroed_reals(len)).collect();
     }
     let (input, seed) = (arrays.input, arrays.seed);
     let reads = [
