@@ -41,11 +41,12 @@ struct Lent<'a, T> {
     buf: Vec<Complex<T>>,
 }
 
-impl<'a, T: FftNum + Default> Lent<'a, T> {
+impl<'a, T: Float> Lent<'a, T> {
     fn new(spare: &'a Mutex<Vec<Vec<Complex<T>>>>, len: usize) -> Self {
         let spare = (len >= LENT_MIN).then_some(spare);
         let mut buf = spare
             .and_then(|s| s.lock().unwrap_or_else(|e| e.into_inner()).pop())
+            .or_else(|| spare.and_then(|_| crate::reuse::take::<T>(len)))
             .unwrap_or_default();
         buf.resize(len, Complex::default());
         Lent { spare, buf }
@@ -66,6 +67,19 @@ impl<T> Drop for Lent<'_, T> {
 const FOUR_STEP_MIN: usize = 1 << 16;
 
 impl<T: Float> FftNd<T> {
+    /// Gives the scratch buffers to the next plan ([`crate::reuse`]).
+    pub fn release(&self) {
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        spare.drain(..).for_each(crate::reuse::keep);
+        for four in [self.long_forward.get(), self.long_inverse.get()]
+            .into_iter()
+            .flatten()
+        {
+            let mut scratch = four.scratch.lock().unwrap_or_else(|e| e.into_inner());
+            crate::reuse::keep(std::mem::take(&mut *scratch));
+        }
+    }
+
     pub fn new(dims: &[usize]) -> Self {
         let long = match dims {
             &[n] if n >= FOUR_STEP_MIN => FourStep::<T>::split(n),

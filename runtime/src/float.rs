@@ -22,6 +22,9 @@ pub trait Float: KernelRegistry + FftNum + num_traits::Float + Default {
     /// every crate that uses a `Plan<f64>` (release builds do not share generic
     /// instances between crates). Here they are compiled once, in this crate.
     fn fft_plans(lengths: &[usize], direction: FftDirection) -> Vec<Arc<dyn Fft<Self>>>;
+
+    /// The work buffers of this precision that dropped plans left ([`crate::reuse`]).
+    fn kept() -> &'static Mutex<crate::reuse::Kept<Self>>;
 }
 
 fn plans<T: FftNum>(
@@ -46,6 +49,11 @@ impl Float for f32 {
             direction,
         )
     }
+
+    fn kept() -> &'static Mutex<crate::reuse::Kept<Self>> {
+        static KEPT: OnceLock<Mutex<crate::reuse::Kept<f32>>> = OnceLock::new();
+        KEPT.get_or_init(Default::default)
+    }
 }
 
 impl Float for f64 {
@@ -57,6 +65,11 @@ impl Float for f64 {
             lengths,
             direction,
         )
+    }
+
+    fn kept() -> &'static Mutex<crate::reuse::Kept<Self>> {
+        static KEPT: OnceLock<Mutex<crate::reuse::Kept<f64>>> = OnceLock::new();
+        KEPT.get_or_init(Default::default)
     }
 }
 
@@ -124,6 +137,12 @@ pub fn resize_parallel<T: Float>(v: &mut Vec<Complex<T>>, n: usize) {
     } else if n <= v.capacity() {
         let more = n - v.len();
         v.par_extend(rayon::iter::repeat_n(Complex::default(), more).with_min_len(GRAIN));
+    } else if let Some(mut kept) = crate::reuse::take::<T>(n) {
+        crate::reuse::keep(std::mem::take(v));
+        kept.truncate(n);
+        let more = n - kept.len();
+        kept.par_extend(rayon::iter::repeat_n(Complex::default(), more).with_min_len(GRAIN));
+        *v = kept;
     } else {
         *v = Vec::new();
         let mut fresh: Vec<Complex<T>> = Vec::with_capacity(n);

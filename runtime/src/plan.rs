@@ -224,6 +224,20 @@ pub struct Plan<T: Float> {
     profile: Option<PathBuf>,
 }
 
+/// The plan's buffers go to the next plan ([`crate::reuse`]).
+impl<T: Float> Drop for Plan<T> {
+    fn drop(&mut self) {
+        for w in &mut self.work {
+            w.uniform.release();
+            w.type3.release();
+        }
+        if let Engine::Uniform(u, _) = &self.engine {
+            u.release();
+        }
+        self.scratch.drain(..).for_each(crate::reuse::keep);
+    }
+}
+
 /// Runs `f` on `pool`, or on the caller's pool where the plan has none of its own.
 fn in_pool<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, f: impl FnOnce() -> R + Send) -> R {
     match pool {

@@ -142,6 +142,13 @@ pub(crate) type Steps<'a, T> = (
 );
 
 impl<T: Float> Work<T> {
+    /// Gives the buffers to the next plan ([`crate::reuse`]).
+    pub fn release(&mut self) {
+        crate::reuse::keep(std::mem::take(&mut self.grid));
+        crate::reuse::keep(std::mem::take(&mut self.scaled));
+        self.inner.release();
+    }
+
     /// Sets the threads this transform counts on, as [`uniform::Work::set_threads`].
     pub(crate) fn set_threads(&mut self, threads: usize) {
         self.inner.set_threads(threads);

@@ -161,6 +161,13 @@ impl<T> Work<T> {
     }
 }
 
+impl<T: Float> Work<T> {
+    /// Gives the grid to the next plan ([`crate::reuse`]).
+    pub fn release(&mut self) {
+        crate::reuse::keep(std::mem::take(&mut self.grid));
+    }
+}
+
 /// The FFT direction of the grid step for sign `isign` of the exponent.
 pub(crate) fn direction(isign: i32) -> FftDirection {
     if isign < 0 {
@@ -171,6 +178,11 @@ pub(crate) fn direction(isign: i32) -> FftDirection {
 }
 
 impl<T: Float> Uniform<T> {
+    /// Gives the FFT's scratch to the next plan ([`crate::reuse`]).
+    pub fn release(&self) {
+        self.fft.release();
+    }
+
     pub fn new(modes: &[usize], grid: FineGrid<T>, order: ModeOrder) -> Self {
         let fft = FftNd::new(&grid.n);
         let mut map = ModeMap::new(modes, &grid, order);

@@ -272,10 +272,12 @@ fn trim() {}
 /// How many cycles that left the live heap larger the report names.
 const GROWING_KEPT: usize = 5;
 
-/// The bytes Rust code holds allocated now ([`crate::cli::heap`]): exactly what a leak in
-/// nudt's own code would grow.
+/// The bytes Rust code holds allocated now ([`crate::cli::heap`]), less the work buffers
+/// dropped plans left for the next ([`nudt::kept_work_bytes`]: a cache of at most 128 MiB a
+/// precision, whose content changes with the shapes run): exactly what a leak in nudt's own
+/// code would grow.
 fn live_heap() -> usize {
-    crate::cli::heap::live_bytes()
+    crate::cli::heap::live_bytes().saturating_sub(nudt::kept_work_bytes())
 }
 
 /// Peak resident memory of this process (Linux `VmHWM`), in bytes.
