@@ -12,6 +12,7 @@ GIL).
 
 from . import _interfaces, _nudt
 from ._errors import NudtShapeError, NudtTypeError, NudtValueError
+from ._nudt import free_kept_work, kept_work_bytes
 from ._interfaces import (
     Cotangents,
     Plan,
@@ -22,5 +23,10 @@ from ._interfaces import (
 
 __version__ = _nudt.__version__
 
-# finufft's names (the interface's own list) and the exception classes.
-__all__ = [*_interfaces.__all__, "NudtShapeError", "NudtTypeError", "NudtValueError"]
+# finufft's names (the interface's own list), the exception classes, and the host work
+# buffers' cache: what dropped plans left for the next (kept_work_bytes), and freeing it.
+__all__ = [
+    *_interfaces.__all__,
+    "NudtShapeError", "NudtTypeError", "NudtValueError",
+    "free_kept_work", "kept_work_bytes",
+]

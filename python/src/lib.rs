@@ -24,10 +24,26 @@ mod shared;
 
 use pyo3::prelude::*;
 
+/// Bytes of host work buffers that dropped plans left for the next ones: the runtime's
+/// cache (at most 128 MiB a precision), which spares a new plan faulting its grid in.
+#[pyfunction]
+fn kept_work_bytes() -> usize {
+    nudt_runtime::kept_work_bytes()
+}
+
+/// Frees the host work buffers dropped plans left ([`kept_work_bytes`]), as
+/// `torch.cuda.empty_cache` does for PyTorch's cached GPU memory.
+#[pyfunction]
+fn free_kept_work() {
+    nudt_runtime::free_kept_work()
+}
+
 /// The extension module `nudt._nudt`.
 #[pymodule]
 fn _nudt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<plan::RawPlan>()?;
+    m.add_function(wrap_pyfunction!(kept_work_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(free_kept_work, m)?)?;
     #[cfg(feature = "cuda")]
     {
         m.add_class::<cuda::RawCudaPlan>()?;

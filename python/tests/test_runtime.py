@@ -76,6 +76,36 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def test_a_dropped_plans_buffers_go_to_the_next_and_free_on_request():
+    """A plan's fine grid outlives it in the runtime's cache (nudt.kept_work_bytes), the
+    next plan of the size takes it, and nudt.free_kept_work empties the cache."""
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(-np.pi, np.pi, (2, 10_000))
+    c = np.ones(10_000, dtype=np.complex128)
+
+    def plan():
+        p = nudt.Plan(1, (200, 200), eps=1e-6)
+        p.setpts(x, y)
+        p.execute(c)
+        return p
+
+    nudt.free_kept_work()
+    assert nudt.kept_work_bytes() == 0
+    p = plan()
+    assert nudt.kept_work_bytes() == 0
+    del p
+    gc.collect()
+    kept = nudt.kept_work_bytes()
+    assert kept >= 200 * 200 * 16
+    p = plan()
+    assert nudt.kept_work_bytes() < kept
+    del p
+    gc.collect()
+    assert nudt.kept_work_bytes() == kept
+    nudt.free_kept_work()
+    assert nudt.kept_work_bytes() == 0
+
+
 def test_memory_given_back_when_plans_go():
     """Fine grid 2000 x 2000 complex128 (64 MB) per plan: ten plans one after another
     leave the resident size where one left it."""

@@ -61,7 +61,21 @@ pub struct SlabWork<T> {
     pub threads: usize,
 }
 
+impl<T: Float> SlabWork<T> {
+    /// Gives the slab and the column grid to the next plan ([`crate::reuse`]).
+    pub fn release(&mut self) {
+        crate::reuse::keep(std::mem::take(&mut self.slab));
+        crate::reuse::keep(std::mem::take(&mut self.columns));
+    }
+}
+
 impl<T: Float> Slabs<T> {
+    /// Gives the FFTs' scratch to the next plan ([`crate::reuse`]).
+    pub fn release(&self) {
+        self.plane.release();
+        self.columns.release();
+    }
+
     /// For a grid of `n` points (2-D or 3-D) whose later axes hold the modes at grid indices
     /// `gidx[1..]` with corrections `corr[1..]` (both padded to three axes).
     pub fn new(n: &[usize], gidx: &[Vec<usize>; 3], corr: &[Vec<T>; 3]) -> Self {

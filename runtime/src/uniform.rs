@@ -162,9 +162,10 @@ impl<T> Work<T> {
 }
 
 impl<T: Float> Work<T> {
-    /// Gives the grid to the next plan ([`crate::reuse`]).
+    /// Gives the grid and the slab-wise buffers to the next plan ([`crate::reuse`]).
     pub fn release(&mut self) {
         crate::reuse::keep(std::mem::take(&mut self.grid));
+        self.slabs.release();
     }
 }
 
@@ -178,9 +179,12 @@ pub(crate) fn direction(isign: i32) -> FftDirection {
 }
 
 impl<T: Float> Uniform<T> {
-    /// Gives the FFT's scratch to the next plan ([`crate::reuse`]).
+    /// Gives the FFTs' scratch to the next plan ([`crate::reuse`]).
     pub fn release(&self) {
         self.fft.release();
+        if let Some(slabs) = self.slabs.get() {
+            slabs.release();
+        }
     }
 
     pub fn new(modes: &[usize], grid: FineGrid<T>, order: ModeOrder) -> Self {
