@@ -76,18 +76,22 @@ def rss_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def type1_2d(modes, points, seed):
+    """A 2-D type 1 plan of `modes` that has run once on `points` random points."""
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-np.pi, np.pi, (2, points))
+    plan = nudt.Plan(1, modes, eps=1e-6)
+    plan.setpts(x, y)
+    plan.execute(np.ones(points, dtype=np.complex128))
+    return plan
+
+
 def test_a_dropped_plans_buffers_go_to_the_next_and_free_on_request():
     """A plan's fine grid outlives it in the runtime's cache (nudt.kept_work_bytes), the
     next plan of the size takes it, and nudt.free_kept_work empties the cache."""
-    rng = np.random.default_rng(3)
-    x, y = rng.uniform(-np.pi, np.pi, (2, 10_000))
-    c = np.ones(10_000, dtype=np.complex128)
 
     def plan():
-        p = nudt.Plan(1, (200, 200), eps=1e-6)
-        p.setpts(x, y)
-        p.execute(c)
-        return p
+        return type1_2d((200, 200), 10_000, 3)
 
     nudt.free_kept_work()
     assert nudt.kept_work_bytes() == 0
@@ -109,14 +113,9 @@ def test_a_dropped_plans_buffers_go_to_the_next_and_free_on_request():
 def test_memory_given_back_when_plans_go():
     """Fine grid 2000 x 2000 complex128 (64 MB) per plan: ten plans one after another
     leave the resident size where one left it."""
-    rng = np.random.default_rng(2)
-    x, y = rng.uniform(-np.pi, np.pi, (2, 100_000))
-    c = np.ones(100_000, dtype=np.complex128)
 
     def one():
-        plan = nudt.Plan(1, (1000, 1000), eps=1e-6)
-        plan.setpts(x, y)
-        plan.execute(c)
+        plan = type1_2d((1000, 1000), 100_000, 2)
         del plan
         gc.collect()
 
