@@ -44,9 +44,12 @@ struct Lent<'a, T> {
 impl<'a, T: Float> Lent<'a, T> {
     fn new(spare: &'a Mutex<Vec<Vec<Complex<T>>>>, len: usize) -> Self {
         let spare = (len >= LENT_MIN).then_some(spare);
+        // The plan's own spare, else one a dropped plan left ([`crate::reuse`]).
         let mut buf = spare
-            .and_then(|s| s.lock().unwrap_or_else(|e| e.into_inner()).pop())
-            .or_else(|| spare.and_then(|_| crate::reuse::take::<T>(len)))
+            .and_then(|s| {
+                let own = s.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                own.or_else(|| crate::reuse::take::<T>(len))
+            })
             .unwrap_or_default();
         buf.resize(len, Complex::default());
         Lent { spare, buf }

@@ -3,11 +3,12 @@
 //! FFT's row scratch before they allocate.
 //!
 //! Why: a fresh buffer's pages are faulted in by its first writer, and on a VM a fault costs
-//! about a microsecond. A 1-D type 1 of 10⁴ points and 8 000 modes (a 256 KB grid, as much
-//! FFT scratch) ran its first execute in 375 µs and the next in 155 µs (2 threads, the
-//! development VM); a one-shot call (plan, points, execute), as a reconstruction loop or a
-//! Python function makes again and again, paid the faults every time. The allocator does
-//! not keep them: blocks this large are mapped afresh and unmapped when freed.
+//! about a microsecond. A 1-D type 1 of 10⁴ points and 8 000 modes (a 256 KB grid, as much FFT
+//! scratch) ran its first execute on a new plan in 480 µs and the next in 242 µs (2 threads,
+//! the development VM; `nudt bench --problems benches/small_problems.toml --only 1d-t1-1e4`,
+//! columns `execute` and `again`); a one-shot call (plan, points, execute), as a reconstruction
+//! loop or a Python function makes again and again, paid the faults every time. The allocator
+//! does not keep them: blocks this large are mapped afresh and unmapped when freed.
 
 use crate::float::Float;
 use num_complex::Complex;
