@@ -16,7 +16,9 @@ use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
-use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
+use crate::gpu::plan::{
+    Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
+};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::stages::{self, Stage};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
@@ -218,6 +220,39 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
             owned,
             held: Vec::new(),
         })
+    }
+
+    fn upload_with(
+        &mut self,
+        len: usize,
+        what: &str,
+        fill: &Fill<'_, T>,
+    ) -> CudaResult<CudaSlice<T>> {
+        self.bind()?;
+        let dst = alloc::<T>(&self.stream, len, what)?;
+        self.staging
+            .htod_with(&self.stream, len, ptr(&dst, &self.stream), fill)?;
+        Ok(dst)
+    }
+
+    fn download_with(
+        &mut self,
+        b: &CudaSlice<T>,
+        len: usize,
+        take: &Take<'_, T>,
+    ) -> CudaResult<()> {
+        self.bind()?;
+        let src = ptr(b, &self.stream);
+        self.staging.dtoh_with(&self.stream, src, len, take)
+    }
+
+    fn points(&mut self, owned: Vec<CudaSlice<T>>) -> CudaPoints<T> {
+        CudaPoints {
+            at: self.stream.mem3(&owned),
+            bad: 0,
+            owned,
+            held: Vec::new(),
+        }
     }
 
     fn sort(&mut self, u: &mut UniformDev<T>, p: CudaPoints<T>, sets: &[u32]) -> CudaResult<()> {

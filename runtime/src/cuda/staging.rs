@@ -8,6 +8,7 @@
 
 use super::error::{device_call, driver, CudaResult};
 use super::CudaFloat;
+use crate::gpu::plan::{Fill, Take};
 use cudarc::driver::{CudaStream, PinnedHostSlice};
 use rayon::prelude::*;
 
@@ -58,11 +59,26 @@ impl<T: CudaFloat> Staging<T> {
     /// (the host may change `parts` once this returns).
     pub fn htod(&mut self, stream: &CudaStream, parts: &[&[T]], dst: u64) -> CudaResult<()> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
+        self.htod_with(stream, len, dst, &|at, to| gather(parts, at, to))
+    }
+
+    /// Copies `len` elements to the device address `dst`, queued on `stream`, as `fill`
+    /// makes them: `fill(at, to)` writes elements `at .. at + to.len()`, on every core a piece
+    /// at a time, straight into the pinned buffer (a gather costs no host array of its own).
+    pub fn htod_with(
+        &mut self,
+        stream: &CudaStream,
+        len: usize,
+        dst: u64,
+        fill: &Fill<'_, T>,
+    ) -> CudaResult<()> {
         let piece = Self::piece();
         for at in (0..len).step_by(piece) {
             let n = piece.min(len - at);
             let room = self.room(stream, n)?;
-            gather(parts, at, room);
+            room.par_chunks_mut(PIECE)
+                .enumerate()
+                .for_each(|(i, to)| fill(at + i * PIECE, to));
             let to = dst + (at * std::mem::size_of::<T>()) as u64;
             device_call("cuMemcpyHtoDAsync")?;
             // SAFETY: `to .. to + n` lies in the caller's device buffer; the pinned source
@@ -76,10 +92,44 @@ impl<T: CudaFloat> Staging<T> {
     /// Copies `out.len()` elements from the device address `src` into `out`, after the work
     /// queued on `stream` before it; returns once they are there.
     pub fn dtoh(&mut self, stream: &CudaStream, src: u64, out: &mut [T]) -> CudaResult<()> {
+        let (piece, len) = (Self::piece(), out.len());
+        let mut chunks = out.chunks_mut(piece);
+        self.dtoh_pieces(stream, src, len, |_, room| {
+            copy(chunks.next().expect("a chunk a piece"), room)
+        })
+    }
+
+    /// Copies `len` elements from the device address `src`, after the work queued on
+    /// `stream` before it, and hands them to `take(at, from)` (elements `at .. at +
+    /// from.len()`) on every core a piece at a time, straight from the pinned buffer; returns
+    /// once every piece is taken.
+    pub fn dtoh_with(
+        &mut self,
+        stream: &CudaStream,
+        src: u64,
+        len: usize,
+        take: &Take<'_, T>,
+    ) -> CudaResult<()> {
+        self.dtoh_pieces(stream, src, len, |at, room| {
+            room.par_chunks(PIECE)
+                .enumerate()
+                .for_each(|(i, from)| take(at + i * PIECE, from))
+        })
+    }
+
+    /// Copies `len` elements from `src` through the buffer a piece at a time, each piece
+    /// handed to `each(at, piece)` once it has arrived.
+    fn dtoh_pieces(
+        &mut self,
+        stream: &CudaStream,
+        src: u64,
+        len: usize,
+        mut each: impl FnMut(usize, &[T]),
+    ) -> CudaResult<()> {
         let piece = Self::piece();
-        for (i, chunk) in out.chunks_mut(piece).enumerate() {
-            let room = self.room(stream, chunk.len())?;
-            let from = src + (i * piece * std::mem::size_of::<T>()) as u64;
+        for at in (0..len).step_by(piece) {
+            let room = self.room(stream, piece.min(len - at))?;
+            let from = src + (at * std::mem::size_of::<T>()) as u64;
             device_call("cuMemcpyDtoHAsync")?;
             // SAFETY: `from .. from + len` lies in the caller's device buffer, and `room`
             // is read only after the stream has run the copy.
@@ -90,7 +140,7 @@ impl<T: CudaFloat> Staging<T> {
             stream
                 .synchronize()
                 .map_err(|e| driver("cuStreamSynchronize", e))?;
-            copy(chunk, room);
+            each(at, room);
         }
         Ok(())
     }
@@ -116,7 +166,7 @@ fn gather<T: Copy + Send + Sync>(parts: &[&[T]], mut at: usize, to: &mut [T]) {
         }
         let take = (p.len() - at).min(rest.len());
         let (head, tail) = std::mem::take(&mut rest).split_at_mut(take);
-        copy(head, &p[at..at + take]);
+        head.copy_from_slice(&p[at..at + take]);
         (rest, at) = (tail, 0);
     }
 }

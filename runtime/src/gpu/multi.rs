@@ -25,7 +25,7 @@ use super::plan::GpuPlan;
 use super::plan::{Backend, GridShape, ModuleChoice, ModuleKey, UniformOf};
 use super::shares::{HostRun, Shares};
 use crate::error::NudtError;
-use crate::float::{interleaved, Float};
+use crate::float::{interleaved_mut, Float};
 use crate::planner::devices::{self, Decomposition, Spread};
 use crate::planner::stages::{self, Pass, Stage};
 use crate::planner::validate::{check_coords, check_type, SOURCES};
@@ -33,7 +33,6 @@ use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Me
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
-use rayon::prelude::*;
 use std::time::Instant;
 
 /// One device of a multi-device plan: its engines, the points routed to it (their indices in
@@ -108,9 +107,54 @@ fn at_points(s: &Stage) -> bool {
     matches!(s, Stage::Spread { .. } | Stage::Interp { .. })
 }
 
-/// Complex values from their interleaved reals.
-fn complex<T: Float>(v: &[T]) -> impl Iterator<Item = Complex<T>> + '_ {
-    v.chunks_exact(2).map(|p| Complex::new(p[0], p[1]))
+/// Runs `job` on every item at once, a host thread each, and gives back the results in order
+/// or the first error. The items are the devices' (a rank and what it takes): a transfer
+/// waits for its device, so one thread would move one device's data at a time.
+fn on_ranks<I: Send, R: Send, E: Send>(
+    items: impl IntoIterator<Item = I>,
+    job: impl Fn(I) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let job = &job;
+    std::thread::scope(|s| {
+        let running: Vec<_> = items.into_iter().map(|i| s.spawn(move || job(i))).collect();
+        running
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// A host array the devices' threads write at once, each element from one thread: their
+/// downloads land at places no two share (a partition's points, the columns' modes).
+struct Scatter<'a, T> {
+    at: *mut T,
+    len: usize,
+    _of: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `Scatter` is a `&mut [T]` whose writes are spread over threads; `set`'s callers
+// keep them apart.
+unsafe impl<T: Send> Send for Scatter<'_, T> {}
+unsafe impl<T: Send> Sync for Scatter<'_, T> {}
+
+impl<'a, T> Scatter<'a, T> {
+    fn new(v: &'a mut [T]) -> Self {
+        Scatter {
+            at: v.as_mut_ptr(),
+            len: v.len(),
+            _of: std::marker::PhantomData,
+        }
+    }
+
+    /// Writes `v` at `i` (checked against the length).
+    ///
+    /// # Safety
+    /// No other thread writes or reads element `i` while the `Scatter` lives.
+    unsafe fn set(&self, i: usize, v: T) {
+        assert!(i < self.len, "scatter at {i} of {}", self.len);
+        // SAFETY: `i` is in bounds, and the caller is the only one at element `i`.
+        unsafe { self.at.add(i).write(v) }
+    }
 }
 
 /// The problem of a multi-device plan: a type 1 or 2 of `modes` with `ntransf` transforms
@@ -134,6 +178,8 @@ pub(crate) fn problem<T: Float>(
 impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T>
 where
     GpuPlan<B, T>: HostRun<T, Error = B::Error> + Send,
+    Rank<B, T>: Send,
+    B::Buf: Send,
     B::Error: Send,
 {
     /// The plan of `problem` (type 1 or 2) over the devices `devs` opened, with the kernel
@@ -211,7 +257,12 @@ where
     }
 }
 
-impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
+impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T>
+where
+    Rank<B, T>: Send,
+    B::Buf: Send,
+    B::Error: Send,
+{
     /// Each transform of `problem` cut in slabs over `devs`, with the one-device plan's
     /// kernel and fine grid `n`: each device's three engines, and the exchanges between
     /// them over the link `link` makes.
@@ -276,30 +327,33 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
 
     /// Each point to the device whose slab its footprint starts in, at its place on that
     /// device's local grid, and each device's points sorted there. The routing runs on the
-    /// host's threads: it is a pass over every point, as long as the devices' sorts.
+    /// host's threads ([`Decomposition::partition`]), and the devices take their points at
+    /// once, each gathered straight into its transfer.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
         let split = &self.split;
-        let routed: Vec<(usize, T)> = coords[0]
-            .par_iter()
-            .map(|x0| split.route::<T>(x0.to_f64().unwrap_or(0.0)))
-            .collect();
-        for (r, rank) in self.ranks.iter_mut().enumerate() {
-            let idx: Vec<usize> = (0..routed.len())
-                .into_par_iter()
-                .filter(|&j| routed[j].0 == r)
-                .collect();
-            let mut local: Vec<Vec<T>> = vec![idx.par_iter().map(|&j| routed[j].1).collect()];
-            local.extend(
-                coords[1..]
-                    .iter()
-                    .map(|x| idx.par_iter().map(|&j| x[j]).collect()),
-            );
-            let slices: Vec<&[T]> = local.iter().map(Vec::as_slice).collect();
-            let points = rank.dev.upload(&[&slices[..]], idx.len())?;
-            rank.dev
-                .sort(&mut rank.local, points, &sets::shared(idx.len()))?;
+        let lists = split.partition(coords[0]);
+        on_ranks(self.ranks.iter_mut().zip(lists), |(rank, idx)| {
+            let n = idx.len();
+            let arrays = coords
+                .iter()
+                .enumerate()
+                .map(|(d, x)| {
+                    let fill = |at: usize, to: &mut [T]| {
+                        for (v, &j) in to.iter_mut().zip(&idx[at..]) {
+                            *v = match d {
+                                0 => split.route::<T>(x[j].to_f64().unwrap_or(0.0)).1,
+                                _ => x[j],
+                            };
+                        }
+                    };
+                    rank.dev.upload_with(n, "coordinates", &fill)
+                })
+                .collect::<Result<Vec<_>, B::Error>>()?;
+            let points = rank.dev.points(arrays);
+            rank.dev.sort(&mut rank.local, points, &sets::shared(n))?;
             rank.index = idx;
-        }
+            Ok::<(), B::Error>(())
+        })?;
         Ok(())
     }
 
@@ -337,23 +391,6 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
             .unzip()
     }
 
-    /// A device array of `v`'s values (one value where there are none: drivers refuse
-    /// empty arrays).
-    fn put(dev: &B::Dev, v: &[Complex<T>], what: &str) -> Result<B::Buf, B::Error> {
-        match v.is_empty() {
-            true => dev.alloc(2, what),
-            false => dev.upload(interleaved(v), what),
-        }
-    }
-
-    /// The first `n` complex values of `b`.
-    fn get(dev: &B::Dev, b: &B::Buf, n: usize) -> Result<Vec<Complex<T>>, B::Error> {
-        if n == 0 {
-            return Ok(Vec::new());
-        }
-        Ok(complex(&dev.read(dev.mem(Some(b)), 2 * n)?).collect())
-    }
-
     /// One type 1 (or type 2's adjoint): strengths `c` at the points to modes `f`.
     fn spread_pass(
         &mut self,
@@ -363,16 +400,23 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
         grid: &[Stage],
     ) -> Result<(), B::Error> {
         let mut clock = Instant::now();
-        for rank in &mut self.ranks {
+        on_ranks(self.ranks.iter_mut(), |rank| {
             let steps: Vec<Stage> = match rank.index.is_empty() {
                 true => points.iter().copied().filter(|s| !at_points(s)).collect(),
                 false => points.to_vec(),
             };
-            let held: Vec<Complex<T>> = rank.index.par_iter().map(|&j| c[j]).collect();
-            let buf = Self::put(rank.dev.device(), &held, "strengths")?;
+            let idx = &rank.index;
+            let fill = |at: usize, to: &mut [T]| {
+                for (v, &j) in to.chunks_exact_mut(2).zip(&idx[at / 2..]) {
+                    (v[0], v[1]) = (c[j].re, c[j].im);
+                }
+            };
+            // One value where there are none: drivers refuse empty arrays.
+            let len = 2 * idx.len().max(1);
+            let buf = rank.dev.upload_with(len, "strengths", &fill)?;
             rank.dev
-                .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)?;
-        }
+                .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)
+        })?;
         self.times.points += lap(&self.ranks, &mut clock)?;
         let (devs, grids) = self.works(|r| &r.local);
         let slabs = self.comm.sum_halos(&devs, &grids, &self.split)?;
@@ -393,22 +437,31 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
         let columns = self.comm.to_columns(&devs, &rows, s)?;
         self.times.transpose += lap(&self.ranks, &mut clock)?;
         let (n0, cols) = (s.modes[0], s.columns());
-        for (r, (rank, col)) in self.ranks.iter_mut().zip(columns).enumerate() {
-            let range = s.column_range(r);
-            rank.slow.work = col;
-            if range.is_empty() {
-                continue;
-            }
-            let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
-            rank.dev
-                .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
-            let host = Self::get(rank.dev.device(), &out, range.len() * n0)?;
-            for (column, modes) in range.zip(host.chunks_exact(n0)) {
-                for (k, &v) in modes.iter().enumerate() {
-                    f[k * cols + column] = v;
+        let to = Scatter::new(interleaved_mut(f));
+        on_ranks(
+            self.ranks.iter_mut().zip(columns).enumerate(),
+            |(r, (rank, col))| {
+                let range = s.column_range(r);
+                rank.slow.work = col;
+                if range.is_empty() {
+                    return Ok(());
                 }
-            }
-        }
+                let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
+                rank.dev
+                    .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
+                // Mode k of the device's column q is at k + n0·q there.
+                let take = |at: usize, from: &[T]| {
+                    for (i, &v) in from.iter().enumerate() {
+                        let (q, part) = ((at + i) / 2, (at + i) % 2);
+                        let (column, k) = (range.start + q / n0, q % n0);
+                        // SAFETY: each (k, column) is one device's, and one place of its
+                        // download.
+                        unsafe { to.set(2 * (k * cols + column) + part, v) };
+                    }
+                };
+                rank.dev.download_with(&out, 2 * range.len() * n0, &take)
+            },
+        )?;
         self.times.columns += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
@@ -424,18 +477,24 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
         let mut clock = Instant::now();
         let s = &self.split;
         let (n0, cols) = (s.modes[0], s.columns());
-        for (r, rank) in self.ranks.iter_mut().enumerate() {
+        on_ranks(self.ranks.iter_mut().enumerate(), |(r, rank)| {
             let range = s.column_range(r);
-            let held: Vec<Complex<T>> = range
-                .clone()
-                .flat_map(|column| (0..n0).map(move |k| f[k * cols + column]))
-                .collect();
-            let modes = Self::put(rank.dev.device(), &held, "modes")?;
+            // Mode k of the device's column q goes to k + n0·q there.
+            let fill = |at: usize, to: &mut [T]| {
+                for (q, v) in (at / 2..).zip(to.chunks_exact_mut(2)) {
+                    let (column, k) = (range.start + q / n0, q % n0);
+                    let m = f[k * cols + column];
+                    (v[0], v[1]) = (m.re, m.im);
+                }
+            };
+            let len = 2 * (range.len() * n0).max(1);
+            let modes = rank.dev.upload_with(len, "modes", &fill)?;
             if !range.is_empty() {
                 rank.dev
                     .run_stages(&mut rank.slow, grid, [&modes, &modes], range.len())?;
             }
-        }
+            Ok::<(), B::Error>(())
+        })?;
         self.times.columns += lap(&self.ranks, &mut clock)?;
         let (devs, columns) = self.works(|r| &r.slow);
         let rows = self.comm.to_rows(&devs, &columns, s)?;
@@ -449,20 +508,28 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> Slabs<B, L, T> {
         let (devs, slabs) = self.works(|r| &r.fast);
         let locals = self.comm.fill_halos(&devs, &slabs, s)?;
         self.times.halos += lap(&self.ranks, &mut clock)?;
-        for (rank, local) in self.ranks.iter_mut().zip(locals) {
+        let to = Scatter::new(interleaved_mut(c));
+        on_ranks(self.ranks.iter_mut().zip(locals), |(rank, local)| {
             rank.local.work = local;
             let m = rank.index.len();
             if m == 0 {
-                continue;
+                return Ok(());
             }
             let out = rank.dev.device().alloc(2 * m, "values")?;
             rank.dev
                 .run_stages(&mut rank.local, points, [&out, &out], 1)?;
-            let host = Self::get(rank.dev.device(), &out, m)?;
-            for (&j, v) in rank.index.iter().zip(host) {
-                c[j] = v;
-            }
-        }
+            let idx = &rank.index;
+            let take = |at: usize, from: &[T]| {
+                for (i, &v) in from.iter().enumerate() {
+                    let (q, part) = ((at + i) / 2, (at + i) % 2);
+                    // SAFETY: the devices' lists of points partition them
+                    // ([`Decomposition::partition`]), and each of a list's values is one
+                    // place of the device's download.
+                    unsafe { to.set(2 * idx[q] + part, v) };
+                }
+            };
+            rank.dev.download_with(&out, 2 * m, &take)
+        })?;
         self.times.points += lap(&self.ranks, &mut clock)?;
         Ok(())
     }

@@ -114,6 +114,13 @@ pub(crate) type GaussPrep<'a, B, T> = (
 pub(crate) type Type3ModulesOf<B, T> =
     Type3Modules<<B as Backend<T>>::Module, <B as Backend<T>>::Quadrature>;
 
+/// Makes host values on the fly for a transfer to a device: `fill(at, to)` writes elements
+/// `at .. at + to.len()`; called for disjoint pieces from several threads at once.
+pub(crate) type Fill<'a, T> = dyn Fn(usize, &mut [T]) + Sync + 'a;
+/// Takes values arriving from a device: `take(at, from)` gets elements `at .. at +
+/// from.len()`; called for disjoint pieces from several threads at once.
+pub(crate) type Take<'a, T> = dyn Fn(usize, &[T]) + Sync + 'a;
+
 /// What the shared plan needs of a GPU backend for elements of `T`.
 pub(crate) trait Backend<T: Float>: Sized {
     type Error: From<NudtError>;
@@ -152,6 +159,24 @@ pub(crate) trait Backend<T: Float>: Sized {
     /// one array per dimension holding the sets one after another: each set's slice copied
     /// to its place, with no concatenation on the host.
     fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> Result<Self::Points, Self::Error>;
+    /// A device array of `len` values that `fill` makes on the host a piece at a time (a
+    /// multi-device plan's gathers: no host array holds them whole).
+    fn upload_with(
+        &mut self,
+        len: usize,
+        what: &str,
+        fill: &Fill<'_, T>,
+    ) -> Result<Self::Buf, Self::Error>;
+    /// The first `len` values of `b`, handed to `take` a piece at a time once the device's
+    /// earlier work has run (a multi-device plan's scatters).
+    fn download_with(
+        &mut self,
+        b: &Self::Buf,
+        len: usize,
+        take: &Take<'_, T>,
+    ) -> Result<(), Self::Error>;
+    /// Points whose coordinates are the device arrays `coords`, one per dimension.
+    fn points(&mut self, coords: Vec<Self::Buf>) -> Self::Points;
     /// Bin-sorts `points` onto `u`'s grid, in sets starting at `sets` (the last entry their
     /// number).
     fn sort(

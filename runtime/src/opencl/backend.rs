@@ -11,14 +11,16 @@ use super::fft::GridFfts;
 use super::gaussian::{gauss_window, GaussDev, GaussWindow};
 use super::grid::{ClModes, ClSpreadModule, FineGrid};
 use super::launch::{
-    alloc, build, enqueue, kernel_of, mem, read, share, upload, write_at, Arg, Kernel,
+    alloc, build, enqueue, kernel_of, mem, read, read_at, share, upload, write_at, Arg, Kernel,
 };
 use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::gradient::GradKernels;
-use crate::gpu::plan::{Backend, GaussPrep, GridShape, ModuleKey, PointSets, Type3Prep};
+use crate::gpu::plan::{
+    Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
+};
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::sets::shared as shared_set;
 use crate::planner::stages::{self, Stage};
@@ -28,6 +30,16 @@ use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program;
 use std::cell::RefCell;
 use std::sync::Arc;
+
+/// Most values a multi-device plan's gathers and scatters move through the host at a time.
+const PIECE: usize = 1 << 20;
+
+/// The values of a piece of a `len`-value transfer: a quarter of it (even: a piece holds
+/// whole complex values), at most [`PIECE`]; so small transfers, which the tests run, cross
+/// pieces too.
+fn piece(len: usize) -> usize {
+    len.div_ceil(4).next_multiple_of(2).clamp(2, PIECE)
+}
 
 /// What a type 3 plan needs besides the spread modules: the extents' and the phase kernels.
 pub(super) struct Type3Kernels {
@@ -180,6 +192,33 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
                 Ok(b)
             })
             .collect()
+    }
+
+    fn upload_with(&mut self, len: usize, _: &str, fill: &Fill<'_, T>) -> OpenClResult<Buffer<T>> {
+        let mut b = alloc::<T>(&self.dev, len)?;
+        let p = piece(len);
+        let mut piece = vec![T::zero(); p.min(len)];
+        for at in (0..len).step_by(p) {
+            let to = &mut piece[..p.min(len - at)];
+            fill(at, to);
+            write_at(&self.dev, &mut b, at, to)?;
+        }
+        Ok(b)
+    }
+
+    fn download_with(&mut self, b: &Buffer<T>, len: usize, take: &Take<'_, T>) -> OpenClResult<()> {
+        let p = piece(len);
+        let mut piece = vec![T::zero(); p.min(len)];
+        for at in (0..len).step_by(p) {
+            let from = &mut piece[..p.min(len - at)];
+            read_at(&self.dev, b, at, from)?;
+            take(at, from);
+        }
+        Ok(())
+    }
+
+    fn points(&mut self, coords: Vec<Buffer<T>>) -> Vec<Buffer<T>> {
+        coords
     }
 
     fn sort(&mut self, u: &mut UniformDev<T>, p: Vec<Buffer<T>>, sets: &[u32]) -> OpenClResult<()> {

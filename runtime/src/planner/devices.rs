@@ -189,6 +189,51 @@ impl Decomposition {
         s
     }
 
+    /// The points of each device ([`Self::route`] by their slowest coordinates `x0`), as
+    /// indices into `x0` in increasing order. Two passes over the points on the pool's
+    /// threads, a chunk each: count each chunk's points per device, then write each chunk's
+    /// indices at its place in every device's list (no list of routes is kept between).
+    pub fn partition<T: Float>(&self, x0: &[T]) -> Vec<Vec<usize>> {
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 16;
+        let p = self.devices();
+        let owner = |x: &T| self.route::<T>(x.to_f64().unwrap_or(0.0)).0;
+        let counts: Vec<Vec<usize>> = x0
+            .par_chunks(CHUNK)
+            .map(|c| {
+                let mut n = vec![0; p];
+                c.iter().for_each(|x| n[owner(x)] += 1);
+                n
+            })
+            .collect();
+        let mut lists: Vec<Vec<usize>> = (0..p)
+            .map(|r| vec![0; counts.iter().map(|n| n[r]).sum()])
+            .collect();
+        // Each chunk's piece of each list, in chunk order.
+        let mut pieces: Vec<Vec<&mut [usize]>> = counts.iter().map(|_| Vec::new()).collect();
+        for (r, list) in lists.iter_mut().enumerate() {
+            let mut rest = &mut list[..];
+            for (piece, n) in pieces.iter_mut().zip(&counts) {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(n[r]);
+                piece.push(head);
+                rest = tail;
+            }
+        }
+        pieces
+            .into_par_iter()
+            .zip(x0.par_chunks(CHUNK))
+            .enumerate()
+            .for_each(|(i, (mut piece, c))| {
+                let mut at = vec![0; p];
+                for (j, x) in c.iter().enumerate() {
+                    let r = owner(x);
+                    piece[r][at[r]] = i * CHUNK + j;
+                    at[r] += 1;
+                }
+            });
+        lists
+    }
+
     /// The device whose slab holds plane `p`.
     pub fn owner(&self, p: usize) -> usize {
         self.starts.partition_point(|&s| s <= p) - 1
@@ -445,6 +490,30 @@ mod tests {
     fn routed_points_keep_their_footprint() {
         routes_keep_the_footprint::<f64>(1e-9);
         routes_keep_the_footprint::<f32>(1e-4);
+    }
+
+    /// Every point is in the list of the device [`Decomposition::route`] sends it to, once,
+    /// and the lists are in order: across chunks (more points than one chunk) and with
+    /// empty devices.
+    #[test]
+    fn partition_lists_each_point_once_with_its_device() {
+        for d in splits() {
+            let m = 150_000 + d.devices();
+            let x: Vec<f32> = (0..m)
+                .map(|j| ((j * 7919) % 10007) as f32 / 10007.0 * 12.0 - 6.0)
+                .collect();
+            let lists = d.partition(&x);
+            assert_eq!(lists.len(), d.devices());
+            for (r, list) in lists.iter().enumerate() {
+                let want: Vec<usize> = (0..m)
+                    .filter(|&j| d.route::<f32>(x[j] as f64).0 == r)
+                    .collect();
+                assert_eq!(list, &want);
+            }
+        }
+        let d = &splits()[3];
+        let lists = d.partition(&[0.0f64; 5]);
+        assert_eq!(lists.iter().map(Vec::len).sum::<usize>(), 5);
     }
 
     /// A local grid's segments cover it in order, each inside its owner's slab, at the
