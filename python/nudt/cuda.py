@@ -328,9 +328,16 @@ class Plan(PlanBase):
         "length": "Argument `{n}` must be of shape ({m},), got ({size},)",
     }
 
+    def __new__(cls, *args, gpu_device_ids=None, **kwargs):
+        # Several GPUs: a plan of its own kind, on host arrays (``_MultiGpuPlan``).
+        if gpu_device_ids is not None:
+            return _MultiGpuPlan(*args, gpu_device_ids=gpu_device_ids, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None,
                  dtype="complex64", **kwargs):
         nufft_type = check_type(nufft_type)
+        kwargs.pop("gpu_device_ids", None)  # None here: ``__new__`` took the others
         gradients = kwargs.pop("gradients", False)  # nudt's own, as nudt.Plan's
         fft_order, upsampfac, device, method, max_batch, bins, self._stream = \
             _gpu_options(kwargs)
@@ -510,6 +517,87 @@ class Plan(PlanBase):
         """GPU milliseconds of the last ``setpts`` and ``execute`` (CUDA events); waits for
         them to finish."""
         return self._raw.timings()
+
+
+class _MultiGpuPlan(_cpu.Plan):
+    """A type 1 or 2 plan over several GPUs of this process: ``nudt.cuda.Plan(nufft_type,
+    n_modes, ..., gpu_device_ids=[0, 1, ...])``. With as many transforms as GPUs or more,
+    each GPU takes whole transforms; otherwise each transform (2-D or 3-D) is cut in slabs
+    of its fine grid, one per GPU, which exchange halos and a transpose through NCCL where
+    the library is found (through the host otherwise). The result equals the one-GPU plan's
+    to rounding.
+
+    It takes numpy arrays, as ``nudt.Plan`` does (C-contiguous inputs are used in place,
+    others copied with a warning; ``out`` must be a writeable C-contiguous array): the
+    points are routed to the GPUs on the host, and each GPU moves its share of the data at
+    the same time. Device arrays raise ``TypeError``. The options are ``nudt.cuda.Plan``'s;
+    those that choose for one GPU (``gpu_method``, bins, batch, ``gpu_device_id``,
+    ``gpu_stream``) are accepted and not used. Types 1 and 2, one point set shared by the
+    transforms, no derivatives. ``layout()`` says how it runs: ``("slabs", link)`` or
+    ``("transforms", None)``.
+    """
+
+    _repr_prefix = "nudt.cuda"
+    _POINTS_MESSAGES = Plan._POINTS_MESSAGES
+    _PER_TRANSFORM_TYPES = ()
+
+    def __init__(self, nufft_type, n_modes, n_trans=1, eps=1e-6, isign=None,
+                 dtype="complex64", gpu_device_ids=None, **kwargs):
+        nufft_type = check_type(nufft_type)
+        if nufft_type == 3:
+            raise NudtValueError("a plan over several GPUs (gpu_device_ids) is of type 1 or "
+                                 "2; type 3 runs on one GPU")
+        devices = _device_ids(gpu_device_ids)
+        if kwargs.pop("gradients", False):
+            raise NudtValueError("gradients=True: derivatives run on one GPU; a plan over "
+                                 "several GPUs (gpu_device_ids) has none")
+        fft_order, upsampfac = _gpu_options(kwargs)[:2]
+        eps = self._setup(nufft_type, n_modes, n_trans, eps, isign, dtype, False)
+        self._raw = _nudt.RawCudaMultiPlan(nufft_type, list(self._n_modes), self._isign,
+                                           self._n_trans, eps, self._dtype == np.complex64,
+                                           fft_order, upsampfac, devices)
+
+    @staticmethod
+    def _host(a, name):
+        if hasattr(a, "__cuda_array_interface__"):
+            raise NudtTypeError(
+                f"Argument `{name}`: a plan over several GPUs (gpu_device_ids) takes host "
+                f"(numpy) arrays, since it routes the points to the GPUs on the host; copy it "
+                f"first (CuPy: .get(), PyTorch: .cpu().numpy())")
+        return a
+
+    @classmethod
+    def _check_dtype(cls, a, name, dtype):
+        return _cpu.Plan._check_dtype(cls._host(a, name), name, dtype)
+
+    @classmethod
+    def _input(cls, a, name, dtype):
+        return _cpu._input(cls._host(a, name), name, dtype)
+
+    def _set_points(self, src, tgt, counts=None, target_counts=None):
+        self._raw.setpts(src)
+
+    def layout(self):
+        """``("slabs", link)``: each transform cut over the GPUs, ``link`` ``"nccl"`` or
+        ``"host"``; ``("transforms", None)``: whole transforms on each GPU."""
+        return self._raw.layout()
+
+
+def _device_ids(ids):
+    """``gpu_device_ids`` as a list of distinct CUDA ordinals."""
+    try:
+        devices = [_integer(d, "gpu_device_ids") for d in ids]
+    except TypeError:
+        raise NudtTypeError(f"gpu_device_ids must be a list of CUDA device ordinals, got "
+                            f"{type(ids).__name__}") from None
+    if not devices:
+        raise NudtValueError("gpu_device_ids is empty")
+    if len(set(devices)) != len(devices):
+        raise NudtValueError(f"gpu_device_ids lists a GPU twice: {devices}")
+    bad = [d for d in devices if not 0 <= d < _DEVICES]
+    if bad:
+        raise NudtValueError(f"gpu_device_ids {bad}: there are {_DEVICES} CUDA device(s)")
+    return devices
 
 
 def nufft1d1(x, data, n_modes=None, out=None, eps=1e-6, isign=1, **kwargs):

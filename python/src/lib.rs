@@ -9,7 +9,8 @@
 //! microseconds per call.
 //!
 //! With the `cuda` feature it also holds [`cuda::RawCudaPlan`], the runtime's CUDA plan on
-//! device arrays handed over by address, behind `nudt.cuda` (cufinufft's interface).
+//! device arrays handed over by address, behind `nudt.cuda` (cufinufft's interface), and
+//! [`multi::RawCudaMultiPlan`], a plan over several GPUs on host arrays.
 //!
 //! Both plan classes also give the derivatives of their transform (`vjp`, `jvp`:
 //! [`gradients`]), which `nudt.torch` builds PyTorch's autograd functions on.
@@ -19,6 +20,8 @@ mod arrays;
 mod cuda;
 mod errors;
 mod gradients;
+#[cfg(feature = "cuda")]
+mod multi;
 mod plan;
 mod shared;
 
@@ -47,6 +50,7 @@ fn _nudt(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "cuda")]
     {
         m.add_class::<cuda::RawCudaPlan>()?;
+        m.add_class::<multi::RawCudaMultiPlan>()?;
         m.add_function(wrap_pyfunction!(cuda::cuda_device_count, m)?)?;
     }
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -668,3 +668,66 @@ def test_point_sets_per_transform_errors():
     out = host(plan.execute(cupy.ones(15, dtype=np.complex128)))
     # Set 1's five unit strengths sum at mode (0, 0), to the plan's tolerance.
     assert out.shape == (3, 8, 8) and abs(out[1, 4, 4] - 5) < 5e-5
+
+
+def _gpu_ids():
+    """Two GPUs where there are two (one plan over one GPU otherwise)."""
+    return list(range(min(2, nudt._nudt.cuda_device_count())))
+
+
+@gpu
+@pytest.mark.parametrize("dtype", PRECISIONS)
+@pytest.mark.parametrize("dim", (2, 3))
+@pytest.mark.parametrize("tp", (1, 2))
+@pytest.mark.parametrize("n_trans", (1, 3))
+def test_several_gpus(dtype, dim, tp, n_trans):
+    """``gpu_device_ids``: each transform in slabs (one transform) or whole transforms per
+    GPU (three), forward and adjoint, on numpy arrays, against the direct sums."""
+    eps, bound = PRECISIONS[dtype]
+    x, data, _ = problem(21 + dim, dim, dtype, tp, n_trans if n_trans > 1 else None)
+    modes = MODES[dim]
+    plan = cu.Plan(tp, modes, n_trans, eps=eps, dtype=dtype, gpu_device_ids=_gpu_ids())
+    how, link = plan.layout()
+    assert (how, link is None) == (("slabs", False) if n_trans == 1 else ("transforms", True))
+    plan.setpts(*x)
+    got = plan.execute(data)
+    want = reference(tp, x, data, [], modes, plan._isign)
+    assert isinstance(got, np.ndarray) and got.shape == want.shape
+    assert np.linalg.norm(got - want) <= bound * np.linalg.norm(want)
+    # The adjoint of type 1 is type 2 with the opposite sign, and back.
+    back = plan.execute_adjoint(got)
+    want_back = reference(3 - tp, x, got, [], modes, -plan._isign)
+    assert np.linalg.norm(back - want_back) <= bound * np.linalg.norm(want_back)
+    out = np.empty_like(got)
+    assert plan.execute(data, out=out) is out
+    assert np.allclose(out, got, rtol=0, atol=1e-12 * np.abs(got).max())
+
+
+@gpu
+def test_several_gpus_errors():
+    """What a plan over several GPUs refuses, with the exception a cufinufft user expects."""
+    ids = _gpu_ids()
+    with pytest.raises(ValueError, match="type 1 or 2"):
+        cu.Plan(3, 2, gpu_device_ids=ids)
+    with pytest.raises(ValueError, match="twice"):
+        cu.Plan(1, (16, 16), gpu_device_ids=[0, 0])
+    with pytest.raises(ValueError, match="CUDA device"):
+        cu.Plan(1, (16, 16), gpu_device_ids=[0, 99])
+    with pytest.raises(ValueError, match="empty"):
+        cu.Plan(1, (16, 16), gpu_device_ids=[])
+    with pytest.raises(TypeError, match="gpu_device_ids"):
+        cu.Plan(1, (16, 16), gpu_device_ids=0)
+    with pytest.raises(ValueError, match="gradients"):
+        cu.Plan(1, (16, 16), gpu_device_ids=ids, gradients=True)
+    plan = cu.Plan(1, (16, 16), gpu_device_ids=ids, dtype="complex128")
+    x = np.linspace(-3, 3, 50)
+    with pytest.raises(RuntimeError, match="setpts"):
+        plan.execute(np.ones(50, np.complex128))
+    plan.setpts(x, x)
+    with pytest.raises(TypeError, match="x dtype|float64|complex"):
+        plan.setpts(x.astype(np.float32), x.astype(np.float32))
+    with pytest.raises(ValueError):
+        plan.execute(np.ones(49, np.complex128))
+    if cupy is not None:
+        with pytest.raises(TypeError, match="host"):
+            plan.setpts(cupy.asarray(x), cupy.asarray(x))

@@ -9,6 +9,7 @@ use crate::gpu::engine::{GridParts, SortedGrid};
 use crate::gpu::gradient::GradKernels;
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
+use crate::planner::limits::MAX_BATCH;
 use crate::planner::sets;
 use crate::uniform::ModeOrder;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
@@ -822,11 +823,32 @@ impl<T: CudaFloat> ModeMapDev<T> {
         ntr: usize,
     ) -> CudaResult<()> {
         let k = &common.grid_to_modes;
-        k.launch(
-            stream,
-            (blocks(self.len(), k.threads), ntr as u32),
-            &self.args(stream, grid, modes, gstride),
-        )
+        self.by_batches(ntr, gstride, |first, n| {
+            let (g, f) = (grid + first.0, modes + first.1);
+            let grid_dim = (blocks(self.len(), k.threads), n as u32);
+            k.launch(stream, grid_dim, &self.args(stream, g, f, gstride))
+        })
+    }
+
+    /// `launch` over `ntr` transforms in runs of at most [`MAX_BATCH`] (the grid's second
+    /// dimension holds the transform: a multi-device plan's columns number up to a slab's
+    /// plane), given each run's byte offsets on the fine grids (stride `gstride` complex)
+    /// and on the modes, and its transforms.
+    fn by_batches(
+        &self,
+        ntr: usize,
+        gstride: usize,
+        mut launch: impl FnMut((u64, u64), usize) -> CudaResult<()>,
+    ) -> CudaResult<()> {
+        let value = 2 * std::mem::size_of::<T>();
+        for first in (0..ntr).step_by(MAX_BATCH) {
+            let at = (
+                (first * gstride * value) as u64,
+                (first * self.len * value) as u64,
+            );
+            launch(at, (ntr - first).min(MAX_BATCH))?;
+        }
+        Ok(())
     }
 
     /// Type 2 input: corrected modes into `ntr` zeroed fine grids.
@@ -840,10 +862,10 @@ impl<T: CudaFloat> ModeMapDev<T> {
         ntr: usize,
     ) -> CudaResult<()> {
         let k = &common.modes_to_grid;
-        k.launch(
-            stream,
-            (blocks(self.len(), k.threads), ntr as u32),
-            &self.args(stream, modes, grid, gstride),
-        )
+        self.by_batches(ntr, gstride, |first, n| {
+            let (g, f) = (grid + first.0, modes + first.1);
+            let grid_dim = (blocks(self.len(), k.threads), n as u32);
+            k.launch(stream, grid_dim, &self.args(stream, f, g, gstride))
+        })
     }
 }

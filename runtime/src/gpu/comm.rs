@@ -13,6 +13,7 @@
 
 use super::device::{Arg, Device};
 use crate::planner::devices::{Decomposition, Side, Transfer};
+use crate::planner::limits::MAX_BATCH;
 
 /// Each device's arrays in, each device's arrays out (complex values interleaved, as the
 /// kernels take them).
@@ -57,9 +58,6 @@ impl<D: Device<T>, T> Link<D, T> for HostLink {
     }
 }
 
-/// Most batches (planes) one launch takes: CUDA's limit on a grid's second dimension.
-const MAX_BATCHES: usize = 65_535;
-
 /// `t`'s values from `src` (laid out as `from`) to `dst` (as `to`) on `dev`, written or
 /// added (`add`), by the common module's `nudt_scale` (`k`).
 fn move_block<T, D: Device<T>>(
@@ -72,7 +70,7 @@ fn move_block<T, D: Device<T>>(
 ) -> Result<(), D::Error> {
     let mut first = 0;
     while first < t.batches {
-        let nb = (t.batches - first).min(MAX_BATCHES);
+        let nb = (t.batches - first).min(MAX_BATCH);
         let side = |mem, s: Side| {
             [
                 Arg::Mem(mem),

@@ -330,28 +330,23 @@ where
     /// host's threads ([`Decomposition::partition`]), and the devices take their points at
     /// once, each gathered straight into its transfer.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
-        let split = &self.split;
-        let lists = split.partition(coords[0]);
-        on_ranks(self.ranks.iter_mut().zip(lists), |(rank, idx)| {
-            let n = idx.len();
-            let arrays = coords
-                .iter()
-                .enumerate()
-                .map(|(d, x)| {
-                    let fill = |at: usize, to: &mut [T]| {
-                        for (v, &j) in to.iter_mut().zip(&idx[at..]) {
-                            *v = match d {
-                                0 => split.route::<T>(x[j].to_f64().unwrap_or(0.0)).1,
-                                _ => x[j],
-                            };
-                        }
-                    };
-                    rank.dev.upload_with(n, "coordinates", &fill)
-                })
-                .collect::<Result<Vec<_>, B::Error>>()?;
+        let lists = self.split.partition(coords[0]);
+        on_ranks(self.ranks.iter_mut().zip(lists), |(rank, routed)| {
+            let (idx, n) = (&routed.index, routed.index.len());
+            let mut arrays = vec![rank.dev.upload_with(n, "coordinates", &|at, to| {
+                to.copy_from_slice(&routed.first[at..at + to.len()])
+            })?];
+            for x in &coords[1..] {
+                let fill = |at: usize, to: &mut [T]| {
+                    for (v, &j) in to.iter_mut().zip(&idx[at..]) {
+                        *v = x[j];
+                    }
+                };
+                arrays.push(rank.dev.upload_with(n, "coordinates", &fill)?);
+            }
             let points = rank.dev.points(arrays);
             rank.dev.sort(&mut rank.local, points, &sets::shared(n))?;
-            rank.index = idx;
+            rank.index = routed.index;
             Ok::<(), B::Error>(())
         })?;
         Ok(())

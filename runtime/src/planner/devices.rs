@@ -36,6 +36,14 @@ pub struct Segment {
     pub owner: usize,
 }
 
+/// One device's points ([`Decomposition::partition`]): their indices in the caller's arrays,
+/// in increasing order, and their slowest coordinates moved onto the device's local grid.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Routed<T> {
+    pub index: Vec<usize>,
+    pub first: Vec<T>,
+}
+
 /// How a transform of `modes` on the fine grid `n` (kernel width `width`) is split over
 /// `devices` devices.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,34 +197,44 @@ impl Decomposition {
         s
     }
 
-    /// The points of each device ([`Self::route`] by their slowest coordinates `x0`), as
-    /// indices into `x0` in increasing order. Two passes over the points on the pool's
-    /// threads, a chunk each: count each chunk's points per device, then write each chunk's
-    /// indices at its place in every device's list (no list of routes is kept between).
-    pub fn partition<T: Float>(&self, x0: &[T]) -> Vec<Vec<usize>> {
+    /// The points of each device ([`Self::route`] by their slowest coordinates `x0`): their
+    /// indices into `x0` in increasing order, and their slowest coordinates on the device's
+    /// local grid. Two passes over the points on the pool's threads, a chunk each: count
+    /// each chunk's points per device, then route each chunk's points again and write them
+    /// at the chunk's place in every device's lists (a second routing costs less than
+    /// keeping the first's).
+    pub fn partition<T: Float>(&self, x0: &[T]) -> Vec<Routed<T>> {
         use rayon::prelude::*;
         const CHUNK: usize = 1 << 16;
         let p = self.devices();
-        let owner = |x: &T| self.route::<T>(x.to_f64().unwrap_or(0.0)).0;
+        let route = |x: &T| self.route::<T>(x.to_f64().unwrap_or(0.0));
         let counts: Vec<Vec<usize>> = x0
             .par_chunks(CHUNK)
             .map(|c| {
                 let mut n = vec![0; p];
-                c.iter().for_each(|x| n[owner(x)] += 1);
+                c.iter().for_each(|x| n[route(x).0] += 1);
                 n
             })
             .collect();
-        let mut lists: Vec<Vec<usize>> = (0..p)
-            .map(|r| vec![0; counts.iter().map(|n| n[r]).sum()])
+        let mut lists: Vec<Routed<T>> = (0..p)
+            .map(|r| {
+                let n = counts.iter().map(|n| n[r]).sum();
+                Routed {
+                    index: vec![0; n],
+                    first: vec![T::zero(); n],
+                }
+            })
             .collect();
-        // Each chunk's piece of each list, in chunk order.
-        let mut pieces: Vec<Vec<&mut [usize]>> = counts.iter().map(|_| Vec::new()).collect();
+        // Each chunk's piece of each device's lists, in chunk order.
+        type Piece<'a, T> = (&'a mut [usize], &'a mut [T]);
+        let mut pieces: Vec<Vec<Piece<'_, T>>> = counts.iter().map(|_| Vec::new()).collect();
         for (r, list) in lists.iter_mut().enumerate() {
-            let mut rest = &mut list[..];
+            let (mut index, mut first) = (&mut list.index[..], &mut list.first[..]);
             for (piece, n) in pieces.iter_mut().zip(&counts) {
-                let (head, tail) = std::mem::take(&mut rest).split_at_mut(n[r]);
-                piece.push(head);
-                rest = tail;
+                let (i, rest_i) = std::mem::take(&mut index).split_at_mut(n[r]);
+                let (f, rest_f) = std::mem::take(&mut first).split_at_mut(n[r]);
+                piece.push((i, f));
+                (index, first) = (rest_i, rest_f);
             }
         }
         pieces
@@ -226,8 +244,8 @@ impl Decomposition {
             .for_each(|(i, (mut piece, c))| {
                 let mut at = vec![0; p];
                 for (j, x) in c.iter().enumerate() {
-                    let r = owner(x);
-                    piece[r][at[r]] = i * CHUNK + j;
+                    let (r, local) = route(x);
+                    (piece[r].0[at[r]], piece[r].1[at[r]]) = (i * CHUNK + j, local);
                     at[r] += 1;
                 }
             });
@@ -505,15 +523,22 @@ mod tests {
             let lists = d.partition(&x);
             assert_eq!(lists.len(), d.devices());
             for (r, list) in lists.iter().enumerate() {
-                let want: Vec<usize> = (0..m)
+                let index: Vec<usize> = (0..m)
                     .filter(|&j| d.route::<f32>(x[j] as f64).0 == r)
                     .collect();
-                assert_eq!(list, &want);
+                let first = index.iter().map(|&j| d.route::<f32>(x[j] as f64).1);
+                assert_eq!(
+                    list,
+                    &Routed {
+                        first: first.collect(),
+                        index
+                    }
+                );
             }
         }
         let d = &splits()[3];
         let lists = d.partition(&[0.0f64; 5]);
-        assert_eq!(lists.iter().map(Vec::len).sum::<usize>(), 5);
+        assert_eq!(lists.iter().map(|l| l.index.len()).sum::<usize>(), 5);
     }
 
     /// A local grid's segments cover it in order, each inside its owner's slab, at the
