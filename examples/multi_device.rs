@@ -183,7 +183,9 @@ mod bench {
         race(job, one, multi, |m| (m.step_times(), m.spread(), m.link()))
     }
 
+    // Generic as the built one is, so that `main` names the precision either way.
     #[cfg(not(feature = "cuda"))]
+    #[allow(clippy::extra_unused_type_parameters)]
     pub fn cuda<T: Float>(_: &Job, _: f64) -> Res<()> {
         Err("build with --features cuda, or pass --opencl".into())
     }
@@ -202,7 +204,9 @@ mod bench {
         race(job, one, multi, |m| (m.step_times(), m.spread(), m.link()))
     }
 
+    // Generic as the built one is, so that `main` names the precision either way.
     #[cfg(not(feature = "opencl"))]
+    #[allow(clippy::extra_unused_type_parameters)]
     pub fn opencl<T: Float>(_: &Job, _: f64) -> Res<()> {
         Err("build with --features opencl".into())
     }

@@ -1813,3 +1813,65 @@ fn derivatives_on_device_arrays_match_direct_sums() {
         );
     }
 }
+
+/// Host arrays longer than the plan's pinned staging buffers (32 MiB each, two of them used
+/// in turn) go through them in pieces: a 1-D f32 plan of 9·10⁶ points takes its coordinates
+/// in two pieces and its strengths and values in three each way. The host interface must
+/// give what the device interface gives (its arrays copied by cudarc, not by the staging),
+/// and the direct sum at sampled outputs.
+#[test]
+fn host_transfers_cross_the_staging_pieces() {
+    let Some(_gpu) = gpu("host_transfers_cross_the_staging_pieces") else {
+        return;
+    };
+    let (m, modes, tol) = (9_000_001, [64], 1e-5);
+    let unit = |j: u64, salt: u64| {
+        let z = (j ^ salt).wrapping_mul(0x9e3779b97f4a7c15).rotate_left(29);
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let x: Vec<f32> = (0..m as u64)
+        .map(|j| ((unit(j, 1) - 0.5) * 6.0) as f32)
+        .collect();
+    let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let c: Vec<Complex<f32>> = (0..m as u64)
+        .map(|j| Complex::new(unit(j, 2) as f32 - 0.5, unit(j, 3) as f32 - 0.5))
+        .collect();
+    let f: Vec<Complex<f32>> = (0..64u64)
+        .map(|k| Complex::new(unit(k, 4) as f32, unit(k, 5) as f32))
+        .collect();
+    let widen = |v: &[Complex<f32>]| -> Vec<Complex64> {
+        v.iter()
+            .map(|z| Complex64::new(z.re as f64, z.im as f64))
+            .collect()
+    };
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let mut plan = CudaPlan::<f32>::new(ty, &modes, -1, 1, tol, opts()).unwrap();
+        plan.set_points(&[&x]).unwrap();
+        let (input, n) = match ty {
+            TransformType::Type1 => (&c, 64),
+            _ => (&f, m),
+        };
+        let mut host = vec![Complex::default(); n];
+        plan.execute(input, &mut host).unwrap();
+        let device = execute_on_device(&mut plan, input, n, false);
+        let apart = direct::rel_error(&widen(&host), &widen(&device));
+        assert!(
+            apart < 1e-6,
+            "{ty:?}: host and device interfaces {apart:e} apart"
+        );
+        // Outputs in every piece of the values (type 2), or every mode (type 1).
+        let which: Vec<usize> = match ty {
+            TransformType::Type1 => all(64),
+            _ => (0..40).map(|i| i * (m / 40) + i).collect(),
+        };
+        let exact = match ty {
+            TransformType::Type1 => {
+                direct::type1(&[&x64], &widen(&c), &modes, ModeOrder::Cmcl, -1, &which)
+            }
+            _ => direct::type2(&[&x64], &widen(&f), &modes, ModeOrder::Cmcl, -1, &which),
+        };
+        let got: Vec<Complex<f32>> = which.iter().map(|&i| host[i]).collect();
+        let err = direct::rel_error(&widen(&got), &exact);
+        assert!(err < 1e-3, "{ty:?}: error {err:e} against the direct sum");
+    }
+}

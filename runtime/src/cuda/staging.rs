@@ -2,52 +2,74 @@
 //! from pageable memory moves at a few GB/s on an H200 host (the driver stages it through
 //! its own pinned buffer a piece at a time, on one thread: cuFINUFFT's perftest moves 1 MB
 //! of modes in 0.12–0.27 ms), and a stack of 32 transforms of 64³ modes moves 134 MB each
-//! way. Here every core copies a piece into the plan's pinned buffer and the DMA engine
-//! takes it from there at the bus's rate. The buffer holds at most [`STAGE_BYTES`] and is
-//! reused by every transfer of the plan.
+//! way. Here every core copies a piece into one of the plan's two pinned buffers while the
+//! DMA engine moves the other's at the bus's rate: the host's copies and the bus's overlap.
+//! Each buffer holds at most [`STAGE_BYTES`] and is reused by every transfer of the plan.
 
 use super::error::{device_call, driver, CudaResult};
 use super::CudaFloat;
 use crate::gpu::plan::{Fill, Take};
-use cudarc::driver::{CudaStream, PinnedHostSlice};
+use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice};
 use rayon::prelude::*;
 
-/// Most bytes the buffer holds: longer transfers go through it in pieces.
+/// Most bytes a buffer holds: longer transfers go through the two in pieces.
 const STAGE_BYTES: usize = 32 << 20;
 /// Elements one core copies at a time.
 const PIECE: usize = 1 << 15;
 
-/// A plan's page-locked staging buffer, made at its first transfer.
+/// A pinned buffer and the event after the last copy queued out of or into it.
+struct Slot<T> {
+    buf: PinnedHostSlice<T>,
+    done: CudaEvent,
+}
+
+/// A plan's two page-locked staging buffers, made at its first transfers; piece `k` of a
+/// transfer goes through buffer `k % 2`.
 pub(crate) struct Staging<T> {
-    buf: Option<PinnedHostSlice<T>>,
+    slots: [Option<Slot<T>>; 2],
 }
 
 impl<T> Default for Staging<T> {
     fn default() -> Self {
-        Staging { buf: None }
+        Staging {
+            slots: [None, None],
+        }
+    }
+}
+
+impl<T> Drop for Staging<T> {
+    /// Waits for the copies still queued out of or into the buffers before they are freed.
+    fn drop(&mut self) {
+        for s in self.slots.iter().flatten() {
+            // Nothing to do with an error here: the context is gone with its copies.
+            let _ = s.done.synchronize();
+        }
     }
 }
 
 impl<T: CudaFloat> Staging<T> {
-    /// The first `len` elements of the buffer (grown to hold them, within the cap), once the
-    /// transfers queued on `stream` out of and into it have run.
-    fn room(&mut self, stream: &CudaStream, len: usize) -> CudaResult<&mut [T]> {
-        stream
-            .synchronize()
-            .map_err(|e| driver("cuStreamSynchronize", e))?;
-        if self.buf.as_ref().is_none_or(|b| b.len() < len) {
-            self.buf = None;
+    /// Buffer `i`, holding at least `len` elements (grown within the cap), once the copy
+    /// last queued out of or into it has run.
+    fn slot(&mut self, stream: &CudaStream, i: usize, len: usize) -> CudaResult<&mut Slot<T>> {
+        let slot = &mut self.slots[i];
+        if let Some(s) = slot {
+            s.done
+                .synchronize()
+                .map_err(|e| driver("cuEventSynchronize", e))?;
+        }
+        if slot.as_ref().is_none_or(|s| s.buf.len() < len) {
+            *slot = None;
+            let ctx = stream.context();
             // SAFETY: the buffer is written before any of it is read. Default flags: the
             // host reads back what the device wrote, which write-combined memory makes slow.
-            let b = unsafe { stream.context().alloc_pinned_with_flags::<T>(len.max(1), 0) }
+            let buf = unsafe { ctx.alloc_pinned_with_flags::<T>(len.max(1), 0) }
                 .map_err(|e| driver("cuMemHostAlloc", e))?;
-            self.buf = Some(b);
+            let done = ctx
+                .new_event(None)
+                .map_err(|e| driver("cuEventCreate", e))?;
+            *slot = Some(Slot { buf, done });
         }
-        let b = self.buf.as_mut().expect("made above");
-        let s = b
-            .as_mut_slice()
-            .map_err(|e| driver("cuEventSynchronize", e))?;
-        Ok(&mut s[..len])
+        Ok(slot.as_mut().expect("made above"))
     }
 
     /// Elements of one piece of a transfer.
@@ -72,19 +94,27 @@ impl<T: CudaFloat> Staging<T> {
         dst: u64,
         fill: &Fill<'_, T>,
     ) -> CudaResult<()> {
+        bind(stream)?;
         let piece = Self::piece();
-        for at in (0..len).step_by(piece) {
+        for (k, at) in (0..len).step_by(piece).enumerate() {
             let n = piece.min(len - at);
-            let room = self.room(stream, n)?;
+            let slot = self.slot(stream, k % 2, n)?;
+            let room = &mut slot
+                .buf
+                .as_mut_slice()
+                .map_err(|e| driver("cuEventSynchronize", e))?[..n];
             room.par_chunks_mut(PIECE)
                 .enumerate()
                 .for_each(|(i, to)| fill(at + i * PIECE, to));
             let to = dst + (at * std::mem::size_of::<T>()) as u64;
             device_call("cuMemcpyHtoDAsync")?;
             // SAFETY: `to .. to + n` lies in the caller's device buffer; the pinned source
-            // stays untouched until the next `room`, which waits for this copy.
-            unsafe { cudarc::driver::result::memcpy_htod_async(to, room, stream.cu_stream()) }
+            // stays untouched until its event has passed, which the next use waits for.
+            unsafe { cudarc::driver::result::memcpy_htod_async(to, &*room, stream.cu_stream()) }
                 .map_err(|e| driver("cuMemcpyHtoDAsync", e))?;
+            slot.done
+                .record(stream)
+                .map_err(|e| driver("cuEventRecord", e))?;
         }
         Ok(())
     }
@@ -117,8 +147,8 @@ impl<T: CudaFloat> Staging<T> {
         })
     }
 
-    /// Copies `len` elements from `src` through the buffer a piece at a time, each piece
-    /// handed to `each(at, piece)` once it has arrived.
+    /// Copies `len` elements from `src` through the buffers a piece at a time, each piece
+    /// handed to `each(at, piece)` once it has arrived, while the next one is on its way.
     fn dtoh_pieces(
         &mut self,
         stream: &CudaStream,
@@ -126,24 +156,62 @@ impl<T: CudaFloat> Staging<T> {
         len: usize,
         mut each: impl FnMut(usize, &[T]),
     ) -> CudaResult<()> {
+        bind(stream)?;
         let piece = Self::piece();
-        for at in (0..len).step_by(piece) {
-            let room = self.room(stream, piece.min(len - at))?;
-            let from = src + (at * std::mem::size_of::<T>()) as u64;
-            device_call("cuMemcpyDtoHAsync")?;
-            // SAFETY: `from .. from + len` lies in the caller's device buffer, and `room`
-            // is read only after the stream has run the copy.
-            unsafe {
-                cudarc::driver::result::memcpy_dtoh_async(&mut *room, from, stream.cu_stream())
+        let starts: Vec<usize> = (0..len).step_by(piece).collect();
+        let n = |at: usize| piece.min(len - at);
+        if let Some(&at) = starts.first() {
+            self.queue_dtoh(stream, 0, src, (at, n(at)))?;
+        }
+        for (k, &at) in starts.iter().enumerate() {
+            if let Some(&next) = starts.get(k + 1) {
+                self.queue_dtoh(stream, (k + 1) % 2, src, (next, n(next)))?;
             }
-            .map_err(|e| driver("cuMemcpyDtoHAsync", e))?;
-            stream
+            let slot = self.slots[k % 2].as_mut().expect("queued above");
+            slot.done
                 .synchronize()
-                .map_err(|e| driver("cuStreamSynchronize", e))?;
-            each(at, room);
+                .map_err(|e| driver("cuEventSynchronize", e))?;
+            let room = slot
+                .buf
+                .as_slice()
+                .map_err(|e| driver("cuEventSynchronize", e))?;
+            each(at, &room[..n(at)]);
         }
         Ok(())
     }
+
+    /// Queues the copy of elements `at .. at + n` from `src` into buffer `i`.
+    fn queue_dtoh(
+        &mut self,
+        stream: &CudaStream,
+        i: usize,
+        src: u64,
+        (at, n): (usize, usize),
+    ) -> CudaResult<()> {
+        let slot = self.slot(stream, i, n)?;
+        let room = &mut slot
+            .buf
+            .as_mut_slice()
+            .map_err(|e| driver("cuEventSynchronize", e))?[..n];
+        let from = src + (at * std::mem::size_of::<T>()) as u64;
+        device_call("cuMemcpyDtoHAsync")?;
+        // SAFETY: `from .. from + n` lies in the caller's device buffer, and the buffer is
+        // read only after its event, recorded after the copy, has passed.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(room, from, stream.cu_stream()) }
+            .map_err(|e| driver("cuMemcpyDtoHAsync", e))?;
+        slot.done
+            .record(stream)
+            .map_err(|e| driver("cuEventRecord", e))
+    }
+}
+
+/// Makes `stream`'s context the thread's: the raw copies run in the current one (a process
+/// driving several devices switches between theirs).
+fn bind(stream: &CudaStream) -> CudaResult<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver("cuCtxSetCurrent", e))
 }
 
 /// `to` ← `from`, a piece per core.
