@@ -27,8 +27,9 @@ use super::shares::{HostRun, Shares};
 use crate::error::NudtError;
 use crate::float::{interleaved_mut, Float};
 use crate::planner::devices::{self, Decomposition, Spread};
+use crate::planner::limits::MAX_POINTS;
 use crate::planner::stages::{self, Pass, Stage};
-use crate::planner::validate::{check_coords, check_type, SOURCES};
+use crate::planner::validate::{check_coords_within, check_type, SOURCES};
 use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
@@ -223,7 +224,13 @@ where
     /// The set-points of host arrays ([`multi_entry_points!`]).
     pub(crate) fn set_points_host(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
         check_type(1, self.problem.ty)?;
-        let m = check_coords(self.problem.dim(), coords, SOURCES)?;
+        // Slabs share the points out, and each device holds at most `MAX_POINTS` of them
+        // (checked once they are routed); whole transforms give every device all.
+        let max = match self.work {
+            Work::Slabs(_) => usize::MAX,
+            Work::Batches(_) => MAX_POINTS,
+        };
+        let m = check_coords_within(self.problem.dim(), coords, SOURCES, max)?;
         self.points = None;
         match &mut self.work {
             Work::Slabs(slabs) => slabs.set_points(coords)?,
@@ -331,6 +338,13 @@ where
     /// once, each gathered straight into its transfer.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
         let lists = self.split.partition(coords[0]);
+        if let Some(most) = lists
+            .iter()
+            .map(|l| l.index.len())
+            .find(|&n| n > MAX_POINTS)
+        {
+            return Err(NudtError::TooManyPoints(most).into());
+        }
         on_ranks(self.ranks.iter_mut().zip(lists), |(rank, routed)| {
             let (idx, n) = (&routed.index, routed.index.len());
             let mut arrays = vec![rank.dev.upload_with(n, "coordinates", &|at, to| {

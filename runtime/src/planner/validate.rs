@@ -58,6 +58,17 @@ pub fn check_type(expected: u8, actual: TransformType) -> Result<()> {
 /// The size of a point set given as `dim` arrays of lengths `lens` (`names` by dimension):
 /// one array per dimension, all of one length, at most [`MAX_POINTS`].
 pub fn point_count(dim: usize, lens: &[usize], names: [&'static str; 3]) -> Result<usize> {
+    point_count_within(dim, lens, names, MAX_POINTS)
+}
+
+/// [`point_count`] with at most `max` points: a multi-device plan that shares the points out
+/// takes [`MAX_POINTS`] per device, not in all.
+pub fn point_count_within(
+    dim: usize,
+    lens: &[usize],
+    names: [&'static str; 3],
+    max: usize,
+) -> Result<usize> {
     if lens.len() != dim {
         return Err(NudtError::Coordinates {
             expected: dim,
@@ -72,7 +83,7 @@ pub fn point_count(dim: usize, lens: &[usize], names: [&'static str; 3]) -> Resu
             got: lens[d],
         });
     }
-    if m > MAX_POINTS {
+    if m > max {
         return Err(NudtError::TooManyPoints(m));
     }
     Ok(m)
@@ -84,8 +95,18 @@ pub fn check_coords<T: Float>(
     coords: &[&[T]],
     names: [&'static str; 3],
 ) -> Result<usize> {
+    check_coords_within(dim, coords, names, MAX_POINTS)
+}
+
+/// [`check_coords`] with at most `max` points ([`point_count_within`]).
+pub fn check_coords_within<T: Float>(
+    dim: usize,
+    coords: &[&[T]],
+    names: [&'static str; 3],
+    max: usize,
+) -> Result<usize> {
     let lens: Vec<usize> = coords.iter().map(|c| c.len()).collect();
-    let m = point_count(dim, &lens, names)?;
+    let m = point_count_within(dim, &lens, names, max)?;
     for (c, name) in coords.iter().zip(names) {
         check_finite(name, c)?;
     }
