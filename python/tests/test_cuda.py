@@ -700,7 +700,8 @@ def test_several_gpus(dtype, dim, tp, n_trans):
     assert np.linalg.norm(back - want_back) <= bound * np.linalg.norm(want_back)
     out = np.empty_like(got)
     assert plan.execute(data, out=out) is out
-    assert np.allclose(out, got, rtol=0, atol=1e-12 * np.abs(got).max())
+    # The same again, to the rounding of the spreading's atomic sums (in any order).
+    assert np.linalg.norm(out - got) <= bound * 1e-2 * np.linalg.norm(got)
 
 
 @gpu
