@@ -200,9 +200,8 @@ impl Decomposition {
     /// The points of each device ([`Self::route`] by their slowest coordinates `x0`): their
     /// indices into `x0` in increasing order, and their slowest coordinates on the device's
     /// local grid. Two passes over the points on the pool's threads, a chunk each: count
-    /// each chunk's points per device, then route each chunk's points again and write them
-    /// at the chunk's place in every device's lists (a second routing costs less than
-    /// keeping the first's).
+    /// each chunk's points per device ([`Self::device_of`]), then route them and write them
+    /// at the chunk's place in every device's lists.
     pub fn partition<T: Float>(&self, x0: &[T]) -> Vec<Routed<T>> {
         use rayon::prelude::*;
         const CHUNK: usize = 1 << 16;
@@ -212,16 +211,19 @@ impl Decomposition {
             .par_chunks(CHUNK)
             .map(|c| {
                 let mut n = vec![0; p];
-                c.iter().for_each(|x| n[route(x).0] += 1);
+                c.iter()
+                    .for_each(|x| n[self.device_of(x.to_f64().unwrap_or(0.0))] += 1);
                 n
             })
             .collect();
         let mut lists: Vec<Routed<T>> = (0..p)
             .map(|r| {
                 let n = counts.iter().map(|n| n[r]).sum();
+                // Untouched memory on huge pages: the writers below fault it in, a few
+                // pages a chunk, where 4 KiB pages took longer than the routing.
                 Routed {
-                    index: vec![0; n],
-                    first: vec![T::zero(); n],
+                    index: crate::float::zeroed_indices(n),
+                    first: crate::float::zeroed_reals(n),
                 }
             })
             .collect();
@@ -257,6 +259,23 @@ impl Decomposition {
         self.starts.partition_point(|&s| s <= p) - 1
     }
 
+    /// The first plane of the kernel footprint of a point with slowest coordinate `x`, and
+    /// the coordinate in grid steps unwrapped to the same period ([`locate`]).
+    fn footprint(&self, x: f64) -> (usize, f64) {
+        let n0 = self.n[0];
+        let (xg, start) = locate(x, n0, self.width);
+        match start < 0 {
+            true => ((start + n0 as i64) as usize, xg + n0 as f64),
+            false => (start as usize, xg),
+        }
+    }
+
+    /// The device [`Self::route`] sends a point with slowest coordinate `x` to, without its
+    /// local coordinate.
+    pub fn device_of(&self, x: f64) -> usize {
+        self.owner(self.footprint(x).0)
+    }
+
     /// Where a point with slowest coordinate `x` (radians, finite) goes: the device whose
     /// slab holds the first plane of its kernel footprint ([`locate`]), and the coordinate, in
     /// `T`, that puts it at the same place on that device's local grid, whose plane `MARGIN`
@@ -265,13 +284,8 @@ impl Decomposition {
     /// rounding, so the footprint is always the same planes as on the whole grid, and the
     /// kernel's weights differ from the whole grid's by rounding only.
     pub fn route<T: Float>(&self, x: f64) -> (usize, T) {
-        let (n0, w) = (self.n[0], self.width);
-        let (xg, start) = locate(x, n0, w);
-        // The footprint's first plane, and the coordinate unwrapped to the same period.
-        let (first, xg) = match start < 0 {
-            true => ((start + n0 as i64) as usize, xg + n0 as f64),
-            false => (start as usize, xg),
-        };
+        let w = self.width;
+        let (first, xg) = self.footprint(x);
         let r = self.owner(first);
         let (want, l) = ((first - self.starts[r] + MARGIN) as i64, self.local[r]);
         let local = (xg - self.starts[r] as f64 + MARGIN as f64) / l as f64 * TAU;
