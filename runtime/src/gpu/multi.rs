@@ -125,6 +125,24 @@ fn on_ranks<I: Send, R: Send, E: Send>(
     })
 }
 
+/// Visits the values `first .. first + len` of a device's columns of `n0` modes (column `q`'s
+/// mode `k` at `k + n0·q`) row by row: `each(i, k, q)` for the value at `first + i`, every
+/// column of the piece at mode 0, then at mode 1, and so on. The host's side of the modes
+/// is row-major (`k·columns + q`), so its reads or writes then run along its rows rather
+/// than a row apart each.
+fn by_rows((first, len): (usize, usize), n0: usize, mut each: impl FnMut(usize, usize, usize)) {
+    let end = first + len;
+    let columns = first / n0..end.div_ceil(n0);
+    for k in 0..n0 {
+        for q in columns.clone() {
+            let at = q * n0 + k;
+            if (first..end).contains(&at) {
+                each(at - first, k, q);
+            }
+        }
+    }
+}
+
 /// A host array the devices' threads write at once, each element from one thread: their
 /// downloads land at places no two share (a partition's points, the columns' modes).
 struct Scatter<'a, T> {
@@ -458,15 +476,15 @@ where
                 let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
                 rank.dev
                     .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
-                // Mode k of the device's column q is at k + n0·q there.
+                // Mode k of the device's column q is at k + n0·q there, and goes to row k
+                // of the modes: a row at a time, so that the writes run along the rows.
                 let take = |at: usize, from: &[T]| {
-                    for (i, &v) in from.iter().enumerate() {
-                        let (q, part) = ((at + i) / 2, (at + i) % 2);
-                        let (column, k) = (range.start + q / n0, q % n0);
+                    by_rows((at / 2, from.len() / 2), n0, |i, k, q| {
+                        let (place, v) = (2 * (k * cols + range.start + q), &from[2 * i..]);
                         // SAFETY: each (k, column) is one device's, and one place of its
                         // download.
-                        unsafe { to.set(2 * (k * cols + column) + part, v) };
-                    }
+                        unsafe { (to.set(place, v[0]), to.set(place + 1, v[1])) };
+                    })
                 };
                 rank.dev.download_with(&out, 2 * range.len() * n0, &take)
             },
@@ -488,13 +506,13 @@ where
         let (n0, cols) = (s.modes[0], s.columns());
         on_ranks(self.ranks.iter_mut().enumerate(), |(r, rank)| {
             let range = s.column_range(r);
-            // Mode k of the device's column q goes to k + n0·q there.
+            // Mode k of the device's column q goes to k + n0·q there, from row k of the
+            // modes: a row at a time, so that the reads run along the rows.
             let fill = |at: usize, to: &mut [T]| {
-                for (q, v) in (at / 2..).zip(to.chunks_exact_mut(2)) {
-                    let (column, k) = (range.start + q / n0, q % n0);
-                    let m = f[k * cols + column];
-                    (v[0], v[1]) = (m.re, m.im);
-                }
+                by_rows((at / 2, to.len() / 2), n0, |i, k, q| {
+                    let m = f[k * cols + range.start + q];
+                    (to[2 * i], to[2 * i + 1]) = (m.re, m.im);
+                })
             };
             let len = 2 * (range.len() * n0).max(1);
             let modes = rank.dev.upload_with(len, "modes", &fill)?;
