@@ -6,6 +6,7 @@
 //! borrow tracking refuses an `out` that overlaps an input.
 
 use crate::errors::value_error;
+use num_complex::Complex;
 use numpy::{BorrowError, Element, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use numpy::{PyReadonlyArrayDyn, PyReadwriteArrayDyn};
 use pyo3::exceptions::PyTypeError;
@@ -76,6 +77,21 @@ pub fn slice<'a, T: Element>(a: &'a PyReadonlyArrayDyn<'_, T>) -> &'a [T] {
 /// The values of each of `arrays`.
 pub fn slices<'a, T: Element>(arrays: &'a [PyReadonlyArrayDyn<'_, T>]) -> Vec<&'a [T]> {
     arrays.iter().map(slice).collect()
+}
+
+/// An execute's arrays: `data` as [`readonly`] and `out` as [`readwrite`] complex arrays of
+/// `T`, handed to `run` as slices.
+pub fn with_io<T, R>(
+    (data, out): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
+    run: impl FnOnce(&[Complex<T>], &mut [Complex<T>]) -> PyResult<R>,
+) -> PyResult<R>
+where
+    Complex<T>: Element,
+{
+    let input = readonly::<Complex<T>>(data, "data")?;
+    let mut output = readwrite::<Complex<T>>(out, "out")?;
+    let output = output.as_slice_mut().expect("readwrite() checked C order");
+    run(slice(&input), output)
 }
 
 /// `a` as a writeable array of `T`, C-contiguous, not overlapping any array borrowed before.

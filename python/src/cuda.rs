@@ -288,6 +288,23 @@ fn jvp<T: CudaFloat>(
     })
 }
 
+/// The CUDA options of cufinufft's `modeord` (`fft_order`) and `upsampfac` (0: the
+/// planner's), the others default: what every `nudt.cuda` plan takes from them.
+pub fn options(py: Python<'_>, fft_order: bool, upsampfac: f64) -> PyResult<CudaOptions> {
+    let upsampling = match upsampfac {
+        0.0 => None,
+        u => Some(Upsampling::new(u).map_err(|e| to_py(py, e.into()))?),
+    };
+    Ok(CudaOptions {
+        mode_order: match fft_order {
+            true => ModeOrder::Fft,
+            false => ModeOrder::Cmcl,
+        },
+        upsampling,
+        ..CudaOptions::default()
+    })
+}
+
 /// The number of CUDA devices; raises `RuntimeError` saying why there are none to be had
 /// (no driver, a driver too old, NVRTC or cuFFT missing, no device).
 #[pyfunction]
@@ -344,13 +361,8 @@ impl RawCudaPlan {
                 ))
             }
         };
-        let mut opts = CudaOptions {
+        let opts = CudaOptions {
             device,
-            mode_order: if fft_order {
-                ModeOrder::Fft
-            } else {
-                ModeOrder::Cmcl
-            },
             spread: method,
             interp: method,
             max_batch,
@@ -362,11 +374,8 @@ impl RawCudaPlan {
                 _ => return Err(value_error(py, "bins: 1 to 3 sides".into())),
             },
             gradients,
-            ..CudaOptions::default()
+            ..options(py, fft_order, upsampfac)?
         };
-        if upsampfac != 0.0 {
-            opts.upsampling = Some(Upsampling::new(upsampfac).map_err(|e| to_py(py, e.into()))?);
-        }
         let plan = py
             .detach(|| -> Result<_, CudaError> {
                 Ok(match (ty, single) {

@@ -7,12 +7,12 @@
 //! checks a cufinufft user meets (shapes, dtypes, options) are the Python layer's, as for
 //! the other plans.
 
-use crate::arrays::{readonly, readonly_all, readwrite, slice, slices};
-use crate::cuda::cuda_to_py;
+use crate::arrays::{readonly_all, slices, with_io};
+use crate::cuda::{cuda_to_py, options};
 use crate::errors::value_error;
 use crate::shared::Shared;
-use nudt_runtime::cuda::{CudaFloat, CudaMultiPlan, CudaOptions};
-use nudt_runtime::{ModeOrder, TransformType, Upsampling};
+use nudt_runtime::cuda::{CudaFloat, CudaMultiPlan};
+use nudt_runtime::TransformType;
 use num_complex::Complex;
 use numpy::Element;
 use pyo3::prelude::*;
@@ -78,18 +78,7 @@ impl RawCudaMultiPlan {
                 ))
             }
         };
-        let mut opts = CudaOptions {
-            mode_order: if fft_order {
-                ModeOrder::Fft
-            } else {
-                ModeOrder::Cmcl
-            },
-            ..CudaOptions::default()
-        };
-        if upsampfac != 0.0 {
-            let u = Upsampling::new(upsampfac).map_err(|e| crate::errors::to_py(py, e.into()))?;
-            opts.upsampling = Some(u);
-        }
+        let opts = options(py, fft_order, upsampfac)?;
         let job = (isign, n_trans, eps);
         let plan = py
             .detach(|| {
@@ -139,13 +128,11 @@ impl RawCudaMultiPlan {
         where
             Complex<T>: Element,
         {
-            let input = readonly::<Complex<T>>(data, "data")?;
-            let mut output = readwrite::<Complex<T>>(out, "out")?;
-            let input = slice(&input);
-            let output = output.as_slice_mut().expect("readwrite() checked C order");
-            plan.run(py, cuda_to_py, |p| match adjoint {
-                true => T::pick(p).execute_adjoint(input, output),
-                false => T::pick(p).execute(input, output),
+            with_io((data, out), |input, output| {
+                plan.run(py, cuda_to_py, |p| match adjoint {
+                    true => T::pick(p).execute_adjoint(input, output),
+                    false => T::pick(p).execute(input, output),
+                })
             })
         }
         match self.single {

@@ -1,6 +1,6 @@
 //! `RawPlan`: the runtime's CPU plan in the precision the Python `Plan` asked for.
 
-use crate::arrays::{per_transform, readonly, readonly_all, readwrite, slice, slices};
+use crate::arrays::{per_transform, readonly, readonly_all, slice, slices, with_io};
 use crate::errors::{to_py, value_error};
 use crate::gradients::{self, check_gradients, Held};
 use crate::shared::Shared;
@@ -217,17 +217,15 @@ impl RawPlan {
         where
             Complex<T>: Element,
         {
-            let input = readonly::<Complex<T>>(data, "data")?;
-            let mut output = readwrite::<Complex<T>>(out, "out")?;
-            let input = slice(&input);
-            let output = output.as_slice_mut().expect("readwrite() checked C order");
-            plan.run(py, to_py, |p| {
-                let p = &mut pick(p).expect("precision").plan;
-                if adjoint {
-                    p.execute_adjoint(input, output)
-                } else {
-                    p.execute(input, output)
-                }
+            with_io((data, out), |input, output| {
+                plan.run(py, to_py, |p| {
+                    let p = &mut pick(p).expect("precision").plan;
+                    if adjoint {
+                        p.execute_adjoint(input, output)
+                    } else {
+                        p.execute(input, output)
+                    }
+                })
             })
         }
         if self.single {
