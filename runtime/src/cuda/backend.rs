@@ -214,12 +214,7 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
                 Ok(dst)
             })
             .collect::<CudaResult<Vec<_>>>()?;
-        Ok(CudaPoints {
-            at: self.stream.mem3(&owned),
-            bad: 0,
-            owned,
-            held: Vec::new(),
-        })
+        Ok(self.points(owned))
     }
 
     fn upload_with(
