@@ -13,6 +13,9 @@ use tera::{Context, Tera};
 const SPREAD: &str = include_str!("../../templates/gpu/spread.tera");
 const COMMON: &str = include_str!("../../templates/gpu/common.tera");
 const GAUSSIAN_WIDE: &str = include_str!("../../templates/gpu/gaussian_wide.tera");
+/// `grid_position`, the rule that places a coordinate on a grid, which the spread and the
+/// common module both render.
+const POSITION: &str = include_str!("../../templates/gpu/position.tera");
 
 /// Renders the template `body` (one of this module's) under `name`. Each template is parsed
 /// once per process: parsing the spread template took most of a module's 10 ms render, which
@@ -94,6 +97,10 @@ pub mod names {
     pub const CMUL: &str = "nudt_cmul";
     pub const SCALE: &str = "nudt_scale";
     pub const GRAD_REDUCE: &str = "nudt_grad_reduce";
+    pub const ROUTE: &str = "nudt_route";
+    pub const PACK_POINTS: &str = "nudt_pack_points";
+    pub const UNPACK_POINTS: &str = "nudt_unpack_points";
+    pub const PERMUTE: &str = "nudt_permute";
     pub const MINMAX: &str = "nudt_minmax";
     pub const T3_SOURCES: &str = "nudt_t3_sources";
     pub const T3_TARGETS: &str = "nudt_t3_targets";
@@ -202,6 +209,7 @@ fn render_spread_module(spec: &GpuSpreadSpec, dialect: Dialect) -> Result<GpuSou
     ctx.insert("dialect", &module_header(dialect, spec.precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
     ctx.insert("sig", signature::prototypes());
+    ctx.insert("position", POSITION);
     ctx.insert("single", &u8::from(spec.precision == Precision::F32));
     ctx.insert("dim", &spec.dim);
     ctx.insert("width", &w);
@@ -337,6 +345,8 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<GpuSou
     ctx.insert("sig", signature::prototypes());
     ctx.insert("scan_threads", &scan_threads(dialect));
     ctx.insert("element_threads", &ELEMENT_THREADS);
+    ctx.insert("route_devices", &ROUTE_DEVICES);
+    ctx.insert("position", POSITION);
     let source = render("common", COMMON, &ctx)?;
     let el = |name| {
         GpuKernel::new(
@@ -357,6 +367,10 @@ pub fn common_module_in(precision: Precision, dialect: Dialect) -> Result<GpuSou
         el(names::CMUL)?,
         el(names::SCALE)?,
         el(names::GRAD_REDUCE)?,
+        el(names::ROUTE)?,
+        el(names::PACK_POINTS)?,
+        el(names::UNPACK_POINTS)?,
+        el(names::PERMUTE)?,
         GpuKernel::new(
             names::MINMAX,
             ELEMENT_THREADS,
@@ -409,6 +423,7 @@ pub fn gaussian_wide_module_in(
     ctx.insert("dim", &dim);
     ctx.insert("width", &width);
     ctx.insert("half", &(width / 2));
+    ctx.insert("position", POSITION);
     ctx.insert("dialect", &module_header(dialect, precision)?);
     ctx.insert("cuda", &(dialect == Dialect::Cuda));
     ctx.insert("sig", signature::prototypes());

@@ -965,6 +965,89 @@ pub static KERNELS: &[KernelDecl] = &[
         dynamic_local: false,
     },
     KernelDecl {
+        name: ROUTE,
+        purpose: "a multi-device plan's routing of a share of the points: each point's \
+                  device (the slab its kernel footprint starts in), its slowest coordinate \
+                  on that device's local grid, and its rank among the share's points of that \
+                  device; the share's count per device",
+        params: &[
+            u64("n", "number of points of the share"),
+            output(
+                "x0",
+                Elem::Real,
+                "slowest coordinates, radians; out: on the local grid of the point's device",
+            ),
+            output("dest", Elem::Uint, "out: each point's device"),
+            output(
+                "rank",
+                Elem::Uint,
+                "out: each point's place among the share's points of its device",
+            ),
+            output(
+                "counts",
+                Elem::Uint,
+                "the share's points per device, zeroed before, counted into",
+            ),
+            input(
+                "table",
+                Elem::Real,
+                "the slabs' first planes (devices + 1, n0 last) and the local grids' \
+                 planes (devices), small integers exact in T",
+            ),
+            uint("devices", "number of devices (at most ROUTE_DEVICES)"),
+            uint("n0", "planes of the fine grid along the slowest axis"),
+            uint("width", "kernel width"),
+            uint("margin", "planes spared before a slab on its local grid"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
+        name: PACK_POINTS,
+        purpose: "a multi-device plan's points packed by device: each point's slot (its \
+                  device's run, then its rank there), its coordinates written there as a \
+                  record",
+        params: &[
+            u64("n", "number of points of the share"),
+            int("dim", "dimensions, 2 or 3"),
+            input("dest", Elem::Uint, "each point's device"),
+            output("slot", Elem::Uint, "in: each point's rank on its device; out: its slot"),
+            input("counts", Elem::Uint, "the share's points per device"),
+            input("x0", Elem::Real, "slowest coordinates, on the local grids"),
+            input("x1", Elem::Real, "second coordinates"),
+            input("x2", Elem::Real, "third coordinates (none in 2-D)"),
+            u64("record", "reals per point's record (dim, padded to whole complex values)"),
+            output("records", Elem::Real, "out: the points' records, by slot"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
+        name: UNPACK_POINTS,
+        purpose: "a multi-device plan's received point records split into coordinate arrays",
+        params: &[
+            u64("n", "number of points"),
+            int("dim", "dimensions, 2 or 3"),
+            u64("record", "reals per point's record"),
+            input("records", Elem::Real, "the points' records"),
+            output("x0", Elem::Real, "out: slowest coordinates"),
+            output("x1", Elem::Real, "out: second coordinates"),
+            output("x2", Elem::Real, "out: third coordinates (none in 2-D)"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
+        name: PERMUTE,
+        purpose: "complex values moved by a permutation: to[slot[i]] = from[i], or back, \
+                  to[i] = from[slot[i]] (a multi-device plan's strengths and values)",
+        params: &[
+            u64("n", "number of values"),
+            input("slot", Elem::Uint, "the permutation"),
+            input("from", Elem::Complex, "the values"),
+            output("to", Elem::Complex, "out: the values moved"),
+            int("back", "1 for to[i] = from[slot[i]], 0 for to[slot[i]] = from[i]"),
+        ],
+        dynamic_local: false,
+    },
+    KernelDecl {
         name: MINMAX,
         purpose: "bounding interval of a coordinate array (type 3 set-points): per block a \
                   (min, max)",

@@ -156,6 +156,9 @@ pub fn sort_passes(m: usize, nbins: usize, l2_bytes: usize, want: Option<bool>) 
 pub const MINMAX_BLOCKS: u32 = 256;
 /// Threads per block of the elementwise kernels (corrections, phases, subproblem lists).
 pub const ELEMENT_THREADS: u32 = 256;
+/// The most devices a multi-device plan's routing kernel counts points for (its per-group
+/// counters live in local memory).
+pub const ROUTE_DEVICES: u32 = 64;
 
 /// Where the output-driven kernel keeps a bin's padded box while it adds the bin's points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

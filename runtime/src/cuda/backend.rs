@@ -16,6 +16,7 @@ use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
+use crate::gpu::routing::SlabKernels;
 use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
@@ -336,8 +337,8 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         &self.stream
     }
 
-    fn scale_kernel(&self) -> CudaResult<super::launch::Kernel> {
-        Ok(self.common.grad.scale().clone())
+    fn slab_kernels(&self) -> CudaResult<SlabKernels<super::launch::Kernel>> {
+        Ok(self.common.slabs.clone())
     }
 
     fn run_stages(

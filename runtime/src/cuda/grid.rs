@@ -7,6 +7,7 @@ use super::memory::alloc;
 use super::CudaFloat;
 use crate::gpu::engine::{GridParts, SortedGrid};
 use crate::gpu::gradient::GradKernels;
+use crate::gpu::routing::SlabKernels;
 use crate::gpu::kernels::PassKernels;
 use crate::gpu::plan::ModuleKey;
 use crate::planner::limits::MAX_BATCH;
@@ -80,6 +81,8 @@ pub(crate) struct CommonFns {
     pub t3_targets: Kernel,
     /// The derivatives' element-wise steps.
     pub grad: GradKernels<Kernel>,
+    /// A multi-device plan's exchanges and routing.
+    pub slabs: SlabKernels<Kernel>,
 }
 
 impl CommonFns {
@@ -98,6 +101,7 @@ impl CommonFns {
             t3_sources: k(names::T3_SOURCES)?,
             t3_targets: k(names::T3_TARGETS)?,
             grad: GradKernels::load(k)?,
+            slabs: SlabKernels::load(k)?,
         })
     }
 

@@ -107,8 +107,12 @@ pub(crate) fn alloc<T: DeviceRepr>(
 
 /// `n` values of `T` at device address `x`, copied to the host once the stream's earlier work
 /// has run: the slow paths that name a bad point.
-pub(crate) fn read_back<T: CudaFloat>(stream: &CudaStream, x: u64, n: usize) -> CudaResult<Vec<T>> {
-    let mut host = vec![T::zero(); n];
+pub(crate) fn read_back<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    stream: &CudaStream,
+    x: u64,
+    n: usize,
+) -> CudaResult<Vec<T>> {
+    let mut host = vec![T::default(); n];
     // The raw copy runs in the thread's current context, which must be the stream's (a
     // process driving several devices switches between theirs).
     stream
@@ -157,6 +161,10 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
     }
 
     fn read(&self, x: u64, n: usize) -> CudaResult<Vec<T>> {
+        read_back(self, x, n)
+    }
+
+    fn read_words(&self, x: u64, n: usize) -> CudaResult<Vec<u32>> {
         read_back(self, x, n)
     }
 

@@ -12,6 +12,7 @@
 //! multi-device path), NCCL goes from GPU to GPU (`crate::cuda::nccl`).
 
 use super::device::{Arg, Device};
+use super::routing::SlabKernels;
 use crate::planner::devices::{Decomposition, Side, Transfer};
 use crate::planner::limits::MAX_BATCH;
 
@@ -95,17 +96,22 @@ fn move_block<T, D: Device<T>>(
     Ok(())
 }
 
-/// A multi-device plan's exchanges over the link `L`, with each device's `nudt_scale`
-/// kernel (`K`).
+/// A multi-device plan's exchanges over the link `L`, with each device's kernels of slabs
+/// (`K`: the exchanges' `nudt_scale`, the routing's).
 pub(crate) struct Exchanges<K, L> {
     link: L,
-    scale: Vec<K>,
+    kernels: Vec<SlabKernels<K>>,
 }
 
 impl<K, L> Exchanges<K, L> {
-    /// The exchanges over `link`; `scale[r]` is device r's `nudt_scale`.
-    pub fn new(link: L, scale: Vec<K>) -> Self {
-        Exchanges { link, scale }
+    /// The exchanges over `link`; `kernels[r]` are device r's.
+    pub fn new(link: L, kernels: Vec<SlabKernels<K>>) -> Self {
+        Exchanges { link, kernels }
+    }
+
+    /// Device `r`'s kernels of slabs.
+    pub fn kernels(&self, r: usize) -> &SlabKernels<K> {
+        &self.kernels[r]
     }
 
     /// The link's name.
@@ -182,6 +188,22 @@ impl<K, L> Exchanges<K, L> {
         self.run(devs, columns, lens.collect(), &back, false)
     }
 
+    /// Every device's runs for the others ([`crate::planner::devices::Routes::transfers`]
+    /// or their reverse) from the arrays `src` into new arrays of `lens` complex values, one
+    /// per device, each run written at its place.
+    pub fn all_to_all<T, D: Device<T, Kernel = K>>(
+        &self,
+        devs: &[&D],
+        src: &[&D::Buf],
+        lens: Vec<usize>,
+        transfers: &[Transfer],
+    ) -> Result<Bufs<D, T>, D::Error>
+    where
+        L: Link<D, T>,
+    {
+        self.run(devs, src, lens, transfers, false)
+    }
+
     /// Carries out `transfers` from the arrays `src` into new arrays of `lens` complex
     /// values, one per device (zeroed first where the transfers add).
     fn run<T, D: Device<T, Kernel = K>>(
@@ -214,7 +236,7 @@ impl<K, L> Exchanges<K, L> {
                 (mem(t.from, src[t.from]), t.src),
                 (mem(t.to, &dst[t.to]), t.dst),
             );
-            move_block(devs[t.to], &self.scale[t.to], t, src, dst, add)?;
+            move_block(devs[t.to], &self.kernels[t.to].scale, t, src, dst, add)?;
         }
         let packed = cross
             .iter()
@@ -222,7 +244,7 @@ impl<K, L> Exchanges<K, L> {
                 let b = devs[t.from].alloc(2 * t.values(), "a packed block")?;
                 let src = (mem(t.from, src[t.from]), t.src);
                 let to = (mem(t.from, &b), t.packed());
-                move_block(devs[t.from], &self.scale[t.from], t, src, to, false)?;
+                move_block(devs[t.from], &self.kernels[t.from].scale, t, src, to, false)?;
                 Ok(b)
             })
             .collect::<Result<Vec<_>, D::Error>>()?;
@@ -240,7 +262,7 @@ impl<K, L> Exchanges<K, L> {
         for (t, b) in cross.iter().zip(&received) {
             let src = (mem(t.to, b), t.packed());
             let dst = (mem(t.to, &dst[t.to]), t.dst);
-            move_block(devs[t.to], &self.scale[t.to], t, src, dst, add)?;
+            move_block(devs[t.to], &self.kernels[t.to].scale, t, src, dst, add)?;
         }
         Ok(dst)
     }

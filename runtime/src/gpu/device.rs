@@ -60,6 +60,9 @@ pub(crate) trait Device<T> {
     /// The first `n` values of the array at `x`, once the work queued before has run: the
     /// slow paths that name a bad value.
     fn read(&self, x: Self::Mem, n: usize) -> Result<Vec<T>, Self::Error>;
+    /// The first `n` 32-bit words of the array at `x`, once the work queued before has run:
+    /// counters a kernel keeps in an array of `T` (a multi-device plan's routing).
+    fn read_words(&self, x: Self::Mem, n: usize) -> Result<Vec<u32>, Self::Error>;
     /// Zeroes the first `n` values of the array at `x`, in the order of the queue.
     fn zero(&self, x: Self::Mem, n: usize) -> Result<(), Self::Error>;
     /// Launches the element-wise kernel `k` over `items` work items for each of `nb`

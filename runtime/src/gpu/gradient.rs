@@ -23,12 +23,6 @@ pub(crate) struct GradKernels<K> {
 }
 
 impl<K> GradKernels<K> {
-    /// `nudt_scale`, which a multi-device plan's exchanges launch too (CUDA's from here).
-    #[cfg(feature = "cuda")]
-    pub fn scale(&self) -> &K {
-        &self.scale
-    }
-
     /// Both kernels, each found by `load` from its generated name.
     pub fn load<E>(load: impl Fn(&'static str) -> Result<K, E>) -> Result<Self, E> {
         Ok(GradKernels {

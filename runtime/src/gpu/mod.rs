@@ -10,5 +10,6 @@ pub(crate) mod gradient;
 pub(crate) mod kernels;
 pub mod multi;
 pub mod plan;
+pub(crate) mod routing;
 pub(crate) mod shares;
 pub(crate) mod type3;

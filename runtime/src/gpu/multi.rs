@@ -23,10 +23,11 @@ use super::comm::{Exchanges, Link};
 use super::device::Device;
 use super::plan::GpuPlan;
 use super::plan::{Backend, GridShape, ModuleChoice, ModuleKey, UniformOf};
+use super::routing::{self, Routed};
 use super::shares::{HostRun, Shares};
 use crate::error::NudtError;
-use crate::float::{interleaved_mut, Float};
-use crate::planner::devices::{self, Decomposition, Spread};
+use crate::float::{interleaved, interleaved_mut, Float};
+use crate::planner::devices::{self, Decomposition, Routes, Spread};
 use crate::planner::limits::MAX_POINTS;
 use crate::planner::stages::{self, Pass, Stage};
 use crate::planner::validate::{check_coords_within, check_type, SOURCES};
@@ -34,15 +35,19 @@ use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Me
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
 use num_complex::Complex;
+use std::ops::Range;
 use std::time::Instant;
 
-/// One device of a multi-device plan: its engines, the points routed to it (their indices in
-/// the caller's arrays), and its device state, dropped last.
+/// One device of a multi-device plan: its engines, its share of the caller's points and
+/// their slots in the share packed by device ([`routing`]), the points it holds, and its
+/// device state, dropped last.
 struct Rank<B: Backend<T>, T: Float> {
     local: UniformOf<B, T>,
     fast: UniformOf<B, T>,
     slow: UniformOf<B, T>,
-    index: Vec<usize>,
+    share: Range<usize>,
+    slot: Option<B::Buf>,
+    held: usize,
     dev: B,
 }
 
@@ -68,6 +73,8 @@ enum Work<B: Backend<T>, L, T: Float> {
 /// where the last run spent its time.
 struct Slabs<B: Backend<T>, L, T: Float> {
     split: Decomposition,
+    /// Where the points went from each device's share.
+    routes: Routes,
     ranks: Vec<Rank<B, T>>,
     comm: Exchanges<DevKernel<B, T>, L>,
     times: StepTimes,
@@ -299,6 +306,7 @@ where
         link: impl FnOnce(&[&B::Dev]) -> Result<L, B::Error>,
     ) -> Result<Self, B::Error> {
         let split = Decomposition::new(n, &problem.modes, kernel.width, devs.len())?;
+        routing::check_devices(&split)?;
         let role = stages::uniform_role(problem.ty);
         let ranks = devs
             .into_iter()
@@ -333,17 +341,20 @@ where
                     local,
                     fast,
                     slow,
-                    index: Vec::new(),
+                    share: 0..0,
+                    slot: None,
+                    held: 0,
                     dev,
                 })
             })
             .collect::<Result<Vec<_>, B::Error>>()?;
-        let scale = ranks.iter().map(|r| r.dev.scale_kernel());
-        let scale = scale.collect::<Result<_, B::Error>>()?;
+        let kernels = ranks.iter().map(|r| r.dev.slab_kernels());
+        let kernels = kernels.collect::<Result<_, B::Error>>()?;
         let devices: Vec<&B::Dev> = ranks.iter().map(|r| r.dev.device()).collect();
-        let comm = Exchanges::new(link(&devices)?, scale);
+        let comm = Exchanges::new(link(&devices)?, kernels);
         Ok(Slabs {
             split,
+            routes: Routes::default(),
             ranks,
             comm,
             times: StepTimes::default(),
@@ -351,36 +362,63 @@ where
     }
 
     /// Each point to the device whose slab its footprint starts in, at its place on that
-    /// device's local grid, and each device's points sorted there. The routing runs on the
-    /// host's threads ([`Decomposition::partition`]), and the devices take their points at
-    /// once, each gathered straight into its transfer.
+    /// device's local grid, and each device's points sorted there. Each device takes its
+    /// share of the caller's arrays as they are (all at once, a host thread each), routes
+    /// and packs it ([`routing`]); one exchange gives every device its points.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
-        let lists = self.split.partition(coords[0]);
-        if let Some(most) = lists
-            .iter()
-            .map(|l| l.index.len())
-            .find(|&n| n > MAX_POINTS)
-        {
+        let (p, dim) = (self.ranks.len(), coords.len());
+        let shares = devices::shares(coords[0].len(), p);
+        let uploaded = on_ranks(self.ranks.iter_mut().zip(shares), |(rank, share)| {
+            let n = share.len();
+            let arrays = coords.iter().map(|x| {
+                let part = &x[share.clone()];
+                // One value where there are none: drivers refuse empty arrays.
+                rank.dev.upload_with(n.max(1), "coordinates", &|at, to| {
+                    let take = to.len().min(n.saturating_sub(at));
+                    to[..take].copy_from_slice(&part[at..at + take]);
+                })
+            });
+            let arrays = arrays.collect::<Result<Vec<_>, B::Error>>()?;
+            rank.share = share;
+            Ok::<_, B::Error>(arrays)
+        })?;
+        let routed = (self.ranks.iter().zip(&uploaded).enumerate())
+            .map(|(r, (rank, arrays))| {
+                let (dev, k) = (rank.dev.device(), self.comm.kernels(r));
+                k.route(dev, &self.split, arrays, rank.share.len())
+            })
+            .collect::<Result<Vec<_>, B::Error>>()?;
+        drop(uploaded);
+        let (records, routed): (Vec<_>, Vec<Routed<B::Buf>>) = routed.into_iter().unzip();
+        let sent = self.ranks.iter().zip(&routed);
+        let sent = sent.map(|(rank, routed)| routed.sent(rank.dev.device()));
+        let routes = Routes::new(sent.collect::<Result<_, B::Error>>()?);
+        if let Some(most) = (0..p).map(|r| routes.received(r)).find(|&n| n > MAX_POINTS) {
             return Err(NudtError::TooManyPoints(most).into());
         }
-        on_ranks(self.ranks.iter_mut().zip(lists), |(rank, routed)| {
-            let (idx, n) = (&routed.index, routed.index.len());
-            let mut arrays = vec![rank.dev.upload_with(n, "coordinates", &|at, to| {
-                to.copy_from_slice(&routed.first[at..at + to.len()])
-            })?];
-            for x in &coords[1..] {
-                let fill = |at: usize, to: &mut [T]| {
-                    for (v, &j) in to.iter_mut().zip(&idx[at..]) {
-                        *v = x[j];
-                    }
-                };
-                arrays.push(rank.dev.upload_with(n, "coordinates", &fill)?);
-            }
+        let per_point = Routes::record(dim) / 2;
+        let lens = (0..p).map(|r| per_point * routes.received(r)).collect();
+        let devs: Vec<&B::Dev> = self.ranks.iter().map(|r| r.dev.device()).collect();
+        let records: Vec<&B::Buf> = records.iter().collect();
+        let got = self
+            .comm
+            .all_to_all(&devs, &records, lens, &routes.transfers(per_point))?;
+        let points = (self.ranks.iter().zip(&got).enumerate())
+            .map(|(r, (rank, got))| {
+                let held = routes.received(r);
+                (self.comm.kernels(r)).unpack(rank.dev.device(), got, held, dim)
+            })
+            .collect::<Result<Vec<_>, B::Error>>()?;
+        drop(got);
+        let held = (0..p).map(|r| routes.received(r));
+        let each = self.ranks.iter_mut().zip(points).zip(routed).zip(held);
+        on_ranks(each, |(((rank, arrays), routed), held)| {
             let points = rank.dev.points(arrays);
-            rank.dev.sort(&mut rank.local, points, &sets::shared(n))?;
-            rank.index = routed.index;
+            rank.dev.sort(&mut rank.local, points, &sets::shared(held))?;
+            (rank.slot, rank.held) = (Some(routed.slot), held);
             Ok::<(), B::Error>(())
         })?;
+        self.routes = routes;
         Ok(())
     }
 
@@ -407,6 +445,36 @@ where
         Ok(())
     }
 
+    /// Device `r`'s share of complex values moved by its slots ([`routing`]): packed by
+    /// device, or (`back`) from packed to the share's order.
+    fn permute(
+        &self,
+        r: usize,
+        rank: &Rank<B, T>,
+        values: &B::Buf,
+        back: bool,
+    ) -> Result<B::Buf, B::Error> {
+        let slot = rank.slot.as_ref().ok_or(NudtError::PointsNotSet)?;
+        let (dev, n) = (rank.dev.device(), rank.share.len());
+        self.comm.kernels(r).permute(dev, slot, values, n, back)
+    }
+
+    /// One complex value a point over the routes: from the shares, packed by device, to
+    /// the devices that hold the points, or (`back`) the other way.
+    fn exchange(&self, from: &[B::Buf], back: bool) -> Result<Vec<B::Buf>, B::Error> {
+        let devs: Vec<&B::Dev> = self.ranks.iter().map(|r| r.dev.device()).collect();
+        let from: Vec<&B::Buf> = from.iter().collect();
+        let forth = self.routes.transfers(1);
+        let (transfers, lens): (Vec<_>, Vec<_>) = match back {
+            false => (forth, self.ranks.iter().map(|r| r.held).collect()),
+            true => (
+                forth.iter().map(|t| t.reversed()).collect(),
+                self.ranks.iter().map(|r| r.share.len()).collect(),
+            ),
+        };
+        self.comm.all_to_all(&devs, &from, lens, &transfers)
+    }
+
     /// The devices and one engine's work arrays (`pick`), in device order.
     fn works(
         &self,
@@ -427,20 +495,26 @@ where
         grid: &[Stage],
     ) -> Result<(), B::Error> {
         let mut clock = Instant::now();
-        on_ranks(self.ranks.iter_mut(), |rank| {
-            let steps: Vec<Stage> = match rank.index.is_empty() {
-                true => points.iter().copied().filter(|s| !at_points(s)).collect(),
-                false => points.to_vec(),
+        let c = interleaved(c);
+        // Each device's share of the strengths, as they are, then packed by device.
+        let shares = on_ranks(self.ranks.iter_mut(), |rank| {
+            let part = &c[2 * rank.share.start..2 * rank.share.end];
+            let n = part.len();
+            rank.dev.upload_with(n.max(2), "strengths", &|at, to| {
+                let take = to.len().min(n.saturating_sub(at));
+                to[..take].copy_from_slice(&part[at..at + take]);
+            })
+        })?;
+        let packed = (self.ranks.iter().zip(&shares).enumerate())
+            .map(|(r, (rank, share))| self.permute(r, rank, share, false))
+            .collect::<Result<Vec<_>, B::Error>>()?;
+        drop(shares);
+        let strengths = self.exchange(&packed, false)?;
+        on_ranks(self.ranks.iter_mut().zip(strengths), |(rank, buf)| {
+            let steps: Vec<Stage> = match rank.held {
+                0 => points.iter().copied().filter(|s| !at_points(s)).collect(),
+                _ => points.to_vec(),
             };
-            let idx = &rank.index;
-            let fill = |at: usize, to: &mut [T]| {
-                for (v, &j) in to.chunks_exact_mut(2).zip(&idx[at / 2..]) {
-                    (v[0], v[1]) = (c[j].re, c[j].im);
-                }
-            };
-            // One value where there are none: drivers refuse empty arrays.
-            let len = 2 * idx.len().max(1);
-            let buf = rank.dev.upload_with(len, "strengths", &fill)?;
             rank.dev
                 .run_stages(&mut rank.local, &steps, [&buf, &buf], 1)
         })?;
@@ -535,27 +609,41 @@ where
         let (devs, slabs) = self.works(|r| &r.fast);
         let locals = self.comm.fill_halos(&devs, &slabs, s)?;
         self.times.halos += lap(&self.ranks, &mut clock)?;
-        let to = Scatter::new(interleaved_mut(c));
-        on_ranks(self.ranks.iter_mut().zip(locals), |(rank, local)| {
+        let values = on_ranks(self.ranks.iter_mut().zip(locals), |(rank, local)| {
             rank.local.work = local;
-            let m = rank.index.len();
-            if m == 0 {
-                return Ok(());
+            let out = rank.dev.device().alloc(2 * rank.held.max(1), "values")?;
+            if rank.held > 0 {
+                rank.dev
+                    .run_stages(&mut rank.local, points, [&out, &out], 1)?;
             }
-            let out = rank.dev.device().alloc(2 * m, "values")?;
-            rank.dev
-                .run_stages(&mut rank.local, points, [&out, &out], 1)?;
-            let idx = &rank.index;
+            Ok::<_, B::Error>(out)
+        })?;
+        // The values back to the shares they came from, packed by device, then in the
+        // share's order, each share to its place in `c`.
+        let packed = self.exchange(&values, true)?;
+        drop(values);
+        let shares = (self.ranks.iter().zip(&packed).enumerate())
+            .map(|(r, (rank, values))| self.permute(r, rank, values, true))
+            .collect::<Result<Vec<_>, B::Error>>()?;
+        drop(packed);
+        let mut rest = interleaved_mut(c);
+        let mut parts = Vec::new();
+        for rank in &self.ranks {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(2 * rank.share.len());
+            parts.push(part);
+            rest = tail;
+        }
+        let each = self.ranks.iter_mut().zip(shares).zip(parts);
+        on_ranks(each, |((rank, share), part)| {
+            let n = part.len();
+            let to = Scatter::new(part);
             let take = |at: usize, from: &[T]| {
                 for (i, &v) in from.iter().enumerate() {
-                    let (q, part) = ((at + i) / 2, (at + i) % 2);
-                    // SAFETY: the devices' lists of points partition them
-                    // ([`Decomposition::partition`]), and each of a list's values is one
-                    // place of the device's download.
-                    unsafe { to.set(2 * idx[q] + part, v) };
+                    // SAFETY: each piece of the download is one run of the share's values.
+                    unsafe { to.set(at + i, v) };
                 }
             };
-            rank.dev.download_with(&out, 2 * m, &take)
+            rank.dev.download_with(&share, n, &take)
         })?;
         self.times.points += lap(&self.ranks, &mut clock)?;
         Ok(())
@@ -595,7 +683,7 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T> {
     pub fn points_per_device(&self) -> Option<Vec<usize>> {
         let m = self.points?;
         Some(match &self.work {
-            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.index.len()).collect(),
+            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.held).collect(),
             Work::Batches(shares) => vec![m; shares.shares().len()],
         })
     }

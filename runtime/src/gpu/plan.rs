@@ -217,8 +217,10 @@ pub(crate) trait Backend<T: Float>: Sized {
     /// The device's name, for `Debug`.
     fn device_name(&self) -> String;
     fn device(&self) -> &Self::Dev;
-    /// The common module's `nudt_scale` (a multi-device plan's packing and halo sums).
-    fn scale_kernel(&self) -> Result<<Self::Dev as Device<T>>::Kernel, Self::Error>;
+    /// The common module's kernels of a multi-device plan (exchanges and routing).
+    fn slab_kernels(
+        &self,
+    ) -> Result<super::routing::SlabKernels<<Self::Dev as Device<T>>::Kernel>, Self::Error>;
     /// Runs `stages` on the type 1/2 engine `u` for `count` transforms, from `io[0]` into
     /// `io[1]`: a multi-device plan's steps ([`stages::split_sequence`]).
     fn run_stages(

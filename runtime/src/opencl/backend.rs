@@ -18,6 +18,7 @@ use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::gradient::GradKernels;
+use crate::gpu::routing::SlabKernels;
 use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
@@ -294,8 +295,8 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         &self.dev
     }
 
-    fn scale_kernel(&self) -> OpenClResult<Kernel> {
-        kernel_of(&self.common, names::SCALE)
+    fn slab_kernels(&self) -> OpenClResult<SlabKernels<Kernel>> {
+        SlabKernels::load(|name| kernel_of(&self.common, name))
     }
 
     fn run_stages(

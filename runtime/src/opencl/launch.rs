@@ -397,6 +397,14 @@ impl<T: Copy + Default> Device<T> for ClDevice {
         Ok(host)
     }
 
+    fn read_words(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<Vec<u32>> {
+        let mut host = vec![0; n];
+        if let Some(m) = x {
+            read(self, &owner::<u32>(m)?, &mut host)?;
+        }
+        Ok(host)
+    }
+
     fn zero(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<()> {
         match x {
             Some(m) => zero(self, &mut owner::<T>(m)?, n),

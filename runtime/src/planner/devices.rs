@@ -36,14 +36,6 @@ pub struct Segment {
     pub owner: usize,
 }
 
-/// One device's points ([`Decomposition::partition`]): their indices in the caller's arrays,
-/// in increasing order, and their slowest coordinates moved onto the device's local grid.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Routed<T> {
-    pub index: Vec<usize>,
-    pub first: Vec<T>,
-}
-
 /// How a transform of `modes` on the fine grid `n` (kernel width `width`) is split over
 /// `devices` devices.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,6 +73,68 @@ fn even_starts(total: usize, parts: usize) -> Vec<usize> {
     (0..=parts)
         .map(|r| r * (total / parts) + r.min(total % parts))
         .collect()
+}
+
+/// `m` points in `devices` contiguous shares whose sizes differ by at most one: each device
+/// takes its share of the caller's arrays as they are, and routes it itself.
+pub fn shares(m: usize, devices: usize) -> Vec<Range<usize>> {
+    even_starts(m, devices.max(1))
+        .windows(2)
+        .map(|s| s[0]..s[1])
+        .collect()
+}
+
+/// Where a point set went once every device routed its share ([`shares`]) on the device
+/// (the common module's `nudt_route`, [`Decomposition::route`]'s rule): `sent[q][r]` points
+/// of device `q`'s share belong to device `r`. A sender packs its share by receiver, in
+/// device order; a receiver holds what it got by sender, in device order. Strengths take
+/// the same way ([`Routes::transfers`]), values the way back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Routes {
+    sent: Vec<Vec<usize>>,
+}
+
+impl Routes {
+    /// The routes of `sent[q][r]` points from device `q`'s share to device `r`.
+    pub fn new(sent: Vec<Vec<usize>>) -> Self {
+        Routes { sent }
+    }
+
+    /// Reals in a point's record as the points travel: its coordinates, padded to whole
+    /// complex values (the exchanges move complex values).
+    pub fn record(dim: usize) -> usize {
+        2 * dim.div_ceil(2)
+    }
+
+    /// Points device `r` holds once they have travelled.
+    pub fn received(&self, r: usize) -> usize {
+        self.sent.iter().map(|s| s[r]).sum()
+    }
+
+    /// The exchange that gives every device the values of its points, `per_point` complex
+    /// values each: device `q`'s run for device `r` in its packed array (after its runs for
+    /// the devices before `r`) to device `r`'s run from `q` (after the runs from the devices
+    /// before `q`). Values go back by the same transfers [`Transfer::reversed`].
+    pub fn transfers(&self, per_point: usize) -> Vec<Transfer> {
+        let mut out = Vec::new();
+        for (q, row) in self.sent.iter().enumerate() {
+            for (r, &count) in row.iter().enumerate() {
+                let src: usize = row[..r].iter().sum();
+                let dst: usize = self.sent[..q].iter().map(|s| s[r]).sum();
+                if count > 0 {
+                    out.push(Transfer {
+                        from: q,
+                        to: r,
+                        src: Side::run(per_point * src),
+                        dst: Side::run(per_point * dst),
+                        count: per_point * count,
+                        batches: 1,
+                    });
+                }
+            }
+        }
+        out
+    }
 }
 
 /// How a multi-device plan spreads a stack of transforms over its devices.
@@ -197,63 +251,6 @@ impl Decomposition {
         s
     }
 
-    /// The points of each device ([`Self::route`] by their slowest coordinates `x0`): their
-    /// indices into `x0` in increasing order, and their slowest coordinates on the device's
-    /// local grid. Two passes over the points on the pool's threads, a chunk each: count
-    /// each chunk's points per device ([`Self::device_of`]), then route them and write them
-    /// at the chunk's place in every device's lists.
-    pub fn partition<T: Float>(&self, x0: &[T]) -> Vec<Routed<T>> {
-        use rayon::prelude::*;
-        const CHUNK: usize = 1 << 16;
-        let p = self.devices();
-        let route = |x: &T| self.route::<T>(x.to_f64().unwrap_or(0.0));
-        let counts: Vec<Vec<usize>> = x0
-            .par_chunks(CHUNK)
-            .map(|c| {
-                let mut n = vec![0; p];
-                c.iter()
-                    .for_each(|x| n[self.device_of(x.to_f64().unwrap_or(0.0))] += 1);
-                n
-            })
-            .collect();
-        let mut lists: Vec<Routed<T>> = (0..p)
-            .map(|r| {
-                let n = counts.iter().map(|n| n[r]).sum();
-                // Untouched memory on huge pages: the writers below fault it in, a few
-                // pages a chunk, where 4 KiB pages took longer than the routing.
-                Routed {
-                    index: crate::float::zeroed_indices(n),
-                    first: crate::float::zeroed_reals(n),
-                }
-            })
-            .collect();
-        // Each chunk's piece of each device's lists, in chunk order.
-        type Piece<'a, T> = (&'a mut [usize], &'a mut [T]);
-        let mut pieces: Vec<Vec<Piece<'_, T>>> = counts.iter().map(|_| Vec::new()).collect();
-        for (r, list) in lists.iter_mut().enumerate() {
-            let (mut index, mut first) = (&mut list.index[..], &mut list.first[..]);
-            for (piece, n) in pieces.iter_mut().zip(&counts) {
-                let (i, rest_i) = std::mem::take(&mut index).split_at_mut(n[r]);
-                let (f, rest_f) = std::mem::take(&mut first).split_at_mut(n[r]);
-                piece.push((i, f));
-                (index, first) = (rest_i, rest_f);
-            }
-        }
-        pieces
-            .into_par_iter()
-            .zip(x0.par_chunks(CHUNK))
-            .enumerate()
-            .for_each(|(i, (mut piece, c))| {
-                let mut at = vec![0; p];
-                for (j, x) in c.iter().enumerate() {
-                    let (r, local) = route(x);
-                    (piece[r].0[at[r]], piece[r].1[at[r]]) = (i * CHUNK + j, local);
-                    at[r] += 1;
-                }
-            });
-        lists
-    }
-
     /// The device whose slab holds plane `p`.
     pub fn owner(&self, p: usize) -> usize {
         self.starts.partition_point(|&s| s <= p) - 1
@@ -270,13 +267,8 @@ impl Decomposition {
         }
     }
 
-    /// The device [`Self::route`] sends a point with slowest coordinate `x` to, without its
-    /// local coordinate.
-    pub fn device_of(&self, x: f64) -> usize {
-        self.owner(self.footprint(x).0)
-    }
-
-    /// Where a point with slowest coordinate `x` (radians, finite) goes: the device whose
+    /// Where a point with slowest coordinate `x` (radians, finite) goes — the rule the devices
+    /// run on their shares (the common module's `nudt_route`, which a test holds to this): the device whose
     /// slab holds the first plane of its kernel footprint ([`locate`]), and the coordinate, in
     /// `T`, that puts it at the same place on that device's local grid, whose plane `MARGIN`
     /// is the slab's first. The coordinate rounded to `T` may fall across a plane boundary
@@ -303,6 +295,13 @@ impl Decomposition {
             };
         }
         (r, local)
+    }
+
+    /// What the devices' routing reads (`nudt_route`): the slabs' first planes and `n[0]`,
+    /// then each local grid's planes — small integers, exact in `T`.
+    pub fn route_table<T: Float>(&self) -> Vec<T> {
+        let planes = self.starts.iter().chain(&self.local);
+        planes.map(|&p| T::from(p).unwrap_or_else(T::zero)).collect()
     }
 
     /// Device `r`'s local planes in runs of one owner each, in order: local plane `j` is
@@ -524,35 +523,42 @@ mod tests {
         routes_keep_the_footprint::<f32>(1e-4);
     }
 
-    /// Every point is in the list of the device [`Decomposition::route`] sends it to, once,
-    /// and the lists are in order: across chunks (more points than one chunk) and with
-    /// empty devices.
+    /// Shares cover the points in order; the routes' transfers put every sender's run for
+    /// a receiver after the runs from the senders before it, every value once, and their
+    /// reverse brings each back to its sender's packed place.
     #[test]
-    fn partition_lists_each_point_once_with_its_device() {
-        for d in splits() {
-            let m = 150_000 + d.devices();
-            let x: Vec<f32> = (0..m)
-                .map(|j| ((j * 7919) % 10007) as f32 / 10007.0 * 12.0 - 6.0)
+    fn routes_move_every_point_once() {
+        assert_eq!(shares(7, 3), vec![0..3, 3..5, 5..7]);
+        assert_eq!(shares(1, 3), vec![0..1, 1..1, 1..1]);
+        let sent = vec![vec![3, 0, 2], vec![1, 4, 0], vec![0, 0, 5]];
+        let routes = Routes::new(sent.clone());
+        for per_point in [1, 2] {
+            let packed: Vec<Vec<f64>> = sent
+                .iter()
+                .enumerate()
+                .map(|(q, row)| {
+                    let n = per_point * row.iter().sum::<usize>();
+                    (0..n).map(|i| (q * 1000 + i) as f64).collect()
+                })
                 .collect();
-            let lists = d.partition(&x);
-            assert_eq!(lists.len(), d.devices());
-            for (r, list) in lists.iter().enumerate() {
-                let index: Vec<usize> = (0..m)
-                    .filter(|&j| d.route::<f32>(x[j] as f64).0 == r)
+            let t = routes.transfers(per_point);
+            let lens: Vec<usize> = (0..3).map(|r| per_point * routes.received(r)).collect();
+            let held = carry_out(&t, &packed, &lens, false);
+            for (r, got) in held.iter().enumerate() {
+                let want: Vec<f64> = (0..3)
+                    .flat_map(|q| {
+                        let before: usize = sent[q][..r].iter().sum();
+                        let run = per_point * before..per_point * (before + sent[q][r]);
+                        run.map(move |i| (q * 1000 + i) as f64)
+                    })
                     .collect();
-                let first = index.iter().map(|&j| d.route::<f32>(x[j] as f64).1);
-                assert_eq!(
-                    list,
-                    &Routed {
-                        first: first.collect(),
-                        index
-                    }
-                );
+                assert_eq!(got, &want, "{r}");
             }
+            let back: Vec<Transfer> = t.iter().map(|t| t.reversed()).collect();
+            let lens: Vec<usize> = packed.iter().map(Vec::len).collect();
+            assert_eq!(carry_out(&back, &held, &lens, false), packed);
         }
-        let d = &splits()[3];
-        let lists = d.partition(&[0.0f64; 5]);
-        assert_eq!(lists.iter().map(|l| l.index.len()).sum::<usize>(), 5);
+        assert_eq!((Routes::record(2), Routes::record(3)), (2, 4));
     }
 
     /// A local grid's segments cover it in order, each inside its owner's slab, at the
