@@ -16,10 +16,10 @@ use crate::error::NudtError;
 use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
-use crate::gpu::routing::SlabKernels;
 use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
+use crate::gpu::routing::SlabKernels;
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::stages::{self, Stage};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};

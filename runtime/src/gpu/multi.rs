@@ -414,7 +414,8 @@ where
         let each = self.ranks.iter_mut().zip(points).zip(routed).zip(held);
         on_ranks(each, |(((rank, arrays), routed), held)| {
             let points = rank.dev.points(arrays);
-            rank.dev.sort(&mut rank.local, points, &sets::shared(held))?;
+            rank.dev
+                .sort(&mut rank.local, points, &sets::shared(held))?;
             (rank.slot, rank.held) = (Some(routed.slot), held);
             Ok::<(), B::Error>(())
         })?;

@@ -18,10 +18,10 @@ use crate::gpu::device::Device;
 use crate::gpu::engine::Type3;
 use crate::gpu::gaussian::GaussGrids;
 use crate::gpu::gradient::GradKernels;
-use crate::gpu::routing::SlabKernels;
 use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
+use crate::gpu::routing::SlabKernels;
 use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
 use crate::planner::sets::shared as shared_set;
 use crate::planner::stages::{self, Stage};

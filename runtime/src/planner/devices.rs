@@ -301,7 +301,9 @@ impl Decomposition {
     /// then each local grid's planes — small integers, exact in `T`.
     pub fn route_table<T: Float>(&self) -> Vec<T> {
         let planes = self.starts.iter().chain(&self.local);
-        planes.map(|&p| T::from(p).unwrap_or_else(T::zero)).collect()
+        planes
+            .map(|&p| T::from(p).unwrap_or_else(T::zero))
+            .collect()
     }
 
     /// Device `r`'s local planes in runs of one owner each, in order: local plane `j` is
