@@ -151,7 +151,7 @@ fn by_rows((first, len): (usize, usize), n0: usize, mut each: impl FnMut(usize, 
 }
 
 /// A host array the devices' threads write at once, each element from one thread: their
-/// downloads land at places no two share (a partition's points, the columns' modes).
+/// downloads land at places no two share (a share's run of the values, the columns' modes).
 struct Scatter<'a, T> {
     at: *mut T,
     len: usize,

@@ -159,8 +159,8 @@ pub(crate) trait Backend<T: Float>: Sized {
     /// one array per dimension holding the sets one after another: each set's slice copied
     /// to its place, with no concatenation on the host.
     fn upload(&mut self, sets: &[&[&[T]]], m: usize) -> Result<Self::Points, Self::Error>;
-    /// A device array of `len` values that `fill` makes on the host a piece at a time (a
-    /// multi-device plan's gathers: no host array holds them whole).
+    /// A device array of `len` values that `fill` makes on the host a piece at a time,
+    /// straight into the transfer (a multi-device plan's shares of the caller's arrays).
     fn upload_with(
         &mut self,
         len: usize,
@@ -168,7 +168,8 @@ pub(crate) trait Backend<T: Float>: Sized {
         fill: &Fill<'_, T>,
     ) -> Result<Self::Buf, Self::Error>;
     /// The first `len` values of `b`, handed to `take` a piece at a time once the device's
-    /// earlier work has run (a multi-device plan's scatters).
+    /// earlier work has run (a multi-device plan's shares of the caller's outputs and the
+    /// modes it scatters to their rows).
     fn download_with(
         &mut self,
         b: &Self::Buf,
