@@ -528,9 +528,9 @@ class _MultiGpuPlan(_cpu.Plan):
     to rounding.
 
     It takes numpy arrays, as ``nudt.Plan`` does (C-contiguous inputs are used in place,
-    others copied with a warning; ``out`` must be a writeable C-contiguous array): the
-    points are routed to the GPUs on the host, and each GPU moves its share of the data at
-    the same time. Device arrays raise ``TypeError``. The options are ``nudt.cuda.Plan``'s;
+    others copied with a warning; ``out`` must be a writeable C-contiguous array): each GPU
+    takes a contiguous share of them as it is, all at the same time, and the GPUs route the
+    points among themselves. Device arrays raise ``TypeError``. The options are ``nudt.cuda.Plan``'s;
     those that choose for one GPU (``gpu_method``, bins, batch, ``gpu_device_id``,
     ``gpu_stream``) are accepted and not used. Types 1 and 2, one point set shared by the
     transforms, no derivatives. ``layout()`` says how it runs: ``("slabs", link)`` or
@@ -562,7 +562,7 @@ class _MultiGpuPlan(_cpu.Plan):
         if hasattr(a, "__cuda_array_interface__"):
             raise NudtTypeError(
                 f"Argument `{name}`: a plan over several GPUs (gpu_device_ids) takes host "
-                f"(numpy) arrays, since it routes the points to the GPUs on the host; copy it "
+                f"(numpy) arrays and shares them out to the GPUs itself; copy it "
                 f"first (CuPy: .get(), PyTorch: .cpu().numpy())")
         return a
 
