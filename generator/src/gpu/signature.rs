@@ -972,10 +972,18 @@ pub static KERNELS: &[KernelDecl] = &[
                   device; the share's count per device",
         params: &[
             u64("n", "number of points of the share"),
-            output(
-                "x0",
+            input("x0", Elem::Real, "slowest coordinates, radians"),
+            input("x1", Elem::Real, "second coordinates, checked finite"),
+            input(
+                "x2",
                 Elem::Real,
-                "slowest coordinates, radians; out: on the local grid of the point's device",
+                "third coordinates, checked finite (none in 2-D)",
+            ),
+            int("dim", "dimensions, 2 or 3"),
+            output(
+                "xl",
+                Elem::Real,
+                "out: slowest coordinates on the local grids of the points' devices",
             ),
             output("dest", Elem::Uint, "out: each point's device"),
             output(
@@ -986,7 +994,8 @@ pub static KERNELS: &[KernelDecl] = &[
             output(
                 "counts",
                 Elem::Uint,
-                "the share's points per device, zeroed before, counted into",
+                "the share's points per device, zeroed before, counted into; then 1 where \
+                 a coordinate is not finite",
             ),
             input(
                 "table",

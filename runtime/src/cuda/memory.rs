@@ -168,6 +168,10 @@ impl<T: CudaFloat> Device<T> for Arc<CudaStream> {
         read_back(self, x, n)
     }
 
+    fn owns(&self, b: &CudaSlice<T>) -> bool {
+        b.ordinal() == self.context().ordinal()
+    }
+
     fn zero(&self, x: u64, n: usize) -> CudaResult<()> {
         memset0(self, x, n * std::mem::size_of::<T>())
     }

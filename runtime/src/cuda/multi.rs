@@ -78,7 +78,7 @@ impl<T: CudaFloat> Link<Arc<CudaStream>, T> for CudaLink {
 }
 
 impl<T: CudaFloat> MultiPlan<CudaDev<T>, CudaLink, T> {
-    crate::gpu::multi::multi_entry_points!(super::CudaError);
+    crate::gpu::multi::multi_entry_points!(super::CudaError, cudarc::driver::CudaSlice<T>);
 
     /// A type 1 or 2 plan of `modes` with `ntransf` transforms sharing the points over the
     /// GPUs of ordinals `devices`, in order: whole transforms in shares of the stack where

@@ -75,6 +75,10 @@ pub(crate) trait Device<T> {
         args: &[Arg<Self::Mem>],
     ) -> Result<(), Self::Error>;
 
+    /// Whether the array `b` lives on this device (a caller's array given to a multi-device
+    /// plan: one on another device would fault, or be another context's handle).
+    fn owns(&self, b: &Self::Buf) -> bool;
+
     /// Waits until the work queued so far has run (a multi-device plan's step times).
     fn sync(&self) -> Result<(), Self::Error>;
 

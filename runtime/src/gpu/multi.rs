@@ -30,7 +30,9 @@ use crate::float::{interleaved, interleaved_mut, Float};
 use crate::planner::devices::{self, Decomposition, Routes, Spread};
 use crate::planner::limits::MAX_POINTS;
 use crate::planner::stages::{self, Pass, Stage};
-use crate::planner::validate::{check_coords_within, check_type, SOURCES};
+use crate::planner::validate::{
+    check_coords_within, check_finite, check_type, point_count, SOURCES,
+};
 use crate::planner::{sets, sigma, Choices, DeviceClass, Problem, Recipe, Type3Method};
 use crate::uniform::ModeOrder;
 use nudt_gen::{KernelKind, KernelSpec, TransformType, Upsampling};
@@ -183,6 +185,30 @@ impl<'a, T> Scatter<'a, T> {
     }
 }
 
+/// Why arrays on the `devices` devices do not go to this plan.
+fn on_devices_refused(devices: usize, why: &str) -> NudtError {
+    NudtError::Devices {
+        devices,
+        why: format!("arrays on the devices: the plan {why}"),
+    }
+}
+
+/// Checks that the arrays `bufs` given for device `r` of `devices` (`what`) live there.
+fn check_on<T, D: Device<T>>(
+    dev: &D,
+    bufs: &[&D::Buf],
+    (r, devices): (usize, usize),
+    what: &str,
+) -> Result<(), NudtError> {
+    match bufs.iter().all(|b| dev.owns(b)) {
+        true => Ok(()),
+        false => Err(on_devices_refused(
+            devices,
+            &format!("takes {what} for its device {r} on that device"),
+        )),
+    }
+}
+
 /// The problem of a multi-device plan: a type 1 or 2 of `modes` with `ntransf` transforms
 /// sharing the points, in `T`, with a backend's options' kernel and upsampling.
 pub(crate) fn problem<T: Float>(
@@ -263,6 +289,81 @@ where
         }
         self.points = Some(m);
         Ok(())
+    }
+
+    /// The set-points of arrays already on the devices ([`multi_entry_points!`]): a plan of
+    /// slabs, `shares[r]` one array per dimension on its device `r`.
+    pub(crate) fn set_points_devices(&mut self, shares: &[&[&B::Buf]]) -> Result<(), B::Error> {
+        check_type(1, self.problem.ty)?;
+        let (dim, p) = (self.problem.dim(), self.device_names().len());
+        let Work::Slabs(slabs) = &mut self.work else {
+            return Err(on_devices_refused(p, "runs whole transforms on each device").into());
+        };
+        if shares.len() != p {
+            let why = format!("takes a share of points a device, got {}", shares.len());
+            return Err(on_devices_refused(p, &why).into());
+        }
+        let mut lens = Vec::new();
+        for (r, (share, rank)) in shares.iter().zip(&slabs.ranks).enumerate() {
+            let dev = rank.dev.device();
+            check_on(dev, share, (r, p), "coordinates")?;
+            let got: Vec<usize> = share.iter().map(|b| dev.holds(b)).collect();
+            lens.push(point_count(dim, &got, SOURCES)?);
+        }
+        self.points = None;
+        let arrays: Vec<Vec<&B::Buf>> = shares.iter().map(|s| s.to_vec()).collect();
+        slabs.set_points_on_devices(&arrays, &lens)?;
+        self.points = Some(lens.iter().sum());
+        Ok(())
+    }
+
+    /// One checked run of `pass` on arrays on the devices, one each ([`multi_entry_points!`]):
+    /// a plan of slabs, one transform.
+    pub(crate) fn run_devices(
+        &mut self,
+        input: &[&B::Buf],
+        output: &[&B::Buf],
+        pass: Pass,
+    ) -> Result<(), B::Error> {
+        self.points.ok_or(NudtError::PointsNotSet)?;
+        let (ty, isign, p) = (
+            self.problem.ty,
+            self.problem.isign,
+            self.device_names().len(),
+        );
+        if self.problem.ntransf != 1 {
+            return Err(on_devices_refused(p, "runs one transform a call there").into());
+        }
+        let Work::Slabs(slabs) = &mut self.work else {
+            return Err(on_devices_refused(p, "runs whole transforms on each device").into());
+        };
+        let spreads = stages::split_sequence(ty, isign, pass).2;
+        let s = &slabs.split;
+        for (r, rank) in slabs.ranks.iter().enumerate() {
+            let points = 2 * rank.share.len();
+            let modes = 2 * s.column_range(r).len() * s.modes[0];
+            let (need_in, need_out) = match spreads {
+                true => (points, modes),
+                false => (modes, points),
+            };
+            let dev = rank.dev.device();
+            for (bufs, need, what) in [(input, need_in, "input"), (output, need_out, "output")] {
+                let b = bufs.get(r).ok_or_else(|| {
+                    let why = format!("takes an {what} array a device, got {}", bufs.len());
+                    on_devices_refused(p, &why)
+                })?;
+                check_on(dev, &[b], (r, p), what)?;
+                if dev.holds(b) < need.max(1) {
+                    return Err(NudtError::Length {
+                        what: format!("{what} on device {r} (interleaved complex)"),
+                        expected: need,
+                        got: dev.holds(b),
+                    }
+                    .into());
+                }
+            }
+        }
+        slabs.run_on_devices((input, output), (ty, isign), pass)
     }
 
     /// One checked run of `pass` ([`multi_entry_points!`]).
@@ -363,12 +464,11 @@ where
 
     /// Each point to the device whose slab its footprint starts in, at its place on that
     /// device's local grid, and each device's points sorted there. Each device takes its
-    /// share of the caller's arrays as they are (all at once, a host thread each), routes
-    /// and packs it ([`routing`]); one exchange gives every device its points.
+    /// share of the caller's arrays as they are (all at once, a host thread each), then
+    /// routes it as [`Self::set_points_on_devices`] does.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
-        let (p, dim) = (self.ranks.len(), coords.len());
-        let shares = devices::shares(coords[0].len(), p);
-        let uploaded = on_ranks(self.ranks.iter_mut().zip(shares), |(rank, share)| {
+        let shares = devices::shares(coords[0].len(), self.ranks.len());
+        let uploaded = on_ranks(self.ranks.iter_mut().zip(&shares), |(rank, share)| {
             let n = share.len();
             let arrays = coords.iter().map(|x| {
                 let part = &x[share.clone()];
@@ -378,21 +478,67 @@ where
                     to[..take].copy_from_slice(&part[at..at + take]);
                 })
             });
-            let arrays = arrays.collect::<Result<Vec<_>, B::Error>>()?;
-            rank.share = share;
-            Ok::<_, B::Error>(arrays)
+            arrays.collect::<Result<Vec<_>, B::Error>>()
         })?;
-        let routed = (self.ranks.iter().zip(&uploaded).enumerate())
-            .map(|(r, (rank, arrays))| {
+        let arrays: Vec<Vec<&B::Buf>> = uploaded.iter().map(|a| a.iter().collect()).collect();
+        self.route(&arrays, shares)
+    }
+
+    /// The points of arrays already on the devices: `shares[r]`, one array per dimension
+    /// on device `r`, holds `lens[r]` points (the caller's share of the set, in any split).
+    fn set_points_on_devices(
+        &mut self,
+        shares: &[Vec<&B::Buf>],
+        lens: &[usize],
+    ) -> Result<(), B::Error> {
+        let mut first = 0;
+        let ranges = lens.iter().map(|&n| {
+            first += n;
+            first - n..first
+        });
+        self.route(shares, ranges.collect())
+    }
+
+    /// Every device routes its share (`arrays[r]`, the points `shares[r]` of the set) and
+    /// packs it by device ([`routing`]); one exchange gives every device its points, which
+    /// it sorts on its local grid.
+    fn route(
+        &mut self,
+        arrays: &[Vec<&B::Buf>],
+        shares: Vec<Range<usize>>,
+    ) -> Result<(), B::Error> {
+        let (p, dim) = (self.ranks.len(), arrays[0].len());
+        // A point's slot on its device is a 32-bit word.
+        if let Some(most) = shares.iter().map(|s| s.len()).find(|&n| n > MAX_POINTS) {
+            return Err(NudtError::TooManyPoints(most).into());
+        }
+        let routed = (self.ranks.iter().zip(arrays).zip(&shares).enumerate())
+            .map(|(r, ((rank, arrays), share))| {
                 let (dev, k) = (rank.dev.device(), self.comm.kernels(r));
-                k.route(dev, &self.split, arrays, rank.share.len())
+                k.route(dev, &self.split, arrays, share.len())
             })
             .collect::<Result<Vec<_>, B::Error>>()?;
-        drop(uploaded);
         let (records, routed): (Vec<_>, Vec<Routed<B::Buf>>) = routed.into_iter().unzip();
-        let sent = self.ranks.iter().zip(&routed);
-        let sent = sent.map(|(rank, routed)| routed.sent(rank.dev.device()));
-        let routes = Routes::new(sent.collect::<Result<_, B::Error>>()?);
+        let mut sent = Vec::new();
+        for (((rank, routed), arrays), share) in
+            self.ranks.iter().zip(&routed).zip(arrays).zip(&shares)
+        {
+            let dev = rank.dev.device();
+            let (counts, non_finite) = routed.sent(dev)?;
+            if non_finite {
+                // The slow path: the share read back to name its first such coordinate.
+                for (&a, name) in arrays.iter().zip(SOURCES) {
+                    if let Err(NudtError::NonFinite { what, index, value }) =
+                        check_finite(name, &dev.read(dev.mem(Some(a)), share.len())?)
+                    {
+                        let index = index + share.start;
+                        return Err(NudtError::NonFinite { what, index, value }.into());
+                    }
+                }
+            }
+            sent.push(counts);
+        }
+        let routes = Routes::new(sent);
         if let Some(most) = (0..p).map(|r| routes.received(r)).find(|&n| n > MAX_POINTS) {
             return Err(NudtError::TooManyPoints(most).into());
         }
@@ -411,14 +557,17 @@ where
             .collect::<Result<Vec<_>, B::Error>>()?;
         drop(got);
         let held = (0..p).map(|r| routes.received(r));
-        let each = self.ranks.iter_mut().zip(points).zip(routed).zip(held);
-        on_ranks(each, |(((rank, arrays), routed), held)| {
-            let points = rank.dev.points(arrays);
-            rank.dev
-                .sort(&mut rank.local, points, &sets::shared(held))?;
-            (rank.slot, rank.held) = (Some(routed.slot), held);
-            Ok::<(), B::Error>(())
-        })?;
+        let each = self.ranks.iter_mut().zip(points).zip(routed);
+        on_ranks(
+            each.zip(held).zip(shares),
+            |((((rank, arrays), routed), held), share)| {
+                let points = rank.dev.points(arrays);
+                rank.dev
+                    .sort(&mut rank.local, points, &sets::shared(held))?;
+                (rank.slot, rank.held, rank.share) = (Some(routed.slot), held, share);
+                Ok::<(), B::Error>(())
+            },
+        )?;
         self.routes = routes;
         Ok(())
     }
@@ -438,26 +587,54 @@ where
         for &(a, b) in each {
             let (x, y) = (&input[at.0..][..a], &mut output[at.1..][..b]);
             match spreads {
-                true => self.spread_pass(x, y, &points, &grid)?,
-                false => self.interp_pass(x, y, &points, &grid)?,
+                true => self.spread_pass(Input::Host(x), Output::Host(y), &points, &grid)?,
+                false => self.interp_pass(Input::Host(x), Output::Host(y), &points, &grid)?,
             }
             at = (at.0 + a, at.1 + b);
         }
         Ok(())
     }
 
-    /// Device `r`'s share of complex values moved by its slots ([`routing`]): packed by
-    /// device, or (`back`) from packed to the share's order.
+    /// One run of `pass` of a type `ty` transform of sign `isign` on arrays on the devices,
+    /// one each ([`DeviceIo`]).
+    fn run_on_devices(
+        &mut self,
+        (input, output): (&[&B::Buf], &[&B::Buf]),
+        (ty, isign): (TransformType, i32),
+        pass: Pass,
+    ) -> Result<(), B::Error> {
+        let (points, grid, spreads) = stages::split_sequence(ty, isign, pass);
+        self.times = StepTimes::default();
+        let (x, y) = (Input::Devices(input), Output::Devices(output));
+        match spreads {
+            true => self.spread_pass(x, y, &points, &grid),
+            false => self.interp_pass(x, y, &points, &grid),
+        }
+    }
+
+    /// Device `r`'s share of complex values moved by its slots ([`routing`]) from `from`
+    /// into `to` (a new array where none): packed by device, or (`back`) from packed to the
+    /// share's order.
     fn permute(
         &self,
         r: usize,
-        rank: &Rank<B, T>,
-        values: &B::Buf,
+        (from, to): (&B::Buf, Option<&B::Buf>),
         back: bool,
-    ) -> Result<B::Buf, B::Error> {
+    ) -> Result<Option<B::Buf>, B::Error> {
+        let rank = &self.ranks[r];
         let slot = rank.slot.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (dev, n) = (rank.dev.device(), rank.share.len());
-        self.comm.kernels(r).permute(dev, slot, values, n, back)
+        let made = match to {
+            Some(_) => None,
+            None => Some(dev.alloc(2 * n.max(1), "values by slot")?),
+        };
+        let to = to
+            .or(made.as_ref())
+            .expect("an array made where none was given");
+        self.comm
+            .kernels(r)
+            .permute(dev, slot, (from, to), n, back)?;
+        Ok(made)
     }
 
     /// One complex value a point over the routes: from the shares, packed by device, to
@@ -490,26 +667,36 @@ where
     /// One type 1 (or type 2's adjoint): strengths `c` at the points to modes `f`.
     fn spread_pass(
         &mut self,
-        c: &[Complex<T>],
-        f: &mut [Complex<T>],
+        c: Input<'_, T, B::Buf>,
+        f: Output<'_, T, B::Buf>,
         points: &[Stage],
         grid: &[Stage],
     ) -> Result<(), B::Error> {
         let mut clock = Instant::now();
-        let c = interleaved(c);
-        // Each device's share of the strengths, as they are, then packed by device.
-        let shares = on_ranks(self.ranks.iter_mut(), |rank| {
-            let part = &c[2 * rank.share.start..2 * rank.share.end];
-            let n = part.len();
-            rank.dev.upload_with(n.max(2), "strengths", &|at, to| {
-                let take = to.len().min(n.saturating_sub(at));
-                to[..take].copy_from_slice(&part[at..at + take]);
-            })
-        })?;
-        let packed = (self.ranks.iter().zip(&shares).enumerate())
-            .map(|(r, (rank, share))| self.permute(r, rank, share, false))
-            .collect::<Result<Vec<_>, B::Error>>()?;
-        drop(shares);
+        // Each device's share of the strengths (from the host as it is), packed by device.
+        let uploaded = match c {
+            Input::Host(c) => {
+                let c = interleaved(c);
+                on_ranks(self.ranks.iter_mut(), |rank| {
+                    let part = &c[2 * rank.share.start..2 * rank.share.end];
+                    let n = part.len();
+                    rank.dev.upload_with(n.max(2), "strengths", &|at, to| {
+                        let take = to.len().min(n.saturating_sub(at));
+                        to[..take].copy_from_slice(&part[at..at + take]);
+                    })
+                })?
+            }
+            Input::Devices(_) => Vec::new(),
+        };
+        let shares: Vec<&B::Buf> = match c {
+            Input::Host(_) => uploaded.iter().collect(),
+            Input::Devices(c) => c.to_vec(),
+        };
+        let packed = (0..self.ranks.len())
+            .map(|r| self.permute(r, (shares[r], None), false))
+            .collect::<Result<Option<Vec<_>>, B::Error>>()?
+            .expect("new arrays");
+        drop(uploaded);
         let strengths = self.exchange(&packed, false)?;
         on_ranks(self.ranks.iter_mut().zip(strengths), |(rank, buf)| {
             let steps: Vec<Stage> = match rank.held {
@@ -539,31 +726,43 @@ where
         let columns = self.comm.to_columns(&devs, &rows, s)?;
         self.times.transpose += lap(&self.ranks, &mut clock)?;
         let (n0, cols) = (s.modes[0], s.columns());
-        let to = Scatter::new(interleaved_mut(f));
-        on_ranks(
-            self.ranks.iter_mut().zip(columns).enumerate(),
-            |(r, (rank, col))| {
-                let range = s.column_range(r);
-                rank.slow.work = col;
-                if range.is_empty() {
-                    return Ok(());
+        match f {
+            Output::Devices(f) => {
+                for (r, (rank, col)) in self.ranks.iter_mut().zip(columns).enumerate() {
+                    let range = s.column_range(r);
+                    rank.slow.work = col;
+                    if !range.is_empty() {
+                        rank.dev
+                            .run_stages(&mut rank.slow, grid, [f[r], f[r]], range.len())?;
+                    }
                 }
-                let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
-                rank.dev
-                    .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
-                // Mode k of the device's column q is at k + n0·q there, and goes to row k
-                // of the modes: a row at a time, so that the writes run along the rows.
-                let take = |at: usize, from: &[T]| {
-                    by_rows((at / 2, from.len() / 2), n0, |i, k, q| {
-                        let (place, v) = (2 * (k * cols + range.start + q), &from[2 * i..]);
-                        // SAFETY: each (k, column) is one device's, and one place of its
-                        // download.
-                        unsafe { (to.set(place, v[0]), to.set(place + 1, v[1])) };
-                    })
-                };
-                rank.dev.download_with(&out, 2 * range.len() * n0, &take)
-            },
-        )?;
+            }
+            Output::Host(f) => {
+                let to = Scatter::new(interleaved_mut(f));
+                let each = self.ranks.iter_mut().zip(columns).enumerate();
+                on_ranks(each, |(r, (rank, col))| {
+                    let range = s.column_range(r);
+                    rank.slow.work = col;
+                    if range.is_empty() {
+                        return Ok(());
+                    }
+                    let out = rank.dev.device().alloc(2 * range.len() * n0, "modes")?;
+                    rank.dev
+                        .run_stages(&mut rank.slow, grid, [&out, &out], range.len())?;
+                    // Mode k of the device's column q is at k + n0·q there, and goes to row
+                    // k of the modes: a row at a time, so that the writes run along the rows.
+                    let take = |at: usize, from: &[T]| {
+                        by_rows((at / 2, from.len() / 2), n0, |i, k, q| {
+                            let (place, v) = (2 * (k * cols + range.start + q), &from[2 * i..]);
+                            // SAFETY: each (k, column) is one device's, and one place of its
+                            // download.
+                            unsafe { (to.set(place, v[0]), to.set(place + 1, v[1])) };
+                        })
+                    };
+                    rank.dev.download_with(&out, 2 * range.len() * n0, &take)
+                })?;
+            }
+        }
         self.times.columns += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
@@ -571,32 +770,45 @@ where
     /// One type 2 (or type 1's adjoint): modes `f` to values `c` at the points.
     fn interp_pass(
         &mut self,
-        f: &[Complex<T>],
-        c: &mut [Complex<T>],
+        f: Input<'_, T, B::Buf>,
+        c: Output<'_, T, B::Buf>,
         points: &[Stage],
         grid: &[Stage],
     ) -> Result<(), B::Error> {
         let mut clock = Instant::now();
         let s = &self.split;
         let (n0, cols) = (s.modes[0], s.columns());
-        on_ranks(self.ranks.iter_mut().enumerate(), |(r, rank)| {
-            let range = s.column_range(r);
-            // Mode k of the device's column q goes to k + n0·q there, from row k of the
-            // modes: a row at a time, so that the reads run along the rows.
-            let fill = |at: usize, to: &mut [T]| {
-                by_rows((at / 2, to.len() / 2), n0, |i, k, q| {
-                    let m = f[k * cols + range.start + q];
-                    (to[2 * i], to[2 * i + 1]) = (m.re, m.im);
-                })
-            };
-            let len = 2 * (range.len() * n0).max(1);
-            let modes = rank.dev.upload_with(len, "modes", &fill)?;
-            if !range.is_empty() {
-                rank.dev
-                    .run_stages(&mut rank.slow, grid, [&modes, &modes], range.len())?;
+        match f {
+            Input::Host(f) => {
+                on_ranks(self.ranks.iter_mut().enumerate(), |(r, rank)| {
+                    let range = s.column_range(r);
+                    // Mode k of the device's column q goes to k + n0·q there, from row k of
+                    // the modes: a row at a time, so that the reads run along the rows.
+                    let fill = |at: usize, to: &mut [T]| {
+                        by_rows((at / 2, to.len() / 2), n0, |i, k, q| {
+                            let m = f[k * cols + range.start + q];
+                            (to[2 * i], to[2 * i + 1]) = (m.re, m.im);
+                        })
+                    };
+                    let len = 2 * (range.len() * n0).max(1);
+                    let modes = rank.dev.upload_with(len, "modes", &fill)?;
+                    if !range.is_empty() {
+                        rank.dev
+                            .run_stages(&mut rank.slow, grid, [&modes, &modes], range.len())?;
+                    }
+                    Ok::<(), B::Error>(())
+                })?;
             }
-            Ok::<(), B::Error>(())
-        })?;
+            Input::Devices(f) => {
+                for (r, rank) in self.ranks.iter_mut().enumerate() {
+                    let range = s.column_range(r);
+                    if !range.is_empty() {
+                        rank.dev
+                            .run_stages(&mut rank.slow, grid, [f[r], f[r]], range.len())?;
+                    }
+                }
+            }
+        }
         self.times.columns += lap(&self.ranks, &mut clock)?;
         let (devs, columns) = self.works(|r| &r.slow);
         let rows = self.comm.to_rows(&devs, &columns, s)?;
@@ -620,12 +832,24 @@ where
             Ok::<_, B::Error>(out)
         })?;
         // The values back to the shares they came from, packed by device, then in the
-        // share's order, each share to its place in `c`.
+        // share's order: into the caller's arrays on the devices, or each share to its run
+        // of the caller's host array.
         let packed = self.exchange(&values, true)?;
         drop(values);
-        let shares = (self.ranks.iter().zip(&packed).enumerate())
-            .map(|(r, (rank, values))| self.permute(r, rank, values, true))
-            .collect::<Result<Vec<_>, B::Error>>()?;
+        let c = match c {
+            Output::Devices(c) => {
+                for (r, values) in packed.iter().enumerate() {
+                    self.permute(r, (values, Some(c[r])), true)?;
+                }
+                self.times.points += lap(&self.ranks, &mut clock)?;
+                return Ok(());
+            }
+            Output::Host(c) => c,
+        };
+        let shares = (packed.iter().enumerate())
+            .map(|(r, values)| self.permute(r, (values, None), true))
+            .collect::<Result<Option<Vec<_>>, B::Error>>()?
+            .expect("new arrays");
         drop(packed);
         let mut rest = interleaved_mut(c);
         let mut parts = Vec::new();
@@ -640,7 +864,8 @@ where
             let to = Scatter::new(part);
             let take = |at: usize, from: &[T]| {
                 for (i, &v) in from.iter().enumerate() {
-                    // SAFETY: each piece of the download is one run of the share's values.
+                    // SAFETY: the download's pieces are disjoint runs of the share, each
+                    // written by the one call that takes it.
                     unsafe { to.set(at + i, v) };
                 }
             };
@@ -649,6 +874,20 @@ where
         self.times.points += lap(&self.ranks, &mut clock)?;
         Ok(())
     }
+}
+
+/// Where a slab plan's pass takes its values from: the caller's host array (each device's
+/// share a run of it), or arrays on the devices, one each.
+#[derive(Clone, Copy)]
+enum Input<'a, T, Buf> {
+    Host(&'a [Complex<T>]),
+    Devices(&'a [&'a Buf]),
+}
+
+/// Where a slab plan's pass puts its values.
+enum Output<'a, T, Buf> {
+    Host(&'a mut [Complex<T>]),
+    Devices(&'a [&'a Buf]),
 }
 
 impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T> {
@@ -770,7 +1009,50 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> std::fmt::Debug for MultiPlan<
 /// set-points and executes with the backend's error type `$err` (the shared plan's are
 /// crate-private: its [`Backend`] is sealed).
 macro_rules! multi_entry_points {
-    ($err:ty) => {
+    ($err:ty, $buf:ty) => {
+        /// Sets the points from arrays already on the devices, of a plan that cuts its
+        /// transform in slabs ([`MultiPlan::spread`]): `shares[r]`, one array per dimension
+        /// on the plan's device `r`, is that device's share of the set, of any size (the set
+        /// is the shares one after another). Each device routes its own share, and one
+        /// exchange gives every device the points its slab needs: nothing passes through
+        /// the host. The arrays are read on the plan's queues, and need not outlive the
+        /// call. A coordinate that is not finite is [`crate::NudtError::NonFinite`], its
+        /// index in the whole set.
+        pub fn set_points_distributed(
+            &mut self,
+            shares: &[&[&$buf]],
+        ) -> std::result::Result<(), $err> {
+            self.set_points_devices(shares)
+        }
+
+        /// Runs the transform (`ntransf` 1) on arrays on the devices, one each, interleaved
+        /// complex: the points' values as set by [`Self::set_points_distributed`] (device
+        /// `r`'s for its share, in its order) and the modes by columns — device `r` holds
+        /// the columns [`crate::planner::devices::Decomposition::column_range`] of the fast
+        /// axes' modes (row-major over them), column `q` of its range all the slowest axis'
+        /// modes from `n₀ q` on (the plan's mode order). Type 1 takes the values and gives
+        /// the modes; type 2 the other way. Queued on the plan's queues.
+        pub fn execute_distributed(
+            &mut self,
+            input: &[&$buf],
+            output: &mut [&mut $buf],
+        ) -> std::result::Result<(), $err> {
+            let output: Vec<&$buf> = output.iter().map(|b| &**b).collect();
+            let pass = crate::planner::stages::Pass::transform(false);
+            self.run_devices(input, &output, pass)
+        }
+
+        /// The adjoint of [`Self::execute_distributed`], each side as the other type's.
+        pub fn execute_adjoint_distributed(
+            &mut self,
+            input: &[&$buf],
+            output: &mut [&mut $buf],
+        ) -> std::result::Result<(), $err> {
+            let output: Vec<&$buf> = output.iter().map(|b| &**b).collect();
+            let pass = crate::planner::stages::Pass::transform(true);
+            self.run_devices(input, &output, pass)
+        }
+
         /// Sets the points (host arrays, radians, one per dimension). In slabs each goes to
         /// the device whose slab its footprint starts in, at its place on that device's local
         /// grid ([`crate::planner::devices::Decomposition::route`]), and each device sorts its

@@ -54,10 +54,12 @@ pub(crate) struct Routed<B> {
 }
 
 impl<B> Routed<B> {
-    /// How many of the share each device takes, once the routing has run on `dev`.
-    pub fn sent<T, D: Device<T, Buf = B>>(&self, dev: &D) -> Result<Vec<usize>, D::Error> {
-        let words = dev.read_words(dev.mem(Some(&self.counts)), self.p)?;
-        Ok(words.into_iter().map(|c| c as usize).collect())
+    /// How many of the share each device takes, once the routing has run on `dev`, and
+    /// whether a coordinate of the share is not finite.
+    pub fn sent<T, D: Device<T, Buf = B>>(&self, dev: &D) -> Result<(Vec<usize>, bool), D::Error> {
+        let words = dev.read_words(dev.mem(Some(&self.counts)), self.p + 1)?;
+        let sent = words[..self.p].iter().map(|&c| c as usize).collect();
+        Ok((sent, words[self.p] != 0))
     }
 }
 
@@ -74,32 +76,39 @@ pub(crate) fn check_devices(split: &Decomposition) -> crate::Result<()> {
 }
 
 impl<K> SlabKernels<K> {
-    /// Routes the `n` points of a share with coordinates `coords` (on `dev`; `coords[0]`
-    /// rewritten on the local grids of the points' devices) and packs them by device into
-    /// records of [`Routes::record`] reals: the records, and the share's slots and counts,
-    /// queued (read the counts with [`Routed::sent`] once every device has its work).
+    /// Routes the `n` points of a share with coordinates `coords` (on `dev`, read only) and
+    /// packs them by device into records of [`Routes::record`] reals, the first coordinate
+    /// on the local grid of the point's device: the records, and the share's slots and
+    /// counts, queued (read the counts with [`Routed::sent`] once every device has its work).
     pub fn route<T: crate::Float, D: Device<T, Kernel = K>>(
         &self,
         dev: &D,
         split: &Decomposition,
-        coords: &[D::Buf],
+        coords: &[&D::Buf],
         n: usize,
     ) -> Result<RoutedShare<D::Buf>, D::Error> {
         let (p, dim) = (split.devices(), coords.len());
         let table = dev.upload(&split.route_table::<T>(), "the routing's table")?;
         let words = |len: usize| len.div_ceil(std::mem::size_of::<T>() / 4);
+        let local = dev.alloc(n.max(1), "the points' local coordinates")?;
         let dest = dev.alloc(words(n), "the points' devices")?;
         let slot = dev.alloc(words(n), "the points' slots")?;
-        let counts = dev.alloc(words(p), "the points per device")?;
-        dev.zero(dev.mem(Some(&counts)), words(p))?;
+        // Per device, then the mark of a coordinate that is not finite.
+        let counts = dev.alloc(words(p + 1), "the points per device")?;
+        dev.zero(dev.mem(Some(&counts)), words(p + 1))?;
         let record = Routes::record(dim);
         let records = dev.alloc((n * record).max(1), "the points' records")?;
         if n > 0 {
             let m = |b: &D::Buf| Arg::Mem(dev.mem(Some(b)));
             let u32_of = |v: usize| Arg::U32(v as u32);
+            let [_, x1, x2] = dev.mem3(coords);
             let route = [
                 Arg::U64(n as u64),
-                m(&coords[0]),
+                m(coords[0]),
+                Arg::Mem(x1),
+                Arg::Mem(x2),
+                Arg::I32(dim as i32),
+                m(&local),
                 m(&dest),
                 m(&slot),
                 m(&counts),
@@ -110,14 +119,13 @@ impl<K> SlabKernels<K> {
                 u32_of(MARGIN),
             ];
             dev.launch(&self.route, n, 1, &route)?;
-            let [x0, x1, x2] = dev.mem3(coords);
             let pack = [
                 Arg::U64(n as u64),
                 Arg::I32(dim as i32),
                 m(&dest),
                 m(&slot),
                 m(&counts),
-                Arg::Mem(x0),
+                m(&local),
                 Arg::Mem(x1),
                 Arg::Mem(x2),
                 Arg::U64(record as u64),
@@ -155,28 +163,27 @@ impl<K> SlabKernels<K> {
         Ok(coords)
     }
 
-    /// `n` complex values of `from` moved by the share's slots into a new array: to their
-    /// slots (a share's strengths, packed by device), or from them (`back`: values packed
-    /// by device, to the share's order).
+    /// `n` complex values of `from` moved by the share's slots into `to`: to their slots (a
+    /// share's strengths, packed by device), or from them (`back`: values packed by device,
+    /// to the share's order).
     pub fn permute<T, D: Device<T, Kernel = K>>(
         &self,
         dev: &D,
         slot: &D::Buf,
-        from: &D::Buf,
+        (from, to): (&D::Buf, &D::Buf),
         n: usize,
         back: bool,
-    ) -> Result<D::Buf, D::Error> {
-        let to = dev.alloc(2 * n.max(1), "values by slot")?;
-        if n > 0 {
-            let args = [
-                Arg::U64(n as u64),
-                Arg::Mem(dev.mem(Some(slot))),
-                Arg::Mem(dev.mem(Some(from))),
-                Arg::Mem(dev.mem(Some(&to))),
-                Arg::I32(i32::from(back)),
-            ];
-            dev.launch(&self.permute, n, 1, &args)?;
+    ) -> Result<(), D::Error> {
+        if n == 0 {
+            return Ok(());
         }
-        Ok(to)
+        let args = [
+            Arg::U64(n as u64),
+            Arg::Mem(dev.mem(Some(slot))),
+            Arg::Mem(dev.mem(Some(from))),
+            Arg::Mem(dev.mem(Some(to))),
+            Arg::I32(i32::from(back)),
+        ];
+        dev.launch(&self.permute, n, 1, &args)
     }
 }

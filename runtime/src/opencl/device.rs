@@ -75,6 +75,9 @@ pub struct ClDevice {
     pub(crate) context: Context,
     pub(crate) queue: CommandQueue,
     pub info: ClDeviceInfo,
+    /// Opened again on a device already open ([`Self::reopen`]): its kernels run one at a
+    /// time with the other reopenings', each to its end ([`super::launch`]).
+    pub(crate) twin: bool,
 }
 
 impl std::fmt::Debug for ClDevice {
@@ -108,7 +111,9 @@ impl ClDevice {
             .devices()
             .first()
             .ok_or(OpenClError::NoDevice(self.info.platform.clone()))?;
-        Self::open(Device::new(id), self.info.platform.clone()).map(Arc::new)
+        let mut twin = Self::open(Device::new(id), self.info.platform.clone())?;
+        twin.twin = true;
+        Ok(Arc::new(twin))
     }
 
     /// The device's context: device buffers given to a plan (`execute_device`,
@@ -191,6 +196,7 @@ impl ClDevice {
             context,
             queue,
             info,
+            twin: false,
         })
     }
 }

@@ -353,6 +353,14 @@ pub(crate) fn enqueue(
             };
         }
     }
+    // Devices opened again on one device (the emulation of several GPUs) run their kernels
+    // one at a time, each to its end: PoCL 3.1's CPU driver counts a compiled kernel's uses
+    // without a lock, and aborts (`pocl_release_dlhandle_cache`) when the queues of several
+    // contexts run the same kernel at once.
+    static TWINS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = dev
+        .twin
+        .then(|| TWINS.lock().unwrap_or_else(|e| e.into_inner()));
     // SAFETY: the arguments are set above; the kernels loop grid-stride over their ranges, and
     // the subproblem kernels return from groups past their count.
     unsafe {
@@ -360,8 +368,11 @@ pub(crate) fn enqueue(
             .set_local_work_sizes(&[group, 1])
             .enqueue_nd_range(&dev.queue)
     }
-    .map(|_| ())
-    .map_err(cl("clEnqueueNDRangeKernel"))
+    .map_err(cl("clEnqueueNDRangeKernel"))?;
+    match dev.twin {
+        true => dev.queue.finish().map_err(cl("clFinish")),
+        false => Ok(()),
+    }
 }
 
 /// The shared GPU code's device API ([`Device`]) on a device's queue: arrays are `Buffer`s,
@@ -403,6 +414,10 @@ impl<T: Copy + Default> Device<T> for ClDevice {
             read(self, &owner::<u32>(m)?, &mut host)?;
         }
         Ok(host)
+    }
+
+    fn owns(&self, b: &Buffer<T>) -> bool {
+        b.context().ok() == Some(self.context.get())
     }
 
     fn zero(&self, x: Option<cl_mem>, n: usize) -> OpenClResult<()> {

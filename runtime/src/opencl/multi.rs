@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub type ClMultiPlan<T> = MultiPlan<ClDev<T>, HostLink, T>;
 
 impl<T: ClFloat> MultiPlan<ClDev<T>, HostLink, T> {
-    crate::gpu::multi::multi_entry_points!(super::OpenClError);
+    crate::gpu::multi::multi_entry_points!(super::OpenClError, opencl3::memory::Buffer<T>);
 
     /// A type 1 or 2 plan of `modes` with `ntransf` transforms sharing the points over
     /// `devices`, in order: whole transforms in shares of the stack where the plan layer's
@@ -47,6 +47,7 @@ mod tests {
     use crate::gpu::device::Device;
     use crate::gpu::plan::Backend;
     use crate::planner::devices::{locate, Decomposition, Routes, MARGIN};
+    use opencl3::memory::Buffer;
 
     /// The devices' routing (`nudt_route`, `nudt_pack_points`), run on the first OpenCL
     /// device, against the plan layer's rule ([`Decomposition::route`]): every point goes
@@ -85,8 +86,10 @@ mod tests {
                 .collect();
             let mut arrays = vec![dev.upload(&x, "x").unwrap()];
             arrays.extend(others.iter().map(|o| dev.upload(o, "o").unwrap()));
-            let (records, routed) = k.route(&*dev, &d, &arrays, m).unwrap();
-            let sent = routed.sent(&*dev).unwrap();
+            let refs: Vec<&Buffer<T>> = arrays.iter().collect();
+            let (records, routed) = k.route(&*dev, &d, &refs, m).unwrap();
+            let (sent, non_finite) = routed.sent(&*dev).unwrap();
+            assert!(!non_finite);
             let slot = Device::<T>::mem(&*dev, Some(&routed.slot));
             let slots = Device::<T>::read_words(&*dev, slot, m).unwrap();
             let rec = Routes::record(n.len());

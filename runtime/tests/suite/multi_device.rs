@@ -13,6 +13,8 @@ use crate::common;
 use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;
+use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use nudt_runtime::opencl::opencl3::types::CL_BLOCKING;
 use nudt_runtime::opencl::{ClDevice, ClFloat, ClMultiPlan, ClOptions, ClPlan, OpenClError};
 use nudt_runtime::planner::devices::Spread;
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
@@ -299,6 +301,212 @@ fn bad_splits_are_typed_errors() {
     let r = plan.execute(&[Complex::default(); 3], &mut out);
     assert!(
         matches!(r, Err(OpenClError::Input(NudtError::Length { .. }))),
+        "{r:?}"
+    );
+}
+
+/// A buffer of `dev`'s context holding `data`.
+fn buffer(dev: &ClDevice, data: &[f64]) -> Buffer<f64> {
+    // SAFETY: no host pointer; the write below fills the buffer and blocks.
+    let mut b = unsafe {
+        Buffer::<f64>::create(
+            dev.context(),
+            CL_MEM_READ_WRITE,
+            data.len(),
+            std::ptr::null_mut(),
+        )
+    }
+    .unwrap();
+    unsafe {
+        dev.queue()
+            .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
+    }
+    .unwrap();
+    b
+}
+
+/// The values of `b`.
+fn fetch(dev: &ClDevice, b: &Buffer<f64>, len: usize) -> Vec<f64> {
+    let mut v = vec![0.0; len];
+    // SAFETY: `b` holds `len` values; the read blocks.
+    unsafe {
+        dev.queue()
+            .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
+    }
+    .unwrap();
+    v
+}
+
+/// Points, values and modes on the devices (`set_points_distributed`,
+/// `execute_distributed` and its adjoint): uneven shares of the points, each on its
+/// device, and the modes by each device's columns. Each type and direction against the
+/// direct sum and against the same plan on host arrays; arrays on the wrong device, of the
+/// wrong length or count, a plan of whole transforms, and a coordinate that is not finite
+/// are typed errors.
+#[test]
+fn arrays_on_the_devices() {
+    let Some(devs) = devices(3) else { return };
+    let (modes, m, tol) = ([12usize, 10, 9], 1500, 1e-6);
+    let cuts = [0, 100, 1100, m];
+    let nmodes: usize = modes.iter().product();
+    for ty in [TransformType::Type1, TransformType::Type2] {
+        let opts = ClOptions::default();
+        let mut plan = ClMultiPlan::<f64>::new(ty, &modes, (-1, 1, tol), &opts, &devs).unwrap();
+        let x = points(3, m, plan.fine_grid()[0]);
+        let shares: Vec<Vec<Buffer<f64>>> = (0..3)
+            .map(|r| {
+                x.iter()
+                    .map(|a| buffer(&devs[r], &a[cuts[r]..cuts[r + 1]]))
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<Vec<&Buffer<f64>>> = shares.iter().map(|s| s.iter().collect()).collect();
+        let refs: Vec<&[&Buffer<f64>]> = refs.iter().map(Vec::as_slice).collect();
+        plan.set_points_distributed(&refs).unwrap();
+        assert_eq!(plan.points_per_device().unwrap().iter().sum::<usize>(), m);
+        let split = plan.decomposition().unwrap().clone();
+        let cols = split.columns();
+        let xs: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+        let all: Vec<usize> = (0..nmodes).collect();
+        for adjoint in [false, true] {
+            let spreads = (ty == TransformType::Type1) != adjoint;
+            let sign = if adjoint { 1 } else { -1 };
+            // Values by shares, modes by each device's columns.
+            let values = strengths(m, 11);
+            let mode_values = strengths(nmodes, 12);
+            let value_bufs = |v: &[Complex64]| -> Vec<Buffer<f64>> {
+                (0..3)
+                    .map(|r| {
+                        let part: Vec<f64> = v[cuts[r]..cuts[r + 1]]
+                            .iter()
+                            .flat_map(|c| [c.re, c.im])
+                            .collect();
+                        buffer(&devs[r], &part)
+                    })
+                    .collect()
+            };
+            let column_len = |r: usize| 2 * split.column_range(r).len() * modes[0];
+            let mode_bufs = |f: &[Complex64]| -> Vec<Buffer<f64>> {
+                (0..3)
+                    .map(|r| {
+                        let mut v = vec![0.0; column_len(r).max(2)];
+                        for (q, c) in split.column_range(r).enumerate() {
+                            for k in 0..modes[0] {
+                                let z = f[k * cols + c];
+                                (v[2 * (k + modes[0] * q)], v[2 * (k + modes[0] * q) + 1]) =
+                                    (z.re, z.im);
+                            }
+                        }
+                        buffer(&devs[r], &v)
+                    })
+                    .collect()
+            };
+            let (input, mut output) = match spreads {
+                true => (
+                    value_bufs(&values),
+                    mode_bufs(&vec![Complex64::default(); nmodes]),
+                ),
+                false => (
+                    mode_bufs(&mode_values),
+                    value_bufs(&vec![Complex64::default(); m]),
+                ),
+            };
+            let inp: Vec<&Buffer<f64>> = input.iter().collect();
+            let mut out: Vec<&mut Buffer<f64>> = output.iter_mut().collect();
+            match adjoint {
+                false => plan.execute_distributed(&inp, &mut out).unwrap(),
+                true => plan.execute_adjoint_distributed(&inp, &mut out).unwrap(),
+            }
+            let (got, exact, host) = match spreads {
+                true => {
+                    let mut got = vec![Complex64::default(); nmodes];
+                    for (r, b) in output.iter().enumerate() {
+                        let v = fetch(&devs[r], b, column_len(r));
+                        for (q, c) in split.column_range(r).enumerate() {
+                            for k in 0..modes[0] {
+                                let at = 2 * (k + modes[0] * q);
+                                got[k * cols + c] = Complex64::new(v[at], v[at + 1]);
+                            }
+                        }
+                    }
+                    let exact = direct::type1(&xs, &values, &modes, ModeOrder::Cmcl, sign, &all);
+                    (got, exact, (values.clone(), nmodes))
+                }
+                false => {
+                    let mut got = Vec::new();
+                    for (r, b) in output.iter().enumerate() {
+                        let v = fetch(&devs[r], b, 2 * (cuts[r + 1] - cuts[r]));
+                        got.extend(v.chunks(2).map(|c| Complex64::new(c[0], c[1])));
+                    }
+                    let at: Vec<usize> = (0..m).collect();
+                    let exact =
+                        direct::type2(&xs, &mode_values, &modes, ModeOrder::Cmcl, sign, &at);
+                    (got, exact, (mode_values.clone(), m))
+                }
+            };
+            let err = direct::rel_error(&got, &exact);
+            assert!(err < 10.0 * tol, "{ty:?} adjoint {adjoint}: {err:e}");
+            // The same plan on host arrays.
+            let mut on_host = vec![Complex64::default(); host.1];
+            plan.set_points(&xs).unwrap();
+            match adjoint {
+                false => plan.execute(&host.0, &mut on_host).unwrap(),
+                true => plan.execute_adjoint(&host.0, &mut on_host).unwrap(),
+            }
+            let apart = direct::rel_error(&got, &on_host);
+            assert!(
+                apart < 1e-12,
+                "{ty:?} adjoint {adjoint}: {apart:e} from host arrays"
+            );
+            plan.set_points_distributed(&refs).unwrap();
+        }
+        // Typed errors, the plan left able to run.
+        let refused = |r: Result<(), OpenClError>| {
+            assert!(
+                matches!(r, Err(OpenClError::Input(NudtError::Devices { .. }))),
+                "{r:?}"
+            );
+        };
+        let mut swapped = refs.clone();
+        swapped.swap(0, 1);
+        refused(plan.set_points_distributed(&swapped));
+        refused(plan.set_points_distributed(&refs[..2]));
+        let short: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.0; 2])).collect();
+        let short_refs: Vec<&Buffer<f64>> = short.iter().collect();
+        let mut outs: Vec<Buffer<f64>> = (0..3)
+            .map(|r| buffer(&devs[r], &vec![0.0; 2 * m]))
+            .collect();
+        let mut out_refs: Vec<&mut Buffer<f64>> = outs.iter_mut().collect();
+        let r = plan.execute_distributed(&short_refs, &mut out_refs);
+        assert!(
+            matches!(r, Err(OpenClError::Input(NudtError::Length { .. }))),
+            "{r:?}"
+        );
+        let mut bad = x[1].clone();
+        bad[1000] = f64::NAN;
+        let bad_share = buffer(&devs[1], &bad[100..1100]);
+        let mut with_nan = refs.clone();
+        let second = [refs[1][0], &bad_share, refs[1][2]];
+        with_nan[1] = &second;
+        let r = plan.set_points_distributed(&with_nan);
+        assert!(
+            matches!(
+                r,
+                Err(OpenClError::Input(NudtError::NonFinite { index: 1000, .. }))
+            ),
+            "{r:?}"
+        );
+    }
+    // A stack as long as the devices runs whole transforms: no arrays on the devices.
+    let opts = ClOptions::default();
+    let mut plan =
+        ClMultiPlan::<f64>::new(TransformType::Type1, &modes, (-1, 3, tol), &opts, &devs).unwrap();
+    let b: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.1; 4])).collect();
+    let one: Vec<[&Buffer<f64>; 3]> = b.iter().map(|b| [b, b, b]).collect();
+    let refs: Vec<&[&Buffer<f64>]> = one.iter().map(|a| &a[..]).collect();
+    let r = plan.set_points_distributed(&refs);
+    assert!(
+        matches!(r, Err(OpenClError::Input(NudtError::Devices { .. }))),
         "{r:?}"
     );
 }
