@@ -11,7 +11,10 @@
 //! ```
 //! `--opencl` opens the first OpenCL device that many times (an emulation, not a speed-up).
 //! `--ntransf 16` times a batch of 16 transforms sharing the points: at least one per
-//! device, the devices run whole transforms at once.
+//! device, the devices run whole transforms at once. `--on-devices` (CUDA, one transform in
+//! slabs) times arrays already on the GPUs: one GPU's plan on its device arrays
+//! (`set_points_device`, `execute_device`) against the plan over several on each GPU's share
+//! (`set_points_distributed`, `execute_distributed`), each synchronised.
 //! Points uniform in [-π, π)^d, strengths complex uniform, tolerance 1e-6 (1e-4 with `--f32`).
 
 #[cfg(not(any(feature = "cuda", feature = "opencl")))]
@@ -40,6 +43,10 @@ fn main() {
         },
     };
     let r = match (flag("--opencl"), flag("--f32")) {
+        _ if flag("--on-devices") => match flag("--f32") {
+            false => bench::on_devices::<f64>(&job, 1e-6),
+            true => bench::on_devices::<f32>(&job, 1e-4),
+        },
         (true, false) => bench::opencl::<f64>(&job, 1e-6),
         (true, true) => bench::opencl::<f32>(&job, 1e-4),
         (false, false) => bench::cuda::<f64>(&job, 1e-6),
@@ -261,6 +268,146 @@ mod bench {
     #[allow(clippy::extra_unused_type_parameters)]
     pub fn cuda<T: Float>(_: &Job, _: f64) -> Res<()> {
         Err("build with --features cuda, or pass --opencl".into())
+    }
+
+    /// One GPU's plan on device arrays against the plan over several on each GPU's share,
+    /// both synchronised, a warm-up round first; the outputs compared.
+    #[cfg(feature = "cuda")]
+    pub fn on_devices<T: nudt::cuda::CudaFloat>(job: &Job, tol: f64) -> Res<()> {
+        use nudt::cuda::{CudaContext, CudaMultiPlan, CudaOptions, CudaPlan, CudaSlice};
+        use nudt::planner::devices::shares;
+        use std::sync::Arc;
+        let (x, input) = data::<T>(job);
+        let flat = |c: &[Complex<T>]| -> Vec<T> { c.iter().flat_map(|v| [v.re, v.im]).collect() };
+        let (m, nmodes) = (job.points, job.modes.iter().product::<usize>());
+        let spreads = job.ty == TransformType::Type1;
+        let ctxs = (0..job.devices)
+            .map(CudaContext::new)
+            .collect::<Result<Vec<_>, _>>()?;
+        let sync = |ctxs: &[Arc<CudaContext>]| -> Res<()> {
+            ctxs.iter().try_for_each(|c| c.synchronize())?;
+            Ok(())
+        };
+        // One GPU: everything on GPU 0.
+        let s0 = ctxs[0].default_stream();
+        let opts = CudaOptions::default();
+        let mut one = CudaPlan::<T>::new(job.ty, &job.modes, -1, 1, tol, opts.clone())?;
+        let xs: Vec<Arc<CudaSlice<T>>> = x
+            .iter()
+            .map(|a| s0.clone_htod(a).map(Arc::new))
+            .collect::<Result<_, _>>()?;
+        let inp = s0.clone_htod(&flat(&input))?;
+        let mut out = s0.alloc_zeros::<T>(2 * if spreads { nmodes } else { m })?;
+        let mut t_one = (0.0, 0.0);
+        for _ in 0..2 {
+            let t0 = Instant::now();
+            one.set_points_device(&xs)?;
+            sync(&ctxs[..1])?;
+            let t1 = Instant::now();
+            one.execute_device(&inp, &mut out)?;
+            sync(&ctxs[..1])?;
+            t_one = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
+        }
+        let one_out = s0.clone_dtoh(&out)?;
+        drop((xs, inp, out));
+        // Several GPUs: each its share of the points and values, the modes by columns.
+        let ids: Vec<usize> = (0..job.devices).collect();
+        let mut multi = CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, 1, tol), &opts, &ids)?;
+        let split = multi
+            .decomposition()
+            .ok_or("the plan runs whole transforms")?
+            .clone();
+        let (n0, cols) = (job.modes[0], split.columns());
+        let share = shares(m, job.devices);
+        let streams: Vec<_> = ctxs.iter().map(|c| c.default_stream()).collect();
+        let points: Vec<Vec<CudaSlice<T>>> = (0..job.devices)
+            .map(|r| {
+                x.iter()
+                    .map(|a| streams[r].clone_htod(&a[share[r].clone()]))
+                    .collect()
+            })
+            .collect::<Result<_, _>>()?;
+        let columns = |r: usize, f: &[T]| -> Vec<T> {
+            let mut v = Vec::with_capacity(2 * split.column_range(r).len() * n0);
+            for c in split.column_range(r) {
+                for k in 0..n0 {
+                    v.extend([f[2 * (k * cols + c)], f[2 * (k * cols + c) + 1]]);
+                }
+            }
+            v
+        };
+        let flat_in = flat(&input);
+        let ins: Vec<CudaSlice<T>> = (0..job.devices)
+            .map(|r| match spreads {
+                true => streams[r].clone_htod(&flat_in[2 * share[r].start..2 * share[r].end]),
+                false => streams[r].clone_htod(&columns(r, &flat_in)),
+            })
+            .collect::<Result<_, _>>()?;
+        let mut outs: Vec<CudaSlice<T>> = (0..job.devices)
+            .map(|r| {
+                let len = match spreads {
+                    true => 2 * split.column_range(r).len() * n0,
+                    false => 2 * share[r].len(),
+                };
+                streams[r].alloc_zeros::<T>(len.max(2))
+            })
+            .collect::<Result<_, _>>()?;
+        sync(&ctxs)?;
+        let arrays: Vec<Vec<&CudaSlice<T>>> = points.iter().map(|p| p.iter().collect()).collect();
+        let arrays: Vec<&[&CudaSlice<T>]> = arrays.iter().map(Vec::as_slice).collect();
+        let ins_ref: Vec<&CudaSlice<T>> = ins.iter().collect();
+        let mut t_multi = (0.0, 0.0);
+        for _ in 0..2 {
+            let t0 = Instant::now();
+            multi.set_points_distributed(&arrays)?;
+            sync(&ctxs)?;
+            let t1 = Instant::now();
+            let mut outs_ref: Vec<&mut CudaSlice<T>> = outs.iter_mut().collect();
+            multi.execute_distributed(&ins_ref, &mut outs_ref)?;
+            sync(&ctxs)?;
+            t_multi = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
+        }
+        // The outputs in the one GPU's order.
+        let mut got = vec![T::zero(); one_out.len()];
+        for (r, o) in outs.iter().enumerate() {
+            let v = streams[r].clone_dtoh(o)?;
+            match spreads {
+                true => {
+                    for (q, c) in split.column_range(r).enumerate() {
+                        for k in 0..n0 {
+                            got[2 * (k * cols + c)] = v[2 * (k + n0 * q)];
+                            got[2 * (k * cols + c) + 1] = v[2 * (k + n0 * q) + 1];
+                        }
+                    }
+                }
+                false => got[2 * share[r].start..2 * share[r].end]
+                    .copy_from_slice(&v[..2 * share[r].len()]),
+            }
+        }
+        let cx = |v: &[T]| -> Vec<Complex<f64>> {
+            v.chunks(2)
+                .map(|c| Complex::new(c[0].to_f64().unwrap_or(0.0), c[1].to_f64().unwrap_or(0.0)))
+                .collect()
+        };
+        let apart = direct::rel_error(&cx(&got), &cx(&one_out));
+        let (total1, total) = (t_one.0 + t_one.1, t_multi.0 + t_multi.1);
+        let steps = multi.step_times();
+        println!(
+            "{:?} modes {:?}, {} points, {:?}, arrays on the devices: one device set-points {:.4} s execute {:.4} s; {} devices set-points {:.4} s execute {:.4} s (execute {:.2}x, set-points + execute {:.2}x)",
+            job.ty, job.modes, m, T::PRECISION, t_one.0, t_one.1, job.devices, t_multi.0, t_multi.1, t_one.1 / t_multi.1, total1 / total
+        );
+        println!(
+            "  slabs over {}, steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
+            multi.link().unwrap_or("-"), steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
+        );
+        Ok(())
+    }
+
+    // Generic as the built one is, so that `main` names the precision either way.
+    #[cfg(not(feature = "cuda"))]
+    #[allow(clippy::extra_unused_type_parameters)]
+    pub fn on_devices<T: Float>(_: &Job, _: f64) -> Res<()> {
+        Err("--on-devices runs on CUDA: build with --features cuda".into())
     }
 
     #[cfg(feature = "opencl")]
