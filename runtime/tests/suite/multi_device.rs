@@ -10,11 +10,11 @@
 //! ```
 
 use crate::common;
+use crate::opencl_nufft::{buffer, fetch_reals};
 use common::Lcg;
 use nudt_runtime::backend::Backend;
 use nudt_runtime::direct;
-use nudt_runtime::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
-use nudt_runtime::opencl::opencl3::types::CL_BLOCKING;
+use nudt_runtime::opencl::opencl3::memory::Buffer;
 use nudt_runtime::opencl::{ClDevice, ClFloat, ClMultiPlan, ClOptions, ClPlan, OpenClError};
 use nudt_runtime::planner::devices::Spread;
 use nudt_runtime::{ModeOrder, NudtError, TransformType};
@@ -305,38 +305,6 @@ fn bad_splits_are_typed_errors() {
     );
 }
 
-/// A buffer of `dev`'s context holding `data`.
-fn buffer(dev: &ClDevice, data: &[f64]) -> Buffer<f64> {
-    // SAFETY: no host pointer; the write below fills the buffer and blocks.
-    let mut b = unsafe {
-        Buffer::<f64>::create(
-            dev.context(),
-            CL_MEM_READ_WRITE,
-            data.len(),
-            std::ptr::null_mut(),
-        )
-    }
-    .unwrap();
-    unsafe {
-        dev.queue()
-            .enqueue_write_buffer(&mut b, CL_BLOCKING, 0, data, &[])
-    }
-    .unwrap();
-    b
-}
-
-/// The values of `b`.
-fn fetch(dev: &ClDevice, b: &Buffer<f64>, len: usize) -> Vec<f64> {
-    let mut v = vec![0.0; len];
-    // SAFETY: `b` holds `len` values; the read blocks.
-    unsafe {
-        dev.queue()
-            .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
-    }
-    .unwrap();
-    v
-}
-
 /// Points, values and modes on the devices (`set_points_distributed`,
 /// `execute_distributed` and its adjoint): uneven shares of the points, each on its
 /// device, and the modes by each device's columns. Each type and direction against the
@@ -356,7 +324,7 @@ fn arrays_on_the_devices() {
         let shares: Vec<Vec<Buffer<f64>>> = (0..3)
             .map(|r| {
                 x.iter()
-                    .map(|a| buffer(&devs[r], &a[cuts[r]..cuts[r + 1]]))
+                    .map(|a| buffer(&devs[r], &a[cuts[r]..cuts[r + 1]], 0))
                     .collect()
             })
             .collect();
@@ -381,7 +349,7 @@ fn arrays_on_the_devices() {
                             .iter()
                             .flat_map(|c| [c.re, c.im])
                             .collect();
-                        buffer(&devs[r], &part)
+                        buffer(&devs[r], &part, 0)
                     })
                     .collect()
             };
@@ -397,7 +365,7 @@ fn arrays_on_the_devices() {
                                     (z.re, z.im);
                             }
                         }
-                        buffer(&devs[r], &v)
+                        buffer(&devs[r], &v, 0)
                     })
                     .collect()
             };
@@ -421,7 +389,7 @@ fn arrays_on_the_devices() {
                 true => {
                     let mut got = vec![Complex64::default(); nmodes];
                     for (r, b) in output.iter().enumerate() {
-                        let v = fetch(&devs[r], b, column_len(r));
+                        let v = fetch_reals(&devs[r], b, column_len(r));
                         for (q, c) in split.column_range(r).enumerate() {
                             for k in 0..modes[0] {
                                 let at = 2 * (k + modes[0] * q);
@@ -435,7 +403,7 @@ fn arrays_on_the_devices() {
                 false => {
                     let mut got = Vec::new();
                     for (r, b) in output.iter().enumerate() {
-                        let v = fetch(&devs[r], b, 2 * (cuts[r + 1] - cuts[r]));
+                        let v = fetch_reals(&devs[r], b, 2 * (cuts[r + 1] - cuts[r]));
                         got.extend(v.chunks(2).map(|c| Complex64::new(c[0], c[1])));
                     }
                     let at: Vec<usize> = (0..m).collect();
@@ -471,10 +439,10 @@ fn arrays_on_the_devices() {
         swapped.swap(0, 1);
         refused(plan.set_points_distributed(&swapped));
         refused(plan.set_points_distributed(&refs[..2]));
-        let short: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.0; 2])).collect();
+        let short: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.0; 2], 0)).collect();
         let short_refs: Vec<&Buffer<f64>> = short.iter().collect();
         let mut outs: Vec<Buffer<f64>> = (0..3)
-            .map(|r| buffer(&devs[r], &vec![0.0; 2 * m]))
+            .map(|r| buffer(&devs[r], &vec![0.0; 2 * m], 0))
             .collect();
         let mut out_refs: Vec<&mut Buffer<f64>> = outs.iter_mut().collect();
         let r = plan.execute_distributed(&short_refs, &mut out_refs);
@@ -484,7 +452,7 @@ fn arrays_on_the_devices() {
         );
         let mut bad = x[1].clone();
         bad[1000] = f64::NAN;
-        let bad_share = buffer(&devs[1], &bad[100..1100]);
+        let bad_share = buffer(&devs[1], &bad[100..1100], 0);
         let mut with_nan = refs.clone();
         let second = [refs[1][0], &bad_share, refs[1][2]];
         with_nan[1] = &second;
@@ -501,7 +469,7 @@ fn arrays_on_the_devices() {
     let opts = ClOptions::default();
     let mut plan =
         ClMultiPlan::<f64>::new(TransformType::Type1, &modes, (-1, 3, tol), &opts, &devs).unwrap();
-    let b: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.1; 4])).collect();
+    let b: Vec<Buffer<f64>> = (0..3).map(|r| buffer(&devs[r], &[0.1; 4], 0)).collect();
     let one: Vec<[&Buffer<f64>; 3]> = b.iter().map(|b| [b, b, b]).collect();
     let refs: Vec<&[&Buffer<f64>]> = one.iter().map(|a| &a[..]).collect();
     let r = plan.set_points_distributed(&refs);

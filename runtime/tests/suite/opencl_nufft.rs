@@ -114,7 +114,7 @@ fn programs_are_cached_on_disk() {
 /// the direct sum; buffers shorter than the stack are refused with a length error, longer
 /// ones accepted.
 /// A device buffer holding `data` and `extra` values more.
-fn buffer(dev: &ClDevice, data: &[f64], extra: usize) -> Buffer<f64> {
+pub(crate) fn buffer(dev: &ClDevice, data: &[f64], extra: usize) -> Buffer<f64> {
     // SAFETY: no host pointer; the write below fills the first `data.len()` values and blocks.
     let mut b = unsafe {
         Buffer::<f64>::create(
@@ -133,15 +133,21 @@ fn buffer(dev: &ClDevice, data: &[f64], extra: usize) -> Buffer<f64> {
     b
 }
 
-/// The first `n` complex values of `b`.
-fn fetch(dev: &ClDevice, b: &Buffer<f64>, n: usize) -> Vec<Complex64> {
-    let mut v = vec![0.0; 2 * n];
-    // SAFETY: the callers' buffers hold at least `n` complex values; the read blocks.
+/// The first `n` values of `b`.
+pub(crate) fn fetch_reals(dev: &ClDevice, b: &Buffer<f64>, n: usize) -> Vec<f64> {
+    let mut v = vec![0.0; n];
+    // SAFETY: the callers' buffers hold at least `n` values; the read blocks.
     unsafe {
         dev.queue()
             .enqueue_read_buffer(b, CL_BLOCKING, 0, &mut v, &[])
     }
     .unwrap();
+    v
+}
+
+/// The first `n` complex values of `b`.
+fn fetch(dev: &ClDevice, b: &Buffer<f64>, n: usize) -> Vec<Complex64> {
+    let v = fetch_reals(dev, b, 2 * n);
     v.chunks(2).map(|c| Complex64::new(c[0], c[1])).collect()
 }
 
