@@ -62,7 +62,7 @@ fn main() {
 mod bench {
     use nudt::num_complex::Complex;
     use nudt::planner::devices::Spread;
-    use nudt::{direct, Float, StepTimes, TransformType};
+    use nudt::{direct, Float, SetPointsTimes, StepTimes, TransformType};
     use rayon::prelude::*;
     use std::time::Instant;
 
@@ -208,7 +208,7 @@ mod bench {
         job: &Job,
         one: (f64, f64, Vec<Complex<T>>),
         multi: (f64, f64, Vec<Complex<T>>),
-        (steps, spread, link): (StepTimes, Spread, Option<&str>),
+        (steps, setpts, spread, link): Layout,
     ) {
         let widen = |v: &[Complex<T>]| -> Vec<Complex<f64>> {
             v.iter()
@@ -222,12 +222,23 @@ mod bench {
             job.ty, job.modes, job.points, job.ntransf, T::PRECISION, one.0, one.1, job.devices, multi.0, multi.1, one.1 / multi.1, total1 / total
         );
         match spread {
-            Spread::Batches(shares) => println!("  whole transforms, shares {shares:?}; apart {apart:.2e}"),
-            Spread::Slabs => println!(
-                "  slabs over {}, steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
-                link.unwrap_or("-"), steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
-            ),
+            Spread::Batches(shares) => {
+                println!("  whole transforms, shares {shares:?}; apart {apart:.2e}")
+            }
+            Spread::Slabs => slab_steps(link, steps, setpts, apart),
         }
+    }
+
+    /// What a multi-device plan reports of its last set-points and execute.
+    type Layout = (StepTimes, SetPointsTimes, Spread, Option<&'static str>);
+
+    /// A plan of slabs' steps.
+    fn slab_steps(link: Option<&str>, steps: StepTimes, setpts: SetPointsTimes, apart: f64) {
+        println!(
+            "  slabs over {}, set-points: share {:.4} s, route {:.4} s, exchange {:.4} s, sort {:.4} s; execute: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
+            link.unwrap_or("-"), setpts.share, setpts.route, setpts.exchange, setpts.sort,
+            steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
+        );
     }
 
     /// Both plans timed on the job's data, and the report; `steps` gives the multi-device
@@ -236,7 +247,7 @@ mod bench {
         job: &Job,
         mut one: impl Timed<T>,
         mut multi: M,
-        steps: impl Fn(&M) -> (StepTimes, Spread, Option<&'static str>),
+        steps: impl Fn(&M) -> Layout,
     ) -> Res<()> {
         let b = time(&mut multi, job)?;
         match time(&mut one, job) {
@@ -260,7 +271,9 @@ mod bench {
         let ids: Vec<usize> = (0..job.devices).collect();
         let multi =
             CudaMultiPlan::<T>::new(job.ty, &job.modes, (-1, job.ntransf, tol), &opts, &ids)?;
-        race(job, one, multi, |m| (m.step_times(), m.spread(), m.link()))
+        race(job, one, multi, |m| {
+            (m.step_times(), m.set_points_times(), m.spread(), m.link())
+        })
     }
 
     // Generic as the built one is, so that `main` names the precision either way.
@@ -391,15 +404,12 @@ mod bench {
         };
         let apart = direct::rel_error(&cx(&got), &cx(&one_out));
         let (total1, total) = (t_one.0 + t_one.1, t_multi.0 + t_multi.1);
-        let steps = multi.step_times();
         println!(
             "{:?} modes {:?}, {} points, {:?}, arrays on the devices: one device set-points {:.4} s execute {:.4} s; {} devices set-points {:.4} s execute {:.4} s (execute {:.2}x, set-points + execute {:.2}x)",
             job.ty, job.modes, m, T::PRECISION, t_one.0, t_one.1, job.devices, t_multi.0, t_multi.1, t_one.1 / t_multi.1, total1 / total
         );
-        println!(
-            "  slabs over {}, steps: points {:.4} s, halos {:.4} s, planes {:.4} s, transpose {:.4} s, columns {:.4} s; apart {apart:.2e}",
-            multi.link().unwrap_or("-"), steps.points, steps.halos, steps.planes, steps.transpose, steps.columns
-        );
+        let (steps, setpts) = (multi.step_times(), multi.set_points_times());
+        slab_steps(multi.link(), steps, setpts, apart);
         Ok(())
     }
 
@@ -421,7 +431,9 @@ mod bench {
         let one = ClPlan::<T>::new(job.ty, &job.modes, -1, job.ntransf, tol, opts.clone())?;
         let multi =
             ClMultiPlan::<T>::new(job.ty, &job.modes, (-1, job.ntransf, tol), &opts, &devs)?;
-        race(job, one, multi, |m| (m.step_times(), m.spread(), m.link()))
+        race(job, one, multi, |m| {
+            (m.step_times(), m.set_points_times(), m.spread(), m.link())
+        })
     }
 
     // Generic as the built one is, so that `main` names the precision either way.

@@ -17,7 +17,7 @@ mod gpu;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 pub use gpu::plan::GpuPlan;
 #[cfg(any(feature = "cuda", feature = "opencl"))]
-pub use gpu::{comm::HostLink, multi::MultiPlan, multi::StepTimes};
+pub use gpu::{comm::HostLink, multi::MultiPlan, multi::SetPointsTimes, multi::StepTimes};
 pub mod gradient;
 mod grid;
 mod oneshot;

@@ -67,7 +67,7 @@ pub struct MultiPlan<B: Backend<T>, L, T: Float> {
 
 /// How the plan runs its stack ([`Spread`]): each transform in slabs, or whole transforms.
 enum Work<B: Backend<T>, L, T: Float> {
-    Slabs(Slabs<B, L, T>),
+    Slabs(Box<Slabs<B, L, T>>),
     Batches(Shares<B, T>),
 }
 
@@ -75,6 +75,8 @@ enum Work<B: Backend<T>, L, T: Float> {
 /// where the last run spent its time.
 struct Slabs<B: Backend<T>, L, T: Float> {
     split: Decomposition,
+    /// Where the last set-points spent its time.
+    setpts: SetPointsTimes,
     /// Where the points went from each device's share.
     routes: Routes,
     ranks: Vec<Rank<B, T>>,
@@ -94,6 +96,18 @@ pub struct StepTimes {
     pub planes: f64,
     pub transpose: f64,
     pub columns: f64,
+}
+
+/// Where a multi-device plan's last set-points spent its time, in seconds, each step waited
+/// for on every device: the shares of the caller's host arrays copied to their devices (none
+/// for arrays on the devices), each share routed and packed by device (its counts read
+/// back), the points' exchange, and each device's unpacking and sort of what it received.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SetPointsTimes {
+    pub share: f64,
+    pub route: f64,
+    pub exchange: f64,
+    pub sort: f64,
 }
 
 /// A backend's loaded kernel.
@@ -258,9 +272,13 @@ where
             Spread::Batches(shares) => {
                 Work::Batches(Shares::assemble(&problem, devs, order, shares)?)
             }
-            Spread::Slabs => {
-                Work::Slabs(Slabs::assemble(&problem, (kernel, &n), devs, order, link)?)
-            }
+            Spread::Slabs => Work::Slabs(Box::new(Slabs::assemble(
+                &problem,
+                (kernel, &n),
+                devs,
+                order,
+                link,
+            )?)),
         };
         Ok(MultiPlan {
             problem,
@@ -455,6 +473,7 @@ where
         let comm = Exchanges::new(link(&devices)?, kernels);
         Ok(Slabs {
             split,
+            setpts: SetPointsTimes::default(),
             routes: Routes::default(),
             ranks,
             comm,
@@ -467,6 +486,7 @@ where
     /// share of the caller's arrays as they are (all at once, a host thread each), then
     /// routes it as [`Self::set_points_on_devices`] does.
     fn set_points(&mut self, coords: &[&[T]]) -> Result<(), B::Error> {
+        let mut clock = Instant::now();
         let shares = devices::shares(coords[0].len(), self.ranks.len());
         let uploaded = on_ranks(self.ranks.iter_mut().zip(&shares), |(rank, share)| {
             let n = share.len();
@@ -481,7 +501,10 @@ where
             arrays.collect::<Result<Vec<_>, B::Error>>()
         })?;
         let arrays: Vec<Vec<&B::Buf>> = uploaded.iter().map(|a| a.iter().collect()).collect();
-        self.route(&arrays, shares)
+        let share = lap(&self.ranks, &mut clock)?;
+        self.route(&arrays, shares)?;
+        self.setpts.share = share;
+        Ok(())
     }
 
     /// The points of arrays already on the devices: `shares[r]`, one array per dimension
@@ -508,6 +531,8 @@ where
         shares: Vec<Range<usize>>,
     ) -> Result<(), B::Error> {
         let (p, dim) = (self.ranks.len(), arrays[0].len());
+        let mut clock = Instant::now();
+        self.setpts = SetPointsTimes::default();
         // A point's slot on its device is a 32-bit word.
         if let Some(most) = shares.iter().map(|s| s.len()).find(|&n| n > MAX_POINTS) {
             return Err(NudtError::TooManyPoints(most).into());
@@ -539,6 +564,7 @@ where
             sent.push(counts);
         }
         let routes = Routes::new(sent);
+        self.setpts.route = lap(&self.ranks, &mut clock)?;
         if let Some(most) = (0..p).map(|r| routes.received(r)).find(|&n| n > MAX_POINTS) {
             return Err(NudtError::TooManyPoints(most).into());
         }
@@ -549,6 +575,7 @@ where
         let got = self
             .comm
             .all_to_all(&devs, &records, lens, &routes.transfers(per_point))?;
+        self.setpts.exchange = lap(&self.ranks, &mut clock)?;
         let points = (self.ranks.iter().zip(&got).enumerate())
             .map(|(r, (rank, got))| {
                 let held = routes.received(r);
@@ -568,6 +595,7 @@ where
                 Ok::<(), B::Error>(())
             },
         )?;
+        self.setpts.sort = lap(&self.ranks, &mut clock)?;
         self.routes = routes;
         Ok(())
     }
@@ -933,6 +961,15 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T> {
         match &self.work {
             Work::Slabs(slabs) => Some(slabs.comm.link_name()),
             Work::Batches(_) => None,
+        }
+    }
+
+    /// Where the last set-points spent its time, each transform in slabs; zero where the
+    /// devices run whole transforms.
+    pub fn set_points_times(&self) -> SetPointsTimes {
+        match &self.work {
+            Work::Slabs(slabs) => slabs.setpts,
+            Work::Batches(_) => SetPointsTimes::default(),
         }
     }
 
