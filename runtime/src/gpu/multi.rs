@@ -641,28 +641,25 @@ where
     }
 
     /// Device `r`'s share of complex values moved by its slots ([`routing`]) from `from`
-    /// into `to` (a new array where none): packed by device, or (`back`) from packed to the
-    /// share's order.
+    /// into `to`: packed by device, or (`back`) from packed to the share's order.
     fn permute(
         &self,
         r: usize,
-        (from, to): (&B::Buf, Option<&B::Buf>),
+        (from, to): (&B::Buf, &B::Buf),
         back: bool,
-    ) -> Result<Option<B::Buf>, B::Error> {
+    ) -> Result<(), B::Error> {
         let rank = &self.ranks[r];
         let slot = rank.slot.as_ref().ok_or(NudtError::PointsNotSet)?;
         let (dev, n) = (rank.dev.device(), rank.share.len());
-        let made = match to {
-            Some(_) => None,
-            None => Some(dev.alloc(2 * n.max(1), "values by slot")?),
-        };
-        let to = to
-            .or(made.as_ref())
-            .expect("an array made where none was given");
-        self.comm
-            .kernels(r)
-            .permute(dev, slot, (from, to), n, back)?;
-        Ok(made)
+        self.comm.kernels(r).permute(dev, slot, (from, to), n, back)
+    }
+
+    /// [`Self::permute`] into a new array.
+    fn permuted(&self, r: usize, from: &B::Buf, back: bool) -> Result<B::Buf, B::Error> {
+        let (dev, n) = (self.ranks[r].dev.device(), self.ranks[r].share.len());
+        let to = dev.alloc(2 * n.max(1), "values by slot")?;
+        self.permute(r, (from, &to), back)?;
+        Ok(to)
     }
 
     /// One complex value a point over the routes: from the shares, packed by device, to
@@ -721,9 +718,8 @@ where
             Input::Devices(c) => c.to_vec(),
         };
         let packed = (0..self.ranks.len())
-            .map(|r| self.permute(r, (shares[r], None), false))
-            .collect::<Result<Option<Vec<_>>, B::Error>>()?
-            .expect("new arrays");
+            .map(|r| self.permuted(r, shares[r], false))
+            .collect::<Result<Vec<_>, B::Error>>()?;
         drop(uploaded);
         let strengths = self.exchange(&packed, false)?;
         on_ranks(self.ranks.iter_mut().zip(strengths), |(rank, buf)| {
@@ -867,7 +863,7 @@ where
         let c = match c {
             Output::Devices(c) => {
                 for (r, values) in packed.iter().enumerate() {
-                    self.permute(r, (values, Some(c[r])), true)?;
+                    self.permute(r, (values, c[r]), true)?;
                 }
                 self.times.points += lap(&self.ranks, &mut clock)?;
                 return Ok(());
@@ -875,9 +871,8 @@ where
             Output::Host(c) => c,
         };
         let shares = (packed.iter().enumerate())
-            .map(|(r, values)| self.permute(r, (values, None), true))
-            .collect::<Result<Option<Vec<_>>, B::Error>>()?
-            .expect("new arrays");
+            .map(|(r, values)| self.permuted(r, values, true))
+            .collect::<Result<Vec<_>, B::Error>>()?;
         drop(packed);
         let mut rest = interleaved_mut(c);
         let mut parts = Vec::new();
