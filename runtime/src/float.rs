@@ -88,13 +88,6 @@ pub fn zeroed_reals<T: Float>(n: usize) -> Vec<T> {
     unsafe { zeroed_of(n) }
 }
 
-/// [`zeroed`] for indices: a multi-device plan's lists of each device's points, written once
-/// by the routing's threads.
-pub fn zeroed_indices(n: usize) -> Vec<usize> {
-    // SAFETY: all-zero bits are the index 0.
-    unsafe { zeroed_of(n) }
-}
-
 /// `n` values of `E` in zeroed, untouched memory advised to huge pages.
 ///
 /// # Safety
