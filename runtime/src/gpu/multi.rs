@@ -41,15 +41,14 @@ use std::ops::Range;
 use std::time::Instant;
 
 /// One device of a multi-device plan: its engines, its share of the caller's points and
-/// their slots in the share packed by device ([`routing`]), the points it holds, and its
-/// device state, dropped last.
+/// their slots in the share packed by device ([`routing`]; the points it holds are the
+/// plan's [`Routes`]), and its device state, dropped last.
 struct Rank<B: Backend<T>, T: Float> {
     local: UniformOf<B, T>,
     fast: UniformOf<B, T>,
     slow: UniformOf<B, T>,
     share: Range<usize>,
     slot: Option<B::Buf>,
-    held: usize,
     dev: B,
 }
 
@@ -462,7 +461,6 @@ where
                     slow,
                     share: 0..0,
                     slot: None,
-                    held: 0,
                     dev,
                 })
             })
@@ -583,15 +581,15 @@ where
             })
             .collect::<Result<Vec<_>, B::Error>>()?;
         drop(got);
-        let held = (0..p).map(|r| routes.received(r));
         let each = self.ranks.iter_mut().zip(points).zip(routed);
         on_ranks(
-            each.zip(held).zip(shares),
-            |((((rank, arrays), routed), held), share)| {
+            each.enumerate().zip(shares),
+            |((r, ((rank, arrays), routed)), share)| {
+                let held = routes.received(r);
                 let points = rank.dev.points(arrays);
                 rank.dev
                     .sort(&mut rank.local, points, &sets::shared(held))?;
-                (rank.slot, rank.held, rank.share) = (Some(routed.slot), held, share);
+                (rank.slot, rank.share) = (Some(routed.slot), share);
                 Ok::<(), B::Error>(())
             },
         )?;
@@ -669,7 +667,12 @@ where
         let from: Vec<&B::Buf> = from.iter().collect();
         let forth = self.routes.transfers(1);
         let (transfers, lens): (Vec<_>, Vec<_>) = match back {
-            false => (forth, self.ranks.iter().map(|r| r.held).collect()),
+            false => (
+                forth,
+                (0..self.ranks.len())
+                    .map(|r| self.routes.received(r))
+                    .collect(),
+            ),
             true => (
                 forth.iter().map(|t| t.reversed()).collect(),
                 self.ranks.iter().map(|r| r.share.len()).collect(),
@@ -722,8 +725,10 @@ where
             .collect::<Result<Vec<_>, B::Error>>()?;
         drop(uploaded);
         let strengths = self.exchange(&packed, false)?;
-        on_ranks(self.ranks.iter_mut().zip(strengths), |(rank, buf)| {
-            let steps: Vec<Stage> = match rank.held {
+        let routes = &self.routes;
+        let each = self.ranks.iter_mut().zip(strengths).enumerate();
+        on_ranks(each, |(r, (rank, buf))| {
+            let steps: Vec<Stage> = match routes.received(r) {
                 0 => points.iter().copied().filter(|s| !at_points(s)).collect(),
                 _ => points.to_vec(),
             };
@@ -846,10 +851,13 @@ where
         let (devs, slabs) = self.works(|r| &r.fast);
         let locals = self.comm.fill_halos(&devs, &slabs, s)?;
         self.times.halos += lap(&self.ranks, &mut clock)?;
-        let values = on_ranks(self.ranks.iter_mut().zip(locals), |(rank, local)| {
+        let routes = &self.routes;
+        let each = self.ranks.iter_mut().zip(locals).enumerate();
+        let values = on_ranks(each, |(r, (rank, local))| {
             rank.local.work = local;
-            let out = rank.dev.device().alloc(2 * rank.held.max(1), "values")?;
-            if rank.held > 0 {
+            let held = routes.received(r);
+            let out = rank.dev.device().alloc(2 * held.max(1), "values")?;
+            if held > 0 {
                 rank.dev
                     .run_stages(&mut rank.local, points, [&out, &out], 1)?;
             }
@@ -946,7 +954,9 @@ impl<B: Backend<T>, L: Link<B::Dev, T>, T: Float> MultiPlan<B, L, T> {
     pub fn points_per_device(&self) -> Option<Vec<usize>> {
         let m = self.points?;
         Some(match &self.work {
-            Work::Slabs(slabs) => slabs.ranks.iter().map(|r| r.held).collect(),
+            Work::Slabs(slabs) => (0..slabs.ranks.len())
+                .map(|r| slabs.routes.received(r))
+                .collect(),
             Work::Batches(shares) => vec![m; shares.shares().len()],
         })
     }
