@@ -367,8 +367,8 @@ class PlanBase:
             return None
         if self._type not in self._PER_TRANSFORM_TYPES:
             raise NudtValueError(
-                f"{names[0]}: a point set per transform of a type {self._type} plan runs on "
-                f"nudt.Plan (the CPU) in this build; this plan takes one set that its "
+                f"{names[0]}: a point set per transform runs on one device (nudt.Plan, "
+                f"nudt.cuda.Plan) in this build; this plan takes one set that its "
                 f"transforms share")
         dim, real = self._dim, self._real
         for a, n in zip(arrays[dim:], names[dim:]):

@@ -387,8 +387,7 @@ class Plan(PlanBase):
         return _device_array(_empty_like(data.obj, shape, self._dtype), "out", self._dtype,
                              writes=True)
 
-    # A point set per transform of a type 3 plan runs on the CPU plan in this build.
-    _PER_TRANSFORM_TYPES = (1, 2)
+    _PER_TRANSFORM_TYPES = (1, 2, 3)
 
     def _concatenate(self, parts, name):
         """Device vectors `parts` joined on the device by their own library (CuPy, PyTorch);
@@ -419,7 +418,8 @@ class Plan(PlanBase):
         # order), so the plan holds the arrays until the next setpts, as cufinufft's does;
         # type 3 rescales copies (and for gradients keeps device copies of both sets).
         self._raw.setpts([a.raw for a in src], [a.raw for a in tgt],
-                         self._streams(src + tgt), src if self._type != 3 else None, counts)
+                         self._streams(src + tgt), src if self._type != 3 else None, counts,
+                         target_counts)
 
     def _run(self, data, out, adjoint):
         """``PlanBase._run`` (every check, in cufinufft's order), once per shape of the

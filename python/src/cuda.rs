@@ -138,7 +138,7 @@ fn setpts<T: CudaFloat>(
     coords: &[Raw],
     targets: &[Raw],
     streams: &[u64],
-    counts: Option<&[usize]>,
+    counts: Option<(&[usize], Option<&[usize]>)>,
     keep3: bool,
 ) -> Result<Option<DeviceSets<T>>, CudaError> {
     let stream = plan.stream().clone();
@@ -148,7 +148,15 @@ fn setpts<T: CudaFloat>(
     ordered(plan, streams, |plan| {
         if plan.transform_type() == TransformType::Type3 {
             let (c, t) = (c.iter().collect::<Vec<_>>(), t.iter().collect::<Vec<_>>());
-            plan.set_points_type3_device(&c, &t)?;
+            match counts {
+                Some((m, Some(k))) => plan.set_points_type3_per_transform_device(&c, &t, (m, k)),
+                Some((_, None)) => Err(CudaError::Nudt(NudtError::PointSets {
+                    what: "target counts",
+                    expected: plan.ntransf(),
+                    got: 0,
+                })),
+                None => plan.set_points_type3_device(&c, &t),
+            }?;
             let copy = |v: &[&ForeignSlice<T>]| -> Result<Vec<CudaSlice<T>>, CudaError> {
                 v.iter()
                     .map(|a| {
@@ -168,7 +176,7 @@ fn setpts<T: CudaFloat>(
             // arrays themselves alive until the next setpts.
             let c: Vec<_> = c.into_iter().map(Arc::new).collect();
             match counts {
-                Some(counts) => plan.set_points_per_transform_device(&c, counts),
+                Some((counts, _)) => plan.set_points_per_transform_device(&c, counts),
                 None => plan.set_points_device(&c),
             }?;
             Ok(None)
@@ -408,9 +416,11 @@ impl RawCudaPlan {
     /// for type 3, the target frequencies (`targets`); `streams` are the owners' streams;
     /// `keep` is what keeps the coordinate arrays alive while the plan reads them (types 1
     /// and 2; type 3 copies them, and a type 3 plan made for gradients keeps device copies
-    /// for `vjp` and `jvp`). `counts`: a point set per transform (types 1 and 2), `coords`
-    /// then holding the sets one after another, `counts[b]` of transform b's.
-    #[pyo3(signature = (coords, targets, streams, keep, counts=None))]
+    /// for `vjp` and `jvp`). `counts`: a point set per transform, `coords` then holding the
+    /// sets one after another, `counts[b]` of transform b's (type 3: its sources, and
+    /// `target_counts[b]` its targets, `targets` holding their sets alike).
+    #[pyo3(signature = (coords, targets, streams, keep, counts=None, target_counts=None))]
+    #[allow(clippy::too_many_arguments)]
     fn setpts(
         &self,
         py: Python<'_>,
@@ -419,13 +429,14 @@ impl RawCudaPlan {
         streams: Vec<u64>,
         keep: Option<Py<PyAny>>,
         counts: Option<Vec<usize>>,
+        target_counts: Option<Vec<usize>>,
     ) -> PyResult<()> {
         let keep3 = self.gradients;
         self.plan.run(py, cuda_to_py, |st| {
             st.ready = false;
             // The old arrays go once nothing reads them: their decref waits for the GIL.
             st.coords = None;
-            let counts = counts.as_deref();
+            let counts = counts.as_deref().map(|m| (m, target_counts.as_deref()));
             match &mut st.plan {
                 AnyCudaPlan::F32(k) => {
                     k.type3 = None;

@@ -595,6 +595,8 @@ const fn reals(names: [&'static str; 3], out: bool, meaning: &'static str) -> [P
     }
 }
 const SGN: Param = double("sgn", "the transform's sign, ±1");
+/// Where a kernel over one point set of several (a set per transform) starts.
+const FIRST: &str = "index of the first element (a set's start among concatenated sets)";
 const CX: [Param; 3] = doubles(
     ["cx0", "cx1", "cx2"],
     "centre of the sources along each dimension",
@@ -893,7 +895,12 @@ pub static KERNELS: &[KernelDecl] = &[
                 Elem::Complex,
                 "input: complex values, `stride` per transform",
             )),
-            input("fac", Elem::Complex, "factors, n complex values"),
+            input(
+                "fac",
+                Elem::Complex,
+                "factors, n complex values from `first`",
+            ),
+            u64("first", FIRST),
             aliased(output(
                 "out",
                 Elem::Complex,
@@ -1071,7 +1078,8 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "bounding interval of a coordinate array (type 3 set-points): per block a \
                   (min, max)",
         params: &[
-            u64("n", "number of elements"),
+            u64("first", FIRST),
+            u64("n", "number of elements, from the first"),
             input("x", Elem::Real, "coordinates"),
             output(
                 "part",
@@ -1085,7 +1093,11 @@ pub static KERNELS: &[KernelDecl] = &[
         name: T3_SOURCES,
         purpose: "type 3: sources rescaled onto the spreading grid, and their pre-phases",
         params: params!(
-            [uint("M", "number of points"), DIM],
+            [
+                u64("first", FIRST),
+                uint("M", "number of points, from the first"),
+                DIM
+            ],
             X,
             CX,
             IG,
@@ -1105,7 +1117,11 @@ pub static KERNELS: &[KernelDecl] = &[
         purpose: "type 3: targets rescaled for the inner type 2, and their post-factors (phase \
                   over ψ̂)",
         params: params!(
-            [uint("K", "number of points"), DIM],
+            [
+                u64("first", FIRST),
+                uint("K", "number of points, from the first"),
+                DIM
+            ],
             S,
             CS,
             HG,

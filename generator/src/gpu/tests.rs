@@ -135,7 +135,7 @@ fn opencl_modules_render_without_cuda_syntax() {
             c.kernel(names::BIN_SCAN_TOTALS).unwrap().decl.params.len(),
             6
         );
-        assert_eq!(c.kernel(names::MINMAX).unwrap().decl.params.len(), 3);
+        assert_eq!(c.kernel(names::MINMAX).unwrap().decl.params.len(), 4);
         for src in [&m, &c] {
             for k in &src.kernels {
                 assert_eq!(src.source.matches(&format!(" {}(", k.name)).count(), 1);

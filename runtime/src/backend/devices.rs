@@ -76,6 +76,13 @@ macro_rules! multi_nufft_plan {
                 let why = "a point set per transform runs on one device in this build";
                 Err(refuse(self.device_names().len(), why))
             }
+            fn set_points_type3_per_transform(
+                &mut self,
+                _: &[&[&[T]]],
+                _: &[&[&[T]]],
+            ) -> Result<(), BackendError> {
+                Err(refuse(self.device_names().len(), TYPE3))
+            }
             refuse_gradients!(interp_with_gradient, spread_with_gradient);
             fn report(&self) -> PlanReport {
                 multi_report(self.device_names(), self.spread())

@@ -360,16 +360,14 @@ pub trait NufftPlan<T: Float> {
     /// is one launch for all of them ([`crate::planner::sets`]).
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError>;
     /// Sources and targets per transform of a type 3 plan, as
-    /// [`Plan::set_points_type3_per_transform`]; the CPU backend only in this build (the
-    /// GPUs' give [`NudtError::Unsupported`]).
+    /// [`Plan::set_points_type3_per_transform`]. On the GPUs every pair gets the grids the
+    /// largest needs ([`crate::planner::type3::Geometry::for_sets`]), so that one batch of
+    /// grids and one FFT serve all, and the sets are sorted together as for types 1 and 2.
     fn set_points_type3_per_transform(
         &mut self,
         sources: &[&[&[T]]],
         targets: &[&[&[T]]],
-    ) -> Result<(), BackendError> {
-        let _ = (sources, targets);
-        Err(per_transform_unsupported(self.backend()))
-    }
+    ) -> Result<(), BackendError>;
     /// Per transform, its points (type 3: sources) and targets (0 for types 1 and 2), once
     /// set: the layout of execute's concatenated inputs and outputs.
     fn point_counts(&self) -> Option<Vec<(usize, usize)>>;
@@ -441,15 +439,6 @@ pub trait NufftPlan<T: Float> {
     fn recipe(&self) -> Recipe;
     /// Where it runs and what the backend chose to run it with.
     fn report(&self) -> PlanReport;
-}
-
-/// The error of a backend that does not run per-transform point sets.
-fn per_transform_unsupported(backend: Backend) -> BackendError {
-    NudtError::Unsupported {
-        what: "per-transform type 3 point sets",
-        backend: backend.name(),
-    }
-    .into()
 }
 
 /// What a plan transforms: types 1/2 with their modes, or type 3 in some dimension.
@@ -614,6 +603,15 @@ impl<T: crate::cuda::CudaFloat> NufftPlan<T> for crate::cuda::CudaPlan<T> {
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::set_points_per_transform(self, sets)?)
     }
+    fn set_points_type3_per_transform(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<(), BackendError> {
+        Ok(crate::cuda::CudaPlan::set_points_type3_per_transform(
+            self, sources, targets,
+        )?)
+    }
     fn synchronize(&self) -> Result<(), BackendError> {
         Ok(crate::cuda::CudaPlan::synchronize(self)?)
     }
@@ -670,6 +668,15 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
     fn set_points_per_transform(&mut self, sets: &[&[&[T]]]) -> Result<(), BackendError> {
         Ok(crate::opencl::ClPlan::set_points_per_transform(self, sets)?)
     }
+    fn set_points_type3_per_transform(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<(), BackendError> {
+        Ok(crate::opencl::ClPlan::set_points_type3_per_transform(
+            self, sources, targets,
+        )?)
+    }
     fn report(&self) -> PlanReport {
         let d = &self.device().info;
         PlanReport {
@@ -685,26 +692,3 @@ impl<T: crate::opencl::ClFloat> NufftPlan<T> for crate::opencl::ClPlan<T> {
 // After the macros it uses.
 #[cfg(any(feature = "cuda", feature = "opencl"))]
 mod devices;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A backend without per-transform sets refuses them with a typed error that says where
-    /// they run.
-    #[test]
-    fn per_transform_sets_elsewhere_are_unsupported() {
-        let e = per_transform_unsupported(Backend::Cuda);
-        assert_eq!(
-            e,
-            BackendError::Input(NudtError::Unsupported {
-                what: "per-transform type 3 point sets",
-                backend: "cuda",
-            })
-        );
-        assert_eq!(
-            e.to_string(),
-            "per-transform type 3 point sets run on the CPU backend in this build; the cuda backend does not support them yet"
-        );
-    }
-}

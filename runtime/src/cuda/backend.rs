@@ -20,7 +20,7 @@ use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
 use crate::gpu::routing::SlabKernels;
-use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
+use crate::gpu::type3::{set_bounds, Boxes, Quadrature, Span, Type3Points};
 use crate::planner::stages::{self, Stage};
 use cudarc::driver::{CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, SyncOnDrop};
 use nudt_gen::KernelSpec;
@@ -132,18 +132,14 @@ pub(super) fn read_point<T: CudaFloat>(
 /// Bounding interval `(lo, hi)` per array of `n[i]` coordinates at `x[i]` (device `T`),
 /// reduced on the GPU into per-block partials and finished here: one small read-back.
 /// An empty array gives `lo > hi`.
-fn extents(
-    stream: &Arc<CudaStream>,
-    common: &CommonFns,
-    arrays: &[(u64, usize)],
-) -> CudaResult<Boxes> {
+fn extents(stream: &Arc<CudaStream>, common: &CommonFns, spans: &[Span<u64>]) -> CudaResult<Boxes> {
     let nb = common.minmax_blocks();
-    let part = alloc::<f64>(stream, 2 * nb * arrays.len(), "bounding boxes")?;
+    let part = alloc::<f64>(stream, 2 * nb * spans.len(), "bounding boxes")?;
     let base = ptr(&part, stream);
-    for (i, &(x, n)) in arrays.iter().enumerate() {
-        common.minmax(stream, n, x, at::<f64>(base, 2 * nb * i))?;
+    for (i, &(x, first, n)) in spans.iter().enumerate() {
+        common.minmax(stream, (first, n), x, at::<f64>(base, 2 * nb * i))?;
     }
-    let mut host = vec![0.0f64; 2 * nb * arrays.len()];
+    let mut host = vec![0.0f64; 2 * nb * spans.len()];
     device_call("cuMemcpyDtoH (bounding boxes)")?;
     stream
         .memcpy_dtoh(&part, &mut host)
@@ -262,14 +258,14 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         r
     }
 
-    fn bounds(&mut self, sets: &Sets<'_, T>) -> CudaResult<(Boxes, Boxes)> {
-        let (dim, src, tgt) = (sets.dim, sets.src, sets.tgt);
-        let arrays: Vec<(u64, usize)> = (0..dim)
-            .map(|d| (src.at[d], sets.m))
-            .chain((0..dim).map(|d| (tgt.at[d], sets.k)))
+    fn bounds(&mut self, sets: &Sets<'_, T>) -> CudaResult<Vec<(Boxes, Boxes)>> {
+        let dim = sets.dim;
+        let arrays: Vec<u64> = [sets.src, sets.tgt]
+            .iter()
+            .flat_map(|p| p.at[..dim].iter().copied())
             .collect();
-        let boxes = extents(&self.stream, &self.common, &arrays)?;
-        checked_bounds::<T, _>(&self.stream, &arrays, boxes)
+        let (s, common) = (&self.stream, &self.common);
+        set_bounds::<T, _>(s, &arrays, sets.starts, |spans| extents(s, common, spans))
     }
 
     fn type3(&self, mods: &Modules, shape: GridShape<'_>) -> CudaResult<Type3Dev<T>> {
@@ -286,15 +282,13 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
     }
 
     fn prepare_type3(&mut self, t: &mut Type3Dev<T>, (quad, g, sets): Prep<T>) -> CudaResult<()> {
-        let (s, batch, m, k) = (&self.stream, sets.batches[0], sets.m, sets.k);
+        let (s, batch) = (&self.stream, sets.batches[0]);
         let alen = t.spread.len().checked_mul(2 * batch);
         s.grow(
             &mut t.agrid,
             alen.ok_or(NudtError::GridOverflow)?,
             "type 3 spreading grids",
         )?;
-        let clen = m.checked_mul(2 * batch).ok_or(NudtError::GridOverflow)?;
-        s.grow(&mut t.phased, clen, "phased inputs")?;
         let quad = Quadrature {
             len: quad[0].len(),
             nodes: ptr(&quad[0], s),
@@ -303,15 +297,15 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
         let kernels = (&self.common.t3_sources, &self.common.t3_targets);
         let (p, kernel) = (&mut t.points, &t.kernel);
         let pts = (sets.src.at, sets.tgt.at);
-        p.prepare(s, kernels, g, kernel, &quad, pts, (m, k), sets.isign)?;
+        p.prepare(s, kernels, g, kernel, &quad, pts, sets.starts, sets.isign)?;
+        s.grow(&mut t.phased, p.phased_len(false, batch), "phased inputs")?;
         let (py, pu) = (s.mem3(&p.y), s.mem3(&p.u));
         let scratch = scratch(&t.inner, s);
-        let shared = crate::planner::sets::shared;
-        t.spread
-            .set_points(s, &self.common, py, &shared(m), scratch, 0)?;
+        let [src, tgt] = sets.starts;
+        t.spread.set_points(s, &self.common, py, src, scratch, 0)?;
         t.inner
             .grid
-            .set_points(s, &self.common, pu, &shared(k), scratch, 0)
+            .set_points(s, &self.common, pu, tgt, scratch, 0)
     }
 
     fn window(&self, dim: usize, tol: f64) -> CudaResult<GaussWindow> {
@@ -359,8 +353,6 @@ impl<T: CudaFloat> Backend<T> for CudaDev<T> {
             output: ptr(output, stream),
             first: 0,
             count,
-            points: 0,
-            targets: 0,
         };
         stages::perform(&mut batch, steps)
     }

@@ -12,6 +12,7 @@ use super::{CudaFloat, GpuArch};
 use crate::error::NudtError;
 use crate::gpu::engine::{Type3, Uniform};
 use crate::gpu::plan::GridShape;
+use crate::planner::sets;
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
@@ -78,9 +79,6 @@ pub(super) struct Batch<'a, T: CudaFloat> {
     /// The batch's first transform, and its transforms.
     pub first: usize,
     pub count: usize,
-    /// Sources and targets: the lengths of the pre- and post-factors.
-    pub points: usize,
-    pub targets: usize,
 }
 
 impl<T: CudaFloat> Batch<'_, T> {
@@ -118,10 +116,11 @@ impl<T: CudaFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> CudaResult<()> {
         let t = self.type3()?;
-        let (n, factors) = f.pick((self.points, &t.points.pre), (self.targets, &t.points.post));
+        let p = &t.points;
+        let (at, factors) = f.pick((&p.starts[0], &p.pre), (&p.starts[1], &p.post));
+        let span = sets::point_span(at, self.first, self.count);
         let (x, y, s) = (self.addr(from)?, self.addr(to)?, self.stream);
-        self.common
-            .cmul(s, n, self.count, x, ptr(factors, s), y, conj)
+        self.common.cmul(s, span, x, ptr(factors, s), y, conj)
     }
 
     fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> CudaResult<()> {

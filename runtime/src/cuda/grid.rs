@@ -110,24 +110,27 @@ impl CommonFns {
         MINMAX_BLOCKS as usize
     }
 
-    /// Per-block (min, max) of `n` coordinates at `x` into `2 · minmax_blocks()` doubles at
-    /// `part`.
-    pub fn minmax(&self, stream: &CudaStream, n: usize, x: u64, part: u64) -> CudaResult<()> {
-        self.minmax.launch(
-            stream,
-            (MINMAX_BLOCKS, 1),
-            &[Arg::U64(n as u64), Arg::Mem(x), Arg::Mem(part)],
-        )
+    /// Per-block (min, max) of the `n` coordinates from `first` at `x` into `2 ·
+    /// minmax_blocks()` doubles at `part`.
+    pub fn minmax(
+        &self,
+        stream: &CudaStream,
+        (first, n): (usize, usize),
+        x: u64,
+        part: u64,
+    ) -> CudaResult<()> {
+        let args = [first, n].map(|v| Arg::U64(v as u64));
+        let args = [&args[..], &[Arg::Mem(x), Arg::Mem(part)]].concat();
+        self.minmax.launch(stream, (MINMAX_BLOCKS, 1), &args)
     }
 
-    /// `out[tr][j] = in[tr][j] · fac[j]` for `ntr` transforms of `n` complex values (with
-    /// `conj`, the conjugate of `fac[j]`: an adjoint's factor).
+    /// `out[tr][j] = in[tr][j] · fac[first + j]` for `ntr` transforms of `n` complex values
+    /// (with `conj`, the conjugate of the factor: an adjoint's).
     #[allow(clippy::too_many_arguments)]
     pub fn cmul(
         &self,
         stream: &CudaStream,
-        n: usize,
-        ntr: usize,
+        (first, n, ntr): (usize, usize, usize),
         input: u64,
         fac: u64,
         out: u64,
@@ -143,6 +146,7 @@ impl CommonFns {
                 Arg::U64(n as u64),
                 Arg::Mem(input),
                 Arg::Mem(fac),
+                Arg::U64(first as u64),
                 Arg::Mem(out),
                 Arg::U64(n as u64),
                 Arg::I32(conj as i32),

@@ -263,9 +263,48 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         sources: &[&C],
         targets: &[&C],
     ) -> CudaResult<()> {
+        self.type3_device(sources, targets, None)
+    }
+
+    /// Sets sources and target frequencies per transform of a type 3 plan from device
+    /// arrays that hold the sets one after another (one array per dimension each; `counts`:
+    /// each transform's numbers of sources and of targets, `ntransf` of each), as
+    /// [`Self::set_points_type3_per_transform`] does from host arrays. A non-finite
+    /// coordinate is [`NudtError::InTransform`] naming its transform.
+    pub fn set_points_type3_per_transform_device<C: DevicePtr<T>>(
+        &mut self,
+        sources: &[&C],
+        targets: &[&C],
+        counts: (&[usize], &[usize]),
+    ) -> CudaResult<()> {
+        self.type3_device(sources, targets, Some(counts))
+    }
+
+    /// The device-array set-points of a type 3 plan: one shared pair of sets, or the pairs of
+    /// `counts` one after another.
+    fn type3_device<C: DevicePtr<T>>(
+        &mut self,
+        sources: &[&C],
+        targets: &[&C],
+        counts: Option<(&[usize], &[usize])>,
+    ) -> CudaResult<()> {
         check_type(3, self.problem.ty)?;
         let m = point_count(self.problem.dim(), &lens(sources), SOURCES)?;
         let k = point_count(self.problem.dim(), &lens(targets), TARGETS)?;
+        let ntransf = self.problem.ntransf;
+        let starts = |c: Option<&[usize]>, n| -> CudaResult<Vec<u32>> {
+            Ok(match c {
+                Some(c) => sets::Concatenated::from_counts(ntransf, c, n)?.starts,
+                None => sets::shared(n).to_vec(),
+            })
+        };
+        if counts.is_some() {
+            self.check_type3_sets()?;
+        }
+        let (at_x, at_s) = (
+            starts(counts.map(|c| c.0), m)?,
+            starts(counts.map(|c| c.1), k)?,
+        );
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let gs: Vec<_> = sources.iter().map(|c| c.device_ptr(&stream)).collect();
@@ -277,7 +316,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
             held: Vec::new(),
         };
         let (ps, pt) = (points(&gs), points(&gt));
-        let r = self.set_points_type3_on((&ps, m), (&pt, k));
+        let r = self.set_points_type3_on((&ps, &at_x), (&pt, &at_s));
         drop((gs, gt));
         r
     }
@@ -505,7 +544,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         if adjoint && a > 0 && b > 0 {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
             if let Engine::Type3(t) = &mut self.engine {
-                let len = 2 * a * self.batch;
+                let len = t.points.phased_len(true, self.batch);
                 if t.phased.len() < len {
                     t.phased = alloc::<T>(&stream, 0, "phased inputs")?;
                     t.phased = alloc::<T>(&stream, len, "phased inputs")?;
@@ -536,8 +575,6 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
                         output,
                         first: batch.first,
                         count,
-                        points: self.num_points,
-                        targets: self.num_targets,
                     };
                     stages::run(&mut batch, ty, isign, pass)?;
                 }

@@ -137,7 +137,15 @@ impl<B, F> GaussGrids<B, F> {
         let mems = |v: [G::Mem; 3]| v.map(Arg::Mem);
         let scaled_at = (gpu.mem3(&src[..]), gpu.mem(Some(&pre)));
         let frame = [t.cx, t.ds, t.cs];
-        scale_sources(gpu, t3_sources, (dim, m), sources, frame, isign, scaled_at)?;
+        scale_sources(
+            gpu,
+            t3_sources,
+            (dim, 0, m),
+            sources,
+            frame,
+            isign,
+            scaled_at,
+        )?;
         if k > 0 {
             let mut args = vec![Arg::U32(k as u32)];
             args.extend(mems(targets));

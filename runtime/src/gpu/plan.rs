@@ -74,13 +74,15 @@ pub(crate) struct GridShape<'a> {
     pub batches: [usize; 2],
 }
 
-/// A type 3's pair of point sets on the device — `m` sources and `k` targets in `dim`
-/// dimensions — with the plan's sign and batches.
+/// A type 3's point sets on the device — `m` sources and `k` targets in `dim` dimensions, in
+/// one pair that every transform shares or a pair per transform (set after set, from
+/// `starts`: the sources', the targets') — with the plan's sign and batches.
 pub(crate) struct PointSets<'a, P> {
     pub src: &'a P,
     pub tgt: &'a P,
     pub m: usize,
     pub k: usize,
+    pub starts: [&'a [u32]; 2],
     pub dim: usize,
     pub isign: i32,
     pub batches: [usize; 2],
@@ -94,10 +96,11 @@ pub(crate) struct Type3Modules<M, Q> {
     pub quadrature: Q,
 }
 
-/// What a type 3's preparation takes: the kernel's quadrature, the geometry, the point sets.
+/// What a type 3's preparation takes: the kernel's quadrature, each pair of point sets'
+/// geometry, the point sets.
 pub(crate) type Type3Prep<'a, B, T> = (
     &'a <B as Backend<T>>::Quadrature,
-    &'a Geometry,
+    &'a [Geometry],
     &'a PointSets<'a, <B as Backend<T>>::Points>,
 );
 
@@ -186,17 +189,19 @@ pub(crate) trait Backend<T: Float>: Sized {
         points: Self::Points,
         sets: &[u32],
     ) -> Result<(), Self::Error>;
-    /// Bounding intervals of the sources and of the targets, the typed error where a
-    /// coordinate is not finite ([`super::type3::checked_bounds`]).
-    fn bounds(&mut self, sets: &PointSets<'_, Self::Points>)
-        -> Result<(Boxes, Boxes), Self::Error>;
+    /// Bounding intervals of each pair's sources and targets, the typed error where a
+    /// coordinate is not finite ([`super::type3::set_bounds`]).
+    fn bounds(
+        &mut self,
+        sets: &PointSets<'_, Self::Points>,
+    ) -> Result<Vec<(Boxes, Boxes)>, Self::Error>;
     /// A type 3 engine through `mods`.
     fn type3(
         &self,
         mods: &Type3ModulesOf<Self, T>,
         shape: GridShape<'_>,
     ) -> Result<Type3Of<Self, T>, Self::Error>;
-    /// Rescales and phases the point sets for `geometry` (and the post-factors by the
+    /// Rescales and phases the point sets for their geometries (and the post-factors by the
     /// kernel's quadrature `quad`) on the device and sorts both onto `t`'s grids
     /// ([`super::type3::Type3Points::prepare`]).
     fn prepare_type3(
@@ -253,9 +258,9 @@ pub struct GpuPlan<B: Backend<T>, T: Float> {
     /// Sources (points) and targets of the point sets, which every transform shares.
     pub(crate) num_points: usize,
     pub(crate) num_targets: usize,
-    /// Each transform's number of points where each has its own set (types 1 and 2), `None`
-    /// where they share one.
-    pub(crate) per_set: Option<Vec<usize>>,
+    /// Each transform's numbers of points (type 3: sources) and targets where each has its
+    /// own sets, `None` where they share one.
+    pub(crate) per_set: Option<Vec<(usize, usize)>>,
     /// Whether the last set-points succeeded ([`Self::begin_set_points`]).
     pub(crate) points_set: bool,
     pub(crate) engine: EngineOf<B, T>,
@@ -434,7 +439,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
     ) -> Result<(), B::Error> {
         let each = sigma::points_per_transform(&c.counts);
         self.sort_points(points, each, &c.starts)?;
-        self.per_set = Some(c.counts);
+        self.per_set = Some(c.counts.iter().map(|&m| (m, 0)).collect());
         Ok(())
     }
 
@@ -571,37 +576,81 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         self.begin_set_points();
         let src = self.dev.upload(&[sources], m)?;
         let tgt = self.dev.upload(&[targets], k)?;
-        self.set_points_type3_on((&src, m), (&tgt, k))
+        self.set_points_type3_on((&src, &sets::shared(m)), (&tgt, &sets::shared(k)))
     }
 
-    /// The type 3 set-points from device coordinates (`m` sources, `k` targets): both
-    /// bounding boxes reduced on the device (one small read-back: the grids' sizes depend on
-    /// them), the plan layer's kernel and geometry for them, both sets rescaled and their
-    /// phase factors made on the device, both sorted. Modules, grids and buffers of the last
-    /// point sets are reused when the kernel and sizes allow. A non-finite coordinate is
-    /// [`NudtError::NonFinite`] naming it; the plan then holds no points.
+    /// The per-transform host set-points of a type 3 plan ([`gpu_set_points!`]): each
+    /// transform's sources and targets, checked as the CPU's
+    /// ([`crate::Plan::set_points_type3_per_transform`]), concatenated on the device.
+    pub(crate) fn set_points_type3_per_transform_host(
+        &mut self,
+        sources: &[&[&[T]]],
+        targets: &[&[&[T]]],
+    ) -> Result<(), B::Error> {
+        self.check_type3_sets()?;
+        let (dim, ntransf) = (self.problem.dim(), self.problem.ntransf);
+        let named = sets::Concatenated::named;
+        let src = named(dim, ntransf, sources, SOURCES, "source sets")?;
+        let tgt = named(dim, ntransf, targets, TARGETS, "target sets")?;
+        self.begin_set_points();
+        let (m, k) = (src.counts.iter().sum(), tgt.counts.iter().sum());
+        let (x, s) = (self.dev.upload(sources, m)?, self.dev.upload(targets, k)?);
+        self.set_points_type3_on((&x, &src.starts), (&s, &tgt.starts))
+    }
+
+    /// Refuses per-transform point sets where the plan cannot run them: a plan not of type 3,
+    /// and the Gaussian type 3, whose grids are made for one pair of sets.
+    pub(crate) fn check_type3_sets(&self) -> Result<(), NudtError> {
+        check_type(3, self.problem.ty)?;
+        match self.gauss {
+            Some(_) => Err(NudtError::Unsupported {
+                what: "per-transform point sets of the Gaussian type 3",
+                backend: B::NAME,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The type 3 set-points from device coordinates: sources in sets starting at `starts`
+    /// of the first pair, targets at those of the second (one set each that every transform
+    /// shares, or one per transform). Each pair's bounding boxes are reduced on the device
+    /// (one small read-back: the grids' sizes depend on them); the plan layer chooses the
+    /// kernel and each pair's geometry, on grids all pairs share
+    /// ([`Geometry::for_sets`]); both sets are rescaled and their phase factors made on the
+    /// device, pair by pair, and both sorted, with the set in the sort key. Modules, grids and
+    /// buffers of the last point sets are reused when the kernel and sizes allow. A
+    /// non-finite coordinate is [`NudtError::NonFinite`] naming it (inside
+    /// [`NudtError::InTransform`] naming its transform where each has its own); the plan then
+    /// holds no points.
     pub(crate) fn set_points_type3_on(
         &mut self,
-        (src, m): (&B::Points, usize),
-        (tgt, k): (&B::Points, usize),
+        (src, src_starts): (&B::Points, &[u32]),
+        (tgt, tgt_starts): (&B::Points, &[u32]),
     ) -> Result<(), B::Error> {
         self.begin_set_points();
         self.dev.mark_setpts(false)?;
         // The last point sets' engine, reused below where the new sets allow.
         let old = std::mem::replace(&mut self.engine, Engine::Type3Pending);
-        (self.num_points, self.num_targets) = (0, 0);
+        (self.num_points, self.num_targets, self.per_set) = (0, 0, None);
+        let total = |at: &[u32]| at.last().map_or(0, |&n| n as usize);
+        let (m, k) = (total(src_starts), total(tgt_starts));
+        let per_transform = src_starts.len() > 2;
+        let span = |at: &[u32], b: usize| (at[b + 1] - at[b]) as usize;
         let sets = PointSets {
             src,
             tgt,
             m,
             k,
+            starts: [src_starts, tgt_starts],
             dim: self.problem.dim(),
             isign: self.problem.isign,
             batches: self.batches(),
         };
-        let (xb, sb) = self.dev.bounds(&sets)?;
+        let boxes = self.dev.bounds(&sets)?;
         if let Some(win) = &self.gauss {
-            let geometry = GaussGeometry::new(self.problem.tol, &xb, &sb)?;
+            debug_assert!(!per_transform, "refused by check_type3_sets");
+            let (xb, sb) = &boxes[0];
+            let geometry = GaussGeometry::new(self.problem.tol, xb, sb)?;
             let old = match old {
                 Engine::Gaussian(g) => Some(g),
                 _ => None,
@@ -610,10 +659,17 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
             self.engine = Engine::Gaussian(Box::new(g));
             (self.kernel, self.kernel_tol) = (geometry.kernel(), self.problem.tol);
         } else {
-            let extent = crate::planner::type3::extents(&xb, &sb);
-            let (kernel, stage_tol) = sigma::type3_kernel(&self.problem, &extent, m + k)?;
-            let geometry = Geometry::new::<T>(&xb, &sb, &kernel, None)?;
-            let (n, inner) = (geometry.spread(), geometry.inner.clone());
+            let extents: Vec<_> = boxes
+                .iter()
+                .map(|(xb, sb)| crate::planner::type3::extents(xb, sb))
+                .collect();
+            let points: Vec<_> = (0..boxes.len())
+                .map(|b| span(src_starts, b) + span(tgt_starts, b))
+                .collect();
+            let (kernel, stage_tol) =
+                sigma::type3_kernel_for_sets(&self.problem, &extents, &points)?;
+            let geometries = Geometry::for_sets::<T>(&boxes, &kernel, None)?;
+            let (n, inner) = (geometries[0].spread(), geometries[0].inner.clone());
             if self.t3.as_ref().is_none_or(|t| t.kernel != kernel) {
                 self.t3 = None;
                 self.t3 = Some(self.type3_modules(kernel)?);
@@ -638,11 +694,16 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
                 }
             };
             let quad = &mods.quadrature;
-            self.dev.prepare_type3(&mut t, (quad, &geometry, &sets))?;
+            self.dev.prepare_type3(&mut t, (quad, &geometries, &sets))?;
             self.engine = Engine::Type3(t);
             (self.kernel, self.kernel_tol) = (kernel, stage_tol);
         }
         (self.num_points, self.num_targets) = (m, k);
+        if per_transform {
+            let pairs =
+                (0..src_starts.len() - 1).map(|b| (span(src_starts, b), span(tgt_starts, b)));
+            self.per_set = Some(pairs.collect());
+        }
         self.dev.mark_setpts(true)?;
         self.points_set = true;
         Ok(())
@@ -682,7 +743,7 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
                 Engine::Type3(_) | Engine::Gaussian(_) => true,
             };
         set.then(|| match &self.per_set {
-            Some(each) => each.iter().map(|&m| (m, 0)).collect(),
+            Some(each) => each.clone(),
             None => self
                 .problem
                 .shared_counts(self.num_points, self.num_targets),
@@ -826,6 +887,23 @@ macro_rules! gpu_set_points {
             point_sets: &[&[&[T]]],
         ) -> std::result::Result<(), $err> {
             self.set_points_per_transform_host(point_sets)
+        }
+
+        /// Sets sources and target frequencies per transform of a type 3 plan, as
+        /// [`crate::Plan::set_points_type3_per_transform`] (`sources[b][d]`, `targets[b][d]`:
+        /// transform b's along dimension d; sizes may differ and may be 0). Every pair is
+        /// rescaled by its own geometry onto grids that all pairs share, each dimension's
+        /// the largest any pair needs ([`crate::planner::type3::Geometry::for_sets`]), so
+        /// that execute runs the transforms in the plan's batches as for types 1 and 2: one
+        /// launch per stage for a batch's sets, one batched FFT. The Gaussian type 3 takes
+        /// one pair ([`crate::NudtError::Unsupported`]). A bad set is
+        /// [`crate::NudtError::InTransform`] naming it.
+        pub fn set_points_type3_per_transform(
+            &mut self,
+            sources: &[&[&[T]]],
+            targets: &[&[&[T]]],
+        ) -> std::result::Result<(), $err> {
+            self.set_points_type3_per_transform_host(sources, targets)
         }
 
         /// Sets sources `x` and target frequencies `s` of a type 3 plan (host arrays): both

@@ -22,13 +22,13 @@ use crate::gpu::plan::{
     Backend, Fill, GaussPrep, GridShape, ModuleKey, PointSets, Take, Type3Prep,
 };
 use crate::gpu::routing::SlabKernels;
-use crate::gpu::type3::{checked_bounds, Boxes, Quadrature, Type3Points};
-use crate::planner::sets::shared as shared_set;
+use crate::gpu::type3::{set_bounds, Boxes, Quadrature, Span, Type3Points};
 use crate::planner::stages::{self, Stage};
 use nudt_gen::gpu::{common_module_in, fourier_quadrature, names, ELEMENT_THREADS, MINMAX_BLOCKS};
 use nudt_gen::{KernelSpec, TransformType};
 use opencl3::memory::{Buffer, ClMem};
 use opencl3::program::Program;
+use opencl3::types::cl_mem;
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -108,23 +108,25 @@ pub(super) fn pad3(v: &[usize]) -> [usize; 3] {
     std::array::from_fn(|d| v.get(d).copied().unwrap_or(1))
 }
 
-/// Bounding interval `(lo, hi)` of each device array of `n` coordinates, by the min/max
-/// kernel: one partial per work-group, finished here (`lo > hi` for an empty array).
-fn extents<T>(
-    dev: &ClDevice,
-    minmax: &Kernel,
-    arrays: &[(&Buffer<T>, usize)],
-) -> OpenClResult<Boxes> {
+/// Bounding interval `(lo, hi)` of the coordinates of each span (an array, its first
+/// element, their number), by the min/max kernel: one partial per work-group, finished here
+/// (`lo > hi` for an empty span).
+fn extents(dev: &ClDevice, minmax: &Kernel, spans: &[Span<Option<cl_mem>>]) -> OpenClResult<Boxes> {
     let group = ELEMENT_THREADS as usize;
-    arrays
+    spans
         .iter()
-        .map(|&(x, n)| {
+        .map(|&(x, first, n)| {
             if n == 0 {
                 return Ok((f64::INFINITY, f64::NEG_INFINITY));
             }
             let groups = n.div_ceil(group).min(MINMAX_BLOCKS as usize);
             let part = alloc::<f64>(dev, 2 * groups)?;
-            let args = [Arg::U64(n as u64), mem(x), mem(&part)];
+            let args = [
+                Arg::U64(first as u64),
+                Arg::U64(n as u64),
+                Arg::Mem(x),
+                mem(&part),
+            ];
             enqueue(dev, minmax, groups * group, group, 1, &args)?;
             let mut host = vec![0.0f64; 2 * groups];
             read(dev, &part, &mut host)?;
@@ -226,16 +228,17 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         u.grid.set_points(&self.dev, p, sets)
     }
 
-    fn bounds(&mut self, sets: &Sets<'_, T>) -> OpenClResult<(Boxes, Boxes)> {
+    fn bounds(&mut self, sets: &Sets<'_, T>) -> OpenClResult<Vec<(Boxes, Boxes)>> {
         let dim = sets.dim;
-        let arrays: Vec<(&Buffer<T>, usize)> = sets.src[..dim]
+        let arrays: Vec<_> = sets.src[..dim]
             .iter()
-            .map(|b| (b, sets.m))
-            .chain(sets.tgt[..dim].iter().map(|b| (b, sets.k)))
+            .chain(&sets.tgt[..dim])
+            .map(|b| Some(b.get()))
             .collect();
-        let boxes = extents(&self.dev, &self.t3().minmax, &arrays)?;
-        let mems: Vec<_> = arrays.iter().map(|&(b, n)| (Some(b.get()), n)).collect();
-        checked_bounds::<T, _>(&*self.dev, &mems, boxes)
+        let (dev, minmax) = (&*self.dev, &self.t3().minmax);
+        set_bounds::<T, _>(dev, &arrays, sets.starts, |spans| {
+            extents(dev, minmax, spans)
+        })
     }
 
     fn type3(&self, mods: &Modules, shape: GridShape<'_>) -> OpenClResult<Type3Dev<T>> {
@@ -255,13 +258,7 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
     }
 
     fn prepare_type3(&mut self, t: &mut Type3Dev<T>, (q, g, sets): Prep<T>) -> OpenClResult<()> {
-        let (dev, m, k) = (&*self.dev, sets.m, sets.k);
-        let clen = m.checked_mul(2 * sets.batches[0]);
-        dev.grow(
-            &mut t.phased,
-            clen.ok_or(NudtError::GridOverflow)?,
-            "phased inputs",
-        )?;
+        let dev = &*self.dev;
         let quad = Quadrature {
             len: q.0,
             nodes: Some(q.1.get()),
@@ -271,9 +268,15 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
         let kernels = (&t3.sources, &t3.targets);
         let pts = (dev.mem3(sets.src), dev.mem3(sets.tgt));
         let (p, kernel) = (&mut t.points, &t.kernel);
-        p.prepare(dev, kernels, g, kernel, &quad, pts, (m, k), sets.isign)?;
-        t.spread.set_points(dev, shared(&p.y)?, &shared_set(m))?;
-        t.inner.grid.set_points(dev, shared(&p.u)?, &shared_set(k))
+        p.prepare(dev, kernels, g, kernel, &quad, pts, sets.starts, sets.isign)?;
+        dev.grow(
+            &mut t.phased,
+            p.phased_len(false, sets.batches[0]),
+            "phased inputs",
+        )?;
+        let [src, tgt] = sets.starts;
+        t.spread.set_points(dev, shared(&p.y)?, src)?;
+        t.inner.grid.set_points(dev, shared(&p.u)?, tgt)
     }
 
     fn window(&self, dim: usize, tol: f64) -> OpenClResult<GaussWindow> {
@@ -314,8 +317,6 @@ impl<T: ClFloat> Backend<T> for ClDev<T> {
             output,
             first: 0,
             count,
-            points: 0,
-            targets: 0,
         };
         stages::perform(&mut batch, steps)
     }

@@ -12,6 +12,7 @@ use super::launch::Kernel;
 use super::launch::{alloc, launch, mem, zero, Arg, ELEMENT_GROUP};
 use crate::error::NudtError;
 use crate::gpu::engine::{Type3, Uniform};
+use crate::planner::sets;
 use crate::planner::stages::{Buf, Factors, Grid, Stages};
 use crate::uniform::ModeOrder;
 use opencl3::memory::Buffer;
@@ -26,12 +27,12 @@ pub(crate) type Type3Dev<T> = Type3<FineGrid<T>, ClModes<T>, Buffer<T>>;
 pub(super) type Engine<T> =
     crate::gpu::engine::Engine<FineGrid<T>, ClModes<T>, Buffer<T>, GaussDev<T>>;
 
-/// `out[t][j] = inp[t][j] · fac[j]` for `count` stacked transforms of `n` complex values
-/// (`inp` may be `out`); with `conj`, the conjugate of `fac[j]` (an adjoint's factor).
+/// `out[t][j] = inp[t][j] · fac[first + j]` for `count` stacked transforms of `n` complex
+/// values (`inp` may be `out`); with `conj`, the conjugate of the factor (an adjoint's).
 fn cmul<T>(
     dev: &ClDevice,
     k: &Kernel,
-    (n, count): (usize, usize),
+    (first, n, count): (usize, usize, usize),
     inp: &Buffer<T>,
     fac: &Buffer<T>,
     out: &Buffer<T>,
@@ -41,6 +42,7 @@ fn cmul<T>(
         Arg::U64(n as u64),
         mem(inp),
         mem(fac),
+        Arg::U64(first as u64),
         mem(out),
         Arg::U64(n as u64),
         Arg::I32(conj as i32),
@@ -102,9 +104,6 @@ pub(super) struct Batch<'a, T: ClFloat> {
     /// The batch's first transform, and its transforms.
     pub first: usize,
     pub count: usize,
-    /// Sources and targets: the lengths of the pre- and post-factors.
-    pub points: usize,
-    pub targets: usize,
 }
 
 /// A type 3 stage asked of a type 1/2 plan.
@@ -166,9 +165,11 @@ impl<T: ClFloat> Stages for Batch<'_, T> {
 
     fn phase(&mut self, f: Factors, from: Buf, to: Buf, conj: bool) -> OpenClResult<()> {
         let t = self.type3()?;
-        let (n, factors) = f.pick((self.points, &t.points.pre), (self.targets, &t.points.post));
+        let p = &t.points;
+        let (at, factors) = f.pick((&p.starts[0], &p.pre), (&p.starts[1], &p.post));
+        let span = sets::point_span(at, self.first, self.count);
         let (x, y) = (self.buf(from)?, self.buf(to)?);
-        cmul(self.dev, self.cmul, (n, self.count), x, factors, y, conj)
+        cmul(self.dev, self.cmul, span, x, factors, y, conj)
     }
 
     fn spread(&mut self, from: Buf, onto: Grid, gradient: bool) -> OpenClResult<()> {

@@ -159,7 +159,8 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             v.iter().map(|b| share(b)).collect()
         };
         let (x, s) = (shared(sources)?, shared(targets)?);
-        self.set_points_type3_on((&x, m), (&s, k))
+        let shared = sets::shared;
+        self.set_points_type3_on((&x, &shared(m)), (&s, &shared(k)))
     }
 
     /// One checked run of `pass` from host slices: batch by batch, the input written, the
@@ -334,11 +335,11 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         pass: Pass,
     ) -> OpenClResult<()> {
         let adjoint = pass.adjoint;
-        let (points, targets) = (self.num_points, self.num_targets);
         if let (Engine::Type3(t), true) = (&mut self.engine, adjoint) {
             // Type 3's adjoint phases its K inputs where the forward phases its M.
-            if complex_len(&t.phased)? < targets * self.batch {
-                t.phased = alloc::<T>(&self.dev.dev, 2 * targets * self.batch)?;
+            let len = t.points.phased_len(true, self.batch);
+            if 2 * complex_len(&t.phased)? < len {
+                t.phased = alloc::<T>(&self.dev.dev, len)?;
             }
         }
         if let Engine::Gaussian(g) = &mut self.engine {
@@ -358,8 +359,6 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
             output: dout,
             first,
             count,
-            points,
-            targets,
         };
         stages::run(&mut batch, self.problem.ty, self.problem.isign, pass)
     }

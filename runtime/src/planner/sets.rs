@@ -28,7 +28,19 @@ impl Concatenated {
     /// The sets together are sorted as one set of 32-bit indices, so they hold at most
     /// [`MAX_POINTS`] points together.
     pub fn new<T: Float>(dim: usize, ntransf: usize, sets: &[&[&[T]]]) -> Result<Self> {
-        Self::of_counts(check_point_sets(dim, ntransf, sets, SOURCES, "point sets")?)
+        Self::named(dim, ntransf, sets, SOURCES, "point sets")
+    }
+
+    /// [`Self::new`] for sets whose coordinates are called `names` and which together are
+    /// `what` (a type 3's sources or targets) in errors.
+    pub fn named<T: Float>(
+        dim: usize,
+        ntransf: usize,
+        sets: &[&[&[T]]],
+        names: [&'static str; 3],
+        what: &'static str,
+    ) -> Result<Self> {
+        Self::of_counts(check_point_sets(dim, ntransf, sets, names, what)?)
     }
 
     /// Sets already concatenated on a device, each dimension's array `m` long: `counts`, one
@@ -150,6 +162,32 @@ pub fn points_of(starts: &[u32], set0: usize, nsets: usize) -> usize {
     (starts[set0 + nsets] - starts[set0]) as usize
 }
 
+/// What an element-wise step over the points of transforms `first .. first + count` covers
+/// (type 3's phase factors, one per point of sets starting at `starts`): the first point,
+/// the points a transform, and the transforms — the one shared set `count` times, or the
+/// batch's sets as one run.
+pub fn point_span(starts: &[u32], first: usize, count: usize) -> (usize, usize, usize) {
+    let (set0, nsets, ntr) = launch_sets(starts.len() - 1, first, count);
+    (starts[set0] as usize, points_of(starts, set0, nsets), ntr)
+}
+
+/// The most values a batch of `batch` transforms (the plan's batches, [`batches`]) holds at
+/// the points of sets starting at `starts`: type 3's phased inputs.
+pub fn batch_points(starts: &[u32], batch: usize) -> usize {
+    let nsets = starts.len() - 1;
+    if nsets == 1 {
+        return points_of(starts, 0, 1) * batch;
+    }
+    (0..nsets)
+        .step_by(batch.max(1))
+        .map(|first| {
+            let (_, n, ntr) = point_span(starts, first, batch.min(nsets - first));
+            n * ntr
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +208,13 @@ mod tests {
         assert_eq!(points_of(&c.starts, 1, 2), 1);
         assert_eq!(launch_sets(3, 1, 2), (1, 2, 1));
         assert_eq!(launch_sets(1, 8, 4), (0, 1, 4));
+        let starts = [0, 5, 5, 12, 13];
+        assert_eq!(point_span(&starts, 1, 2), (5, 7, 1));
+        assert_eq!(point_span(&[0, 9], 4, 3), (0, 9, 3));
+        assert_eq!(batch_points(&starts, 2), 8);
+        assert_eq!(batch_points(&starts, 3), 12);
+        assert_eq!(batch_points(&starts, 1), 7);
+        assert_eq!(batch_points(&[0, 9], 4), 36);
         assert_eq!(Concatenated::from_counts(3, &[2, 0, 1], 3), Ok(c));
         assert!(matches!(
             Concatenated::from_counts(2, &[2, 0, 1], 3),

@@ -47,9 +47,9 @@ pub enum Factors {
 }
 
 impl Factors {
-    /// Which of the sources' `pre` and the targets' `post` (each a count and its factors)
-    /// these are.
-    pub fn pick<A>(self, pre: (usize, A), post: (usize, A)) -> (usize, A) {
+    /// Which of the sources' `pre` and the targets' `post` (each where the sets start and
+    /// the factors) these are.
+    pub fn pick<A>(self, pre: A, post: A) -> A {
         match self {
             Factors::Pre => pre,
             Factors::Post => post,

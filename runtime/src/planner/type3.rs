@@ -14,6 +14,10 @@ use super::validate::check_grid;
 use crate::error::{NudtError, Result};
 use nudt_gen::{plan as gplan, GenError, KernelSpec};
 
+/// Bounding intervals `(lo, hi)` of a point set, one per dimension (`lo > hi` for no
+/// points).
+pub type Boxes = Vec<(f64, f64)>;
+
 /// Centre and half-extent of the interval `(lo, hi)`; `(0, 0)` for an empty set (`lo > hi`).
 /// Halved before they are added, so that points near ±f64::MAX do not overflow to ∞ (and a
 /// NaN centre) where their interval is narrow.
@@ -108,6 +112,12 @@ pub struct Axis {
 impl Axis {
     /// The axis for sources in the interval `x` and targets in `s` (`(lo, hi)` each).
     pub fn new(x: (f64, f64), s: (f64, f64), kernel: &KernelSpec) -> Result<Self> {
+        Self::on_grid(x, s, kernel, 0)
+    }
+
+    /// [`Self::new`] on a spreading grid of at least `side` points: the sources then fill
+    /// less of it, and `1/γ` shrinks with it, while the targets' band (`h·γ`) stays.
+    fn on_grid(x: (f64, f64), s: (f64, f64), kernel: &KernelSpec, side: usize) -> Result<Self> {
         let sigma = kernel.upsampling.0;
         let (cx, xh) = centre_of(x);
         let (cs, sh) = centre_of(s);
@@ -116,7 +126,7 @@ impl Axis {
         // ±f64::MAX and the other within [`MIN_EXTENT`] (`2σS` alone would be ∞).
         let pi = std::f64::consts::PI;
         let want = xs * ss * (2.0 * sigma / pi) + kernel.width as f64 + 1.0;
-        let want = checked_side(want)?.max(2 * kernel.width);
+        let want = checked_side(want)?.max(2 * kernel.width).max(side);
         let n = gplan::next_smooth(want).ok_or(GenError::GridOverflow { modes: want })?;
         // With `γ = n/(2σS)`: `1/γ = S·(2σ/n) ≤ π/X` (as `n ≥ 2σXS/π`) and `h·γ = (π/σ)/S`,
         // both finite for half-extents of at least [`MIN_EXTENT`].
@@ -154,6 +164,49 @@ impl Geometry {
             .zip(targets)
             .map(|(&x, &s)| Axis::new(x, s, kernel))
             .collect::<Result<Vec<_>>>()?;
+        Self::with_axes::<T>(axes, kernel, memory)
+    }
+
+    /// One geometry per pair of point sets (`sets[b]`: the sources' and the targets'
+    /// intervals), all on the same grids: each dimension's spreading grid is the largest
+    /// that any pair needs, so that one batch of grids, one FFT and one deconvolution serve
+    /// every transform (the GPUs' type 3 with a set per transform). A pair on a grid larger
+    /// than its own keeps its accuracy: its sources fill less of the grid. With several
+    /// pairs, an error of one is [`NudtError::InTransform`] naming it.
+    pub fn for_sets<T>(
+        sets: &[(Boxes, Boxes)],
+        kernel: &KernelSpec,
+        memory: Option<usize>,
+    ) -> Result<Vec<Self>> {
+        let named = |b: usize, error: NudtError| match sets.len() {
+            1 => error,
+            _ => NudtError::InTransform {
+                index: b,
+                error: Box::new(error),
+            },
+        };
+        let own = sets
+            .iter()
+            .enumerate()
+            .map(|(b, (x, s))| Self::new::<T>(x, s, kernel, memory).map_err(|e| named(b, e)))
+            .collect::<Result<Vec<_>>>()?;
+        let sides: Vec<usize> = (0..own.first().map_or(0, |g| g.axes.len()))
+            .map(|d| own.iter().map(|g| g.axes[d].n).max().unwrap_or(0))
+            .collect();
+        sets.iter()
+            .enumerate()
+            .map(|(b, (x, s))| {
+                let axes = (x.iter().zip(s).zip(&sides))
+                    .map(|((&x, &s), &side)| Axis::on_grid(x, s, kernel, side))
+                    .collect::<Result<Vec<_>>>();
+                axes.and_then(|axes| Self::with_axes::<T>(axes, kernel, memory))
+                    .map_err(|e| named(b, e))
+            })
+            .collect()
+    }
+
+    /// The geometry of `axes`: the inner grid for their spreading grid, both checked.
+    fn with_axes<T>(axes: Vec<Axis>, kernel: &KernelSpec, memory: Option<usize>) -> Result<Self> {
         let n = Self::spread_of(&axes);
         check_grid::<T>(&n, memory)?;
         let inner = n
@@ -218,6 +271,51 @@ mod tests {
         assert!((band - std::f64::consts::PI / 1.5).abs() < 1e-12, "{band}");
         assert!(a.n as f64 >= 2.0 * 1.5 * 4.0 * 20.0 / std::f64::consts::PI + 9.0);
         assert_eq!(g.inner, vec![gplan::fine_size(a.n, &k).unwrap()]);
+    }
+
+    /// Pairs of sets on common grids: each keeps its centres and its targets' band, its
+    /// sources within [−π, π), on the grid the widest pair needs.
+    #[test]
+    fn sets_share_the_widest_grids() {
+        let k = KernelSpec::for_width(KernelKind::Pswf, 8, Upsampling::TWO).unwrap();
+        let narrow = (
+            vec![(-1.0, 1.0), (0.0, 2.0)],
+            vec![(-3.0, 3.0), (-1.0, 1.0)],
+        );
+        let wide = (
+            vec![(-9.0, 9.0), (0.0, 1.0)],
+            vec![(-8.0, 8.0), (-1.0, 1.0)],
+        );
+        let sets = [narrow.clone(), wide.clone()];
+        let g = Geometry::for_sets::<f64>(&sets, &k, None).unwrap();
+        let own: Vec<Geometry> = sets
+            .iter()
+            .map(|(x, s)| Geometry::new::<f64>(x, s, &k, None).unwrap())
+            .collect();
+        let sides = |g: &Geometry| g.spread();
+        assert_eq!(sides(&g[0]), sides(&g[1]));
+        assert_eq!(
+            (g[0].inner.clone(), g[1].inner.clone()),
+            (own[1].inner.clone(), own[1].inner.clone())
+        );
+        assert_eq!(g[1], own[1]);
+        assert!(own[0].axes[0].n < g[0].axes[0].n);
+        for (g, (x, s)) in g.iter().zip(&sets) {
+            for ((a, &x), &s) in g.axes.iter().zip(x).zip(s) {
+                assert_eq!((a.cx, a.cs), (centre_of(x).0, centre_of(s).0));
+                assert!(centre_of(x).1 * a.inv_gamma <= std::f64::consts::PI);
+                assert!((a.h_gamma * a.s_half - std::f64::consts::PI / 2.0).abs() < 1e-12);
+            }
+        }
+        let far = (
+            vec![(-1e300, 1e300), (0.0, 1.0)],
+            vec![(-1e6, 1e6), (0.0, 1.0)],
+        );
+        let err = Geometry::for_sets::<f64>(&[narrow, far], &k, None).unwrap_err();
+        assert!(
+            matches!(err, NudtError::InTransform { index: 1, .. }),
+            "{err}"
+        );
     }
 
     #[test]

@@ -551,14 +551,11 @@ fn one_pass_gradients_agree_with_transforms_and_are_adjoint() {
 
 /// A point set per transform (sizes that differ, one of them empty): each point gets its own
 /// cotangent, in both modes, and the one-pass gradients over such a stack, on every backend
-/// (type 3's sets per transform on the CPU, the backend that runs them in this build).
+/// (type 3's too).
 #[test]
 fn a_point_set_per_transform_gets_its_own_cotangents() {
     for backend in backends() {
         for (t, ty) in TYPES.into_iter().enumerate() {
-            if ty == TransformType::Type3 && backend != Backend::Cpu {
-                continue;
-            }
             for (d, modes) in MODES.into_iter().enumerate() {
                 let seed = 300 + 10 * t as u64 + d as u64;
                 let counts: &[(usize, usize)] = &[(17, 9), (0, 4), (26, 0), (11, 13)];

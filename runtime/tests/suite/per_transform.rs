@@ -1,8 +1,8 @@
 //! Plans whose transforms each have their own point set (`set_points_per_transform`,
 //! `set_points_type3_per_transform`) on the CPU: every transform against the direct sum and
 //! against a plan of its own set alone, ragged and empty sets, the adjoint, going back to
-//! shared points, and every refusal as its typed error. Types 1 and 2 also on every backend
-//! this build and machine run (CUDA, OpenCL; a missing one says SKIPPED unless the
+//! shared points, and every refusal as its typed error. Types 1, 2 and 3 also on every
+//! backend this build and machine run (CUDA, OpenCL; a missing one says SKIPPED unless the
 //! environment requires it, as in `backends.rs`), through the plan interface.
 
 use crate::common;
@@ -40,24 +40,6 @@ fn complexes<T: Float>(rng: &mut Lcg, n: usize) -> Vec<Complex<T>> {
     (0..n)
         .map(|_| Complex::new(T::of(rng.next()), T::of(rng.next())))
         .collect()
-}
-
-/// Random inputs of `len` values through the plan's transform, or with `adjoint` its
-/// adjoint, into `out_len` outputs: the inputs and the outputs.
-fn run<T: Float>(
-    plan: &mut Plan<T>,
-    rng: &mut Lcg,
-    adjoint: bool,
-    (len, out_len): (usize, usize),
-) -> (Vec<Complex<T>>, Vec<Complex<T>>) {
-    let input = complexes::<T>(rng, len);
-    let mut out = vec![Complex::default(); out_len];
-    match adjoint {
-        true => plan.execute_adjoint(&input, &mut out),
-        false => plan.execute(&input, &mut out),
-    }
-    .expect("execute");
-    (input, out)
 }
 
 fn wide<T: Float>(v: &[Complex<T>]) -> Vec<Complex64> {
@@ -214,52 +196,74 @@ fn types_1_and_2_match_the_direct_sum_f32() {
     uniform_against_direct::<f32>();
 }
 
-/// Type 3 sets of every dimension whose extents differ between transforms (each gets its
-/// own grids), ragged with an empty source set and an empty target set, forward and adjoint.
-fn type3_against_direct<T: Float>(method: Type3Method) {
+/// Type 3 sets of every dimension whose extents differ between transforms (the CPU gives
+/// each its own grids, the GPUs the grids of the widest), ragged with an empty source set and
+/// an empty target set, forward and adjoint, on every backend this build and machine run
+/// (the Gaussian type 3 on the CPU alone); the GPUs' batches: all at once, two by two, one
+/// by one.
+fn type3_against_direct<T: BackendFloat>(method: Type3Method) {
     let tol = tol::<T>();
     let mut rng = Lcg(11);
-    let opts = Options {
-        type3: method,
-        ..Options::default()
-    };
-    for dim in 1..=3 {
-        for (counts, targets) in [(&RAGGED[..], &RAGGED_TARGETS[..]), (&[40][..], &[25][..])] {
-            let b = counts.len();
-            let src: Vec<Vec<Vec<T>>> = (0..b)
-                .map(|t| coords(&mut rng, dim, counts[t], 1.0 + t as f64))
-                .collect();
-            let tgt: Vec<Vec<Vec<T>>> = (0..b)
-                .map(|t| coords(&mut rng, dim, targets[t], 12.0 / (1.0 + t as f64)))
-                .collect();
-            let mut plan = Plan::<T>::new_type3(dim, 1, b, tol, opts.clone()).expect("plan");
-            let (vs, vt) = (views(&src), views(&tgt));
-            plan.set_points_type3_per_transform(&nested(&vs), &nested(&vt))
-                .expect("points");
-            let pairs: Vec<(usize, usize)> = counts.iter().copied().zip(targets.to_vec()).collect();
-            assert_eq!(plan.point_counts(), Some(pairs));
-            for adjoint in [false, true] {
-                let (ins, outs) = if adjoint {
-                    (targets, counts)
-                } else {
-                    (counts, targets)
-                };
-                let lens = (ins.iter().sum(), outs.iter().sum());
-                let (input, out) = run(&mut plan, &mut rng, adjoint, lens);
-                let xs = pieces(&input, ins.iter().copied());
-                let ys = pieces(&out, outs.iter().copied());
-                for t in 0..b {
-                    let (x, s) = (widened(&src[t]), widened(&tgt[t]));
-                    let (from, to) = if adjoint { (&s, &x) } else { (&x, &s) };
-                    let all: Vec<usize> = (0..to[0].len()).collect();
-                    let sign = if adjoint { -1 } else { 1 };
-                    let want = direct::type3(&slices(from), &wide(xs[t]), &slices(to), sign, &all);
-                    let what = format!(
-                        "type 3 ({}) {dim}-D {} adjoint {adjoint}, transform {t} of {b}",
-                        method.name(),
-                        T::PRECISION.type_name()
-                    );
-                    assert_close(&wide(ys[t]), &want, 10.0 * tol, &what);
+    let opts = BackendOptions::default().with_type3(method);
+    let runs = common::backends().into_iter().flat_map(|backend| {
+        let batches: &[usize] = match (backend, method) {
+            (Backend::Cpu, _) => &[0],
+            (_, Type3Method::GaussianCapozzoli) => &[],
+            _ => &[0, 2, 1],
+        };
+        batches.iter().map(move |&b| (backend, b))
+    });
+    for (backend, batch) in runs {
+        let opts = opts.clone().with_gpu_batch(batch);
+        for dim in 1..=3 {
+            for (counts, targets) in [(&RAGGED[..], &RAGGED_TARGETS[..]), (&[40][..], &[25][..])] {
+                let b = counts.len();
+                let src: Vec<Vec<Vec<T>>> = (0..b)
+                    .map(|t| coords(&mut rng, dim, counts[t], 1.0 + t as f64))
+                    .collect();
+                let tgt: Vec<Vec<Vec<T>>> = (0..b)
+                    .map(|t| coords(&mut rng, dim, targets[t], 12.0 / (1.0 + t as f64)))
+                    .collect();
+                let mut plan = backend
+                    .plan_type3::<T>(dim, 1, b, tol, &opts)
+                    .expect("plan");
+                let (vs, vt) = (views(&src), views(&tgt));
+                plan.set_points_type3_per_transform(&nested(&vs), &nested(&vt))
+                    .expect("points");
+                let pairs: Vec<(usize, usize)> =
+                    counts.iter().copied().zip(targets.to_vec()).collect();
+                assert_eq!(plan.point_counts(), Some(pairs));
+                assert_eq!(plan.points_per_transform(), b > 1);
+                for adjoint in [false, true] {
+                    let (ins, outs) = if adjoint {
+                        (targets, counts)
+                    } else {
+                        (counts, targets)
+                    };
+                    let input = complexes::<T>(&mut rng, ins.iter().sum());
+                    let mut out = vec![Complex::default(); outs.iter().sum()];
+                    match adjoint {
+                        true => plan.execute_adjoint(&input, &mut out),
+                        false => plan.execute(&input, &mut out),
+                    }
+                    .expect("execute");
+                    let xs = pieces(&input, ins.iter().copied());
+                    let ys = pieces(&out, outs.iter().copied());
+                    for t in 0..b {
+                        let (x, s) = (widened(&src[t]), widened(&tgt[t]));
+                        let (from, to) = if adjoint { (&s, &x) } else { (&x, &s) };
+                        let all: Vec<usize> = (0..to[0].len()).collect();
+                        let sign = if adjoint { -1 } else { 1 };
+                        let want =
+                            direct::type3(&slices(from), &wide(xs[t]), &slices(to), sign, &all);
+                        let what = format!(
+                            "{backend} batch {batch}: type 3 ({}) {dim}-D {} adjoint {adjoint}, \
+                             transform {t} of {b}",
+                            method.name(),
+                            T::PRECISION.type_name()
+                        );
+                        assert_close(&wide(ys[t]), &want, 10.0 * tol, &what);
+                    }
                 }
             }
         }
@@ -660,5 +664,48 @@ fn every_backend_refuses_bad_stacks_alike() {
             }),
             "{backend}"
         );
+        let pairs = |p: &mut Box<dyn NufftPlan<f64>>, x: &[&[&[f64]]], s: &[&[&[f64]]]| {
+            p.set_points_type3_per_transform(x, s).map_err(input)
+        };
+        assert_eq!(
+            pairs(&mut t3, &[&ok, &ok], &[&ok]),
+            Err(NudtError::PointSets {
+                what: "target sets",
+                expected: 2,
+                got: 1
+            }),
+            "{backend}"
+        );
+        let err = pairs(&mut t3, &[&ok, &ok], &[&ok, &inf]).unwrap_err();
+        assert!(
+            matches!(&err, NudtError::InTransform { index: 1, error }
+                if matches!(**error, NudtError::NonFinite { what: "t", index: 1, .. })),
+            "{backend}: {err}"
+        );
+        // Sources 1e300 apart against targets 1e300 apart: no grid holds the product.
+        let far = [-1e300, 1e300];
+        let far: [&[f64]; 2] = [&far, &far];
+        let err = pairs(&mut t3, &[&ok, &far], &[&ok, &far]).unwrap_err();
+        assert!(
+            matches!(err, NudtError::InTransform { index: 1, .. }),
+            "{backend}: {err}"
+        );
+        assert_eq!(t3.point_counts(), None, "{backend}");
+        pairs(&mut t3, &[&ok, &small], &[&small, &ok]).unwrap();
+        assert_eq!(t3.point_counts(), Some(vec![(3, 2), (2, 3)]), "{backend}");
+        // The Gaussian type 3's grids are made for one pair of sets on the GPUs.
+        let gauss = opts.clone().with_type3(Type3Method::GaussianCapozzoli);
+        let mut g = backend.plan_type3::<f64>(2, 1, 2, 1e-6, &gauss).unwrap();
+        let got = pairs(&mut g, &[&ok, &small], &[&small, &ok]);
+        match backend {
+            Backend::Cpu => got.unwrap(),
+            _ => assert_eq!(
+                got,
+                Err(NudtError::Unsupported {
+                    what: "per-transform point sets of the Gaussian type 3",
+                    backend: backend.name(),
+                })
+            ),
+        }
     }
 }
