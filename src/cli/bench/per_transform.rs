@@ -16,7 +16,10 @@
 //! tensors runs it ([`device`]).
 //! Uniform points in [-π, π)^d, complex normal strengths and modes, f64, tolerance 1e-6;
 //! M = 10⁴ and 10⁵ points per transform (times `--scale`), 2-D 256² and 3-D 64³ modes, types
-//! 1 and 2.
+//! 1 and 2; and type 3 in 2-D and 3-D with M sources and M targets per transform, the
+//! sources' extent growing from half of [-π, π)^d in the first transform to all of it in the
+//! last (so the transforms' own grids differ: the GPUs run them on the largest), the targets
+//! in [-64, 64)² or [-16, 16)³ (grids near the type 1 rows').
 
 #[cfg(feature = "cuda")]
 mod device;
@@ -53,87 +56,159 @@ pub struct PerTransformArgs {
     pub peer_script: Option<PathBuf>,
 }
 
-/// One row: a type, modes, and points per transform.
+/// One row: a type, its dimension, modes (types 1 and 2), and points per transform (type
+/// 3: sources, and as many targets).
 struct Case {
     ty: TransformType,
+    dim: usize,
     modes: Vec<usize>,
     points: usize,
 }
 
+/// Type 3's targets: half-extent per dimension (2-D, 3-D).
+const TYPE3_TARGETS: [f64; 2] = [64.0, 16.0];
+
 impl Case {
     fn label(&self) -> String {
-        format!(
-            "type {} {}-D {}, M {}",
-            self.number(),
-            self.modes.len(),
-            fmt_dims(&self.modes),
-            self.points
-        )
+        match self.ty {
+            TransformType::Type3 => format!("type 3 {}-D, M = K {}", self.dim, self.points),
+            _ => format!(
+                "type {} {}-D {}, M {}",
+                self.number(),
+                self.dim,
+                fmt_dims(&self.modes),
+                self.points
+            ),
+        }
     }
 
-    /// 1 or 2.
     fn number(&self) -> u8 {
         match self.ty {
             TransformType::Type1 => 1,
-            _ => 2,
+            TransformType::Type2 => 2,
+            TransformType::Type3 => 3,
+        }
+    }
+
+    /// Values a transform takes and gives.
+    fn lengths(&self) -> (usize, usize) {
+        let n = self.modes.iter().product();
+        match self.ty {
+            TransformType::Type1 => (self.points, n),
+            TransformType::Type2 => (n, self.points),
+            TransformType::Type3 => (self.points, self.points),
         }
     }
 
     fn isign(&self) -> i32 {
-        if self.ty == TransformType::Type1 {
-            1
-        } else {
+        if self.ty == TransformType::Type2 {
             -1
+        } else {
+            1
         }
     }
 }
 
-/// The rows, in order: per point count, per mode shape, types 1 and 2.
+/// The rows, in order: per point count, per mode shape, types 1 and 2, then type 3 in 2-D
+/// and 3-D.
 fn cases(scale: f64) -> Vec<Case> {
     let mut v = Vec::new();
     for points in [10_000.0, 100_000.0] {
+        let points = ((points * scale).round() as usize).max(1);
         for modes in [vec![256, 256], vec![64, 64, 64]] {
             for ty in [TransformType::Type1, TransformType::Type2] {
+                let (dim, modes) = (modes.len(), modes.clone());
                 v.push(Case {
                     ty,
-                    modes: modes.clone(),
-                    points: ((points * scale).round() as usize).max(1),
+                    dim,
+                    modes,
+                    points,
                 });
             }
+        }
+        for dim in [2, 3] {
+            v.push(Case {
+                ty: TransformType::Type3,
+                dim,
+                modes: Vec::new(),
+                points,
+            });
         }
     }
     v
 }
 
-/// A stack's data: `coords[d][b]`, transform b's coordinates along axis d, and the
-/// concatenated input.
+/// A stack's data: `coords[d][b]`, transform b's coordinates along axis d (type 3: its
+/// sources; `targets` alike, empty for types 1 and 2), and the concatenated input.
 struct Data {
     coords: Vec<Vec<Vec<f64>>>,
+    targets: Vec<Vec<Vec<f64>>>,
     input: Vec<Complex64>,
 }
 
 impl Data {
     fn new(case: &Case, batch: usize, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        let (dim, m) = (case.modes.len(), case.points);
-        let coords = (0..dim)
-            .map(|_| {
-                (0..batch)
-                    .map(|_| (0..m).map(|_| rng.uniform(-PI, PI)).collect())
-                    .collect()
-            })
-            .collect();
-        let each = match case.ty {
-            TransformType::Type1 => m,
-            _ => case.modes.iter().product(),
+        let (dim, m) = (case.dim, case.points);
+        let type3 = case.ty == TransformType::Type3;
+        let mut sets = |reach: &dyn Fn(usize) -> f64| -> Vec<Vec<Vec<f64>>> {
+            (0..dim)
+                .map(|_| {
+                    (0..batch)
+                        .map(|b| (0..m).map(|_| rng.uniform(-reach(b), reach(b))).collect())
+                        .collect()
+                })
+                .collect()
         };
-        let input = (0..batch * each).map(|_| rng.complex_normal()).collect();
-        Data { coords, input }
+        // Type 3's sources from half of [-π, π) in the first transform to all of it.
+        let grow = |b: usize| PI * (0.5 + 0.5 * b as f64 / (batch.max(2) - 1) as f64);
+        let coords = sets(&|b| if type3 { grow(b) } else { PI });
+        let targets = match type3 {
+            true => sets(&|_| TYPE3_TARGETS[dim - 2]),
+            false => Vec::new(),
+        };
+        let input = (0..batch * case.lengths().0)
+            .map(|_| rng.complex_normal())
+            .collect();
+        Data {
+            coords,
+            targets,
+            input,
+        }
     }
 
-    /// Transform b's arrays, one per axis.
+    /// Transform b's arrays, one per axis (type 3: its sources).
     fn set(&self, b: usize) -> Vec<&[f64]> {
         self.coords.iter().map(|axis| &axis[b][..]).collect()
+    }
+
+    /// Type 3's transform b's targets, one array per axis.
+    fn targets_of(&self, b: usize) -> Vec<&[f64]> {
+        self.targets.iter().map(|axis| &axis[b][..]).collect()
+    }
+
+    /// Gives `plan` transform b's points (type 3: sources and targets).
+    fn give(&self, plan: &mut dyn NufftPlan<f64>, b: usize) -> Result<()> {
+        match self.targets.is_empty() {
+            true => plan.set_points(&self.set(b)),
+            false => plan.set_points_type3(&self.set(b), &self.targets_of(b)),
+        }
+        .map_err(err)
+    }
+
+    /// Gives `plan` every transform's points, a set (type 3: a pair) per transform.
+    fn give_all(&self, plan: &mut dyn NufftPlan<f64>, batch: usize) -> Result<()> {
+        let sources: Vec<Vec<&[f64]>> = (0..batch).map(|b| self.set(b)).collect();
+        let sources: Vec<&[&[f64]]> = sources.iter().map(|s| &s[..]).collect();
+        match self.targets.is_empty() {
+            true => plan.set_points_per_transform(&sources),
+            false => {
+                let targets: Vec<Vec<&[f64]>> = (0..batch).map(|b| self.targets_of(b)).collect();
+                let targets: Vec<&[&[f64]]> = targets.iter().map(|s| &s[..]).collect();
+                plan.set_points_type3_per_transform(&sources, &targets)
+            }
+        }
+        .map_err(err)
     }
 }
 
@@ -158,9 +233,11 @@ fn make_plan(
     ntransf: usize,
     opts: &BackendOptions,
 ) -> Result<Box<dyn NufftPlan<f64>>> {
-    backend
-        .plan::<f64>(case.ty, &case.modes, case.isign(), ntransf, TOL, opts)
-        .map_err(err)
+    match case.ty {
+        TransformType::Type3 => backend.plan_type3::<f64>(case.dim, 1, ntransf, TOL, opts),
+        ty => backend.plan::<f64>(ty, &case.modes, case.isign(), ntransf, TOL, opts),
+    }
+    .map_err(err)
 }
 
 /// The stack of one row: its case and data, where it runs, and its output's length.
@@ -196,9 +273,7 @@ impl Stack<'_> {
 
     /// One plan of `batch` transforms given a point set each, then executed into `out`.
     fn one(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
-        let sets: Vec<Vec<&[f64]>> = (0..self.batch).map(|b| self.data.set(b)).collect();
-        let sets: Vec<&[&[f64]]> = sets.iter().map(|s| &s[..]).collect();
-        plan.set_points_per_transform(&sets).map_err(err)?;
+        self.data.give_all(plan, self.batch)?;
         plan.execute(&self.data.input, out).map_err(err)
     }
 
@@ -222,7 +297,7 @@ impl Stack<'_> {
                     &mut made
                 }
             };
-            plan.set_points(&self.data.set(b)).map_err(err)?;
+            self.data.give(&mut **plan, b)?;
             plan.execute(x, y).map_err(err)?;
         }
         Ok(plan_s)
@@ -231,7 +306,7 @@ impl Stack<'_> {
     /// One plan of one transform given each set in turn (as FINUFFT's plan is looped).
     fn looped(&self, plan: &mut dyn NufftPlan<f64>, out: &mut [Complex64]) -> Result<()> {
         for (b, (x, y)) in self.each(out) {
-            plan.set_points(&self.data.set(b)).map_err(err)?;
+            self.data.give(plan, b)?;
             plan.execute(x, y).map_err(err)?;
         }
         Ok(())
@@ -366,7 +441,8 @@ fn sampled_error(case: &Case, data: &Data, batch: usize, out: &[Complex64]) -> f
         let which: Vec<usize> = (0..SAMPLE).map(|i| i * each_out / SAMPLE).collect();
         want.extend(match case.ty {
             TransformType::Type1 => direct::type1(&x, c, &case.modes, ModeOrder::Cmcl, 1, &which),
-            _ => direct::type2(&x, c, &case.modes, ModeOrder::Cmcl, -1, &which),
+            TransformType::Type2 => direct::type2(&x, c, &case.modes, ModeOrder::Cmcl, -1, &which),
+            TransformType::Type3 => direct::type3(&x, c, &data.targets_of(b), 1, &which),
         });
         got.extend(which.iter().map(|&i| out[b * each_out + i]));
     }
@@ -383,23 +459,24 @@ fn finufft(
     threads: usize,
 ) -> Result<Value> {
     let batch = args.batch;
-    for (d, axis) in data.coords.iter().enumerate() {
-        npy::write_rows(
-            &dir.join(format!("{}.npy", ["x", "y", "z"][d])),
-            "--per-transform",
-            axis,
-        )?;
+    for (names, sets) in [("xyz", &data.coords), ("stu", &data.targets)] {
+        for (axis, name) in sets.iter().zip(names.chars()) {
+            npy::write_rows(&dir.join(format!("{name}.npy")), "--per-transform", axis)?;
+        }
     }
     let mut in_shape = vec![batch];
     let mut out_shape = vec![batch];
     match case.ty {
-        TransformType::Type1 => {
-            in_shape.push(case.points);
-            out_shape.extend(&case.modes);
-        }
-        _ => {
+        TransformType::Type2 => {
             in_shape.extend(&case.modes);
             out_shape.push(case.points);
+        }
+        _ => {
+            in_shape.push(case.points);
+            match case.ty {
+                TransformType::Type1 => out_shape.extend(&case.modes),
+                _ => out_shape.push(case.points),
+            }
         }
     }
     npy::write_complex(
@@ -412,12 +489,17 @@ fn finufft(
     let script = find_script(args.peer_script.as_deref(), PEER_SCRIPT)?;
     let python = std::env::var("NUDT_PYTHON").unwrap_or_else(|_| "python3".into());
     let modes: Vec<String> = case.modes.iter().map(ToString::to_string).collect();
+    let modes = match case.ty {
+        TransformType::Type3 => Vec::new(),
+        _ => vec!["--modes".to_string(), modes.join(",")],
+    };
     let output = Command::new(&python)
         .arg(&script)
         .arg("--data")
         .arg(dir)
         .args(["--type", &case.number().to_string()])
-        .args(["--modes", &modes.join(",")])
+        .args(["--dim", &case.dim.to_string()])
+        .args(&modes)
         .args(["--tol", &TOL.to_string()])
         .args(["--threads", &threads.to_string()])
         .args(["--repeats", &args.repeats.to_string()])
@@ -514,11 +596,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
     let result = (|| -> Result<()> {
         for case in cases(args.scale) {
             let data = Data::new(&case, batch, args.seed);
-            let out_len = batch
-                * match case.ty {
-                    TransformType::Type1 => case.modes.iter().product(),
-                    _ => case.points,
-                };
+            let out_len = batch * case.lengths().1;
             let stack = Stack {
                 case: &case,
                 data: &data,
@@ -565,7 +643,7 @@ pub fn run(args: PerTransformArgs) -> Result<()> {
                         "bench": "per-transform",
                         "backend": backend.name(),
                         "type": case.number(),
-                        "dim": case.modes.len(),
+                        "dim": case.dim,
                         "modes": case.modes,
                         "points": case.points,
                         "batch": batch,
