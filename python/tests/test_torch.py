@@ -367,3 +367,28 @@ def test_cuda_matches_cpu(tp):
     for a, b in zip(cpu, gpu):
         assert b.device.type == "cuda"
         assert rel(b.cpu(), a) < 1e-7
+
+
+@cuda
+@pytest.mark.parametrize("tp", [1, 2, 3])
+def test_cuda_point_sets_per_transform(tp):
+    """Points of shape (B, M) as CUDA tensors (type 3: targets (B, K) too, each transform's
+    extents its own): the same values and gradients as on the CPU, one per point."""
+    b, modes = 3, (7, 6)
+    sets = [problem(tp, 2, m=25, n=18, modes=modes, seed=60 + tp + 5 * i) for i in range(b)]
+    # Each transform's sources and targets scaled apart: its own type 3 geometry.
+    scale = [1.0, 0.5, 1.7]
+    pts = [torch.stack([s[0][d] * scale[i] for i, s in enumerate(sets)]) for d in range(2)]
+    data = torch.stack([s[1] for s in sets])
+    tgt = [torch.stack([s[2][d] / scale[i] for i, s in enumerate(sets)]) for d in range(2)] \
+        if tp == 3 else []
+    inputs = [data, *pts, *tgt]
+    out = call(tp, pts, data, tgt, modes, eps=1e-9)
+    w = torch.randn(out.shape, dtype=out.dtype, generator=torch.Generator().manual_seed(4))
+    cpu = grads(lambda d, *c: call(tp, c[:2], d, c[2:], modes, eps=1e-9), inputs, w)
+    moved = [t.cuda() for t in inputs]
+    gpu = grads(lambda d, *c: call(tp, c[:2], d, c[2:], modes, eps=1e-9), moved, w.cuda())
+    assert rel(call(tp, moved[1:3], moved[0], moved[3:], modes, eps=1e-9).cpu(), out) < 1e-7
+    for a, g in zip(cpu, gpu):
+        assert g.device.type == "cuda" and g.shape == a.shape
+        assert rel(g.cpu(), a) < 1e-7
