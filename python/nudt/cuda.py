@@ -462,17 +462,20 @@ class Plan(PlanBase):
         reals = lambda n, k: [  # noqa: E731
             _device_array(_empty_like(like, (n,), self._real), name, self._real, writes=True)
             for name in k[:self._dim]]
-        points = reals(self._points_total(), ("d_x", "d_y", "d_z")) if "points" in wrt else []
-        targets = reals(self._nk, ("d_s", "d_t", "d_u")) if "targets" in wrt else []
+        points = reals(self._total(1), ("d_x", "d_y", "d_z")) if "points" in wrt else []
+        targets = reals(self._total(2), ("d_s", "d_t", "d_u")) if "targets" in wrt else []
         arrays = [data, cotangent, *points, *targets] + ([d_data] if d_data else [])
         self._raw.vjp(data.raw, cotangent.raw, None if d_data is None else d_data.raw,
                       [a.raw for a in points], [a.raw for a in targets], self._streams(arrays))
         return (None if d_data is None else d_data.obj, [a.obj for a in points],
                 [a.obj for a in targets])
 
-    def _points_total(self):
-        """The number of point values the cotangents hold: the set's, or every set's."""
-        return self._nj if self._sets is None else sum(self._sets[1])
+    def _total(self, which):
+        """The number of values the cotangents of the points (`which` 1: type 3's sources)
+        or type 3's targets (2) hold: the shared set's, or every set's."""
+        if self._sets is None:
+            return self._nj if which == 1 else self._nk
+        return sum(self._sets[which])
 
     def _jvp(self, data, d_data, d_points, d_targets, out):
         given = [a for a in (data, d_data, *(d_points or ()), *(d_targets or ()), out)
