@@ -400,6 +400,12 @@ pub fn run(mut args: Args) -> Result<()> {
     // fail only after the others spent their time.
     for p in &problems {
         p.scaled(args.scale).check_fits()?;
+        if p.upsampfac.is_some() {
+            return Err(fail!(
+                "problem '{}': `upsampfac` is measured on --backend cuda|opencl only",
+                p.name
+            ));
+        }
     }
     let threads = args.threads.unwrap_or_else(rayon::current_num_threads);
     let arch = nudt::plan::this_machine();

@@ -44,6 +44,7 @@ fn cases() -> Vec<(Problem, &'static str)> {
         distribution: None,
         gpu_only: false,
         ntransf: 1,
+        upsampfac: None,
     };
     vec![
         (

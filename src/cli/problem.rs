@@ -38,6 +38,10 @@ pub struct Problem {
     /// output are that many arrays one after another.
     #[serde(default = "one")]
     pub ntransf: usize,
+    /// σ fixed for nudt's GPU plans (FINUFFT's `upsampfac`), where the planner's is not
+    /// the one to measure: the same problem at several σ side by side. GPU set only
+    /// (cuFINUFFT's perftest has no such option, so no peer runs such a row).
+    pub upsampfac: Option<f64>,
 }
 
 fn one() -> usize {

@@ -316,6 +316,13 @@ fn bench_bad_inputs() {
     problems(&bad, &["bad.toml", "'x'", "modes"]);
     std::fs::write(&bad, "[[problem]\nname = 1").unwrap();
     problems(&bad, &["bad.toml:1"]);
+    // A fixed σ is the GPU set's, measured without peers.
+    std::fs::write(
+        &bad,
+        "[[problem]]\nname = \"x\"\ntype = 1\nmodes = [64]\npoints = 10\ntol = 1e-6\nupsampfac = 1.5\n",
+    )
+    .unwrap();
+    problems(&bad, &["'x'", "upsampfac", "--backend cuda|opencl"]);
 }
 
 #[test]

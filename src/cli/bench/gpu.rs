@@ -165,6 +165,12 @@ pub fn run(a: GpuArgs) -> Result<()> {
     let problems: Vec<Problem> = problems.iter().map(|p| p.scaled(a.scale)).collect();
     for p in &problems {
         p.check_fits()?;
+        if p.upsampfac.is_some() && a.cufinufft.is_some() {
+            return Err(fail!(
+                "problem '{}': `upsampfac` fixes nudt's σ alone (cuFINUFFT's perftest has no such option): run it without --compare cufinufft",
+                p.name
+            ));
+        }
         if p.ntransf != 1 {
             return Err(fail!(
                 "problem '{}': `ntransf` = {} is measured on --backend cpu only; the GPU set runs one transform a plan",

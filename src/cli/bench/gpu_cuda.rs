@@ -18,6 +18,7 @@ use super::super::problem::Problem;
 use super::gpu::{chosen, median3, plan_for, upload_inputs, GpuTimes, Inputs, Timed};
 use nudt::cuda::cudarc::driver::DriverError;
 use nudt::cuda::{CudaContext, CudaError, CudaFloat, CudaOptions, CudaPlan};
+use nudt::gen::Upsampling;
 use nudt::num_complex::Complex;
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,6 +59,7 @@ pub fn time<T: CudaFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T
         .map_err(driver("cuMemAlloc"))?;
     let opts = || CudaOptions {
         stream: Some(stream.clone()),
+        upsampling: p.upsampfac.map(Upsampling),
         ..CudaOptions::default()
     };
     let make = || {

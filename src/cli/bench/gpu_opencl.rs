@@ -11,6 +11,7 @@
 
 use super::super::problem::Problem;
 use super::gpu::{chosen, median3, plan_for, upload_inputs, GpuTimes, Inputs, Timed};
+use nudt::gen::Upsampling;
 use nudt::num_complex::Complex;
 use nudt::opencl::opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use nudt::opencl::opencl3::types::CL_BLOCKING;
@@ -50,6 +51,7 @@ pub fn time<T: ClFloat>(p: &Problem, d: &Inputs<T>, repeats: usize) -> Timed<T> 
     let mut dout = upload(&dev, &vec![T::default(); 2 * d.n_out])?;
     let opts = || ClOptions {
         device: Some(dev.clone()),
+        upsampling: p.upsampfac.map(Upsampling),
         ..ClOptions::default()
     };
     let make = || {
