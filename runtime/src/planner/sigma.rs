@@ -94,7 +94,7 @@ pub const GPU_LARGE_GRID: usize = 1 << 24;
 /// point); spreading in double precision keeps 2 at any density (its output-driven bins
 /// grow with the kernel: the 3-D rows ran 1.2–1.3× and the 2-D row 1.1× slower at 1.5).
 /// Fitted on an H200 (`nudt bench --backend cuda` with problems at a fixed `upsampfac`,
-/// BENCHMARKS.md "σ below 2 on the GPU"): type 2 at 1.5 took 0.6–0.95 of its time at 2 at a
+/// docs/design.md, the σ rule's table): type 2 at 1.5 took 0.6–0.95 of its time at 2 at a
 /// tenth or one point per mode, but 1.4× at one point per mode in 3-D f64; type 1 in f32
 /// 0.8–0.9. σ = 1.25 was no faster than 1.5 on any row and slower on most; dense sets keep
 /// 2 (a 100³ type 1 of 10⁷ points took 1.6× as long at 1.5).
