@@ -230,7 +230,7 @@ fn bench_per_transform_times_every_way() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect();
-    assert_eq!(lines.len(), 8, "{out}");
+    assert_eq!(lines.len(), 12, "{out}");
     for l in &lines {
         assert_eq!(l["bench"], "per-transform");
         assert_eq!(l["batch"], 2);
@@ -251,11 +251,22 @@ fn bench_per_transform_times_every_way() {
             "{l}"
         );
         assert!(l["rel_error"].as_f64().unwrap() < 1e-5, "{l}");
-        assert!(l["separate_rel_diff"].as_f64().unwrap() < 1e-12, "{l}");
+        // Type 3's one plan takes the kernel of the widest pair of sets, the separate plans
+        // each their own: both within tolerance, not equal to rounding.
+        let same = if l["type"] == 3 { 1e-5 } else { 1e-12 };
+        assert!(l["separate_rel_diff"].as_f64().unwrap() < same, "{l}");
         assert!(l["finufft"].is_null(), "{l}");
     }
     assert_eq!(lines[0]["points"], 10);
-    assert_eq!(lines[7]["modes"], serde_json::json!([64, 64, 64]));
+    assert_eq!(lines[9]["modes"], serde_json::json!([64, 64, 64]));
+    assert_eq!(
+        (&lines[10]["type"], &lines[10]["dim"]),
+        (&3.into(), &2.into())
+    );
+    assert_eq!(
+        (&lines[11]["type"], &lines[11]["dim"]),
+        (&3.into(), &3.into())
+    );
     assert_usage_error(
         &mut nudt_with("bench --per-transform --compare ducc0"),
         &["--per-transform", "finufft"],
