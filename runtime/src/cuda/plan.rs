@@ -291,20 +291,7 @@ impl<T: CudaFloat> GpuPlan<CudaDev<T>, T> {
         check_type(3, self.problem.ty)?;
         let m = point_count(self.problem.dim(), &lens(sources), SOURCES)?;
         let k = point_count(self.problem.dim(), &lens(targets), TARGETS)?;
-        let ntransf = self.problem.ntransf;
-        let starts = |c: Option<&[usize]>, n| -> CudaResult<Vec<u32>> {
-            Ok(match c {
-                Some(c) => sets::Concatenated::from_counts(ntransf, c, n)?.starts,
-                None => sets::shared(n).to_vec(),
-            })
-        };
-        if counts.is_some() {
-            self.check_type3_sets()?;
-        }
-        let (at_x, at_s) = (
-            starts(counts.map(|c| c.0), m)?,
-            starts(counts.map(|c| c.1), k)?,
-        );
+        let [at_x, at_s] = self.type3_starts((m, k), counts)?;
         self.dev.bind()?;
         let stream = self.dev.stream.clone();
         let gs: Vec<_> = sources.iter().map(|c| c.device_ptr(&stream)).collect();

@@ -611,6 +611,24 @@ impl<B: Backend<T>, T: Float> GpuPlan<B, T> {
         }
     }
 
+    /// Where a type 3's device-array sets start: one pair that every transform shares (`m`
+    /// sources, `k` targets), or with `counts` (each transform's sources and targets) a pair
+    /// per transform, refused where the plan cannot run them ([`Self::check_type3_sets`]) or
+    /// where the counts do not add up to the arrays' lengths.
+    pub(crate) fn type3_starts(
+        &self,
+        (m, k): (usize, usize),
+        counts: Option<(&[usize], &[usize])>,
+    ) -> Result<[Vec<u32>; 2], NudtError> {
+        check_type(3, self.problem.ty)?;
+        let Some((cm, ck)) = counts else {
+            return Ok([sets::shared(m).to_vec(), sets::shared(k).to_vec()]);
+        };
+        self.check_type3_sets()?;
+        let starts = |c, n| sets::Concatenated::from_counts(self.problem.ntransf, c, n);
+        Ok([starts(cm, m)?.starts, starts(ck, k)?.starts])
+    }
+
     /// The type 3 set-points from device coordinates: sources in sets starting at `starts`
     /// of the first pair, targets at those of the second (one set each that every transform
     /// shares, or one per transform). Each pair's bounding boxes are reduced on the device

@@ -152,15 +152,40 @@ impl<T: ClFloat> GpuPlan<ClDev<T>, T> {
         sources: &[&Buffer<T>],
         targets: &[&Buffer<T>],
     ) -> OpenClResult<()> {
+        self.type3_device(sources, targets, None)
+    }
+
+    /// Sets sources and target frequencies per transform of a type 3 plan from device
+    /// buffers that hold the sets one after another (one buffer per dimension each;
+    /// `counts`: each transform's numbers of sources and of targets, `ntransf` of each), as
+    /// [`Self::set_points_type3_per_transform`] does from host arrays. A non-finite
+    /// coordinate is [`NudtError::InTransform`] naming its transform.
+    pub fn set_points_type3_per_transform_device(
+        &mut self,
+        sources: &[&Buffer<T>],
+        targets: &[&Buffer<T>],
+        counts: (&[usize], &[usize]),
+    ) -> OpenClResult<()> {
+        self.type3_device(sources, targets, Some(counts))
+    }
+
+    /// The device-buffer set-points of a type 3 plan: one shared pair of sets, or the pairs
+    /// of `counts` one after another.
+    fn type3_device(
+        &mut self,
+        sources: &[&Buffer<T>],
+        targets: &[&Buffer<T>],
+        counts: Option<(&[usize], &[usize])>,
+    ) -> OpenClResult<()> {
         check_type(3, self.problem.ty)?;
         let m = point_count(self.problem.dim(), &lens(sources)?, SOURCES)?;
         let k = point_count(self.problem.dim(), &lens(targets)?, TARGETS)?;
+        let [at_x, at_s] = self.type3_starts((m, k), counts)?;
         let shared = |v: &[&Buffer<T>]| -> OpenClResult<Vec<Buffer<T>>> {
             v.iter().map(|b| share(b)).collect()
         };
         let (x, s) = (shared(sources)?, shared(targets)?);
-        let shared = sets::shared;
-        self.set_points_type3_on((&x, &shared(m)), (&s, &shared(k)))
+        self.set_points_type3_on((&x, &at_x), (&s, &at_s))
     }
 
     /// One checked run of `pass` from host slices: batch by batch, the input written, the

@@ -446,6 +446,88 @@ fn per_transform_sets_from_device_buffers() {
     }
 }
 
+/// Type 3 with a pair of sets per transform from device buffers holding the sets one after
+/// another (`set_points_type3_per_transform_device`), extents that differ between the
+/// transforms, each against its direct sum; a non-finite target named in its own set; counts
+/// that do not fit the buffers are typed errors.
+#[test]
+fn type3_sets_per_transform_from_device_buffers() {
+    if !have_fp64() {
+        return;
+    }
+    let dev = ClDevice::first().unwrap();
+    let mut rng = Lcg(31);
+    let (m, k) = ([120usize, 0, 70], [40usize, 55, 0]);
+    let (ms, ks) = ([0usize, 120, 120, 190], [0usize, 40, 95, 95]);
+    let reach = |b: usize, n: usize, scale: f64, rng: &mut Lcg| -> Vec<f64> {
+        (0..n)
+            .map(|_| scale * (1.0 + b as f64) * (2.0 * rng.next() - 1.0))
+            .collect()
+    };
+    let coords = |at: &[usize; 4], scale: f64, rng: &mut Lcg| -> Vec<Vec<f64>> {
+        (0..2)
+            .map(|_| {
+                (0..3)
+                    .flat_map(|b| reach(b, at[b + 1] - at[b], scale, rng))
+                    .collect()
+            })
+            .collect()
+    };
+    let (x, s) = (coords(&ms, 2.0, &mut rng), coords(&ks, 4.0, &mut rng));
+    let up =
+        |v: &[Vec<f64>]| -> Vec<Buffer<f64>> { v.iter().map(|c| buffer(&dev, c, 0)).collect() };
+    let (xb, sb) = (up(&x), up(&s));
+    let mut p = ClPlan::<f64>::new_type3(2, 1, 3, 1e-9, ClOptions::default()).unwrap();
+    let mut bad = s[1].clone();
+    bad[50] = f64::NAN;
+    let bad = buffer(&dev, &bad, 0);
+    match p.set_points_type3_per_transform_device(&[&xb[0], &xb[1]], &[&sb[0], &bad], (&m, &k)) {
+        Err(OpenClError::Input(NudtError::InTransform { index: 1, error })) => assert!(
+            matches!(
+                *error,
+                NudtError::NonFinite {
+                    what: "t",
+                    index: 10,
+                    ..
+                }
+            ),
+            "{error}"
+        ),
+        r => panic!("a NaN in target set 1 gave {r:?}"),
+    }
+    let wrong = p.set_points_type3_per_transform_device(
+        &[&xb[0], &xb[1]],
+        &[&sb[0], &sb[1]],
+        (&m, &[40, 55, 1]),
+    );
+    assert!(
+        matches!(wrong, Err(OpenClError::Input(NudtError::Length { .. }))),
+        "{wrong:?}"
+    );
+    p.set_points_type3_per_transform_device(&[&xb[0], &xb[1]], &[&sb[0], &sb[1]], (&m, &k))
+        .unwrap();
+    let input: Vec<Complex64> = (0..190)
+        .map(|_| Complex64::new(rng.next(), rng.next()))
+        .collect();
+    let flat: Vec<f64> = input.iter().flat_map(|v| [v.re, v.im]).collect();
+    let mut out = buffer(&dev, &vec![0.0; 2 * 95], 0);
+    p.execute_device(&buffer(&dev, &flat, 0), &mut out).unwrap();
+    let got = fetch(&dev, &out, 95);
+    for b in 0..3 {
+        let src: Vec<&[f64]> = x.iter().map(|c| &c[ms[b]..ms[b + 1]]).collect();
+        let tgt: Vec<&[f64]> = s.iter().map(|c| &c[ks[b]..ks[b + 1]]).collect();
+        let all: Vec<usize> = (0..k[b]).collect();
+        let want = direct::type3(&src, &input[ms[b]..ms[b + 1]], &tgt, 1, &all);
+        let got = &got[ks[b]..ks[b + 1]];
+        // A transform without sources gives zeros, as its direct sum.
+        let err = match m[b] {
+            0 => got.iter().map(|v| v.norm()).fold(0.0, f64::max),
+            _ => direct::rel_error(got, &want),
+        };
+        assert!(err < 1e-7, "set {b}: {err:e}");
+    }
+}
+
 /// The two-pass bin sort (by buckets of bins, then by bin), which plans take by themselves
 /// only where the sorted indices outgrow the device's cache, forced on small problems: types
 /// 1 and 2 in 1–3 D against the direct sum (type 3 sorts its two grids by the same code);
