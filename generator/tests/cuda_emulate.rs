@@ -590,15 +590,20 @@ int main() {
         std::vector<T> v(MINMAX_BLOCKS * THREADS_nudt_minmax + 1001);
         for (auto& e : v) e = (T)((urand() - 0.3) * 1e3);
         std::vector<double> part(2 * MINMAX_BLOCKS, 0.0);
-        LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, v.size(), v.data(), part.data());
-        double lo = INFINITY, hi = -INFINITY, wlo = INFINITY, whi = -INFINITY;
-        for (unsigned b = 0; b < MINMAX_BLOCKS; b++) { lo = std::min(lo, part[2 * b]); hi = std::max(hi, part[2 * b + 1]); }
-        for (T e : v) { wlo = std::min(wlo, (double)e); whi = std::max(whi, (double)e); }
-        if (lo != wlo || hi != whi) { printf("FAIL minmax: [%g, %g], want [%g, %g]\n", lo, hi, wlo, whi); return 1; }
+        // The whole array, then one set of several: 1000 values from the 300th.
+        for (u64 first : {(u64)0, (u64)300}) {
+            const u64 n = first ? 1000 : v.size();
+            LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, first, n, v.data(), part.data());
+            double lo = INFINITY, hi = -INFINITY, wlo = INFINITY, whi = -INFINITY;
+            for (unsigned b = 0; b < MINMAX_BLOCKS; b++) { lo = std::min(lo, part[2 * b]); hi = std::max(hi, part[2 * b + 1]); }
+            for (u64 i = first; i < first + n; i++) { wlo = std::min(wlo, (double)v[i]); whi = std::max(whi, (double)v[i]); }
+            if (lo != wlo || hi != whi) { printf("FAIL minmax from %llu: [%g, %g], want [%g, %g]\n", (unsigned long long)first, lo, hi, wlo, whi); return 1; }
+        }
+        double lo;
         // A NaN (which fmin would skip) or an infinity marks the interval unbounded below.
         for (T bad : {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity()}) {
             v[v.size() - 7] = bad;
-            LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, v.size(), v.data(), part.data());
+            LAUNCH(nudt_minmax, MINMAX_BLOCKS, 1, (u64)0, (u64)v.size(), v.data(), part.data());
             lo = INFINITY;
             for (unsigned b = 0; b < MINMAX_BLOCKS; b++) lo = std::min(lo, part[2 * b]);
             if (lo != -INFINITY) { printf("FAIL minmax with %g: min %g, want -inf\n", (double)bad, lo); return 1; }
@@ -619,7 +624,13 @@ int main() {
             std::vector<T> y[3];
             for (int d = 0; d < 3; d++) y[d].assign(NPTS, (T)0);
             std::vector<T2> pre(NPTS), post(NPTS);
-            LAUNCH(nudt_t3_sources, blocks(NPTS, THREADS_nudt_t3_sources), 1, NPTS, DIM, x[0].data(), x[1].data(), x[2].data(), cx[0], cx[1], cx[2], ig[0], ig[1], ig[2], cs[0], cs[1], cs[2], sgn, y[0].data(), y[1].data(), y[2].data(), pre.data());
+            // In two sets, the second from the first's end: every point once, at its place.
+            const unsigned half = NPTS / 2;
+            for (unsigned part = 0; part < 2; part++) {
+                const u64 first = part ? half : 0;
+                const unsigned m = part ? NPTS - half : half;
+                LAUNCH(nudt_t3_sources, blocks(m, THREADS_nudt_t3_sources), 1, first, m, DIM, x[0].data(), x[1].data(), x[2].data(), cx[0], cx[1], cx[2], ig[0], ig[1], ig[2], cs[0], cs[1], cs[2], sgn, y[0].data(), y[1].data(), y[2].data(), pre.data());
+            }
             // psi-hat by a 6-point quadrature of a smooth even function on [0, 1].
             const int nq = 6;
             std::vector<double> qz(nq), qw(nq);
@@ -628,7 +639,11 @@ int main() {
             auto psi_hat = [&](double w) { double s = 0; for (int q = 0; q < nq; q++) s += qw[q] * std::cos(w * alpha * qz[q]); return 2 * alpha * s; };
             std::vector<T> u[3];
             for (int d = 0; d < 3; d++) u[d].assign(NPTS, (T)0);
-            LAUNCH(nudt_t3_targets, blocks(NPTS, THREADS_nudt_t3_targets), 1, NPTS, DIM, x[0].data(), x[1].data(), x[2].data(), cs[0], cs[1], cs[2], ig[0], ig[1], ig[2], cx[0], cx[1], cx[2], sgn, nq, qz.data(), qw.data(), alpha, u[0].data(), u[1].data(), u[2].data(), post.data());
+            for (unsigned part = 0; part < 2; part++) {
+                const u64 first = part ? half : 0;
+                const unsigned k = part ? NPTS - half : half;
+                LAUNCH(nudt_t3_targets, blocks(k, THREADS_nudt_t3_targets), 1, first, k, DIM, x[0].data(), x[1].data(), x[2].data(), cs[0], cs[1], cs[2], ig[0], ig[1], ig[2], cx[0], cx[1], cx[2], sgn, nq, qz.data(), qw.data(), alpha, u[0].data(), u[1].data(), u[2].data(), post.data());
+            }
             const double tol = SINGLE ? 1e-5 : 1e-13;
             for (int j = 0; j < NPTS; j++) {
                 double ph = 0, tph = 0, mag = 1;
@@ -645,12 +660,15 @@ int main() {
                 et3 = std::max(et3, std::abs(std::complex<double>(post[j].x, post[j].y) - std::polar(mag, sgn * tph)) / mag);
             }
             std::vector<T2> prod(ntr * NPTS);
-            // The forward's product, then the adjoint's (conjugate factor).
-            for (int conj = 0; conj < 2; conj++) {
-                LAUNCH(nudt_cmul, blocks(NPTS, THREADS_nudt_cmul), ntr, NPTS, c.data(), pre.data(), prod.data(), NPTS, conj);
+            // The forward's product, then the adjoint's (conjugate factor); with the factors
+            // of all points, then from the fifth (a set's start).
+            for (int conj = 0; conj < 2; conj++)
+            for (unsigned f0 : {0u, 5u}) {
+                const unsigned n = NPTS - f0;
+                LAUNCH(nudt_cmul, blocks(n, THREADS_nudt_cmul), ntr, (u64)n, c.data(), pre.data(), (u64)f0, prod.data(), (u64)NPTS, conj);
                 for (int tr = 0; tr < ntr; tr++)
-                    for (int j = 0; j < NPTS; j++) {
-                        const std::complex<double> f(pre[j].x, pre[j].y);
+                    for (unsigned j = 0; j < n; j++) {
+                        const std::complex<double> f(pre[f0 + j].x, pre[f0 + j].y);
                         const std::complex<double> want = std::complex<double>(c[tr * NPTS + j].x, c[tr * NPTS + j].y) * (conj ? std::conj(f) : f);
                         et3 = std::max(et3, std::abs(std::complex<double>(prod[tr * NPTS + j].x, prod[tr * NPTS + j].y) - want));
                     }

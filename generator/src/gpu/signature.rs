@@ -1423,19 +1423,19 @@ mod tests {
     fn argument_lists_are_checked_against_the_declaration() {
         use ArgKind::*;
         let cmul = declaration(names::CMUL).unwrap();
-        let ok = [U64, Buffer, Buffer, Buffer, U64, I32];
+        let ok = [U64, Buffer, Buffer, U64, Buffer, U64, I32];
         assert_eq!(cmul.check(ok.into_iter(), None), Ok(()));
         assert_eq!(cmul.check(ok.into_iter(), Some(false)), Ok(()));
         assert_eq!(
-            cmul.check(ok[..5].iter().copied(), None),
+            cmul.check(ok[..6].iter().copied(), None),
             Err(ArgMismatch::Count {
                 kernel: names::CMUL,
-                expected: 6,
-                got: 5
+                expected: 7,
+                got: 6
             })
         );
         let e = cmul
-            .check([U64, Buffer, U64, Buffer, U64, I32], None)
+            .check([U64, Buffer, U64, U64, Buffer, U64, I32], None)
             .unwrap_err();
         assert_eq!(
             e,
