@@ -452,13 +452,16 @@ mod tests {
     fn argument_lists_are_checked_before_the_launch() {
         let cmul = declaration(names::CMUL).unwrap();
         let buf = || Arg::Mem(None);
-        let ok = || vec![Arg::U64(4), buf(), buf(), buf(), Arg::U64(4), Arg::I32(0)];
+        let ok = || {
+            let (n, first, stride) = (Arg::U64(4), Arg::U64(0), Arg::U64(4));
+            vec![n, buf(), buf(), first, buf(), stride, Arg::I32(0)]
+        };
         assert_eq!(check(cmul, &ok()), Ok(()));
         let mut short = ok();
         short.pop();
         assert!(matches!(
             check(cmul, &short),
-            Err(ArgMismatch::Count { got: 5, .. })
+            Err(ArgMismatch::Count { got: 6, .. })
         ));
         let mut wrong = ok();
         wrong[0] = Arg::U32(4);
