@@ -96,8 +96,8 @@ pub const GPU_LARGE_GRID: usize = 1 << 24;
 /// Fitted on an H200 (`nudt bench --backend cuda` with problems at a fixed `upsampfac`,
 /// docs/design.md, the σ rule's table): type 2 at 1.5 took 0.6–0.95 of its time at 2 at a
 /// tenth or one point per mode, but 1.4× at one point per mode in 3-D f64; type 1 in f32
-/// 0.8–0.9. σ = 1.25 was no faster than 1.5 on any row and slower on most; dense sets keep
-/// 2 (a 100³ type 1 of 10⁷ points took 1.6× as long at 1.5).
+/// 0.8–0.9. σ = 1.25 was at most 5% faster than the better of 2 and 1.5 on any row and
+/// slower on most; dense sets keep 2 (a 100³ type 1 of 10⁷ points took 1.6× as long at 1.5).
 pub fn gpu_sparse(p: &Problem, points: usize, grid_points: usize) -> Upsampling {
     let modes: usize = p.modes.iter().product();
     let f64_3d_interp =
